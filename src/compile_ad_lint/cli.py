@@ -1,0 +1,130 @@
+"""``compile-ad-lint``: a thin command line over ``compile_ad_lint.api``.
+
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .config import ConfigError, load_config, parse_codes, read_config_file
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits with 2 too; keep its message format
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = commands.add_parser("check", help="analyze files and directories")
+    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    check.add_argument("--select", help="comma-separated codes or prefixes to report (default: all)")
+    check.add_argument("--ignore", help="comma-separated codes or prefixes to skip")
+    check.add_argument("--format", choices=_format_names(), default="text")
+    check.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
+    check.add_argument("--jobs", "-j", type=_positive_int, help="worker processes (default: CPU count)")
+    check.add_argument("--max-call-depth", type=_depth, help="how many calls deep to follow from each anchor")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--config", help="use this pyproject.toml instead of the nearest one")
+
+    commands.add_parser("rules", help="list the rules")
+    explain = commands.add_parser("explain", help="print a rule's documentation")
+    explain.add_argument("code", help="a rule code such as CAL001, or its name")
+    return parser
+
+
+def _format_names() -> list[str]:
+    from .output import FORMATS
+
+    return sorted(FORMATS)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _depth(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be from 0 to 64")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "rules":
+        return _list_rules()
+    if args.command == "explain":
+        return _explain(args.code)
+    return _check(args)
+
+
+def _list_rules() -> int:
+    from .rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        print(f"{rule.code}  {rule.name:34s} {rule.summary}")
+    return EXIT_CLEAN
+
+
+def _explain(code: str) -> int:
+    from .rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        if code.upper() == rule.code or code == rule.name:
+            print(rule.documentation(), end="")
+            return EXIT_CLEAN
+    print(f"compile-ad-lint: unknown rule {code!r}; `compile-ad-lint rules` lists them", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .api import Analyzer
+    from .output import FORMATS
+
+    try:
+        config = read_config_file(Path(args.config)) if args.config else load_config(Path(args.paths[0]))
+        config = config.with_overrides(
+            select=parse_codes(args.select, "--select", "select") if args.select else None,
+            ignore=config.ignore | parse_codes(args.ignore, "--ignore", "ignore") if args.ignore else None,
+            max_call_depth=args.max_call_depth,
+        )
+    except ConfigError as error:
+        print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs)
+    try:
+        report = analyzer.check(args.paths)
+    except Exception:  # noqa: BLE001 - an internal error must still exit 2 with a usable message
+        print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
+        traceback.print_exc()
+        return EXIT_ERROR
+    rendered = FORMATS[args.format](report)
+    if args.output:
+        try:
+            Path(args.output).write_text(rendered, encoding="utf-8")
+        except OSError as error:
+            print(f"compile-ad-lint: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+            return EXIT_ERROR
+    else:
+        sys.stdout.write(rendered)
+    if report.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+

@@ -1,0 +1,170 @@
+"""Configuration: ``[tool.compile-ad-lint]`` in the nearest ``pyproject.toml``, then CLI overrides.
+
+Stage one finds and validates the file (``load_config``); stage two merges command-line options
+(``Config.with_overrides``). Errors name the file and the key so a user can fix them directly.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SECTION = "compile-ad-lint"
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "node_modules",
+    "build",
+    "dist",
+    ".compile_ad_lint_cache",
+    ".eggs",
+    "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem; ``str()`` names the source and the key."""
+
+    def __init__(self, source: str, key: str | None, message: str) -> None:
+        self.source, self.key = source, key
+        where = f"{source}: [tool.{SECTION}] {key}" if key else source
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Config:
+    select: frozenset[str] | None = None  # None: every rule
+    ignore: frozenset[str] = frozenset()
+    exclude: tuple[str, ...] = ()
+    extend_safe_backends: frozenset[str] = frozenset()
+    max_call_depth: int = 8
+    compile_wrappers: frozenset[str] = frozenset()
+    entry_points: tuple[str, ...] = ()
+    #: Directory holding the pyproject.toml the values came from (the project root), if any.
+    root: Path | None = None
+    source: str | None = field(default=None, compare=False)
+
+    def enables(self, code: str) -> bool:
+        selected = self.select is None or any(code.startswith(prefix) for prefix in self.select)
+        return selected and not any(code.startswith(prefix) for prefix in self.ignore)
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        return DEFAULT_EXCLUDES + self.exclude
+
+    def with_overrides(self, **overrides: object) -> "Config":
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` with our section, walking up from ``start``."""
+    start = start.resolve()
+    for directory in [start, *start.parents] if start.is_dir() else start.parents:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            if f"[tool.{SECTION}]" in text or f'[tool."{SECTION}"]' in text:
+                return candidate
+    return None
+
+
+def load_config(start: Path) -> Config:
+    """Stage one: the validated configuration that applies to ``start`` (defaults if none)."""
+    pyproject = find_pyproject(start)
+    return Config() if pyproject is None else read_config_file(pyproject)
+
+
+def read_config_file(pyproject: Path) -> Config:
+    source = str(pyproject)
+    try:
+        with open(pyproject, "rb") as handle:
+            document = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(source, None, f"invalid TOML: {error}") from error
+    except OSError as error:
+        raise ConfigError(source, None, f"cannot read: {error}") from error
+    section = document.get("tool", {}).get(SECTION, {})
+    if not isinstance(section, dict):
+        raise ConfigError(source, None, f"[tool.{SECTION}] must be a table")
+    return parse_section(section, source, pyproject.parent)
+
+
+def parse_section(section: dict, source: str, root: Path | None = None) -> Config:
+    values: dict[str, object] = {}
+    for key, raw in section.items():
+        parser = _PARSERS.get(key)
+        if parser is None:
+            known = ", ".join(sorted(_PARSERS))
+            raise ConfigError(source, key, f"unknown key (known keys: {known})")
+        attribute, convert = parser
+        values[attribute] = convert(raw, source, key)
+    return Config(root=root, source=source, **values)
+
+
+def parse_codes(raw: object, source: str, key: str) -> frozenset[str]:
+    codes = _string_list(raw, source, key)
+    for code in codes:
+        if not code or not code[:3].isalpha() or not code.isalnum():
+            raise ConfigError(source, key, f"{code!r} is not a rule code or prefix like 'CAL001' or 'CAL'")
+    return frozenset(code.upper() for code in codes)
+
+
+def _string_list(raw: object, source: str, key: str) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [part.strip() for part in raw.split(",") if part.strip()]
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError(source, key, f"expected a list of strings, got {raw!r}")
+    return tuple(raw)
+
+
+def _depth(raw: object, source: str, key: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 64:
+        raise ConfigError(source, key, f"expected an integer from 0 to 64, got {raw!r}")
+    return raw
+
+
+def _strings(raw: object, source: str, key: str) -> tuple[str, ...]:
+    return _string_list(raw, source, key)
+
+
+def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
+    return frozenset(_string_list(raw, source, key))
+
+
+_PARSERS = {
+    "select": ("select", parse_codes),
+    "ignore": ("ignore", parse_codes),
+    "exclude": ("exclude", _strings),
+    "extend-safe-backends": ("extend_safe_backends", _string_set),
+    "max-call-depth": ("max_call_depth", _depth),
+    "compile-wrappers": ("compile_wrappers", _string_set),
+    "entry-points": ("entry_points", _strings),
+}
+
+
+def matches_any(path: Path, patterns: Iterable[str]) -> bool:
+    """True when any path component (or the whole relative path) matches a glob pattern."""
+    import fnmatch
+
+    text = path.as_posix()
+    return any(
+        fnmatch.fnmatch(part, pattern) or fnmatch.fnmatch(text, pattern) or fnmatch.fnmatch(text, f"*/{pattern}")
+        for pattern in patterns
+        for part in path.parts
+    )

@@ -1,0 +1,761 @@
+"""Cross-module linking by abstract interpretation of module summaries.
+
+Starting from each anchor module (the module body and every function in it), the interpreter
+walks statements in order, tracking what each name may hold (``values``) and the context the
+code runs in: the forward-AD region, the autocast state and the effective
+``backward_pass_autocast``. Calls into project functions are followed, across modules, with the
+caller's arguments and context, up to ``max_call_depth``; modules are summarized only when a
+name resolves into them. What it learns is reported as events (``events.py``) for the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..config import Config
+from ..findings import Location
+from ..project import ModuleIndex
+from ..summary import model as ir
+from . import torch_api as api
+from .events import BackwardThroughCompiled, CompiledCallInDualRegion, ConfigWrite, Event, Hop
+from .values import (
+    DEFAULT_BACKEND,
+    DEFAULT_CONFIG,
+    NO_AUTOCAST,
+    PLAIN,
+    UNKNOWN,
+    UNKNOWN_BACKEND,
+    AutocastContext,
+    AutocastState,
+    ClassVal,
+    Compiled,
+    CompiledOutput,
+    Compiler,
+    ConfigPatch,
+    ConfigState,
+    ConstVal,
+    Data,
+    Disabled,
+    Disabler,
+    DualLevelContext,
+    External,
+    ExternalInstance,
+    FunctionVal,
+    Instance,
+    ModuleRef,
+    NullContext,
+    derived,
+    normalize,
+)
+
+Values = frozenset
+Args = tuple[tuple[str | None, Values], ...]
+
+#: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
+MAX_FUNCTION_WALKS = 200_000
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+@dataclass(frozen=True)
+class Context:
+    region: Location | None = None
+    autocast: AutocastState = NO_AUTOCAST
+    config: ConfigState = DEFAULT_CONFIG
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A compiled call inside a region that is not yet attributed to the region's own frame."""
+
+    region: Location
+    chain: tuple[Hop, ...]
+    compiled: Compiled
+    dual_inputs: bool
+
+    def through(self, hop: Hop) -> "PendingCall":
+        return replace(self, chain=(hop, *self.chain))
+
+
+@dataclass
+class Frame:
+    path: Path
+    env: dict[str, Values]
+    ctx: Context
+    record: bool
+    stack: tuple[str, ...] = ()
+    closure: dict[str, Values] = field(default_factory=dict)
+    pending: list[PendingCall] = field(default_factory=list)
+    returns: set = field(default_factory=set)
+
+
+class Interpreter:
+    def __init__(self, index: ModuleIndex, config: Config) -> None:
+        self.index = index
+        self.config = config
+        self.events: list[Event] = []
+        self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
+        self.compile_names = api.COMPILE | config.compile_wrappers
+        self._globals: dict[Path, dict[str, Values]] = {}
+        self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...]]] = {}
+        self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
+        self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
+        self._harvested: set[tuple[ClassVal, ClassVal]] = set()
+        self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
+        self._resolving: set[tuple[Path, str]] = set()
+        self._walks = 0
+
+    # -- roots ------------------------------------------------------------------------------
+
+    def analyze_module(self, path: Path) -> None:
+        """Interpret ``path``'s module body and each of its functions as an entry point."""
+        summary = self.index.summary(path)
+        if summary.failure is not None:
+            return
+        self.module_globals(path)
+        frame = Frame(path, {}, Context(), record=True)
+        self.exec_block(summary.body, frame)
+        module_ctx = Context(config=frame.ctx.config)
+        for function in summary.functions:
+            owner = ClassVal(path, function.owner_class) if function.owner_class else None
+            bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
+            root = Frame(path, {}, module_ctx, record=True)
+            self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
+
+    # -- locations --------------------------------------------------------------------------
+
+    def loc(self, path: Path, span: ir.Span) -> Location:
+        return Location(self.index.display(path), span.line, span.column, span.end_line, span.end_column)
+
+    # -- statements -------------------------------------------------------------------------
+
+    def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None:
+        for statement in statements:
+            self.exec_statement(statement, frame)
+
+    def exec_statement(self, statement: ir.Stmt, frame: Frame) -> None:
+        if isinstance(statement, ir.Assign):
+            values = self.eval(statement.value, frame)
+            for target in statement.targets:
+                self.assign(target, values, frame, statement.span)
+        elif isinstance(statement, ir.Evaluate):
+            if not self.in_place_compile(statement.expr, frame):
+                self.eval(statement.expr, frame)
+        elif isinstance(statement, ir.With):
+            self.exec_with(statement, frame)
+        elif isinstance(statement, ir.Return):
+            frame.returns |= self.eval(statement.value, frame) if statement.value is not None else {ConstVal(None)}
+        elif isinstance(statement, ir.Branch):
+            self.exec_branch(statement, frame)
+        elif isinstance(statement, ir.Define) and statement.is_class:
+            frame.env[statement.name] = frozenset([ClassVal(frame.path, statement.qualname)])
+        elif isinstance(statement, ir.Define):
+            frame.env[statement.name] = self.define_function(statement, frame)
+
+    def define_function(self, statement: ir.Define, frame: Frame) -> Values:
+        closure = tuple(sorted((n, v) for n, v in {**frame.closure, **frame.env}.items())) if frame.stack else ()
+        function = FunctionVal(frame.path, statement.qualname, closure=closure)
+        summary = self.index.summary(frame.path).function_index.get(statement.qualname)
+        values: Values = frozenset([function])
+        for decorator in reversed(summary.decorators if summary else ()):
+            values = self.apply_decorator(self.eval(decorator, frame), values, frame, summary)
+        return values
+
+    def apply_decorator(self, decorators: Values, wrapped: Values, frame: Frame, summary: ir.FunctionSummary) -> Values:
+        site = self.loc(frame.path, summary.span)
+        result: set = set()
+        for decorator in decorators:
+            if isinstance(decorator, External) and decorator.name in self.compile_names:
+                result |= {Compiled(v, DEFAULT_BACKEND, site, f"@{decorator.name}") for v in wrapped}
+            elif isinstance(decorator, Compiler):
+                result |= {Compiled(v, decorator.backend, decorator.site, decorator.spelling) for v in wrapped}
+            elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
+                result |= {Disabled(v) for v in wrapped}
+            elif isinstance(decorator, FunctionVal):
+                returned = self.call_values(frozenset([decorator]), ((None, wrapped),), summary.span, frame)
+                interesting = {v for v in returned if isinstance(v, (Compiled, FunctionVal, Disabled))}
+                result |= interesting or set(wrapped)
+            else:
+                result |= set(wrapped)
+        return frozenset(result)
+
+    def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
+        before_env, before_ctx = dict(frame.env), frame.ctx
+        outcomes = []
+        for arm in statement.arms:
+            frame.env.clear()
+            frame.env.update(before_env)
+            frame.ctx = before_ctx
+            self.exec_block(arm, frame)
+            outcomes.append((dict(frame.env), frame.ctx))
+        merged: dict[str, set] = {}
+        for env, _ in outcomes:
+            for name, values in env.items():
+                merged.setdefault(name, set()).update(values)
+        frame.env.clear()
+        frame.env.update({name: normalize(values) for name, values in merged.items()})
+        contexts = {ctx for _, ctx in outcomes}
+        if len(contexts) == 1:
+            frame.ctx = contexts.pop()
+        elif len({ctx.config for ctx in contexts}) > 1:
+            frame.ctx = replace(before_ctx, config=ConfigState(None, None, "depends on a branch"))
+        else:
+            frame.ctx = before_ctx
+
+    def exec_with(self, statement: ir.With, frame: Frame) -> None:
+        saved = frame.ctx
+        region_site = Location.point(self.index.display(frame.path), statement.span.line, statement.span.column)
+        for item in statement.items:
+            values = self.eval(item.context, frame)
+            frame.ctx = self.enter_contexts(values, frame.ctx, region_site)
+            if item.target is not None:
+                self.assign(item.target, values, frame, statement.span)
+        start = len(frame.pending)
+        self.exec_block(statement.body, frame)
+        self.finish_region(frame, region_site, start)
+        frame.ctx = replace(saved, config=frame.ctx.config if frame.ctx.config.origin.startswith("assignment") else saved.config)
+
+    def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
+        """The context inside ``with <values>:`` (or a function decorated with them)."""
+        if any(isinstance(v, DualLevelContext) for v in values):
+            ctx = replace(ctx, region=site)
+        autocasts = sorted((v.state for v in values if isinstance(v, AutocastContext)), key=lambda s: (not s.active, s.device or "", s.dtype or ""))
+        if autocasts:
+            ctx = replace(ctx, autocast=autocasts[0])
+        patches = {v.state for v in values if isinstance(v, ConfigPatch) and v.state is not None}
+        if len(patches) == 1:
+            ctx = replace(ctx, config=patches.pop())
+        elif patches:
+            ctx = replace(ctx, config=ConfigState(None, None, "one of several config.patch values"))
+        return ctx
+
+    def finish_region(self, frame: Frame, region: Location, start: int) -> None:
+        """Attribute compiled calls inside ``region`` to the region's own frame as events."""
+        keep = frame.pending[:start]
+        for pending in frame.pending[start:]:
+            if pending.region == region:
+                if frame.record:
+                    self.events.append(CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs))
+            else:
+                keep.append(pending)
+        frame.pending[:] = keep
+
+    def assign(self, target: ir.Target, values: Values, frame: Frame, span: ir.Span) -> None:
+        if isinstance(target, ir.NameTarget):
+            frame.env[target.name] = values
+        elif isinstance(target, ir.MultiTarget):
+            for element in target.targets:
+                self.assign(element, values, frame, span)
+        elif isinstance(target, ir.AttrTarget):
+            bases = self.eval(target.base, frame)
+            for base in bases:
+                if isinstance(base, External) and base.name == api.FUNCTORCH_CONFIG and target.attr == api.CONFIG_KEY:
+                    self.write_config(values, self.loc(frame.path, span), frame, "assignment")
+                elif isinstance(base, Instance):
+                    key = (base.cls, target.attr)
+                    self._instance_attrs[key] = normalize(self._instance_attrs.get(key, frozenset()) | values)
+        else:
+            for part in target.parts:
+                self.eval(part, frame)
+
+    def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
+        state = self.config_state(values, site, how)
+        if frame.record:
+            for value in values:
+                literal = isinstance(value, ConstVal)
+                self.events.append(ConfigWrite(site, how, value.value if literal else None, literal))
+        frame.ctx = replace(frame.ctx, config=state)
+
+    def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
+        normalized = {config_value(v.value) if isinstance(v, ConstVal) else None for v in values}
+        value = normalized.pop() if len(normalized) == 1 else None
+        return ConfigState(value, site, how)
+
+    def in_place_compile(self, expr: ir.Expr, frame: Frame) -> bool:
+        """``model.compile(...)`` (``nn.Module.compile``) rebinds ``model`` to a compiled module."""
+        if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "compile"):
+            return False
+        receiver = expr.func.base
+        if not isinstance(receiver, (ir.Ref, ir.Attr)):
+            return False
+        current = self.eval(receiver, frame)
+        if not current or not all(self.is_compilable_module(v) for v in current):
+            return False
+        args = self.eval_args(expr.args, frame)
+        backend = self.backend_of(args, positional_index=None)
+        site = self.loc(frame.path, expr.span)
+        compiled = frozenset(Compiled(None if isinstance(v, Data) else v, backend, site, "nn.Module.compile()") for v in current)
+        target = ir.NameTarget(receiver.name) if isinstance(receiver, ir.Ref) else ir.AttrTarget(receiver.base, receiver.attr)
+        self.assign(target, compiled, frame, expr.span)
+        return True
+
+    def is_compilable_module(self, value: object) -> bool:
+        if isinstance(value, Instance):
+            return self.find_member(value.cls, "compile") is None and self.is_module_class(value.cls)
+        if isinstance(value, ExternalInstance):
+            return value.cls.startswith("torch.nn.")
+        return isinstance(value, Data)
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def eval(self, expr: ir.Expr, frame: Frame) -> Values:
+        if isinstance(expr, ir.Ref):
+            return self.lookup(expr.name, frame)
+        if isinstance(expr, ir.Qual):
+            return self.resolve_qualified(expr.name, frame.path)
+        if isinstance(expr, ir.Attr):
+            return self.attribute(self.eval(expr.base, frame), expr.attr)
+        if isinstance(expr, ir.Call):
+            return self.eval_call(expr, frame)
+        if isinstance(expr, ir.Const):
+            return frozenset([ConstVal(expr.value)])
+        if isinstance(expr, ir.Choice):
+            return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
+        if isinstance(expr, ir.Combine):
+            return frozenset([derived(v for part in expr.parts for v in self.eval(part, frame))])
+        if isinstance(expr, ir.FunctionRef):
+            closure = tuple(sorted({**frame.closure, **frame.env}.items())) if frame.stack else ()
+            return frozenset([FunctionVal(frame.path, expr.qualname, closure=closure)])
+        return frozenset([UNKNOWN])
+
+    def lookup(self, name: str, frame: Frame) -> Values:
+        if name in frame.env:
+            return frame.env[name]
+        if name in frame.closure:
+            return frame.closure[name]
+        found = self.lookup_global(frame.path, name)
+        if found is not None:
+            return found
+        if name in _BUILTINS:
+            return frozenset([External(f"builtins.{name}")])
+        return frozenset([UNKNOWN])
+
+    def module_globals(self, path: Path) -> dict[str, Values]:
+        """Names bound by ``path``'s module body (partial while that body is being interpreted)."""
+        if path not in self._globals:
+            env: dict[str, Values] = {}
+            self._globals[path] = env
+            summary = self.index.summary(path)
+            self.exec_block(summary.body, Frame(path, env, Context(), record=False))
+        return self._globals[path]
+
+    def lookup_global(self, path: Path, name: str) -> Values | None:
+        env = self.module_globals(path)
+        if name in env:
+            return env[name]
+        key = (path, name)
+        if key in self._resolving:
+            return None
+        self._resolving.add(key)
+        try:
+            summary = self.index.summary(path)
+            target = summary.import_map.get(name)
+            if target is not None:
+                return self.resolve_qualified(target, path)
+            for star in summary.star_imports:
+                module = None if api.is_external_root(star) else self.index.find_module(star, path)
+                if module is not None and module != path:
+                    found = self.lookup_global(module, name)
+                    if found is not None:
+                        return found
+            if summary.is_package:
+                sub = self.index.find_module(f"{summary.module}.{name}", path)
+                if sub is not None:
+                    return frozenset([ModuleRef(sub)])
+            return None
+        finally:
+            self._resolving.discard(key)
+
+    def resolve_qualified(self, qualified: str, importer: Path) -> Values:
+        if api.is_external_root(qualified):
+            return frozenset([External(qualified)])
+        split = self.index.split_qualified(qualified, importer)
+        if split is None:
+            return frozenset([External(qualified)])
+        module, attributes = split
+        values: Values = frozenset([ModuleRef(module)])
+        for attribute in attributes:
+            values = self.attribute(values, attribute)
+        return values
+
+    def attribute(self, bases: Values, name: str) -> Values:
+        result: set = set()
+        for base in bases:
+            result |= self.attribute_of(base, name)
+        return normalize(result) if result else frozenset([UNKNOWN])
+
+    def attribute_of(self, base: object, name: str) -> Values:
+        if isinstance(base, External):
+            return frozenset([External(f"{base.name}.{name}")])
+        if isinstance(base, ExternalInstance):
+            return frozenset([External(f"{base.cls}.{name}")])
+        if isinstance(base, ModuleRef):
+            found = self.lookup_global(base.path, name)
+            return found if found is not None else frozenset([UNKNOWN])
+        if isinstance(base, Instance):
+            member = self.find_member(base.cls, name)
+            if isinstance(member, FunctionVal):
+                return frozenset([replace(member, bound_self=base)])
+            found = self.instance_attribute(base.cls, name)
+            if found is not None:
+                return found
+            return member if member is not None else frozenset([UNKNOWN])
+        if isinstance(base, ClassVal):
+            member = self.find_member(base, name)
+            if isinstance(member, FunctionVal):
+                return frozenset([member])
+            return member if member is not None else frozenset([UNKNOWN])
+        if isinstance(base, Compiled):
+            # An OptimizedModule forwards attribute access to the original module, uncompiled.
+            return self.attribute_of(base.target, name) if base.target is not None else frozenset([UNKNOWN])
+        if isinstance(base, Data):
+            return frozenset([base])
+        return frozenset([UNKNOWN])
+
+    # -- classes ----------------------------------------------------------------------------
+
+    def class_summary(self, cls: ClassVal) -> ir.ClassSummary | None:
+        return self.index.summary(cls.path).class_index.get(cls.qualname)
+
+    def bases(self, cls: ClassVal) -> list[object]:
+        summary = self.class_summary(cls)
+        if summary is None:
+            return []
+        frame = Frame(cls.path, {}, Context(), record=False)
+        return [v for base in summary.bases for v in self.eval(base, frame)]
+
+    def mro(self, cls: ClassVal, seen: frozenset = frozenset()) -> list[object]:
+        if cls in seen:
+            return []
+        order: list[object] = [cls]
+        for base in self.bases(cls):
+            order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
+        return order
+
+    def is_module_class(self, cls: ClassVal) -> bool:
+        return any(isinstance(b, External) and b.name.startswith("torch.nn.") for b in self.mro(cls))
+
+    def find_member(self, cls: ClassVal, name: str) -> FunctionVal | Values | None:
+        for klass in self.mro(cls):
+            if not isinstance(klass, ClassVal):
+                continue
+            summary = self.class_summary(klass)
+            if summary is None:
+                continue
+            for method_name, qualname in summary.methods:
+                if method_name == name:
+                    return FunctionVal(klass.path, qualname)
+            attrs = self.class_attributes(klass)
+            if name in attrs:
+                return attrs[name]
+        return None
+
+    def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
+        if cls not in self._class_attrs:
+            self._class_attrs[cls] = env = {}
+            summary = self.class_summary(cls)
+            if summary is not None:
+                self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
+        return self._class_attrs[cls]
+
+    def instance_attribute(self, cls: ClassVal, name: str) -> Values | None:
+        """Values stored on ``self.<name>`` by any method of the class or its project bases."""
+        found: set = set()
+        for klass in self.mro(cls):
+            if isinstance(klass, ClassVal):
+                self.harvest_instance_attributes(klass, cls)
+                found |= self._instance_attrs.get((klass, name), frozenset())
+        return normalize(found) if found else None
+
+    def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
+        if (klass, instance_cls) in self._harvested:
+            return
+        self._harvested.add((klass, instance_cls))
+        summary = self.class_summary(klass)
+        if summary is None:
+            return
+        root = Frame(klass.path, {}, Context(), record=False)
+        for _, qualname in summary.methods:
+            self.call_function(FunctionVal(klass.path, qualname, bound_self=Instance(instance_cls)), (), root, hop=None)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def eval_args(self, args: Sequence[ir.Arg], frame: Frame) -> Args:
+        return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
+
+    def eval_call(self, call: ir.Call, frame: Frame) -> Values:
+        if isinstance(call.func, ir.Attr) and call.func.attr == "backward":
+            receivers = self.eval(call.func.base, frame)
+            if not any(isinstance(r, (Instance, ClassVal, ModuleRef)) for r in receivers):
+                self.eval_args(call.args, frame)
+                self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame)
+                return frozenset([ConstVal(None)])
+        callees = self.eval(call.func, frame)
+        return self.call_values(callees, self.eval_args(call.args, frame), call.span, frame, call.func)
+
+    def call_values(self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None) -> Values:
+        result: set = set()
+        for callee in sorted(callees, key=repr):
+            result |= self.call_one(callee, args, span, frame, func)
+        return normalize(result) if result else frozenset([UNKNOWN])
+
+    def call_one(self, callee: object, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None) -> Values:
+        site = self.loc(frame.path, span)
+        if isinstance(callee, External):
+            return self.call_external(callee.name, args, site, frame)
+        if isinstance(callee, Compiled):
+            return self.call_compiled(callee, args, site, frame, func)
+        if isinstance(callee, Compiler):
+            return frozenset(Compiled(v, callee.backend, callee.site, callee.spelling) for v in positional(args, 0))
+        if isinstance(callee, Disabler):
+            return frozenset(Disabled(v) for v in positional(args, 0))
+        if isinstance(callee, FunctionVal):
+            return self.call_function(callee, args, frame, Hop(site, f"calls `{callee.qualname}`"))
+        if isinstance(callee, ClassVal):
+            return frozenset([Instance(callee)])
+        if isinstance(callee, Instance):
+            method = self.find_member(callee.cls, "__call__")
+            if not isinstance(method, FunctionVal) and self.is_module_class(callee.cls):
+                method = self.find_member(callee.cls, "forward")
+            if isinstance(method, FunctionVal):
+                name = callee.cls.qualname
+                return self.call_function(replace(method, bound_self=callee), args, frame, Hop(site, f"calls `{name}` (its `{method.qualname.rsplit('.', 1)[-1]}`)"))
+        # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
+        return frozenset([derived([callee, *iter_values(args)])])
+
+    def call_compiled(self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None) -> Values:
+        dual = any(isinstance(v, Data) and v.dual for _, values in args for v in values)
+        if frame.ctx.region is not None:
+            name = describe_callee(func)
+            frame.pending.append(PendingCall(frame.ctx.region, (Hop(site, f"calls compiled `{name}`"),), compiled, dual))
+        inputs = derived(iter_values(args))
+        output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config)
+        keeps_tangent = compiled.backend in self.tangent_safe
+        return frozenset([Data(inputs.origins | {output}, dual and keeps_tangent)])
+
+    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
+        summary = self.index.summary(function.path).function_index.get(function.qualname)
+        fallback = frozenset([derived(iter_values(args))])
+        key_name = f"{function.path}:{function.qualname}"
+        if summary is None or key_name in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
+            return fallback
+        bound = self.bind(function, summary, args)
+        memo_key = (function, bound, frame.ctx, frame.record)
+        cached = self._memo.get(memo_key)
+        if cached is None:
+            self._walks += 1
+            self._memo[memo_key] = (fallback, ())  # recursion through another path sees the fallback
+            cached = self.walk_function(function, summary, bound, frame)
+            self._memo[memo_key] = cached
+        returns, pending = cached
+        if frame.record and hop is not None:
+            frame.pending.extend(p.through(hop) for p in pending)
+        return returns
+
+    def walk_function(self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame) -> tuple[Values, tuple[PendingCall, ...]]:
+        ctx = caller.ctx
+        regions = []
+        for values, site in self.entry_contexts(function, summary):
+            ctx = self.enter_contexts(values, ctx, site)
+            if ctx.region == site:
+                regions.append(site)
+        frame = Frame(
+            function.path,
+            dict(bound),
+            ctx,
+            record=caller.record,
+            stack=(*caller.stack, f"{function.path}:{function.qualname}"),
+            closure=dict(function.closure),
+        )
+        self.exec_block(summary.body, frame)
+        for region in regions:
+            self.finish_region(frame, region, 0)
+        returns = normalize(frame.returns) if frame.returns else frozenset([ConstVal(None)])
+        return returns, tuple(frame.pending)
+
+    def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
+        """Context managers used as decorators (``@dual_level()``, ``@torch.autocast(...)``, ``@config.patch``)."""
+        key = replace(function, bound_self=None, closure=())
+        if key not in self._entry_contexts:
+            frame = Frame(function.path, {}, Context(), record=False)
+            contexts = []
+            for decorator in summary.decorators:
+                values = self.eval(decorator, frame)
+                if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch)) for v in values):
+                    contexts.append((values, self.loc(function.path, summary.span)))
+            self._entry_contexts[key] = contexts
+        return self._entry_contexts[key]
+
+    def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple:
+        params = list(summary.params)
+        env: dict[str, set] = {}
+        if function.bound_self is not None and params and not params[0].startswith("*"):
+            env[params.pop(0)] = {function.bound_self}
+        positional_params = [p for p in params if not p.startswith("*")]
+        star = next((p[1:] for p in params if p.startswith("*") and not p.startswith("**")), None)
+        double_star = next((p[2:] for p in params if p.startswith("**")), None)
+        index = 0
+        for keyword, values in args:
+            if keyword is None:
+                if index < len(positional_params):
+                    env.setdefault(positional_params[index], set()).update(values)
+                elif star:
+                    env.setdefault(star, set()).update(values)
+                index += 1
+            elif keyword in ("*", "**"):
+                for name in positional_params[index:] if keyword == "*" else positional_params:
+                    env.setdefault(name, set()).update(values)
+            elif keyword in positional_params:
+                env.setdefault(keyword, set()).update(values)
+            elif double_star:
+                env.setdefault(double_star, set()).update(values)
+        for name in positional_params + [n for n in (star, double_star) if n]:
+            env.setdefault(name, {UNKNOWN})
+        return tuple(sorted((name, normalize(values)) for name, values in env.items()))
+
+    # -- torch API --------------------------------------------------------------------------
+
+    def call_external(self, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        if name in self.compile_names:
+            backend = self.backend_of(args, positional_index=None)
+            targets = positional(args, 0)
+            if targets:
+                return frozenset(Compiled(None if isinstance(t, Data) else t, backend, site, name) for t in targets)
+            return frozenset([Compiler(backend, site, name)])
+        if name in api.DYNAMO_OPTIMIZE:
+            return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name)])
+        if name in api.PARTIAL:
+            first = positional(args, 0)
+            if any(isinstance(f, External) and f.name in self.compile_names for f in first):
+                return frozenset([Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")])
+            return first or frozenset([UNKNOWN])
+        if name in api.DISABLE:
+            targets = positional(args, 0)
+            return frozenset(Disabled(t) for t in targets) if targets else frozenset([Disabler()])
+        if name in api.DUAL_LEVEL:
+            return frozenset([DualLevelContext(site)])
+        if name in api.MAKE_DUAL:
+            return frozenset([Data(derived(iter_values(args)).origins, True)])
+        if name in api.UNPACK_DUAL:
+            return frozenset([Data(derived(iter_values(args)).origins, False)])
+        if name in api.AUTOCAST:
+            return frozenset([AutocastContext(self.autocast_state(name, args, site))])
+        if name in api.CONFIG_PATCH:
+            return frozenset([ConfigPatch(self.config_patch(args, site, frame))])
+        if name in api.NULL_CONTEXT:
+            return frozenset([NullContext()])
+        if name in api.BACKWARD_FUNCTIONS:
+            receivers = positional(args, 0) or keyword_arg(args, api.BACKWARD_FUNCTIONS[name]) or frozenset()
+            self.record_backward(receivers, site, f"{name}()", frame)
+            return frozenset([PLAIN])
+        last = name.rsplit(".", 1)[-1]
+        if last[:1].isupper() and not last.isupper():
+            return frozenset([ExternalInstance(name)])
+        return frozenset([derived(iter_values(args))])
+
+    def backend_of(self, args: Args, positional_index: int | None) -> str:
+        values = keyword_arg(args, "backend")
+        if values is None and positional_index is not None:
+            values = positional(args, positional_index) or None
+        if values is None:
+            return DEFAULT_BACKEND
+        strings = {v.value for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
+        return strings.pop() if len(strings) == 1 and len(values) == 1 else UNKNOWN_BACKEND
+
+    def autocast_state(self, name: str, args: Args, site: Location) -> AutocastState:
+        fixed_device, fixed_dtype = api.AUTOCAST[name]
+        device = fixed_device
+        if device is None:
+            device = constant_string(positional(args, 0) or keyword_arg(args, "device_type"))
+        dtype_values = keyword_arg(args, "dtype") or (positional(args, 1) if fixed_device is None else positional(args, 1))
+        dtype = symbol_dtype(dtype_values) if dtype_values else (fixed_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
+        enabled_values = keyword_arg(args, "enabled") or (positional(args, 0) if fixed_device else None)
+        enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
+        active = enabled != {False}  # "may be autocast" counts as autocast
+        return AutocastState(active, device, dtype if active else None, site, f"`{name}(...)`")
+
+    def config_patch(self, args: Args, site: Location, frame: Frame) -> ConfigState | None:
+        values = keyword_arg(args, api.CONFIG_KEY)
+        first = positional(args, 0)
+        if values is None and first:
+            if any(isinstance(v, ConstVal) and v.value == api.CONFIG_KEY for v in first):
+                values = positional(args, 1)
+            else:
+                picked = {v.value.get(api.CONFIG_KEY, _MISSING) for v in first if isinstance(v, ConstVal) and isinstance(v.value, ir.DictLiteral)}
+                picked.discard(_MISSING)
+                values = frozenset(ConstVal(p) for p in picked) or None
+        if values is None:
+            return None
+        if frame.record:
+            for value in values:
+                literal = isinstance(value, ConstVal)
+                self.events.append(ConfigWrite(site, "config.patch", value.value if literal else None, literal))
+        return self.config_state(values, site, "config.patch")
+
+    def record_backward(self, receivers: Values, site: Location, spelling: str, frame: Frame) -> None:
+        origins = derived(receivers).origins
+        if origins and frame.record:
+            ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
+            self.events.append(BackwardThroughCompiled(site, spelling, frame.ctx.autocast, ordered))
+
+
+_MISSING = object()
+
+
+def positional(args: Args, index: int) -> Values:
+    plain = [values for keyword, values in args if keyword is None]
+    if index < len(plain):
+        return plain[index]
+    star = [values for keyword, values in args if keyword == "*"]
+    return star[0] if star else frozenset()
+
+
+def keyword_arg(args: Args, name: str) -> Values | None:
+    for keyword, values in args:
+        if keyword == name:
+            return values
+    return None
+
+
+def constant_string(values: Values | None) -> str | None:
+    strings = {v.value for v in values or () if isinstance(v, ConstVal) and isinstance(v.value, str)}
+    return strings.pop() if len(strings) == 1 else None
+
+
+def symbol_dtype(values: Values) -> str | None:
+    names = {api.dtype_name(v.name) for v in values if isinstance(v, External)}
+    names |= {api.dtype_name(v.value) for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
+    return names.pop() if len(names) == 1 else None
+
+
+def config_value(literal: object) -> object:
+    """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
+    if isinstance(literal, str):
+        return literal if literal in api.VALID_CONFIG_STRINGS else None
+    if isinstance(literal, ir.ListLiteral) and all(isinstance(item, ir.DictLiteral) for item in literal.items):
+        pairs = []
+        for item in literal.items:
+            device = item.get("device_type")
+            dtype = item.get("dtype")
+            dtype_text = api.dtype_name(dtype.name if isinstance(dtype, ir.Symbol) else dtype if isinstance(dtype, str) else None)
+            pairs.append((device if isinstance(device, str) else None, dtype_text))
+        return tuple(pairs)
+    return None
+
+
+def describe_callee(func: ir.Expr | None) -> str:
+    if isinstance(func, ir.Ref):
+        return func.name
+    if isinstance(func, ir.Qual):
+        return func.name
+    if isinstance(func, ir.Attr):
+        return f"{describe_callee(func.base)}.{func.attr}"
+    if isinstance(func, ir.Call):
+        return f"{describe_callee(func.func)}(...)"
+    return "<expression>"
+
+
+def iter_values(args: Args) -> Iterable[object]:
+    for _, values in args:
+        yield from values

@@ -1,0 +1,229 @@
+"""Abstract values and execution contexts used by the interpreter.
+
+A value stands for what a name may hold at run time: a function of the project, an external
+object (``torch.compile``), a compiled callable with its backend, a context manager (autocast,
+``dual_level``, ``config.patch``) or plain data. Data carries two facts the rules need: which
+compiled calls it derives from, and whether it may be a dual tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..findings import Location
+
+#: Backend recorded for ``torch.compile`` without ``backend=`` (inductor).
+DEFAULT_BACKEND = "inductor"
+#: Backend recorded when the ``backend=`` argument cannot be evaluated statically.
+UNKNOWN_BACKEND = "<unknown>"
+
+
+@dataclass(frozen=True)
+class External:
+    """Something outside the project, by qualified name (a module, function or class)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ExternalInstance:
+    """An instance of an external class, e.g. ``torch.nn.Linear(...)``."""
+
+    cls: str
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    path: Path
+
+
+@dataclass(frozen=True)
+class FunctionVal:
+    path: Path
+    qualname: str
+    bound_self: "Value | None" = None
+    closure: tuple[tuple[str, frozenset], ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassVal:
+    path: Path
+    qualname: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    cls: ClassVal
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A callable produced by ``torch.compile`` (or an equivalent spelling)."""
+
+    target: "Value | None"
+    backend: str
+    site: Location
+    spelling: str
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """Something that compiles what it is applied to: ``torch.compile(backend=...)``, ``optimize(...)``."""
+
+    backend: str
+    site: Location
+    spelling: str
+
+
+@dataclass(frozen=True)
+class Disabled:
+    """``torch.compiler.disable(fn)``: runs eagerly, never traced."""
+
+    target: "Value | None"
+
+
+@dataclass(frozen=True)
+class Disabler:
+    """``torch.compiler.disable(recursive=...)`` used as a decorator factory."""
+
+
+@dataclass(frozen=True)
+class DualLevelContext:
+    site: Location
+
+
+@dataclass(frozen=True)
+class AutocastState:
+    """Whether autocast is active; device/dtype are None when not known statically."""
+
+    active: bool
+    device: str | None = None
+    dtype: str | None = None
+    source: Location | None = None
+    #: Human description of where the state comes from (``with torch.autocast(...)``, default, ...).
+    origin: str = "no autocast"
+
+    def key(self) -> tuple:
+        return (self.active, self.device, self.dtype)
+
+    def describe(self) -> str:
+        if not self.active:
+            return "autocast off"
+        details = ", ".join(p for p in (self.device, self.dtype) if p)
+        return f"autocast on ({details})" if details else "autocast on"
+
+    def differs_from(self, other: "AutocastState") -> bool:
+        if self.active != other.active:
+            return True
+        if not self.active:
+            return False
+        return any(a is not None and b is not None and a != b for a, b in ((self.device, other.device), (self.dtype, other.dtype)))
+
+
+NO_AUTOCAST = AutocastState(active=False)
+
+
+@dataclass(frozen=True)
+class AutocastContext:
+    state: AutocastState
+
+
+@dataclass(frozen=True)
+class ConfigState:
+    """The effective ``torch._functorch.config.backward_pass_autocast`` and where it was set.
+
+    ``value`` is ``"same_as_forward"``, ``"off"``, a tuple of ``(device, dtype)`` pairs for the
+    list-of-kwargs form, or None when it cannot be known statically.
+    """
+
+    value: object = "same_as_forward"
+    source: Location | None = None
+    origin: str = "default"
+
+    def describe(self) -> str:
+        if isinstance(self.value, tuple):
+            return "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
+        return f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
+
+
+DEFAULT_CONFIG = ConfigState()
+
+
+@dataclass(frozen=True)
+class ConfigPatch:
+    """``torch._functorch.config.patch(...)``; ``state`` is None when it patches other keys only."""
+
+    state: ConfigState | None
+
+
+@dataclass(frozen=True)
+class NullContext:
+    pass
+
+
+@dataclass(frozen=True)
+class ConstVal:
+    value: object
+
+
+@dataclass(frozen=True)
+class CompiledOutput:
+    """The result of one call of a compiled callable, with the context the call ran in."""
+
+    call_site: Location
+    compiled: Compiled
+    forward_autocast: AutocastState
+    config: ConfigState
+
+
+@dataclass(frozen=True)
+class Data:
+    """Any other value (tensors above all)."""
+
+    origins: frozenset[CompiledOutput] = frozenset()
+    dual: bool = False
+
+
+Value = (
+    External
+    | ExternalInstance
+    | ModuleRef
+    | FunctionVal
+    | ClassVal
+    | Instance
+    | Compiled
+    | Compiler
+    | Disabled
+    | Disabler
+    | DualLevelContext
+    | AutocastContext
+    | ConfigPatch
+    | NullContext
+    | ConstVal
+    | Data
+)
+
+#: A value nothing is known about. It may be a dual tensor: only provably plain inputs are safe.
+UNKNOWN = Data(dual=True)
+PLAIN = Data()
+
+
+def normalize(values) -> frozenset:
+    """Merge every ``Data`` in ``values`` into one, so value sets stay small."""
+    data = [v for v in values if isinstance(v, Data)]
+    if len(data) <= 1:
+        return frozenset(values)
+    merged = Data(frozenset().union(*(d.origins for d in data)), any(d.dual for d in data))
+    return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
+
+
+def derived(values) -> Data:
+    """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
+    origins: set[CompiledOutput] = set()
+    dual = False
+    for value in values:
+        if isinstance(value, Data):
+            origins |= value.origins
+            dual = dual or value.dual
+    return Data(frozenset(origins), dual)

@@ -1,0 +1,15 @@
+"""Output adapters: exactly one module per format, each a ``render(report) -> str``."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..api import Report
+from . import json_format, text
+
+Renderer = Callable[[Report], str]
+
+FORMATS: dict[str, Renderer] = {
+    "text": text.render,
+    "json": json_format.render,
+}

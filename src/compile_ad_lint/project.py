@@ -1,0 +1,166 @@
+"""Discovery and module resolution: which files to check, and which file an import names.
+
+Modules are identified by path, not by dotted name, because one project can hold several scripts
+that each import a sibling ``model.py``; an import is resolved from the importing file outward
+(its own directory, its package root, then the project roots), the way ``python train.py`` would.
+Summaries are produced on demand through a ``SummaryProvider`` so that only the modules a question
+reaches are ever parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from .config import Config, matches_any
+from .summary.model import ModuleSummary
+
+#: Files that can hold a rule's anchor (a forward-AD region, a backward call, a config write).
+#: Everything else is parsed only if an anchor's analysis reaches it.
+ANCHOR_PATTERN = re.compile(rb"dual_level|backward|autograd|backward_pass_autocast|\bgrad\b")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    #: The path as the user should see it (relative paths stay relative to the working directory).
+    display: str
+    #: The resolved absolute path, used as the module's identity.
+    path: Path
+
+
+@dataclass(frozen=True)
+class DiscoveryProblem:
+    display: str
+    reason: str
+
+
+def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
+    """Python files under ``paths`` (explicit files are always taken), minus excluded ones."""
+    files: dict[Path, SourceFile] = {}
+    problems: list[DiscoveryProblem] = []
+    for given in paths:
+        root = Path(given)
+        if not root.exists() and not root.is_symlink():
+            problems.append(DiscoveryProblem(given, "path does not exist"))
+            continue
+        if root.is_file() or (root.is_symlink() and not root.is_dir()):
+            _add(files, problems, root)
+            continue
+        for directory, subdirs, names in os.walk(root, followlinks=False, onerror=lambda e: problems.append(DiscoveryProblem(str(e.filename), f"cannot list directory: {e.strerror}"))):
+            base = Path(directory)
+            subdirs[:] = sorted(d for d in subdirs if not matches_any(base / d, config.excludes))
+            for name in sorted(names):
+                candidate = base / name
+                if name.endswith(".py") and not matches_any(candidate, config.excludes):
+                    if candidate.is_dir():
+                        continue
+                    _add(files, problems, candidate)
+    return sorted(files.values(), key=lambda f: f.display), problems
+
+
+def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: Path) -> None:
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError) as error:
+        problems.append(DiscoveryProblem(str(path), f"cannot resolve path: {error}"))
+        return
+    files.setdefault(resolved, SourceFile(str(path), resolved))
+
+
+def display_path(path: Path) -> str:
+    """How to show a file that the user did not name (reached through an import)."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+@lru_cache(maxsize=None)
+def module_identity(path: Path) -> tuple[str, bool, Path]:
+    """(dotted module name, is package, directory that must be on sys.path to import it)."""
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return ".".join(parts) or path.stem, is_package, directory
+
+
+SummaryProvider = Callable[[Path, str, str, bool], ModuleSummary]
+
+
+class ModuleIndex:
+    """Maps files to summaries (parsed lazily) and dotted names to files."""
+
+    def __init__(self, provider: SummaryProvider, extra_roots: Sequence[Path] = ()) -> None:
+        self._provider = provider
+        self._summaries: dict[Path, ModuleSummary] = {}
+        self._displays: dict[Path, str] = {}
+        self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
+        self._lookups: dict[tuple[str, Path], Path | None] = {}
+
+    @property
+    def loaded(self) -> dict[Path, ModuleSummary]:
+        return self._summaries
+
+    def name_display(self, path: Path, display: str) -> None:
+        self._displays[path] = display
+
+    def display(self, path: Path) -> str:
+        if path not in self._displays:
+            self._displays[path] = display_path(path)
+        return self._displays[path]
+
+    def summary(self, path: Path) -> ModuleSummary:
+        summary = self._summaries.get(path)
+        if summary is None:
+            module, is_package, _ = module_identity(path)
+            summary = self._provider(path, self.display(path), module, is_package)
+            self._summaries[path] = summary
+        return summary
+
+    def add(self, path: Path, summary: ModuleSummary) -> None:
+        self._summaries[path] = summary
+
+    def search_roots(self, importer: Path) -> Iterator[Path]:
+        # A script's own folder is sys.path[0]; inside a package only the package root is.
+        yield module_identity(importer)[2]
+        yield from self._extra_roots
+
+    def find_module(self, dotted: str, importer: Path) -> Path | None:
+        """The file of module ``dotted`` as seen from ``importer``, or None (external module)."""
+        key = (dotted, importer.parent)
+        if key not in self._lookups:
+            self._lookups[key] = self._search(dotted, importer)
+        return self._lookups[key]
+
+    def _search(self, dotted: str, importer: Path) -> Path | None:
+        relative = Path(*dotted.split("."))
+        for root in dict.fromkeys(self.search_roots(importer)):
+            for candidate in (root / relative / "__init__.py", root.joinpath(*relative.parts[:-1], relative.name + ".py")):
+                if candidate.is_file():
+                    return candidate.resolve()
+        return None
+
+    def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
+        """Longest importable prefix of ``qualified`` and the attribute names after it."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            found = self.find_module(".".join(parts[:cut]), importer)
+            if found is not None:
+                return found, parts[cut:]
+        return None
+
+
+def read_source(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def has_anchor(source: bytes) -> bool:
+    return ANCHOR_PATTERN.search(source) is not None

@@ -1,0 +1,19 @@
+"""The rule registry: every rule class, by code."""
+
+from __future__ import annotations
+
+from .backward_autocast_mismatch import BackwardAutocastMismatch
+from .base import Case, Rule
+from .compiled_callable_in_dual_level import CompiledCallableInDualLevel
+from .invalid_backward_pass_autocast import InvalidBackwardPassAutocast
+from .unparsable_file import UnparsableFile
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    CompiledCallableInDualLevel,
+    BackwardAutocastMismatch,
+    InvalidBackwardPassAutocast,
+    UnparsableFile,
+)
+RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Case", "Rule"]

@@ -1,0 +1,238 @@
+"""CAL002 backward-autocast-mismatch."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..findings import Finding, RelatedLocation, Severity
+from ..linking import torch_api as api
+from ..linking.events import BackwardThroughCompiled
+from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput
+from .base import Case, Rule
+
+
+class BackwardAutocastMismatch(Rule):
+    code = "CAL002"
+    name = "backward-autocast-mismatch"
+    severity = Severity.ERROR
+    summary = "backward() runs under a different autocast context than the compiled backward was traced for."
+    what_it_does = """
+Flags a backward (`t.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward`,
+`torch.autograd.grad`) whose graph goes through the output of a compiled call, when the autocast
+context the backward actually runs under differs from the one the compiled backward assumed.
+
+The assumption is `torch._functorch.config.backward_pass_autocast` as in effect at the compiled call
+(module-level assignment, `config.patch(...)` as a context manager or decorator, or the default
+`"same_as_forward"`), combined with the autocast context at the compiled call (`with` blocks,
+`@torch.autocast` decorators, contexts entered in calling functions, nested `enabled=False`). The
+finding is reported at the backward call; related locations name the compiled call, the compile site
+and where the autocast context and the config come from.
+"""
+    why_bad = """
+AOTAutograd traces the backward graph once, at the compiled callable's first call, under the autocast
+state that `backward_pass_autocast` describes. The real `backward()` does not re-trace: if it runs
+under another autocast context, the compiled backward computes different gradients than eager would,
+silently. The AMP-recommended pattern (forward under autocast, backward outside) mismatches the
+default `"same_as_forward"`.
+"""
+    example = """
+import torch
+
+model = torch.compile(net)
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(x).float().mean()
+loss.backward()  # compiled backward assumed autocast, eager backward runs without it
+"""
+    use_instead = """
+import torch
+import torch._functorch.config as functorch_config
+
+model = torch.compile(net)
+with functorch_config.patch(backward_pass_autocast="off"):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x).float().mean()
+loss.backward()
+"""
+    VALID = (
+        Case(
+            """
+import torch
+import torch._functorch.config as fc
+
+model = torch.compile(net)
+with fc.patch(backward_pass_autocast="off"):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+loss.backward()
+""",
+            note="config matches a backward outside autocast",
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    loss = model(x).sum()
+    loss.backward()
+""",
+            note="backward inside the same autocast as the forward",
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    out = model(x)
+other = (w * 2).sum()
+other.backward()
+""",
+            note="the backward's tensor does not come from the compiled call",
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net, backend="eager")
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    loss = model(x).sum()
+loss.backward()
+""",
+            note="backend='eager' has an eager backward",
+        ),
+    )
+    INVALID = (
+        Case(
+            """
+import torch
+
+model = torch.compile(net)
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(x).float().mean()
+loss.backward()  # expect: CAL002
+"""
+        ),
+        Case(
+            """
+import torch
+from torch._functorch import config
+
+config.backward_pass_autocast = "off"
+step = torch.compile(fn)
+
+def train(x):
+    out = step(x)
+    with torch.amp.autocast("cpu"):
+        torch.autograd.grad(out.sum(), [x])  # expect: CAL002
+"""
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net)
+scaler = torch.amp.GradScaler()
+
+@torch.autocast("cuda")
+def forward(x):
+    return model(x)
+
+def train(x):
+    loss = forward(x).mean()
+    scaler.scale(loss).backward()  # expect: CAL002
+"""
+        ),
+    )
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        eager_backward = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
+        for event in events:
+            if not isinstance(event, BackwardThroughCompiled):
+                continue
+            mismatched = [
+                (origin, assumed)
+                for origin in event.origins
+                if origin.compiled.backend not in eager_backward
+                for assumed in [assumed_backward_autocast(origin)]
+                if assumed is not None and assumed.differs_from(event.backward_autocast)
+            ]
+            if mismatched:
+                yield self.finding(event, mismatched)
+
+    def finding(self, event: BackwardThroughCompiled, mismatched: list[tuple[CompiledOutput, AutocastState]]) -> Finding:
+        origin, assumed = mismatched[0]
+        actual = event.backward_autocast
+        fix = suggested_config(origin, actual)
+        message = (
+            f"{event.spelling} runs with {actual.describe()}, but the compiled backward of the call at line "
+            f"{origin.call_site.line} was traced for {assumed.describe()} ({origin.config.describe()}, forward under "
+            f"{origin.forward_autocast.describe()}); gradients silently differ from eager. To restore eager semantics, "
+            f"{fix}."
+        )
+        related: list[RelatedLocation] = []
+        for output, expected in mismatched:
+            related.append(RelatedLocation(output.call_site, f"compiled call ran with {output.forward_autocast.describe()}; backward traced for {expected.describe()}"))
+            related.append(RelatedLocation(output.compiled.site, f"compiled here ({output.compiled.spelling}, backend={output.compiled.backend!r})"))
+            if output.forward_autocast.source is not None:
+                related.append(RelatedLocation(output.forward_autocast.source, f"forward autocast context: {output.forward_autocast.origin}"))
+            if output.config.source is not None:
+                related.append(RelatedLocation(output.config.source, f"{output.config.describe()} set here ({output.config.origin})"))
+        if actual.source is not None:
+            related.append(RelatedLocation(actual.source, f"backward autocast context: {actual.origin}"))
+        return Finding(
+            code=self.code,
+            message=message,
+            severity=self.severity,
+            location=event.location,
+            related=tuple(dict.fromkeys(related)),
+            facts=tuple(
+                sorted(
+                    {
+                        "backend": origin.compiled.backend,
+                        "config": repr(origin.config.value),
+                        "forward_autocast": _state_fact(origin.forward_autocast),
+                        "backward_autocast": _state_fact(actual),
+                        "matching_config": repr(matching_config(origin, actual)),
+                    }.items()
+                )
+            ),
+        )
+
+
+def assumed_backward_autocast(origin: CompiledOutput) -> AutocastState | None:
+    """The autocast state the compiled backward was traced for (None when the config is unknown)."""
+    value = origin.config.value
+    if value == "same_as_forward":
+        return origin.forward_autocast
+    if value == "off":
+        return NO_AUTOCAST
+    if isinstance(value, tuple) and value:
+        device, dtype = value[0]
+        return AutocastState(True, device, dtype)
+    return None
+
+
+def matching_config(origin: CompiledOutput, actual: AutocastState) -> object:
+    """The ``backward_pass_autocast`` value that matches the backward's real context."""
+    if not actual.active:
+        return "off"
+    if not origin.forward_autocast.differs_from(actual) and origin.forward_autocast.active:
+        return "same_as_forward"
+    return [{"device_type": actual.device or "cuda", "dtype": f"torch.{actual.dtype or 'float16'}"}]
+
+
+def suggested_config(origin: CompiledOutput, actual: AutocastState) -> str:
+    value = matching_config(origin, actual)
+    if isinstance(value, list):
+        entry = value[0]
+        literal = f'[{{"device_type": "{entry["device_type"]}", "dtype": {entry["dtype"]}}}]'
+    else:
+        literal = f'"{value}"'
+    return f"wrap the compiled call in torch._functorch.config.patch(backward_pass_autocast={literal})"
+
+
+def _state_fact(state: AutocastState) -> str:
+    if not state.active:
+        return "off"
+    return f"{state.device or '?'}/{state.dtype or '?'}"

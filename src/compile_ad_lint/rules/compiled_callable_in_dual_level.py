@@ -1,0 +1,228 @@
+"""CAL001 compiled-callable-in-dual-level."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..findings import Finding, RelatedLocation, Severity
+from ..linking import torch_api as api
+from ..linking.events import CompiledCallInDualRegion
+from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
+from .base import Case, Rule
+
+
+class CompiledCallableInDualLevel(Rule):
+    code = "CAL001"
+    name = "compiled-callable-in-dual-level"
+    severity = Severity.ERROR
+    summary = "A torch.compile'd callable receives dual tensors inside forward_ad.dual_level(): tangents are dropped."
+    what_it_does = """
+Flags a call inside a forward-mode AD region (`with torch.autograd.forward_ad.dual_level():` or a
+function decorated with `@dual_level()`) that reaches, directly or through a chain of calls across
+functions and modules, a callable compiled with a tangent-dropping backend (inductor, the default, or
+a backend that cannot be determined statically), when dual tensors can flow into it.
+
+Compiled callables are recognized however they are spelled: `torch.compile(f)`, `@torch.compile`,
+`@torch.compile(...)`, `from torch import compile as jit`, `torch._dynamo.optimize(...)`,
+`functools.partial(torch.compile, ...)`, `model.compile()` in place, and compiled modules held in
+variables, module globals, `self.<attr>` or returned by factory functions. The finding is reported at
+the call inside the region; related locations name every hop and the compile site.
+"""
+    why_bad = """
+`torch.compile` (inductor) does not implement forward-mode AD. With dual inputs that do not require
+grad, `fwAD.unpack_dual(out).tangent` is silently `None`: no error, the JVP is simply lost. With
+inputs or parameters that require grad (a compiled `nn.Module` with parameters, for example) the call
+raises `NotImplementedError` instead. `fullgraph=False` does not help.
+
+Safe alternatives: run the region eagerly (`torch.compiler.disable`), use `torch.func.jvp`, which
+works over compiled functions, or compile with `backend="aot_eager"`, `"eager"` or `"cudagraphs"`.
+"""
+    example = """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(lambda x: torch.sin(x) * x)
+
+with fwAD.dual_level():
+    out = f(fwAD.make_dual(x, t))  # tangent of `out` is None
+    jvp = fwAD.unpack_dual(out).tangent
+"""
+    use_instead = """
+import torch
+
+f = torch.compile(lambda x: torch.sin(x) * x)
+out, jvp = torch.func.jvp(f, (x,), (t,))
+"""
+    VALID = (
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin, backend="aot_eager")
+with fwAD.dual_level():
+    y = f(fwAD.make_dual(x, t))
+""",
+            note="tangent-preserving backend",
+        ),
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin)
+out, tangent = torch.func.jvp(f, (x,), (t,))
+""",
+            note="torch.func.jvp over a compiled function",
+        ),
+        Case(
+            """
+import re
+import torch.autograd.forward_ad as fwAD
+
+pattern = re.compile("a+")
+with fwAD.dual_level():
+    pattern.match(fwAD.make_dual(x, t))
+""",
+            note="re.compile is not torch.compile",
+        ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin)
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x, t)
+y = f(x)
+""",
+            note="call after the region ends",
+        ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin)
+with fwAD.dual_level():
+    y = f(torch.ones(3))
+""",
+            note="provably non-dual arguments",
+        ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compiler.disable(torch.sin)
+with fwAD.dual_level():
+    y = f(fwAD.make_dual(x, t))
+""",
+            note="torch.compiler.disable runs eagerly",
+        ),
+    )
+    INVALID = (
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin)
+with fwAD.dual_level():
+    y = f(fwAD.make_dual(x, t))  # expect: CAL001
+"""
+        ),
+        Case(
+            """
+from torch import compile as jit
+from torch.autograd.forward_ad import dual_level as level, make_dual
+
+@jit
+def g(x):
+    return x.sin()
+
+def run(x, t):
+    with level():
+        return g(make_dual(x, t))  # expect: CAL001
+"""
+        ),
+        Case(
+            """
+import torch
+from torch.autograd import forward_ad
+
+net = torch.nn.Linear(3, 3)
+net.compile()
+
+@forward_ad.dual_level()
+def tangent_of(x, t):
+    return forward_ad.unpack_dual(net(forward_ad.make_dual(x, t))).tangent  # expect: CAL001
+"""
+        ),
+        Case(
+            """
+import torch.autograd.forward_ad as fwAD
+from helpers import step
+
+def check(x, t):
+    with fwAD.dual_level():
+        return step(fwAD.make_dual(x, t))  # expect: CAL001
+""",
+            files=(("helpers.py", "import torch\n\n@torch.compile(mode='max-autotune')\ndef step(x):\n    return x * 2\n"),),
+            note="across modules, decorator with arguments",
+        ),
+    )
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        safe = api.TANGENT_SAFE_BACKENDS | self.config.extend_safe_backends
+        for event in events:
+            if not isinstance(event, CompiledCallInDualRegion) or not event.dual_inputs:
+                continue
+            if event.compiled.backend in safe:
+                continue
+            yield self.finding(event)
+
+    def finding(self, event: CompiledCallInDualRegion) -> Finding:
+        compiled = event.compiled
+        outcome, consequence = _outcome(compiled)
+        backend = "an unknown backend" if compiled.backend == UNKNOWN_BACKEND else f"backend={compiled.backend!r}"
+        first = event.chain[0].description.removeprefix("calls ")
+        message = (
+            f"{first} reaches a callable compiled with {compiled.spelling} ({backend}) inside a forward-AD "
+            f"dual_level() region; {consequence}. Run this call eagerly (torch.compiler.disable), use "
+            f"torch.func.jvp, or compile with backend='aot_eager'."
+        )
+        related = [RelatedLocation(event.region, "forward-AD region entered here")]
+        related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
+        related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
+        return Finding(
+            code=self.code,
+            message=message,
+            severity=self.severity,
+            location=event.chain[0].location,
+            related=tuple(related),
+            facts=tuple(
+                sorted(
+                    {
+                        "backend": compiled.backend,
+                        "spelling": compiled.spelling,
+                        "expected": outcome,
+                        "hops": str(len(event.chain)),
+                    }.items()
+                )
+            ),
+        )
+
+
+def _outcome(compiled: Compiled) -> tuple[str, str]:
+    """What running it does: drop the tangent silently, or raise (modules with parameters)."""
+    target = compiled.target
+    silent = "the output's tangent is silently None (NotImplementedError instead if inputs require grad)"
+    if isinstance(target, ExternalInstance):
+        if target.cls in api.PARAMETERLESS_MODULES:
+            return "tangent-none", silent
+        return "raises", "the call raises NotImplementedError (the compiled module's parameters have no jvp)"
+    if isinstance(target, Instance):
+        return "raises-or-tangent-none", (
+            "the call raises NotImplementedError if the module has parameters, otherwise the tangent is silently None"
+        )
+    return "tangent-none", silent

@@ -1,0 +1,97 @@
+"""CAL003 invalid-backward-pass-autocast."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, Iterator
+
+from ..findings import Finding, Severity
+from ..linking import torch_api as api
+from ..linking.events import ConfigWrite
+from ..linking.interpreter import config_value
+from ..summary.model import DictLiteral, ListLiteral, Symbol
+from .base import Case, Rule
+
+
+class InvalidBackwardPassAutocast(Rule):
+    code = "CAL003"
+    name = "invalid-backward-pass-autocast"
+    severity = Severity.ERROR
+    summary = "backward_pass_autocast is set to a value torch rejects when it traces the compiled backward."
+    what_it_does = """
+Flags `torch._functorch.config.backward_pass_autocast` set (by assignment or `config.patch(...)`, in
+keyword or dict form, through any import alias) to a literal other than `"same_as_forward"`, `"off"`
+or a list of autocast keyword dicts: a bare dict, a misspelled string, a list of something else.
+"""
+    why_bad = """
+The value is only checked when the joint forward/backward graph is traced, at the compiled callable's
+first call: training starts, then fails with an `AssertionError` far from the line that set it.
+"""
+    example = """
+import torch
+import torch._functorch.config as fc
+
+fc.backward_pass_autocast = {"device_type": "cuda", "dtype": torch.bfloat16}
+"""
+    use_instead = """
+import torch
+import torch._functorch.config as fc
+
+fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
+"""
+    VALID = (
+        Case('import torch._functorch.config as fc\nfc.backward_pass_autocast = "off"\n'),
+        Case(
+            "import torch\nfrom torch._functorch import config\n\n"
+            'with config.patch(backward_pass_autocast=[{"device_type": "cpu", "dtype": torch.bfloat16}]):\n    pass\n'
+        ),
+        Case("import torch._functorch.config as fc\n\ndef f(mode):\n    fc.backward_pass_autocast = mode\n", note="not a literal"),
+        Case('config = {}\nconfig["backward_pass_autocast"] = "of"\n', note="an unrelated dict"),
+    )
+    INVALID = (
+        Case('import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"  # expect: CAL003\n'),
+        Case(
+            "import torch\nimport torch._functorch.config\n\n"
+            '@torch._functorch.config.patch({"backward_pass_autocast": {"device_type": "cuda"}})  # expect: CAL003\n'
+            "def train():\n    pass\n"
+        ),
+        Case(
+            "from torch._functorch import config as functorch_config\n\n"
+            'with functorch_config.patch(backward_pass_autocast="same-as-forward"):  # expect: CAL003\n    pass\n'
+        ),
+    )
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        for event in events:
+            if isinstance(event, ConfigWrite) and event.is_literal and config_value(event.value) is None:
+                yield Finding(
+                    code=self.code,
+                    message=(
+                        f"backward_pass_autocast is set to {_show(event.value)} via {event.how}; torch accepts only "
+                        f'"same_as_forward", "off" or a list of autocast kwargs dicts and fails with an AssertionError '
+                        f"when the compiled backward is traced. {_hint(event.value)}"
+                    ),
+                    severity=self.severity,
+                    location=event.location,
+                    facts=(("value", _show(event.value)),),
+                )
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Symbol):
+        return value.name
+    if isinstance(value, ListLiteral):
+        return "[" + ", ".join(_show(v) for v in value.items) + "]"
+    if isinstance(value, DictLiteral):
+        return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items) + "}"
+    return repr(value)
+
+
+def _hint(value: object) -> str:
+    if isinstance(value, DictLiteral):
+        return "Wrap the dict in a list: [{...}]."
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, api.VALID_CONFIG_STRINGS, n=1, cutoff=0.5)
+        if close:
+            return f'Did you mean "{close[0]}"?'
+    return 'Use "same_as_forward", "off" or [{"device_type": ..., "dtype": ...}].'

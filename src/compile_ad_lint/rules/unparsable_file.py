@@ -1,0 +1,40 @@
+"""CAL900 unparsable-file."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..findings import Finding, Severity
+from ..linking.events import ModuleFailure
+from .base import Case, Rule
+
+
+class UnparsableFile(Rule):
+    code = "CAL900"
+    name = "unparsable-file"
+    severity = Severity.ERROR
+    summary = "A file could not be read or parsed, so it was not analyzed."
+    what_it_does = """
+Reports a file that cannot be read (permissions, a path that does not exist), decoded (bytes that are
+invalid in its declared encoding) or parsed (a syntax error, or syntax newer than the parser knows).
+The run continues with the other files.
+"""
+    why_bad = """
+Hazards in a file the analyzer cannot read go unreported; the diagnostic makes the gap visible instead
+of silently passing.
+"""
+    example = """
+def broken(:
+    pass
+"""
+    use_instead = """
+def fixed():
+    pass
+"""
+    VALID = (Case("x = 1\n"),)
+    INVALID = (Case("import torch\n\ndef step(loss):\n    loss.backward(  # expect: CAL900\n"),)
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        for event in events:
+            if isinstance(event, ModuleFailure):
+                yield Finding(self.code, event.reason, self.severity, event.location)

@@ -1,0 +1,269 @@
+"""Per-module summaries: a small, picklable intermediate form of each module.
+
+A summary keeps only what the rules need: names already resolved against imports (by LibCST's
+``QualifiedNameProvider``), function and class bodies as a tiny statement/expression language,
+and the suppression comments. Everything is a frozen dataclass so summaries can be cached on disk
+and shared between processes; the linker (``compile_ad_lint.linking``) interprets them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Union
+
+# ---------------------------------------------------------------------------------------------
+# Spans
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based line/column range inside the module (end column exclusive)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """An imported dotted name inside a literal container (``torch.bfloat16`` in a config dict)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ListLiteral:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class DictLiteral:
+    items: tuple  # ((key, value), ...)
+
+    def get(self, key: object, default: object = None) -> object:
+        return next((v for k, v in self.items if k == key), default)
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal: str, number, bool, None, or a hashable container of literals and ``Symbol``s."""
+
+    value: object
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A name bound in the module (local, parameter, global, builtin): resolved by interpretation."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Qual:
+    """A name that resolves through imports to a fully qualified dotted name (``torch.compile``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Attr:
+    base: "Expr"
+    attr: str
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A call argument; ``keyword`` is None for positional, ``"*"``/``"**"`` for star arguments."""
+
+    value: "Expr"
+    keyword: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    func: "Expr"
+    args: tuple[Arg, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Combine:
+    """Any other expression: its value derives from all its parts (arithmetic, subscripts, ...)."""
+
+    parts: tuple["Expr", ...]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """``a if c else b`` and ``a or b``: the value is one of the options."""
+
+    options: tuple["Expr", ...]
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function or lambda defined in this module, by qualified name."""
+
+    qualname: str
+
+
+Expr = Union[Const, Ref, Qual, Attr, Call, Combine, Choice, FunctionRef]
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements
+
+
+@dataclass(frozen=True)
+class NameTarget:
+    name: str
+
+
+@dataclass(frozen=True)
+class AttrTarget:
+    """``base.attr = ...`` (``self.block = ...``, ``torch._functorch.config.x = ...``)."""
+
+    base: Expr
+    attr: str
+
+
+@dataclass(frozen=True)
+class OtherTarget:
+    """A subscript or other target whose value the analysis does not track; parts still evaluated."""
+
+    parts: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class MultiTarget:
+    """Tuple unpacking; each element receives (an over-approximation of) the whole value."""
+
+    targets: tuple["Target", ...]
+
+
+Target = Union[NameTarget, AttrTarget, OtherTarget, MultiTarget]
+
+
+@dataclass(frozen=True)
+class Assign:
+    targets: tuple[Target, ...]
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    """An expression statement (typically a call)."""
+
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class WithItem:
+    context: Expr
+    target: Target | None
+
+
+@dataclass(frozen=True)
+class With:
+    items: tuple[WithItem, ...]
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Return:
+    value: Expr | None
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Control flow with alternatives (if/else, try/except, loops as body-or-nothing, match)."""
+
+    arms: tuple[tuple["Stmt", ...], ...]
+
+
+@dataclass(frozen=True)
+class Define:
+    """A nested ``def``/``class`` statement binding ``name`` when executed."""
+
+    name: str
+    qualname: str
+    is_class: bool
+
+
+Stmt = Union[Assign, Evaluate, With, Return, Branch, Define]
+
+
+# ---------------------------------------------------------------------------------------------
+# Definitions and modules
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str
+    qualname: str
+    params: tuple[str, ...]
+    decorators: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    span: Span
+    #: Qualified name of the class this function is a method of, if any.
+    owner_class: str | None = None
+    is_staticmethod: bool = False
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    qualname: str
+    bases: tuple[Expr, ...]
+    decorators: tuple[Expr, ...]
+    methods: tuple[tuple[str, str], ...]  # (method name, function qualname)
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class Suppression:
+    line: int
+    #: Codes named in the comment; empty means every code (a bare ``# noqa``).
+    codes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    message: str
+    line: int = 1
+    column: int = 1
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    module: str
+    is_package: bool
+    imports: tuple[tuple[str, str], ...]  # (local name, qualified name) of module-level imports
+    star_imports: tuple[str, ...]
+    body: tuple[Stmt, ...]
+    functions: tuple[FunctionSummary, ...]
+    classes: tuple[ClassSummary, ...]
+    suppressions: tuple[Suppression, ...] = ()
+    failure: ParseFailure | None = None
+
+    @cached_property
+    def function_index(self) -> dict[str, FunctionSummary]:
+        return {f.qualname: f for f in self.functions}
+
+    @cached_property
+    def class_index(self) -> dict[str, ClassSummary]:
+        return {c.qualname: c for c in self.classes}
+
+    @cached_property
+    def import_map(self) -> dict[str, str]:
+        return dict(self.imports)
