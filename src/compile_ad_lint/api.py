@@ -6,6 +6,7 @@ The CLI, the flake8 plugin and the language server are thin adapters over ``Anal
 from __future__ import annotations
 
 import os
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -112,15 +113,19 @@ class Analyzer:
         self._summarize_roots(roots, index, cache, counters, overrides)
 
         interpreter = Interpreter(index, self.config)
-        for done, root in enumerate(roots, start=1):
-            summary = index.summary(root.path)
-            if summary.failure is not None:
-                failure = summary.failure
-                events.append(ModuleFailure(Location.point(root.display, failure.line, failure.column), failure.message))
-            else:
-                interpreter.analyze_module(root.path)
-            if self.progress is not None:
-                self.progress(done, len(roots))
+        pending, analyzed, asked = list(roots), set(), set()
+        for _ in range(self.config.max_call_depth + 1):
+            for root in pending:
+                analyzed.add(root.path)
+                self._analyze_root(root, index, interpreter, events)
+                if self.progress is not None:
+                    self.progress(len(analyzed), len(analyzed) + len(pending))
+            # Functions whose anchors depend on their parameters: analyze the files that call them.
+            wanted = interpreter.caller_requests - asked
+            asked |= wanted
+            pending = [f for f in _files_mentioning(files, wanted, overrides) if f.path not in analyzed]
+            if not pending:
+                break
         events.extend(interpreter.events)
 
         checked = {f.display for f in files} | {p.display for p in problems}
@@ -181,6 +186,14 @@ class Analyzer:
                 else:
                     counters.parsed += 1
 
+    @staticmethod
+    def _analyze_root(root: SourceFile, index: ModuleIndex, interpreter: Interpreter, events: list[Event]) -> None:
+        failure = index.summary(root.path).failure
+        if failure is not None:
+            events.append(ModuleFailure(Location.point(root.display, failure.line, failure.column), failure.message))
+        else:
+            interpreter.analyze_module(root.path)
+
     def _findings(self, events: list[Event], index: ModuleIndex, checked: set[str]) -> tuple[Finding, ...]:
         suppressions = {
             index.display(path): {s.line: s.codes for s in summary.suppressions} for path, summary in index.loaded.items()
@@ -197,6 +210,22 @@ class Analyzer:
                 if current is None or _preference(finding) < _preference(current):
                     best[key] = finding
         return tuple(sorted(best.values(), key=Finding.sort_key))
+
+
+def _files_mentioning(files: Iterable[SourceFile], names: set[str], overrides: Mapping[Path, bytes]) -> list[SourceFile]:
+    """Files whose text calls one of ``names`` (a cheap scan; only matches get parsed)."""
+    if not names:
+        return []
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
+    found = []
+    for source_file in files:
+        try:
+            source = overrides.get(source_file.path) or read_source(source_file.path)
+        except OSError:
+            continue
+        if pattern.search(source):
+            found.append(source_file)
+    return found
 
 
 def _suppressed(finding: Finding, suppressions: dict[str, dict[int, frozenset[str]]]) -> bool:

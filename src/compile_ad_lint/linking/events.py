@@ -13,6 +13,8 @@ class Hop:
     """One call on the way from an anchor to a compiled callable."""
 
     location: Location
+    #: The callee as written at the call (``helper``, ``self.block``).
+    callee: str
     description: str
 
 

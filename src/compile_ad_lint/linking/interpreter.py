@@ -24,6 +24,7 @@ from .values import (
     DEFAULT_BACKEND,
     DEFAULT_CONFIG,
     NO_AUTOCAST,
+    PARAMETER,
     PLAIN,
     UNKNOWN,
     UNKNOWN_BACKEND,
@@ -84,7 +85,7 @@ class Frame:
     env: dict[str, Values]
     ctx: Context
     record: bool
-    stack: tuple[str, ...] = ()
+    stack: tuple[tuple[Path, str], ...] = ()  # (module, qualname) of each function being walked
     closure: dict[str, Values] = field(default_factory=dict)
     pending: list[PendingCall] = field(default_factory=list)
     returns: set = field(default_factory=set)
@@ -105,6 +106,8 @@ class Interpreter:
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._walks = 0
+        #: Names of functions whose anchors depend on parameters: their callers are worth analyzing.
+        self.caller_requests: set[str] = set()
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -511,7 +514,8 @@ class Interpreter:
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
         if isinstance(callee, FunctionVal):
-            return self.call_function(callee, args, frame, Hop(site, f"calls `{callee.qualname}`"))
+            name = describe_callee(func)
+            return self.call_function(callee, args, frame, Hop(site, name, f"calls `{name}` ({callee.qualname})"))
         if isinstance(callee, ClassVal):
             return frozenset([Instance(callee)])
         if isinstance(callee, Instance):
@@ -519,8 +523,11 @@ class Interpreter:
             if not isinstance(method, FunctionVal) and self.is_module_class(callee.cls):
                 method = self.find_member(callee.cls, "forward")
             if isinstance(method, FunctionVal):
-                name = callee.cls.qualname
-                return self.call_function(replace(method, bound_self=callee), args, frame, Hop(site, f"calls `{name}` (its `{method.qualname.rsplit('.', 1)[-1]}`)"))
+                name = describe_callee(func)
+                hop = Hop(site, name, f"calls `{name}` ({method.qualname})")
+                return self.call_function(replace(method, bound_self=callee), args, frame, hop)
+        if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
+            self.request_callers(frame)
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
         return frozenset([derived([callee, *iter_values(args)])])
 
@@ -528,7 +535,7 @@ class Interpreter:
         dual = any(isinstance(v, Data) and v.dual for _, values in args for v in values)
         if frame.ctx.region is not None:
             name = describe_callee(func)
-            frame.pending.append(PendingCall(frame.ctx.region, (Hop(site, f"calls compiled `{name}`"),), compiled, dual))
+            frame.pending.append(PendingCall(frame.ctx.region, (Hop(site, name, f"calls compiled `{name}`"),), compiled, dual))
         inputs = derived(iter_values(args))
         output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config)
         keeps_tangent = compiled.backend in self.tangent_safe
@@ -537,8 +544,7 @@ class Interpreter:
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
         summary = self.index.summary(function.path).function_index.get(function.qualname)
         fallback = frozenset([derived(iter_values(args))])
-        key_name = f"{function.path}:{function.qualname}"
-        if summary is None or key_name in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
+        if summary is None or (function.path, function.qualname) in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
             return fallback
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
@@ -565,7 +571,7 @@ class Interpreter:
             dict(bound),
             ctx,
             record=caller.record,
-            stack=(*caller.stack, f"{function.path}:{function.qualname}"),
+            stack=(*caller.stack, (function.path, function.qualname)),
             closure=dict(function.closure),
         )
         self.exec_block(summary.body, frame)
@@ -611,7 +617,7 @@ class Interpreter:
             elif double_star:
                 env.setdefault(double_star, set()).update(values)
         for name in positional_params + [n for n in (star, double_star) if n]:
-            env.setdefault(name, {UNKNOWN})
+            env.setdefault(name, {PARAMETER})
         return tuple(sorted((name, normalize(values)) for name, values in env.items()))
 
     # -- torch API --------------------------------------------------------------------------
@@ -693,8 +699,16 @@ class Interpreter:
                 self.events.append(ConfigWrite(site, "config.patch", value.value if literal else None, literal))
         return self.config_state(values, site, "config.patch")
 
+    def request_callers(self, frame: Frame) -> None:
+        """Ask for the callers of the function this walk started from (they bind its parameters)."""
+        if frame.record and frame.stack:
+            self.caller_requests.add(frame.stack[0][1].rsplit(".", 1)[-1])
+
     def record_backward(self, receivers: Values, site: Location, spelling: str, frame: Frame) -> None:
-        origins = derived(receivers).origins
+        data = derived(receivers)
+        origins = data.origins
+        if not origins and data.from_parameter:
+            self.request_callers(frame)
         if origins and frame.record:
             ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
             self.events.append(BackwardThroughCompiled(site, spelling, frame.ctx.autocast, ordered))

@@ -179,10 +179,15 @@ class CompiledOutput:
 
 @dataclass(frozen=True)
 class Data:
-    """Any other value (tensors above all)."""
+    """Any other value (tensors above all).
+
+    ``from_parameter`` marks values that depend on a parameter no caller has bound yet: when one of
+    them decides an anchor, the callers of the function are worth analyzing.
+    """
 
     origins: frozenset[CompiledOutput] = frozenset()
     dual: bool = False
+    from_parameter: bool = False
 
 
 Value = (
@@ -206,6 +211,8 @@ Value = (
 
 #: A value nothing is known about. It may be a dual tensor: only provably plain inputs are safe.
 UNKNOWN = Data(dual=True)
+#: The value of a parameter when the function is analyzed without a caller.
+PARAMETER = Data(dual=True, from_parameter=True)
 PLAIN = Data()
 
 
@@ -214,16 +221,16 @@ def normalize(values) -> frozenset:
     data = [v for v in values if isinstance(v, Data)]
     if len(data) <= 1:
         return frozenset(values)
-    merged = Data(frozenset().union(*(d.origins for d in data)), any(d.dual for d in data))
-    return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
+    return frozenset([v for v in values if not isinstance(v, Data)] + [derived(data)])
 
 
 def derived(values) -> Data:
     """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
     origins: set[CompiledOutput] = set()
-    dual = False
+    dual = from_parameter = False
     for value in values:
         if isinstance(value, Data):
             origins |= value.origins
             dual = dual or value.dual
-    return Data(frozenset(origins), dual)
+            from_parameter = from_parameter or value.from_parameter
+    return Data(frozenset(origins), dual, from_parameter)

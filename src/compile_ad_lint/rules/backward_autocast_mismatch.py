@@ -165,10 +165,10 @@ def train(x):
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
         message = (
-            f"{event.spelling} runs with {actual.describe()}, but the compiled backward of the call at line "
-            f"{origin.call_site.line} was traced for {assumed.describe()} ({origin.config.describe()}, forward under "
-            f"{origin.forward_autocast.describe()}); gradients silently differ from eager. To restore eager semantics, "
-            f"{fix}."
+            f"{event.spelling} runs with {actual.describe()}, but the compiled call at line {origin.call_site.line} "
+            f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
+            f"{origin.forward_autocast.describe()}): gradients silently differ from eager. To restore eager "
+            f"semantics, {fix}."
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:

@@ -185,11 +185,15 @@ def check(x, t):
         compiled = event.compiled
         outcome, consequence = _outcome(compiled)
         backend = "an unknown backend" if compiled.backend == UNKNOWN_BACKEND else f"backend={compiled.backend!r}"
-        first = event.chain[0].description.removeprefix("calls ")
+        first = event.chain[0].callee
+        if len(event.chain) == 1:
+            reach = f"`{first}(...)` calls a callable compiled with {compiled.spelling} ({backend})"
+        else:
+            hops = len(event.chain) - 1
+            reach = f"`{first}(...)` reaches a callable compiled with {compiled.spelling} ({backend}) through {hops} more call{'s' * (hops > 1)}"
         message = (
-            f"{first} reaches a callable compiled with {compiled.spelling} ({backend}) inside a forward-AD "
-            f"dual_level() region; {consequence}. Run this call eagerly (torch.compiler.disable), use "
-            f"torch.func.jvp, or compile with backend='aot_eager'."
+            f"{reach} inside a forward-AD dual_level() region with dual inputs: {consequence}. Run it eagerly "
+            f"(torch.compiler.disable), use torch.func.jvp, or compile with backend='aot_eager'."
         )
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]

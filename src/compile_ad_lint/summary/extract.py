@@ -89,8 +89,7 @@ def summarize_source(source: bytes, module: str, is_package: bool = False) -> Mo
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
-        return _failed(module, is_package, suppressions, f"cannot parse: {reason}", error.raw_line, error.raw_column + 1)
+        return _syntax_failure(source, module, is_package, suppressions, error)
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
         return _failed(module, is_package, suppressions, f"cannot decode: {error}")
     except RecursionError:
@@ -99,6 +98,21 @@ def summarize_source(source: bytes, module: str, is_package: bool = False) -> Mo
         return _Summarizer(tree, module, is_package).summarize(suppressions)
     except RecursionError:
         return _failed(module, is_package, suppressions, "cannot analyze: nesting too deep")
+
+
+def _syntax_failure(source: bytes, module, is_package, suppressions, error: cst.ParserSyntaxError) -> ModuleSummary:
+    """Describe a LibCST parse error, with CPython's own message and position where it has one."""
+    try:
+        ast.parse(source)
+    except SyntaxError as python_error:
+        reason = f"syntax error: {python_error.msg}"
+        return _failed(module, is_package, suppressions, reason, python_error.lineno or 1, python_error.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    else:
+        reason = f"syntax not supported by the LibCST parser (newer than it knows?): {error.message}"
+        return _failed(module, is_package, suppressions, reason, error.raw_line, error.raw_column + 1)
+    return _failed(module, is_package, suppressions, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1)
 
 
 def _failed(module, is_package, suppressions, message, line=1, column=1) -> ModuleSummary:

@@ -1,0 +1,184 @@
+"""The command line: exit codes, both formats, configuration errors, paths as given."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint import __version__
+from compile_ad_lint.cli import main
+
+HAZARD = """\
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin)
+with fwAD.dual_level():
+    y = f(fwAD.make_dual(x, t))
+"""
+CLEAN = "import torch\n\ny = torch.sin(torch.ones(3))\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "hazard.py").write_text(HAZARD)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_findings_exit_1_with_text_lines(project, capsys):
+    assert main(["check", ".", "--no-cache"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("hazard.py:6:9: CAL001 `f(...)` calls a callable compiled with torch.compile")
+    assert out[-1].startswith("Found 1 finding in 2 files")
+
+
+def test_no_findings_exit_0(project, capsys):
+    assert main(["check", "clean.py", "--no-cache"]) == 0
+    assert capsys.readouterr().out.startswith("No findings in 1 files")
+
+
+def test_exit_zero_flag(project):
+    assert main(["check", ".", "--no-cache", "--exit-zero"]) == 0
+
+
+def test_json_contract(project, capsys):
+    assert main(["check", ".", "--no-cache", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["version"] == __version__
+    assert set(document["stats"]) == {"files", "parsed", "cached", "seconds"}
+    assert document["stats"]["files"] == 2
+    (finding,) = document["findings"]
+    assert {k: finding[k] for k in ("code", "severity", "path", "line", "column", "end_line", "end_column")} == {
+        "code": "CAL001",
+        "severity": "error",
+        "path": "hazard.py",
+        "line": 6,
+        "column": 9,
+        "end_line": 6,
+        "end_column": 32,
+    }
+    assert finding["fix"] is None and finding["confirm"] is None
+    messages = [r["message"] for r in finding["related"]]
+    assert messages[0] == "forward-AD region entered here"
+    assert any(m.startswith("compiled here") for m in messages)
+    assert all(set(r) == {"path", "line", "column", "message"} for r in finding["related"])
+
+
+def test_paths_stay_as_given(project, capsys):
+    main(["check", str(project / "hazard.py"), "--no-cache", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["findings"][0]["path"] == str(project / "hazard.py")
+    main(["check", "./hazard.py", "--no-cache", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["findings"][0]["path"] == "hazard.py"
+
+
+def test_output_file(project, capsys):
+    assert main(["check", ".", "--no-cache", "--format", "json", "--output", "report.json"]) == 1
+    assert capsys.readouterr().out == ""
+    assert json.loads((project / "report.json").read_text())["findings"][0]["code"] == "CAL001"
+
+
+def test_select_and_ignore(project, capsys):
+    assert main(["check", ".", "--no-cache", "--select", "CAL002"]) == 0
+    assert main(["check", ".", "--no-cache", "--ignore", "CAL001"]) == 0
+    assert main(["check", ".", "--no-cache", "--select", "CAL"]) == 1
+
+
+def test_usage_errors_exit_2(project, capsys):
+    assert main(["check", ".", "--select", "not a code"]) == 2
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "--format", "yaml"])
+    assert raised.value.code == 2
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "--jobs", "0"])
+    assert raised.value.code == 2
+    assert main(["explain", "CAL999"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ('[tool.compile-ad-lint]\nunknown-key = 1\n', "unknown-key"),
+        ('[tool.compile-ad-lint]\nmax-call-depth = "deep"\n', "max-call-depth"),
+        ('[tool.compile-ad-lint]\nselect = [1, 2]\n', "select"),
+        ("[tool.compile-ad-lint]\nselect = [\n", None),
+    ],
+)
+def test_config_errors_name_file_and_key(project, capsys, section, key):
+    (project / "pyproject.toml").write_text(section)
+    assert main(["check", "."]) == 2
+    error = capsys.readouterr().err
+    assert str(project / "pyproject.toml") in error
+    if key:
+        assert key in error
+
+
+def test_config_applies(project):
+    (project / "pyproject.toml").write_text('[tool.compile-ad-lint]\nextend-safe-backends = ["inductor"]\n')
+    assert main(["check", ".", "--no-cache"]) == 0
+    (project / "pyproject.toml").write_text('[tool.compile-ad-lint]\nexclude = ["hazard.py"]\n')
+    assert main(["check", ".", "--no-cache"]) == 0
+    (project / "pyproject.toml").write_text('[tool.compile-ad-lint]\nignore = ["CAL001"]\n')
+    assert main(["check", ".", "--no-cache"]) == 0
+
+
+def test_rules_and_explain(capsys):
+    assert main(["rules"]) == 0
+    listing = capsys.readouterr().out
+    for code in ("CAL001", "CAL002", "CAL003", "CAL900"):
+        assert code in listing
+
+
+def test_unparsable_file_is_reported_and_others_still_analyzed(project, capsys):
+    (project / "broken.py").write_text("def f(:\n    x.backward()\n")
+    assert main(["check", ".", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "broken.py:1:" in out and "CAL900" in out
+    assert "hazard.py:6:9: CAL001" in out
+
+
+def test_missing_path_is_a_diagnostic(project, capsys):
+    assert main(["check", "hazard.py", "nowhere.py", "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert "nowhere.py:1:1: CAL900 path does not exist" in out
+    assert "hazard.py:6:9: CAL001" in out
+
+
+def test_files_are_never_modified(project):
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    main(["check", ".", "--no-cache"])
+    after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_module_entry_point(project):
+    result = subprocess.run([sys.executable, "-m", "compile_ad_lint", "check", ".", "--no-cache"], capture_output=True, text=True, cwd=project)
+    assert result.returncode == 1
+    assert "hazard.py:6:9: CAL001" in result.stdout
+
+
+def test_runs_without_torch(project):
+    """The static analysis must import and run with torch unimportable."""
+    blocker = project / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('torch is blocked for this test')\n"
+        "sys.meta_path.insert(0, _Block())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(blocker)}
+    code = "import sys, compile_ad_lint.cli as c; rc = c.main(['check', '.', '--no-cache']); assert 'torch' not in sys.modules; sys.exit(rc)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project, env=env)
+    assert result.returncode == 1, result.stderr
+    assert "CAL001" in result.stdout
+    check = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, env=env)
+    assert check.returncode != 0, "the blocker must make torch unimportable"

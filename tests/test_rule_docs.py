@@ -1,0 +1,38 @@
+"""Rule docs are generated from the rule modules and must be current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.cli import main
+from compile_ad_lint.docs import rule_pages
+from compile_ad_lint.rules import ALL_RULES
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
+
+
+@pytest.mark.parametrize("name", sorted(rule_pages()))
+def test_committed_docs_are_current(name):
+    committed = DOCS / name
+    assert committed.is_file(), f"missing {committed}; run python -m compile_ad_lint.docs"
+    assert committed.read_text(encoding="utf-8") == rule_pages()[name], f"{name} is stale; run python -m compile_ad_lint.docs"
+
+
+def test_no_orphan_pages():
+    assert {p.name for p in DOCS.glob("*.md")} == set(rule_pages())
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_docs_have_the_fixed_headings(rule):
+    text = rule.documentation()
+    positions = [text.index(h) for h in ("## What it does", "## Why is this bad?", "## Example", "## Use instead")]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_explain_prints_the_docs(rule, capsys):
+    assert main(["explain", rule.code]) == 0
+    assert capsys.readouterr().out == rule.documentation()
+    assert main(["explain", rule.name]) == 0
