@@ -19,9 +19,10 @@ from typing import Callable, Iterator, Sequence
 from .config import Config, matches_any
 from .summary.model import ModuleSummary
 
-#: Files that can hold a rule's anchor (a forward-AD region, a backward call, a config write).
-#: Everything else is parsed only if an anchor's analysis reaches it.
-ANCHOR_PATTERN = re.compile(rb"dual_level|backward|autograd|backward_pass_autocast|\bgrad\b")
+#: Files that can hold a rule's anchor: a forward-AD region, a backward call (``.backward(``,
+#: ``torch.autograd.grad``/``backward``, an imported ``grad(``) or a config write. Everything else
+#: is parsed only if an anchor's analysis reaches it.
+ANCHOR_PATTERN = re.compile(rb"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from .values import (
     AutocastContext,
     AutocastState,
     ClassVal,
+    Collection,
     Compiled,
     CompiledOutput,
     Compiler,
@@ -44,6 +45,7 @@ from .values import (
     External,
     ExternalInstance,
     FunctionVal,
+    Imported,
     Instance,
     ModuleRef,
     NullContext,
@@ -103,8 +105,12 @@ class Interpreter:
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
+        #: Bumped whenever an attribute stored on instances gains values: memoized walks that read
+        #: instance attributes may be stale after that, so it is part of the memo key.
+        self._heap_version = 0
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
         self._resolving: set[tuple[Path, str]] = set()
+        self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
         #: Names of functions whose anchors depend on parameters: their callers are worth analyzing.
         self.caller_requests: set[str] = set()
@@ -184,9 +190,14 @@ class Interpreter:
         return frozenset(result)
 
     def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
+        arms = statement.arms
+        if statement.condition is not None:
+            tests = self.eval(statement.condition, frame)
+            if tests and all(isinstance(t, ConstVal) for t in tests) and len({bool(t.value) for t in tests}) == 1:
+                arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
         before_env, before_ctx = dict(frame.env), frame.ctx
         outcomes = []
-        for arm in statement.arms:
+        for arm in arms:
             frame.env.clear()
             frame.env.update(before_env)
             frame.ctx = before_ctx
@@ -257,7 +268,10 @@ class Interpreter:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
                     key = (base.cls, target.attr)
-                    self._instance_attrs[key] = normalize(self._instance_attrs.get(key, frozenset()) | values)
+                    known = self._instance_attrs.get(key, frozenset())
+                    if not values <= known:
+                        self._instance_attrs[key] = normalize(known | values)
+                        self._heap_version += 1
         else:
             for part in target.parts:
                 self.eval(part, frame)
@@ -298,6 +312,8 @@ class Interpreter:
             return self.find_member(value.cls, "compile") is None and self.is_module_class(value.cls)
         if isinstance(value, ExternalInstance):
             return value.cls.startswith("torch.nn.")
+        if isinstance(value, Collection):
+            return value.sequential
         return isinstance(value, Data)
 
     # -- expressions ------------------------------------------------------------------------
@@ -305,16 +321,25 @@ class Interpreter:
     def eval(self, expr: ir.Expr, frame: Frame) -> Values:
         if isinstance(expr, ir.Ref):
             return self.lookup(expr.name, frame)
-        if isinstance(expr, ir.Qual):
-            return self.resolve_qualified(expr.name, frame.path)
+        if isinstance(expr, ir.Import):
+            return frozenset([Imported(expr.name, frame.path)])
         if isinstance(expr, ir.Attr):
             return self.attribute(self.eval(expr.base, frame), expr.attr)
         if isinstance(expr, ir.Call):
             return self.eval_call(expr, frame)
         if isinstance(expr, ir.Const):
-            return frozenset([ConstVal(expr.value)])
+            names = list(symbols_in(expr.value))
+            if not names:
+                return frozenset([ConstVal(expr.value)])
+            # ``[self.loss]`` or ``{"dtype": torch.bfloat16}``: keep the literal and what its names hold.
+            held = frozenset().union(*(self.eval(dotted_expr(name), frame) for name in names))
+            return frozenset([ConstVal(expr.value), Collection(held)])
         if isinstance(expr, ir.Choice):
             return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
+        if isinstance(expr, ir.Elements):
+            return frozenset([Collection(normalize(frozenset().union(*(self.eval(p, frame) for p in expr.parts))))])
+        if isinstance(expr, ir.Item):
+            return self.elements(self.eval(expr.base, frame))
         if isinstance(expr, ir.Combine):
             return frozenset([derived(v for part in expr.parts for v in self.eval(part, frame))])
         if isinstance(expr, ir.FunctionRef):
@@ -322,11 +347,22 @@ class Interpreter:
             return frozenset([FunctionVal(frame.path, expr.qualname, closure=closure)])
         return frozenset([UNKNOWN])
 
+    @staticmethod
+    def elements(values: Values) -> Values:
+        """What iterating or indexing ``values`` yields."""
+        result: set = set()
+        for value in values:
+            if isinstance(value, Collection):
+                result |= value.items
+            else:
+                result.add(derived([value]))
+        return normalize(result) if result else frozenset([UNKNOWN])
+
     def lookup(self, name: str, frame: Frame) -> Values:
         if name in frame.env:
-            return frame.env[name]
+            return self.settle(frame.env[name])
         if name in frame.closure:
-            return frame.closure[name]
+            return self.settle(frame.closure[name])
         found = self.lookup_global(frame.path, name)
         if found is not None:
             return found
@@ -343,19 +379,25 @@ class Interpreter:
             self.exec_block(summary.body, Frame(path, env, Context(), record=False))
         return self._globals[path]
 
+    def settle(self, values: Values) -> Values:
+        """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
+        if not any(isinstance(v, Imported) for v in values):
+            return values
+        settled: set = set()
+        for value in values:
+            settled |= self.resolve_qualified(value.name, value.importer) if isinstance(value, Imported) else {value}
+        return normalize(settled)
+
     def lookup_global(self, path: Path, name: str) -> Values | None:
-        env = self.module_globals(path)
-        if name in env:
-            return env[name]
         key = (path, name)
         if key in self._resolving:
             return None
         self._resolving.add(key)
         try:
+            env = self.module_globals(path)
+            if name in env:
+                return self.settle(env[name])
             summary = self.index.summary(path)
-            target = summary.import_map.get(name)
-            if target is not None:
-                return self.resolve_qualified(target, path)
             for star in summary.star_imports:
                 module = None if api.is_external_root(star) else self.index.find_module(star, path)
                 if module is not None and module != path:
@@ -373,14 +415,19 @@ class Interpreter:
     def resolve_qualified(self, qualified: str, importer: Path) -> Values:
         if api.is_external_root(qualified):
             return frozenset([External(qualified)])
-        split = self.index.split_qualified(qualified, importer)
-        if split is None:
-            return frozenset([External(qualified)])
-        module, attributes = split
-        values: Values = frozenset([ModuleRef(module)])
-        for attribute in attributes:
-            values = self.attribute(values, attribute)
-        return values
+        key = (qualified, importer.parent)
+        if key not in self._qualified:
+            self._qualified[key] = frozenset([UNKNOWN])  # an import cycle sees "unknown"
+            split = self.index.split_qualified(qualified, importer)
+            if split is None:
+                values: Values = frozenset([External(qualified)])
+            else:
+                module, attributes = split
+                values = frozenset([ModuleRef(module)])
+                for attribute in attributes:
+                    values = self.attribute(values, attribute)
+            self._qualified[key] = values
+        return self._qualified[key]
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
@@ -397,18 +444,16 @@ class Interpreter:
             found = self.lookup_global(base.path, name)
             return found if found is not None else frozenset([UNKNOWN])
         if isinstance(base, Instance):
-            member = self.find_member(base.cls, name)
-            if isinstance(member, FunctionVal):
-                return frozenset([replace(member, bound_self=base)])
             found = self.instance_attribute(base.cls, name)
             if found is not None:
                 return found
-            return member if member is not None else frozenset([UNKNOWN])
+            member = self.find_member(base.cls, name)
+            return self.bind_methods(member, base) if member is not None else frozenset([UNKNOWN])
         if isinstance(base, ClassVal):
             member = self.find_member(base, name)
-            if isinstance(member, FunctionVal):
-                return frozenset([member])
             return member if member is not None else frozenset([UNKNOWN])
+        if isinstance(base, Collection):
+            return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items
         if isinstance(base, Compiled):
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else frozenset([UNKNOWN])
@@ -439,20 +484,29 @@ class Interpreter:
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(isinstance(b, External) and b.name.startswith("torch.nn.") for b in self.mro(cls))
 
-    def find_member(self, cls: ClassVal, name: str) -> FunctionVal | Values | None:
+    def find_member(self, cls: ClassVal, name: str) -> Values | None:
+        """A class attribute (methods with their decorators applied) along the project MRO."""
         for klass in self.mro(cls):
-            if not isinstance(klass, ClassVal):
-                continue
-            summary = self.class_summary(klass)
-            if summary is None:
-                continue
-            for method_name, qualname in summary.methods:
-                if method_name == name:
-                    return FunctionVal(klass.path, qualname)
-            attrs = self.class_attributes(klass)
-            if name in attrs:
-                return attrs[name]
+            if isinstance(klass, ClassVal):
+                attrs = self.class_attributes(klass)
+                if name in attrs:
+                    return self.settle(attrs[name])
         return None
+
+    def bind_methods(self, members: Values, instance: Instance) -> Values:
+        """Bind plain and compiled methods to ``instance`` (static methods stay unbound)."""
+        bound: set = set()
+        for member in members:
+            if isinstance(member, FunctionVal) and not self.is_static(member):
+                member = replace(member, bound_self=instance)
+            elif isinstance(member, Compiled) and isinstance(member.target, FunctionVal) and not self.is_static(member.target):
+                member = replace(member, target=replace(member.target, bound_self=instance))
+            bound.add(member)
+        return frozenset(bound)
+
+    def is_static(self, function: FunctionVal) -> bool:
+        summary = self.index.summary(function.path).function_index.get(function.qualname)
+        return summary is not None and summary.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
         if cls not in self._class_attrs:
@@ -480,7 +534,9 @@ class Interpreter:
             return
         root = Frame(klass.path, {}, Context(), record=False)
         for _, qualname in summary.methods:
-            self.call_function(FunctionVal(klass.path, qualname, bound_self=Instance(instance_cls)), (), root, hop=None)
+            function = FunctionVal(klass.path, qualname)
+            if not self.is_static(function):
+                self.call_function(replace(function, bound_self=Instance(instance_cls)), (), root, hop=None)
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -488,12 +544,14 @@ class Interpreter:
         return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
 
     def eval_call(self, call: ir.Call, frame: Frame) -> Values:
-        if isinstance(call.func, ir.Attr) and call.func.attr == "backward":
+        if isinstance(call.func, ir.Attr) and call.func.attr in ("backward", *api.DETACHING_METHODS):
             receivers = self.eval(call.func.base, frame)
-            if not any(isinstance(r, (Instance, ClassVal, ModuleRef)) for r in receivers):
+            if receivers and all(isinstance(r, Data) for r in receivers):
                 self.eval_args(call.args, frame)
-                self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame)
-                return frozenset([ConstVal(None)])
+                if call.func.attr == "backward":
+                    self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame)
+                    return frozenset([ConstVal(None)])
+                return frozenset([PLAIN])  # detached: no history, no tangent
         callees = self.eval(call.func, frame)
         return self.call_values(callees, self.eval_args(call.args, frame), call.span, frame, call.func)
 
@@ -517,22 +575,28 @@ class Interpreter:
             name = describe_callee(func)
             return self.call_function(callee, args, frame, Hop(site, name, f"calls `{name}` ({callee.qualname})"))
         if isinstance(callee, ClassVal):
-            return frozenset([Instance(callee)])
+            instance = Instance(callee)
+            initializer = self.find_member(callee, "__init__")
+            if initializer is not None:  # binds constructor arguments stored on ``self``
+                self.call_values(self.bind_methods(initializer, instance), args, span, frame, func)
+            return frozenset([instance])
         if isinstance(callee, Instance):
             method = self.find_member(callee.cls, "__call__")
-            if not isinstance(method, FunctionVal) and self.is_module_class(callee.cls):
+            if method is None and self.is_module_class(callee.cls):
                 method = self.find_member(callee.cls, "forward")
-            if isinstance(method, FunctionVal):
-                name = describe_callee(func)
-                hop = Hop(site, name, f"calls `{name}` ({method.qualname})")
-                return self.call_function(replace(method, bound_self=callee), args, frame, hop)
+            if method is not None:
+                return self.call_values(self.bind_methods(method, callee), args, span, frame, func)
+        if isinstance(callee, Collection):
+            if callee.sequential:
+                return self.call_values(callee.items, args, span, frame, func)
+            return frozenset([callee])
         if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
             self.request_callers(frame)
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
         return frozenset([derived([callee, *iter_values(args)])])
 
     def call_compiled(self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None) -> Values:
-        dual = any(isinstance(v, Data) and v.dual for _, values in args for v in values)
+        dual = derived(iter_values(args)).dual
         if frame.ctx.region is not None:
             name = describe_callee(func)
             frame.pending.append(PendingCall(frame.ctx.region, (Hop(site, name, f"calls compiled `{name}`"),), compiled, dual))
@@ -547,7 +611,7 @@ class Interpreter:
         if summary is None or (function.path, function.qualname) in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
             return fallback
         bound = self.bind(function, summary, args)
-        memo_key = (function, bound, frame.ctx, frame.record)
+        memo_key = (function, bound, frame.ctx, frame.record, self._heap_version)
         cached = self._memo.get(memo_key)
         if cached is None:
             self._walks += 1
@@ -655,6 +719,11 @@ class Interpreter:
             receivers = positional(args, 0) or keyword_arg(args, api.BACKWARD_FUNCTIONS[name]) or frozenset()
             self.record_backward(receivers, site, f"{name}()", frame)
             return frozenset([PLAIN])
+        if name in api.COLLECTION_OF_ELEMENTS:
+            return frozenset([Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())])
+        if name in api.SEQUENTIAL:
+            items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
+            return frozenset([Collection(normalize(items), sequential=True)])
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.isupper():
             return frozenset([ExternalInstance(name)])
@@ -758,10 +827,25 @@ def config_value(literal: object) -> object:
     return None
 
 
+def symbols_in(value: object):
+    """The ``Symbol`` names inside a literal."""
+    if isinstance(value, ir.Symbol):
+        yield value.name
+    elif isinstance(value, (tuple, ir.ListLiteral, ir.DictLiteral)):
+        for item in value if isinstance(value, tuple) else value.items:
+            yield from symbols_in(item)
+
+
+def dotted_expr(name: str) -> ir.Expr:
+    head, *rest = name.split(".")
+    expr: ir.Expr = ir.Ref(head)
+    for attribute in rest:
+        expr = ir.Attr(expr, attribute)
+    return expr
+
+
 def describe_callee(func: ir.Expr | None) -> str:
     if isinstance(func, ir.Ref):
-        return func.name
-    if isinstance(func, ir.Qual):
         return func.name
     if isinstance(func, ir.Attr):
         return f"{describe_callee(func.base)}.{func.attr}"

@@ -32,6 +32,16 @@ CONFIG_PATCH = frozenset({f"{FUNCTORCH_CONFIG}.patch"})
 VALID_CONFIG_STRINGS = ("same_as_forward", "off")
 
 NULL_CONTEXT = frozenset({"contextlib.nullcontext"})
+
+#: Calls that build a collection from their arguments' elements (``nn.ModuleList([...])``, ``list(x)``).
+COLLECTION_OF_ELEMENTS = frozenset(
+    {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList", "builtins.list", "builtins.tuple",
+     "builtins.set", "builtins.sorted", "builtins.reversed", "builtins.enumerate", "builtins.zip", "builtins.iter"}
+)
+#: ``nn.Sequential(a, b, ...)``: a collection that calls its items in turn.
+SEQUENTIAL = frozenset({"torch.nn.Sequential"})
+#: Tensor methods whose result carries neither autograd history nor tangents.
+DETACHING_METHODS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
 BACKWARD_FUNCTIONS = {"torch.autograd.backward": "tensors", "torch.autograd.grad": "outputs"}
 
 #: Backends that never drop forward-mode tangents (CAL001).

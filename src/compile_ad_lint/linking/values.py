@@ -39,6 +39,14 @@ class ModuleRef:
 
 
 @dataclass(frozen=True)
+class Imported:
+    """What an import bound, resolved only when used, so unused imports are never parsed."""
+
+    name: str
+    importer: Path
+
+
+@dataclass(frozen=True)
 class FunctionVal:
     path: Path
     qualname: str
@@ -55,6 +63,17 @@ class ClassVal:
 @dataclass(frozen=True)
 class Instance:
     cls: ClassVal
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A list, tuple, dict or ``nn.ModuleList``/``nn.Sequential`` of ``items``.
+
+    A sequential collection (``nn.Sequential``) calls each item when called.
+    """
+
+    items: frozenset
+    sequential: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,9 +213,11 @@ Value = (
     External
     | ExternalInstance
     | ModuleRef
+    | Imported
     | FunctionVal
     | ClassVal
     | Instance
+    | Collection
     | Compiled
     | Compiler
     | Disabled
@@ -228,9 +249,13 @@ def derived(values) -> Data:
     """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
     origins: set[CompiledOutput] = set()
     dual = from_parameter = False
-    for value in values:
+    pending = list(values)
+    while pending:
+        value = pending.pop()
         if isinstance(value, Data):
             origins |= value.origins
             dual = dual or value.dual
             from_parameter = from_parameter or value.from_parameter
+        elif isinstance(value, Collection):
+            pending.extend(value.items)
     return Data(frozenset(origins), dual, from_parameter)

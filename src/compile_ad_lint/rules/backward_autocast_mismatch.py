@@ -164,8 +164,11 @@ def train(x):
         origin, assumed = mismatched[0]
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
+        where = f"line {origin.call_site.line}"
+        if origin.call_site.path != event.location.path:
+            where = f"{origin.call_site.path}:{origin.call_site.line}"
         message = (
-            f"{event.spelling} runs with {actual.describe()}, but the compiled call at line {origin.call_site.line} "
+            f"{event.spelling} runs with {actual.describe()}, but the compiled call at {where} "
             f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
             f"{origin.forward_autocast.describe()}): gradients silently differ from eager. To restore eager "
             f"semantics, {fix}."
@@ -194,6 +197,7 @@ def train(x):
                         "forward_autocast": _state_fact(origin.forward_autocast),
                         "backward_autocast": _state_fact(actual),
                         "matching_config": repr(matching_config(origin, actual)),
+                        "call_site": f"{origin.call_site.path}:{origin.call_site.line}",
                     }.items()
                 )
             ),

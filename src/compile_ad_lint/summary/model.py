@@ -1,8 +1,8 @@
 """Per-module summaries: a small, picklable intermediate form of each module.
 
-A summary keeps only what the rules need: names already resolved against imports (by LibCST's
-``QualifiedNameProvider``), function and class bodies as a tiny statement/expression language,
-and the suppression comments. Everything is a frozen dataclass so summaries can be cached on disk
+A summary keeps only what the rules need: function and class bodies as a tiny
+statement/expression language (imports become assignments of ``Import`` expressions), and the
+suppression comments. Everything is a frozen dataclass so summaries can be cached on disk
 and shared between processes; the linker (``compile_ad_lint.linking``) interprets them.
 """
 
@@ -32,7 +32,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Symbol:
-    """An imported dotted name inside a literal container (``torch.bfloat16`` in a config dict)."""
+    """A dotted name inside a literal container, as written (``torch.bfloat16`` in a config dict)."""
 
     name: str
 
@@ -66,8 +66,8 @@ class Ref:
 
 
 @dataclass(frozen=True)
-class Qual:
-    """A name that resolves through imports to a fully qualified dotted name (``torch.compile``)."""
+class Import:
+    """What an import statement binds: the module or attribute with this absolute dotted name."""
 
     name: str
 
@@ -101,6 +101,20 @@ class Combine:
 
 
 @dataclass(frozen=True)
+class Elements:
+    """A list/tuple/set/dict display or comprehension that is not a pure literal."""
+
+    parts: tuple["Expr", ...]
+
+
+@dataclass(frozen=True)
+class Item:
+    """An element of ``base``: ``base[...]``, or the target of ``for ... in base``."""
+
+    base: "Expr"
+
+
+@dataclass(frozen=True)
 class Choice:
     """``a if c else b`` and ``a or b``: the value is one of the options."""
 
@@ -114,7 +128,7 @@ class FunctionRef:
     qualname: str
 
 
-Expr = Union[Const, Ref, Qual, Attr, Call, Combine, Choice, FunctionRef]
+Expr = Union[Const, Ref, Import, Attr, Call, Combine, Elements, Item, Choice, FunctionRef]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,9 +199,13 @@ class Return:
 
 @dataclass(frozen=True)
 class Branch:
-    """Control flow with alternatives (if/else, try/except, loops as body-or-nothing, match)."""
+    """Control flow with alternatives (if/else, try/except, loops as body-or-nothing, match).
+
+    For ``if``, ``condition`` chooses between the two arms when it is a known constant.
+    """
 
     arms: tuple[tuple["Stmt", ...], ...]
+    condition: "Expr | None" = None
 
 
 @dataclass(frozen=True)
@@ -248,7 +266,6 @@ class ParseFailure:
 class ModuleSummary:
     module: str
     is_package: bool
-    imports: tuple[tuple[str, str], ...]  # (local name, qualified name) of module-level imports
     star_imports: tuple[str, ...]
     body: tuple[Stmt, ...]
     functions: tuple[FunctionSummary, ...]
@@ -263,7 +280,3 @@ class ModuleSummary:
     @cached_property
     def class_index(self) -> dict[str, ClassSummary]:
         return {c.qualname: c for c in self.classes}
-
-    @cached_property
-    def import_map(self) -> dict[str, str]:
-        return dict(self.imports)
