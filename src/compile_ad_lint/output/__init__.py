@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ..api import Report
-from . import json_format, text
+from . import github, json_format, sarif, text
 
 Renderer = Callable[[Report], str]
 
 FORMATS: dict[str, Renderer] = {
     "text": text.render,
     "json": json_format.render,
+    "sarif": sarif.render,
+    "github": github.render,
 }

@@ -1,0 +1,200 @@
+"""flake8 plugin: reports CAL findings as flake8 errors (entry point ``CAL`` in ``flake8.extension``).
+
+flake8 checks one file at a time, but CAL001/CAL002 follow calls across modules, so each file is
+analyzed in the context of its project: the folder holding the nearest ``pyproject.toml`` with a
+``[tool.compile-ad-lint]`` section, else the nearest folder with a project marker
+(``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``.git``), else the top of the file's package; a
+loose script outside any of these is analyzed on its own. One report per project (and options) is
+computed per flake8 process and shared by every file of that project.
+
+Positions: flake8 takes 0-based columns and prints ``column + 1``, so we hand it ``column - 1``
+and flake8 shows the same 1-based column as ``compile-ad-lint check``. flake8's ``# noqa`` applies
+as usual. The plugin never writes files (no summary cache) and runs the analyzer in-process
+(flake8 already spreads files over worker processes).
+
+Options (command line or the ``[flake8]`` config section): ``--cal-select``, ``--cal-ignore``
+(codes or prefixes, comma-separated) and ``--cal-max-call-depth``; they override
+``[tool.compile-ad-lint]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+import tokenize
+from pathlib import Path
+from typing import Any, ClassVar, Iterator, Sequence
+
+from .. import __version__
+from ..api import Analyzer
+from ..config import Config, ConfigError, find_pyproject, parse_codes, read_config_file
+from ..findings import Finding
+from ..project import module_identity
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+_Result = tuple[int, int, str, type]
+
+
+class _ProjectReport:
+    """Findings of one analysis of a project, by resolved file path."""
+
+    def __init__(self, findings: Sequence[Finding], started_ns: int) -> None:
+        self.started_ns = started_ns
+        self.by_file: dict[Path, list[Finding]] = {}
+        for finding in findings:
+            self.by_file.setdefault(_resolve(Path(finding.location.path)), []).append(finding)
+
+
+class CompileAdLintChecker:
+    """The flake8 checker; flake8 instantiates it once per file."""
+
+    name = "compile-ad-lint"
+    version = __version__
+
+    #: Overrides from flake8 options, set by ``parse_options``.
+    _overrides: ClassVar[dict[str, Any]] = {}
+    #: (project root, analyzed paths, config) -> report, shared by all files of one flake8 process.
+    _reports: ClassVar[dict[tuple, _ProjectReport]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, tree: object, filename: str, lines: Sequence[str] | None = None) -> None:
+        self.tree = tree  # unused: the analysis needs LibCST and the rest of the project
+        self.filename = filename
+        self.lines = lines
+
+    # -- options ----------------------------------------------------------------------------
+
+    @classmethod
+    def add_options(cls, option_manager: Any) -> None:
+        option_manager.add_option(
+            "--cal-select",
+            default=None,
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="compile-ad-lint: comma-separated rule codes or prefixes to run (default: all, or [tool.compile-ad-lint] select)",
+        )
+        option_manager.add_option(
+            "--cal-ignore",
+            default=None,
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="compile-ad-lint: comma-separated rule codes or prefixes to skip",
+        )
+        option_manager.add_option(
+            "--cal-max-call-depth",
+            default=None,
+            type=int,
+            parse_from_config=True,
+            help="compile-ad-lint: how many calls deep to follow from each anchor (0-64, default 8)",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        overrides: dict[str, Any] = {}
+        for option, key in (("cal_select", "select"), ("cal_ignore", "ignore")):
+            value = getattr(options, option, None)
+            if not value:
+                continue
+            try:
+                overrides[key] = parse_codes(list(value), "flake8", key)
+            except ConfigError as error:
+                reason = str(error).split(f"{key}: ", 1)[-1]
+                raise _execution_error(f"--cal-{key}: {reason}") from error
+        depth = getattr(options, "cal_max_call_depth", None)
+        if depth is not None:
+            if not 0 <= depth <= 64:
+                raise _execution_error(f"flake8 option --cal-max-call-depth: expected an integer from 0 to 64, got {depth}")
+            overrides["max_call_depth"] = depth
+        cls._overrides = overrides
+        cls._reports.clear()
+
+    # -- checking ---------------------------------------------------------------------------
+
+    def run(self) -> Iterator[_Result]:
+        path = Path(self.filename)
+        if not path.is_file():
+            return  # stdin without a real --stdin-display-name: no project to analyze
+        resolved = _resolve(path)
+        for finding in self._findings_for(resolved):
+            location = finding.location
+            yield location.line, max(0, location.column - 1), f"{finding.code} {finding.message}", type(self)
+
+    def _findings_for(self, resolved: Path) -> list[Finding]:
+        root, pyproject = project_root(resolved)
+        config = self._config(pyproject)
+        target = root if root is not None else resolved
+        source = self._unsaved_source(resolved)
+        if source is not None:  # stdin / editor buffer that differs from the file on disk
+            report = Analyzer(config, use_cache=False, jobs=1).check([str(target)], sources={resolved: source})
+            return list(_ProjectReport(report.findings, 0).by_file.get(resolved, ()))
+        key = (target, config)
+        with self._lock:
+            cached = self._reports.get(key)
+            if cached is None or _modified_since(resolved, cached.started_ns):
+                started = time.time_ns()
+                report = Analyzer(config, use_cache=False, jobs=1).check([str(target)])
+                cached = self._reports[key] = _ProjectReport(report.findings, started)
+        return list(cached.by_file.get(resolved, ()))
+
+    def _config(self, pyproject: Path | None) -> Config:
+        config = read_config_file(pyproject) if pyproject is not None else Config()
+        overrides = dict(self._overrides)
+        if "ignore" in overrides:
+            overrides["ignore"] = config.ignore | overrides["ignore"]
+        return config.with_overrides(**overrides)
+
+    def _unsaved_source(self, resolved: Path) -> bytes | None:
+        """The text flake8 checks, when it is not what is on disk (``flake8 -`` with a display name)."""
+        if self.lines is None:
+            return None
+        checked = "".join(self.lines)
+        try:
+            with tokenize.open(resolved) as handle:
+                on_disk = handle.read()
+        except (OSError, SyntaxError, UnicodeError):
+            return None
+        if checked.lstrip("\ufeff") == on_disk.lstrip("\ufeff"):
+            return None
+        return checked.encode("utf-8")
+
+
+def project_root(path: Path) -> tuple[Path | None, Path | None]:
+    """(folder to analyze for ``path``, the pyproject.toml holding our config if any).
+
+    The folder is None for a loose script outside any project or package: analyze it alone.
+    """
+    pyproject = find_pyproject(path)
+    if pyproject is not None:
+        return pyproject.parent, pyproject
+    package_top = module_identity(path)[2]
+    for directory in [path.parent, *path.parent.parents]:
+        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+            return directory, None
+    if package_top != path.parent:  # inside a package: analyze the top-level package
+        top_package = path.parent
+        while top_package.parent != package_top:
+            top_package = top_package.parent
+        return top_package, None
+    return None, None
+
+
+def _modified_since(path: Path, started_ns: int) -> bool:
+    try:
+        return path.stat().st_mtime_ns > started_ns
+    except OSError:
+        return False
+
+
+def _resolve(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _execution_error(message: str) -> Exception:
+    from flake8.exceptions import ExecutionError  # only ever called from inside flake8
+
+    return ExecutionError(f"compile-ad-lint: {message}")

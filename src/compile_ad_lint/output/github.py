@@ -1,0 +1,52 @@
+"""GitHub Actions workflow annotations (``--format github``).
+
+One command per finding::
+
+    ::error file=PATH,line=L,col=C,endLine=EL,endColumn=EC,title=CAL001 rule-name::message
+
+Positions are our 1-based ones (GitHub's are 1-based too). Values are escaped the way the Actions
+runner parses workflow commands: ``%``, CR and LF in the message; additionally ``:`` and ``,`` in
+properties. Related locations follow the message on their own lines (an escaped newline).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from ..api import Report
+from ..findings import Finding, Severity
+from ..rules import RULES_BY_CODE
+
+_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_finding(finding: Finding) -> str:
+    location = finding.location
+    rule = RULES_BY_CODE.get(finding.code)
+    title = f"{finding.code} {rule.name}" if rule is not None else finding.code
+    properties = [
+        ("file", PurePath(location.path).as_posix()),
+        ("line", str(location.line)),
+        ("col", str(location.column)),
+        ("endLine", str(location.end_line)),
+        ("endColumn", str(location.end_column)),
+        ("title", title),
+    ]
+    message = finding.message
+    for related in finding.related:
+        where = related.location
+        message += f"\n  {PurePath(where.path).as_posix()}:{where.line}:{where.column}: {related.message}"
+    rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
+    return f"::{_COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
+
+
+def render(report: Report) -> str:
+    return "".join(format_finding(finding) + "\n" for finding in report.findings)

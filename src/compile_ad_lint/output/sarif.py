@@ -1,0 +1,164 @@
+"""SARIF 2.1.0 (``--format sarif``), in the shape GitHub code scanning accepts.
+
+Positions come straight from ``Location``: SARIF lines and columns are 1-based and ``endColumn`` is
+exclusive, like ours. Columns count Unicode code points (LibCST's unit), which the run declares with
+``columnKind`` so consumers do not assume UTF-16 code units.
+
+Relative paths (the usual case: paths as the user named them, relative to the working directory)
+become relative URIs against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the working
+directory; absolute paths become ``file://`` URIs.
+
+``partialFingerprints`` lets code scanning match a result across runs even when lines move: the
+key hashes the rule, the file and the flagged source text (whitespace-collapsed) plus the result's
+rank among identical ones in that file, never a line number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path, PurePath
+from urllib.parse import quote
+
+from .. import __version__
+from ..api import Report
+from ..findings import Finding, Location, Severity
+from ..rules import ALL_RULES
+from ..rules.base import Rule
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://github.com/compile-ad-lint/compile-ad-lint"
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "compileAdLint/v1"
+
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
+#: ``[text](target)`` would be read as an embedded link (SARIF 3.11.6); escape such brackets.
+_EMBEDDED_LINK = re.compile(r"\[([^\]]*)\]\(")
+
+
+def render(report: Report) -> str:
+    return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def sarif_log(report: Report) -> dict:
+    """The SARIF log as a JSON-ready dict (one run)."""
+    rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
+    fingerprints = _Fingerprints()
+    results = [_result(finding, rule_index, fingerprints) for finding in report.findings]
+    run: dict = {
+        "tool": {
+            "driver": {
+                "name": "compile-ad-lint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(rule) for rule in ALL_RULES],
+            }
+        },
+        "invocations": [{"executionSuccessful": True}],
+        "originalUriBaseIds": {SRCROOT: {"uri": _directory_uri(Path.cwd())}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _rule_descriptor(rule: type[Rule]) -> dict:
+    documentation = rule.documentation()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": " ".join(rule.what_it_does.split())},
+        "help": {"text": documentation, "markdown": documentation},
+        "helpUri": rule.docs_url(),
+        "defaultConfiguration": {"level": _LEVELS[rule.severity]},
+        "properties": {"tags": ["correctness", "pytorch", "torch.compile"], "precision": "high"},
+    }
+
+
+def _result(finding: Finding, rule_index: dict[str, int], fingerprints: "_Fingerprints") -> dict:
+    result: dict = {"ruleId": finding.code}
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    result["level"] = _LEVELS[finding.severity]
+    result["message"] = {"text": _message_text(finding.message)}
+    result["locations"] = [{"physicalLocation": _physical_location(finding.location)}]
+    if finding.related:
+        result["relatedLocations"] = [
+            {"id": number, "physicalLocation": _physical_location(related.location), "message": {"text": _message_text(related.message)}}
+            for number, related in enumerate(finding.related, start=1)
+        ]
+    result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprints.of(finding)}
+    properties: dict = {}
+    if finding.facts:
+        properties["facts"] = dict(finding.facts)
+    if finding.fix is not None:
+        properties["fix"] = finding.fix.description
+    if finding.confirm is not None:
+        properties["confirm"] = {device: {"verdict": r.verdict.value, "detail": r.detail} for device, r in finding.confirm}
+    if properties:
+        result["properties"] = properties
+    return result
+
+
+def _message_text(text: str) -> str:
+    return _EMBEDDED_LINK.sub(lambda m: "\\[" + m.group(1) + "\\](", text)
+
+
+def _physical_location(location: Location) -> dict:
+    region = {
+        "startLine": max(1, location.line),
+        "startColumn": max(1, location.column),
+        "endLine": max(location.line, location.end_line),
+    }
+    end_column = location.end_column
+    if region["endLine"] == region["startLine"]:
+        end_column = max(end_column, region["startColumn"] + 1)
+    region["endColumn"] = max(1, end_column)
+    return {"artifactLocation": artifact_location(location.path), "region": region}
+
+
+def artifact_location(path: str) -> dict:
+    """A relative URI (forward slashes, percent-encoded) against %SRCROOT%, or a file:// URI."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(pure.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+
+
+def _directory_uri(directory: Path) -> str:
+    uri = directory.as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+class _Fingerprints:
+    """Line-independent fingerprints; identical (rule, file, source text) results are numbered."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str] | None] = {}
+        self._seen: dict[str, int] = {}
+
+    def of(self, finding: Finding) -> str:
+        location = finding.location
+        snippet = self._snippet(location)
+        if snippet is None:  # the file cannot be read: the message, with its line numbers dropped
+            snippet = "message:" + re.sub(r"\d+", "#", finding.message)
+        base = "\0".join((finding.code, PurePath(location.path).as_posix(), snippet))
+        occurrence = self._seen.get(base, 0)
+        self._seen[base] = occurrence + 1
+        return hashlib.sha256(f"{base}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def _snippet(self, location: Location) -> str | None:
+        if location.path not in self._lines:
+            try:
+                text = Path(location.path).read_bytes().decode("utf-8", errors="replace")
+                self._lines[location.path] = text.splitlines()
+            except OSError:
+                self._lines[location.path] = None
+        lines = self._lines[location.path]
+        if lines is None or not 1 <= location.line <= len(lines):
+            return None
+        chosen = lines[location.line - 1 : max(location.line, location.end_line)]
+        return " ".join(" ".join(chosen).split())

@@ -1,0 +1,275 @@
+"""The flake8 plugin, run through the real ``flake8`` and compared with ``compile-ad-lint check``."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.integrations.flake8_plugin import CompileAdLintChecker, project_root
+
+BIN = Path(sys.executable).parent
+FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<message>.*)$")
+
+PROJECT = {
+    "pyproject.toml": """
+        [project]
+        name = "demo"
+
+        [tool.compile-ad-lint]
+        max-call-depth = 8
+    """,
+    "pkg/__init__.py": "",
+    "pkg/models.py": """
+        import torch
+
+
+        def body(x):
+            return torch.sin(x) * x
+
+
+        fast = torch.compile(body)
+        net = torch.compile(torch.nn.Linear(4, 4))
+    """,
+    "pkg/helpers.py": """
+        from pkg.models import fast
+
+
+        def apply(x):
+            return fast(x)
+    """,
+    "pkg/train.py": """
+        import torch
+        import torch.autograd.forward_ad as fwAD
+
+        from pkg.helpers import apply
+        from pkg.models import net
+
+
+        def jvp(x, t):
+            with fwAD.dual_level():
+                out = apply(fwAD.make_dual(x, t))
+                return fwAD.unpack_dual(out).tangent
+
+
+        def step(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = net(x).float().mean()
+            loss.backward()
+
+
+        def config_bad():
+            torch._functorch.config.backward_pass_autocast = "sometimes"
+    """,
+    "scripts/run.py": """
+        import torch.autograd.forward_ad as fwAD
+
+        from pkg.models import fast
+
+        with fwAD.dual_level():
+            y = fast(fwAD.make_dual(1, 2))
+    """,
+    "clean.py": """
+        import torch
+
+        x = torch.ones(3)
+    """,
+}
+
+
+def write_project(root: Path, files: dict[str, str] = PROJECT) -> Path:
+    for relative, source in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def run_flake8(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, set[tuple[str, int, int, str]], str]:
+    completed = subprocess.run(
+        [str(BIN / "flake8"), "--select", "CAL", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in completed.stderr, completed.stderr
+    found = set()
+    for line in completed.stdout.splitlines():
+        match = FLAKE8_LINE.match(line)
+        assert match, f"unexpected flake8 output line: {line!r}"
+        found.add((os.path.normpath(match["path"]), int(match["line"]), int(match["col"]), match["code"]))
+    return completed.returncode, found, completed.stdout + completed.stderr
+
+
+def run_cli(cwd: Path, *args: str) -> set[tuple[str, int, int, str]]:
+    completed = subprocess.run(
+        [str(BIN / "compile-ad-lint"), "check", "--format", "json", "--no-cache", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode in (0, 1), completed.stderr
+    document = json.loads(completed.stdout)
+    return {(os.path.normpath(f["path"]), f["line"], f["column"], f["code"]) for f in document["findings"]}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "demo")
+
+
+def test_entry_point_is_registered_with_flake8():
+    completed = subprocess.run([str(BIN / "flake8"), "--version"], capture_output=True, text=True, timeout=120)
+    assert "compile-ad-lint" in completed.stdout
+
+
+def test_plugin_contract():
+    parameters = list(inspect.signature(CompileAdLintChecker.__init__).parameters)
+    assert parameters[:3] == ["self", "tree", "filename"]
+    assert set(parameters) <= {"self", "tree", "filename", "lines"}
+    assert CompileAdLintChecker.name == "compile-ad-lint"
+    assert CompileAdLintChecker.version
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_flake8_matches_cli_positions(project: Path, jobs: str):
+    expected = run_cli(project, ".")
+    assert {code for *_, code in expected} == {"CAL001", "CAL002", "CAL003"}
+    rc, found, output = run_flake8(project, "-j", jobs, ".")
+    assert rc == 1, output
+    assert found == expected
+
+
+def test_cross_module_reachability_when_flake8_checks_one_file(project: Path):
+    # The script imports pkg from the project root; analyzing the file alone could not resolve it.
+    rc, found, output = run_flake8(project, "scripts/run.py")
+    assert rc == 1, output
+    assert found == {(os.path.join("scripts", "run.py"), 6, 9, "CAL001")}
+    assert found <= run_cli(project, ".")
+
+
+def test_project_without_configuration_uses_package_context(tmp_path: Path):
+    # pkg/train.py imports pkg.helpers, which imports pkg.models: found from the package's context.
+    files = {k: v for k, v in PROJECT.items() if k.startswith("pkg/")}
+    project = write_project(tmp_path / "loose", files)
+    rc, found, output = run_flake8(project, "pkg/train.py")
+    assert rc == 1, output
+    assert {(line, code) for _, line, _, code in found} == {(10, "CAL001"), (17, "CAL002"), (21, "CAL003")}
+
+
+def test_clean_file_passes(project: Path):
+    rc, found, output = run_flake8(project, "clean.py")
+    assert (rc, found) == (0, set()), output
+
+
+def test_flake8_noqa(project: Path):
+    train = project / "pkg" / "train.py"
+    lines = train.read_text().splitlines()
+    assert lines[9].endswith("make_dual(x, t))")
+    lines[9] += "  # noqa: CAL001"
+    lines[16] += "  # noqa: E501"  # a noqa for another code keeps the CAL002 finding
+    train.write_text("\n".join(lines) + "\n")
+    rc, found, output = run_flake8(project, "pkg/train.py")
+    assert {(line, code) for _, line, _, code in found} == {(17, "CAL002"), (21, "CAL003")}, output
+
+
+def test_options_on_command_line_match_cli(project: Path):
+    _, found, output = run_flake8(project, "--cal-select", "CAL001,CAL003", "--cal-ignore", "CAL003", ".")
+    assert found == run_cli(project, "--select", "CAL001,CAL003", "--ignore", "CAL003", ".")
+    assert {code for *_, code in found} == {"CAL001"}, output
+
+    _, found, _ = run_flake8(project, "--cal-max-call-depth", "0", ".")
+    shallow = run_cli(project, "--max-call-depth", "0", ".")
+    assert found == shallow
+    assert found != run_cli(project, "."), "depth 0 should drop the finding that needs one more call"
+
+
+def test_options_from_flake8_config(project: Path):
+    (project / "setup.cfg").write_text("[flake8]\ncal-select = CAL002\n")
+    _, found, output = run_flake8(project, ".")
+    assert {code for *_, code in found} == {"CAL002"}, output
+
+
+def test_invalid_option_is_a_clear_error(project: Path):
+    completed = subprocess.run(
+        [str(BIN / "flake8"), "--select", "CAL", "--cal-select", "nonsense!", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode != 0
+    assert "--cal-select" in completed.stdout and "nonsense!" in completed.stdout
+    assert "Traceback" not in completed.stdout + completed.stderr
+
+
+def test_stdin_with_display_name_checks_the_buffer(project: Path):
+    buffer = (project / "clean.py").read_text() + textwrap.dedent(
+        """
+        import torch.autograd.forward_ad as fwAD
+        from pkg.models import fast
+
+        with fwAD.dual_level():
+            z = fast(fwAD.make_dual(x, x))
+        """
+    )
+    rc, found, output = run_flake8(project, "--stdin-display-name", "clean.py", "-", stdin=buffer)
+    assert rc == 1, output
+    assert found == {("clean.py", 9, 9, "CAL001")}
+
+
+def test_plugin_never_writes_files(project: Path):
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    run_flake8(project, ".")
+    after = sorted(p.relative_to(project) for p in project.rglob("*"))
+    assert after == before
+
+
+def test_one_analysis_per_project_in_a_process(project: Path):
+    CompileAdLintChecker._reports.clear()
+    CompileAdLintChecker.parse_options(_namespace())
+    results = {}
+    for relative in ("pkg/train.py", "scripts/run.py", "clean.py"):
+        checker = CompileAdLintChecker(tree=None, filename=str(project / relative))
+        results[relative] = [(line, col, text.split()[0]) for line, col, text, _ in checker.run()]
+    assert len(CompileAdLintChecker._reports) == 1
+    assert results == {
+        "pkg/train.py": [(10, 14, "CAL001"), (17, 4, "CAL002"), (21, 4, "CAL003")],
+        "scripts/run.py": [(6, 8, "CAL001")],
+        "clean.py": [],
+    }
+    # A file changed after the analysis is analyzed again, not served stale.
+    run_py = project / "scripts" / "run.py"
+    run_py.write_text("\n" + run_py.read_text())
+    os.utime(run_py, ns=(run_py.stat().st_atime_ns, run_py.stat().st_mtime_ns + 10**9))
+    checker = CompileAdLintChecker(tree=None, filename=str(run_py))
+    assert [(line, col) for line, col, _, _ in checker.run()] == [(7, 8)]
+    CompileAdLintChecker._reports.clear()
+
+
+def test_project_root_discovery(tmp_path: Path):
+    if any((d / m).exists() for d in tmp_path.parents for m in ("pyproject.toml", "setup.py", "setup.cfg", ".git")):
+        pytest.skip("the temporary directory lies inside a project")
+    project = write_project(tmp_path / "demo")
+    assert project_root((project / "pkg" / "train.py").resolve()) == (project.resolve(), (project / "pyproject.toml").resolve())
+    loose = write_project(tmp_path / "loose", {"lib/__init__.py": "", "lib/sub/__init__.py": "", "lib/sub/m.py": "", "script.py": ""})
+    assert project_root((loose / "lib" / "sub" / "m.py").resolve()) == ((loose / "lib").resolve(), None)
+    assert project_root((loose / "script.py").resolve()) == (None, None)
+    (loose / "setup.cfg").write_text("")
+    assert project_root((loose / "lib" / "sub" / "m.py").resolve()) == (loose.resolve(), None)
+
+
+def _namespace():
+    import argparse
+
+    return argparse.Namespace(cal_select=None, cal_ignore=None, cal_max_call_depth=None)
