@@ -1,0 +1,415 @@
+"""The process that runs user code for confirm mode (executed as a script, never imported by the linter).
+
+It depends only on the standard library and torch, so that it works whatever else the user's environment
+holds. Usage: ``python -B _child.py SPEC.json``; it writes ``result.json`` and ``tensors.bin`` into the
+spec's ``out`` directory. Modes:
+
+* ``env``: report the torch version and CUDA devices.
+* ``run``: install the instrumentation, run one entry point, record what was observed.
+
+Instrumentation (installed before user code is imported, so ``from ... import unpack_dual`` binds it):
+``torch.autograd.forward_ad.unpack_dual`` (tangent ``None`` or its value), ``Tensor.backward``,
+``torch.autograd.backward`` and ``torch.autograd.grad`` (resulting gradients), the entry point's exception,
+and (when asked) the lines executed in the flagged files, to tell whether the entry reached the site.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+MAX_ELEMENTS = 1 << 20  # per recorded tensor; larger tensors are subsampled with a fixed stride
+MAX_RECORDS = 200
+
+
+def _write(out, result):
+    with open(os.path.join(out, "result.json"), "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def env_mode(spec):
+    result = {"torch": None, "cuda": False, "gpus": []}
+    try:
+        import torch
+    except Exception as error:  # noqa: BLE001
+        result["error"] = f"{type(error).__name__}: {error}"
+        _write(spec["out"], result)
+        return
+    result["torch"] = torch.__version__
+    try:
+        result["cuda"] = bool(torch.cuda.is_available())
+        if result["cuda"]:
+            result["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception as error:  # noqa: BLE001
+        result["cuda_error"] = f"{type(error).__name__}: {error}"
+    _write(spec["out"], result)
+
+
+class Recorder:
+    def __init__(self, torch, out, watched):
+        self.torch = torch
+        self.records = []
+        self.blob = open(os.path.join(out, "tensors.bin"), "wb")
+        self.offset = 0
+        self.busy = False
+        self.watched = {os.path.realpath(p) for p in watched}
+        self.torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
+        self.here = os.path.realpath(__file__)
+
+    # -- where a call came from -------------------------------------------------------------
+    def user_stack(self, depth=2):
+        frames = []
+        frame = sys._getframe(depth)
+        while frame is not None and len(frames) < 40:
+            filename = os.path.realpath(frame.f_code.co_filename)
+            if not filename.startswith(self.torch_dir) and filename != self.here and not filename.startswith("<"):
+                frames.append([filename, frame.f_lineno])
+            frame = frame.f_back
+        return frames
+
+    # -- tensors ----------------------------------------------------------------------------
+    def store(self, tensor):
+        from array import array
+
+        torch = self.torch
+        flat = tensor.detach().reshape(-1)
+        numel = flat.numel()
+        if numel > MAX_ELEMENTS:
+            flat = flat[:: -(-numel // MAX_ELEMENTS)]
+        values = flat.to("cpu", torch.float64)
+        data = array("d", values.tolist())
+        data.tofile(self.blob)
+        entry = {"offset": self.offset, "count": len(data), "numel": numel, "dtype": str(tensor.dtype).replace("torch.", ""), "shape": list(tensor.shape)}
+        self.offset += len(data) * 8
+        return entry
+
+    def add(self, record):
+        if len(self.records) < MAX_RECORDS:
+            self.records.append(record)
+
+    # -- hooks ------------------------------------------------------------------------------
+    def leaves(self, roots):
+        seen, order, stack = set(), [], []
+        for root in roots:
+            fn = getattr(root, "grad_fn", None)
+            if fn is not None:
+                stack.append(fn)
+            elif getattr(root, "requires_grad", False):
+                order.append(root)
+        visited = 0
+        while stack and visited < 200000:
+            node = stack.pop(0)
+            visited += 1
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            variable = getattr(node, "variable", None)
+            if variable is not None:
+                order.append(variable)
+                continue
+            for child, _ in getattr(node, "next_functions", ()):
+                if child is not None:
+                    stack.append(child)
+        unique, ids = [], set()
+        for leaf in order:
+            if id(leaf) not in ids:
+                ids.add(id(leaf))
+                unique.append(leaf)
+        return unique
+
+    def leaf_key(self, leaf):
+        torch = self.torch
+        with torch.no_grad():
+            value = leaf.detach().to(torch.float64)
+            fingerprint = (round(float(value.sum()), 6), round(float(value.abs().sum()), 6))
+        return (tuple(leaf.shape), str(leaf.dtype), fingerprint)
+
+    def record_grads(self, kind, leaves, grads, stack, error=None):
+        record = {"kind": kind, "stack": stack, "tensors": [], "error": error}
+        for leaf, grad in zip(leaves, grads):
+            record["tensors"].append(None if grad is None else self.store(grad))
+        self.add(record)
+
+    def install(self):
+        torch = self.torch
+        recorder = self
+        import torch.autograd.forward_ad as fwAD
+
+        original_unpack = fwAD.unpack_dual
+
+        def unpack_dual(tensor, *, level=None):
+            result = original_unpack(tensor, level=level)
+            if not recorder.busy:
+                recorder.busy = True
+                try:
+                    tangent = result.tangent
+                    recorder.add(
+                        {
+                            "kind": "tangent",
+                            "stack": recorder.user_stack(),
+                            "tangent": None if tangent is None else recorder.store(tangent),
+                        }
+                    )
+                except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
+                    pass
+                finally:
+                    recorder.busy = False
+            return result
+
+        unpack_dual.__wrapped__ = original_unpack
+        fwAD.unpack_dual = unpack_dual
+
+        original_backward = torch.autograd.backward
+
+        def run_backward(kind, roots, inputs, call):
+            if recorder.busy:
+                return call()
+            recorder.busy = True
+            try:
+                try:
+                    if inputs is not None:
+                        leaves = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+                    else:
+                        leaves = recorder.leaves(roots)
+                        leaves.sort(key=recorder.leaf_key)
+                except Exception:  # noqa: BLE001
+                    leaves = []
+                stack = recorder.user_stack(3)
+                before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
+                result = call()
+                try:
+                    grads = []
+                    for leaf, old in zip(leaves, before):
+                        grad = leaf.grad
+                        grads.append(None if grad is None else (grad.detach() if old is None else grad.detach() - old))
+                    recorder.record_grads(kind, leaves, grads, stack)
+                except Exception:  # noqa: BLE001
+                    pass
+                return result
+            finally:
+                recorder.busy = False
+
+        def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            return run_backward(
+                "backward",
+                roots,
+                inputs,
+                lambda: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
+            )
+
+        torch.autograd.backward = backward
+
+        original_tensor_backward = torch.Tensor.backward
+
+        def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+            return run_backward(
+                "backward",
+                [self],
+                inputs,
+                lambda: original_tensor_backward(self, gradient, retain_graph, create_graph, inputs=inputs),
+            )
+
+        torch.Tensor.backward = tensor_backward
+
+        original_grad = torch.autograd.grad
+
+        def grad(outputs, inputs, *args, **kwargs):
+            result = original_grad(outputs, inputs, *args, **kwargs)
+            if not recorder.busy:
+                recorder.busy = True
+                try:
+                    leaves = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+                    recorder.record_grads("grad", leaves, list(result), recorder.user_stack())
+                except Exception:  # noqa: BLE001
+                    pass
+                finally:
+                    recorder.busy = False
+            return result
+
+        torch.autograd.grad = grad
+
+    # -- reachability ----------------------------------------------------------------------
+    def start_trace(self):
+        watched = self.watched
+        executed = self.executed = {path: set() for path in watched}
+        cache = {}
+
+        def global_trace(frame, event, arg):
+            filename = frame.f_code.co_filename
+            real = cache.get(filename)
+            if real is None:
+                real = cache[filename] = os.path.realpath(filename)
+            if real not in watched:
+                return None
+            target = executed[real]
+            target.add(frame.f_lineno)
+
+            def tracer(frame, event, arg):
+                if event == "line":
+                    target.add(frame.f_lineno)
+                return tracer
+
+            return tracer
+
+        import threading
+
+        sys.settrace(global_trace)
+        threading.settrace(global_trace)
+
+    def stop_trace(self):
+        sys.settrace(None)
+
+
+def _force_config(torch, forced, recorder):
+    """Make reads of ``backward_pass_autocast`` return the matching value, at the flagged call sites only."""
+    import torch._functorch.config as functorch_config
+
+    def decode(value):
+        if isinstance(value, list):
+            return [{k: (getattr(torch, v.replace("torch.", "")) if k == "dtype" and isinstance(v, str) else v) for k, v in item.items()} for item in value]
+        return value
+
+    rules = [(None if site is None else (os.path.realpath(site[0]), site[1], site[2]), decode(value)) for site, value in forced]
+    cls = type(functorch_config)
+    original = cls.__getattr__
+    hits = recorder.forced_hits = []
+
+    def __getattr__(self, name):
+        if name == "backward_pass_autocast" and self is functorch_config:
+            written = original(self, name)
+            frame = sys._getframe(1)
+            frames = []
+            while frame is not None:
+                frames.append((frame.f_code.co_filename, frame.f_lineno))
+                frame = frame.f_back
+            for site, value in rules:
+                if site is None or any(
+                    os.path.realpath(f) == site[0] and site[1] <= line <= site[2] for f, line in frames
+                ):
+                    hits.append({"written": repr(written), "forced": repr(value)})
+                    return value
+            return written
+        return original(self, name)
+
+    cls.__getattr__ = __getattr__
+
+
+def run_mode(spec):
+    out = spec["out"]
+    script_dir = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != script_dir]
+    for root in reversed(spec["roots"]):
+        sys.path.insert(0, root)
+    result = {"status": "ok", "exception": None, "records": [], "executed": {}, "forced_hits": []}
+    try:
+        import torch
+    except Exception as error:  # noqa: BLE001
+        result["status"] = "no-torch"
+        result["exception"] = {"type": type(error).__name__, "message": str(error), "frames": []}
+        _write(out, result)
+        return
+    result["torch"] = torch.__version__
+    device = spec["device"]
+    if device == "cuda":
+        result["gpu"] = torch.cuda.get_device_name(0)
+        torch.set_default_device("cuda")
+    if not spec["compiled"]:
+        torch._dynamo.config.disable = True
+    import random
+
+    random.seed(0)
+    torch.manual_seed(0)
+    try:
+        import numpy
+
+        numpy.random.seed(0)
+    except Exception:  # noqa: BLE001
+        pass
+    recorder = Recorder(torch, out, spec.get("watch", []))
+    recorder.forced_hits = []
+    recorder.install()
+    if spec.get("force"):
+        _force_config(torch, [(tuple(site) if site else None, value) for site, value in spec["force"]], recorder)
+    entry = spec["entry"]
+    if spec.get("watch"):
+        recorder.start_trace()
+    try:
+        if entry["kind"] == "main":
+            import runpy
+
+            if entry.get("module"):
+                runpy.run_module(entry["module"], run_name="__main__", alter_sys=True)
+            else:
+                runpy.run_path(entry["path"], run_name="__main__")
+        elif entry["kind"] == "path-function":
+            import importlib.util
+
+            module_spec = importlib.util.spec_from_file_location("_confirm_entry", entry["path"])
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules["_confirm_entry"] = module
+            module_spec.loader.exec_module(module)
+            _call(module, entry["function"])
+        else:
+            import importlib
+
+            module = importlib.import_module(entry["module"])
+            _call(module, entry["function"])
+    except SystemExit as stop:
+        if stop.code not in (None, 0):
+            result["status"] = "exception"
+            result["exception"] = _describe(stop)
+    except BaseException as error:  # noqa: BLE001 - the user's failure is data
+        result["status"] = "exception"
+        result["exception"] = _describe(error)
+    finally:
+        recorder.stop_trace()
+    result["records"] = recorder.records
+    result["executed"] = {path: sorted(lines) for path, lines in getattr(recorder, "executed", {}).items()}
+    result["forced_hits"] = recorder.forced_hits
+    recorder.blob.close()
+    _write(out, result)
+
+
+def _call(module, dotted):
+    """Call ``function`` or ``Class.method`` (the class built with no arguments, unittest style if a TestCase)."""
+    if "." not in dotted:
+        return getattr(module, dotted)()
+    class_name, method = dotted.split(".", 1)
+    cls = getattr(module, class_name)
+    instance = cls(method) if _is_testcase(cls) else cls()
+    setup, teardown = getattr(instance, "setUp", None), getattr(instance, "tearDown", None)
+    if callable(setup):
+        setup()
+    try:
+        return getattr(instance, method)()
+    finally:
+        if callable(teardown):
+            teardown()
+
+
+def _is_testcase(cls):
+    import unittest
+
+    return issubclass(cls, unittest.TestCase)
+
+
+def _describe(error):
+    frames = [[os.path.realpath(f.filename), f.lineno] for f in traceback.extract_tb(error.__traceback__)]
+    message = str(error).strip().splitlines()
+    return {"type": type(error).__name__, "message": message[0][:300] if message else "", "frames": frames[-60:]}
+
+
+def main():
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        spec = json.load(handle)
+    if spec["mode"] == "env":
+        env_mode(spec)
+    else:
+        run_mode(spec)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    main()

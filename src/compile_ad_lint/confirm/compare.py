@@ -1,0 +1,213 @@
+"""Turning observed runs into verdicts (pure Python: no torch here, so it is unit-testable anywhere).
+
+CAL001 compares the compiled run as written with the eager reference: a tangent that is ``None`` where
+eager has one, or a compiled run that raises at the flagged site where eager does not.
+CAL002 uses design.md's fix differential: the compiled run under the config as written against the
+compiled run under the matching config (same backend, so kernel noise cancels); eager decides which of
+the two is right. Compiled-vs-eager differences alone never confirm CAL002.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..findings import ConfirmResult, Verdict
+
+#: Relative-difference tolerance between two compiled runs that differ only in the config (same kernels).
+DIFFERENTIAL_TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
+#: Tolerance between a compiled tangent and the eager one (inductor reorders and fuses).
+TANGENT_TOLERANCE = {"float64": 1e-7, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+#: Non-deterministic GPU kernels: allow ten times more run-to-run noise on CUDA.
+DEVICE_FACTOR = {"cpu": 1.0, "cuda": 10.0}
+
+
+@dataclass(frozen=True)
+class Site:
+    """The flagged statement (real path, inclusive line range) and its enclosing function's range."""
+
+    path: str
+    lines: tuple[int, int]
+    function: tuple[int, int] | None = None
+
+    def on_stack(self, stack: Sequence[Sequence], *, function: bool = False) -> bool:
+        low, high = self.function if function and self.function else self.lines
+        return any(frame[0] == self.path and low <= frame[1] <= high for frame in stack)
+
+    def describe(self, display: str) -> str:
+        return f"{display}:{self.lines[0]}"
+
+
+TensorLoader = Callable[[dict], list[float]]
+
+
+def tolerance(table: dict[str, float], dtypes: Sequence[str], device: str) -> float:
+    base = max((table.get(d, table["float32"]) for d in dtypes), default=table["float32"])
+    return base * DEVICE_FACTOR.get(device, 1.0)
+
+
+def relative_difference(a: Sequence[float], b: Sequence[float]) -> float:
+    """||a - b|| / ||b|| (inf when shapes differ; 0 when both are zero)."""
+    if len(a) != len(b):
+        return math.inf
+    diff = math.sqrt(math.fsum((x - y) ** 2 for x, y in zip(a, b)))
+    norm = math.sqrt(math.fsum(y * y for y in b))
+    if norm == 0.0:
+        return 0.0 if diff == 0.0 else math.inf
+    return diff / norm
+
+
+def grad_vector(record: dict, load: TensorLoader) -> tuple[list[float], list[str], tuple]:
+    values: list[float] = []
+    dtypes: list[str] = []
+    layout = []
+    for entry in record["tensors"]:
+        if entry is None:
+            layout.append(None)
+            continue
+        values.extend(load(entry))
+        dtypes.append(entry["dtype"])
+        layout.append(tuple(entry["shape"]))
+    return values, dtypes, tuple(layout)
+
+
+def exception_text(exception: dict) -> str:
+    where = f" at {_short(exception['frames'][-1])}" if exception.get("frames") else ""
+    return f"{exception['type']}: {exception['message']}{where}"
+
+
+def _short(frame: Sequence) -> str:
+    return f"{str(frame[0]).rsplit('/', 1)[-1]}:{frame[1]}"
+
+
+def _fmt(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.1e}"
+
+
+# -- CAL001 -------------------------------------------------------------------------------------
+
+
+def verdict_cal001(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult:
+    if compiled.get("status") == "exception":
+        exception = compiled["exception"]
+        if site.on_stack(exception.get("frames", [])) or site.on_stack(exception.get("frames", []), function=True):
+            user = [f for f in exception.get("frames", []) if f[0] == site.path]
+            at = f" (raised through {_short(user[-1])}, the flagged call)" if user else " through the flagged call"
+            return ConfirmResult(
+                Verdict.CONFIRMED,
+                f"the compiled run raises {exception['type']}: {exception['message']}{at}; the eager run does not",
+            )
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            f"the compiled run raised {exception_text(exception)}, but not through the flagged call",
+        )
+    eager_tangents = _tangents(eager, site)
+    compiled_tangents = _tangents(compiled, site)
+    if not eager_tangents and not compiled_tangents:
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged call but never called forward_ad.unpack_dual, so no tangent could be compared")
+    dropped = 0
+    worst = 0.0
+    worst_tol = 0.0
+    where = ""
+    for index, (e, c) in enumerate(zip(eager_tangents, compiled_tangents)):
+        if e["tangent"] is not None and c["tangent"] is None:
+            dropped += 1
+            where = where or (_short(c["stack"][0]) if c["stack"] else "?")
+        elif e["tangent"] is not None and c["tangent"] is not None:
+            rel = relative_difference(compiled_load(c["tangent"]), eager_load(e["tangent"]))
+            tol = tolerance(TANGENT_TOLERANCE, [e["tangent"]["dtype"]], device)
+            if rel / tol > (worst / worst_tol if worst_tol else 0.0):
+                worst, worst_tol = rel, tol
+                where = where or (_short(c["stack"][0]) if c["stack"] else "?")
+    count = min(len(eager_tangents), len(compiled_tangents))
+    if dropped:
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"tangent dropped to None in the compiled run where eager has one ({dropped} of {count} unpack_dual results, first at {where})",
+        )
+    if worst_tol and worst > worst_tol:
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} (at {where})",
+        )
+    if len(eager_tangents) != len(compiled_tangents):
+        return ConfirmResult(Verdict.NOT_REPRODUCED, f"unpack_dual was called {len(compiled_tangents)} times compiled vs {len(eager_tangents)} times eager; the {count} compared tangents agree")
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        f"compared {count} unpack_dual tangent(s) compiled vs eager: all present and equal within tolerance (max relative difference {_fmt(worst)})",
+    )
+
+
+def _tangents(run: dict, site: Site) -> list[dict]:
+    records = [r for r in run.get("records", []) if r.get("kind") == "tangent"]
+    near = [r for r in records if site.on_stack(r.get("stack", []), function=True)]
+    return near or records
+
+
+# -- CAL002 -------------------------------------------------------------------------------------
+
+
+def verdict_cal002(
+    eager: dict,
+    eager_load: TensorLoader,
+    written: dict,
+    written_load: TensorLoader,
+    matching: dict,
+    matching_load: TensorLoader,
+    site: Site,
+    device: str,
+    written_config: str,
+    matching_config: str,
+    backend: str,
+) -> ConfirmResult:
+    for name, run in (("as written", written), ("under the matching config", matching)):
+        if run.get("status") == "exception":
+            return ConfirmResult(Verdict.ERROR, f"the compiled run {name} failed where eager did not: {exception_text(run['exception'])}")
+    if not matching.get("forced_hits"):
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            "the compiled region was never traced at the flagged compiled call (backward_pass_autocast was not read there), so the matching config could not be applied",
+        )
+    records = [_backward_records(run, site) for run in (eager, written, matching)]
+    if not all(records):
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged backward but no gradient was recorded there in every run")
+    best: tuple | None = None
+    for e, w, m in zip(*records):
+        ev, edt, elay = grad_vector(e, eager_load)
+        wv, wdt, wlay = grad_vector(w, written_load)
+        mv, mdt, mlay = grad_vector(m, matching_load)
+        if not wv or wlay != mlay:
+            continue
+        differential = relative_difference(wv, mv)
+        tol = tolerance(DIFFERENTIAL_TOLERANCE, wdt, device)
+        vs_eager_written = relative_difference(wv, ev) if elay == wlay else math.inf
+        vs_eager_matching = relative_difference(mv, ev) if elay == mlay else math.inf
+        candidate = (differential / tol, differential, tol, vs_eager_written, vs_eager_matching, len(wv))
+        if best is None or candidate[0] > best[0]:
+            best = candidate
+    if best is None:
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "no comparable gradients were recorded at the flagged backward")
+    _, differential, tol, ew, em, size = best
+    configs = f"backward_pass_autocast={written_config} (as written) vs {matching_config} (matching), both backend={backend!r}"
+    eager_part = f"vs eager: as written {_fmt(ew)}, matching {_fmt(em)}"
+    if differential > tol and em <= ew:
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"gradients differ: relative difference {_fmt(differential)} > tolerance {_fmt(tol)} between {configs}; "
+            f"eager agrees with the matching config ({eager_part}; {size} gradient values)",
+        )
+    if differential > tol:
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            f"the config changes the gradients (relative difference {_fmt(differential)} between {configs}) but the as-written run is the closer one to eager ({eager_part})",
+        )
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        f"fix differential within noise: relative difference {_fmt(differential)} <= tolerance {_fmt(tol)} between {configs} "
+        f"({eager_part}; compiled-vs-eager differences alone are backend noise, not the mismatch)",
+    )
+
+
+def _backward_records(run: dict, site: Site) -> list[dict]:
+    return [r for r in run.get("records", []) if r.get("kind") in ("backward", "grad") and site.on_stack(r.get("stack", []))]

@@ -1,0 +1,121 @@
+"""Synthetic probes: minimal programs built from a finding's facts, for findings with no runnable entry point.
+
+They answer "does the installed torch have this hazard at all" with the finding's backend, config and
+autocast contexts, on the device being checked. Each probe defines ``probe()`` and marks its sites with
+``# SITE`` (the flagged call) and ``# CALL`` (the compiled call, for CAL002's matching-config run).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def _backend(facts: dict) -> str:
+    backend = facts.get("backend", "inductor")
+    return backend if _SAFE_NAME.match(backend or "") else "inductor"
+
+
+def cal001_probe(facts: dict) -> str:
+    backend = _backend(facts)
+    if facts.get("expected") == "raises":
+        make = "torch.compile(torch.nn.Linear(4, 4), backend=BACKEND)"
+    else:
+        make = "torch.compile(lambda a: torch.sin(a) * a, backend=BACKEND)"
+    return f'''import torch
+import torch.autograd.forward_ad as fwAD
+
+BACKEND = {backend!r}
+
+
+def probe():
+    torch.manual_seed(0)
+    fn = {make}
+    x, t = torch.randn(4), torch.randn(4)
+    with fwAD.dual_level():
+        out = fn(fwAD.make_dual(x, t))  # SITE
+        fwAD.unpack_dual(out)
+'''
+
+
+def parse_config(text: str | None, device: str) -> object:
+    """A ``config``/``matching_config`` fact as a JSON-able value, autocast devices mapped to ``device``."""
+    if text is None:
+        return "same_as_forward"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return "same_as_forward"
+    if isinstance(value, str):
+        return value
+    entries = []
+    for item in value if isinstance(value, (list, tuple)) else []:
+        if isinstance(item, dict):
+            dtype = item.get("dtype")
+        elif isinstance(item, (list, tuple)) and len(item) == 2:
+            dtype = item[1]
+        else:
+            continue
+        entries.append({"device_type": device, "dtype": _dtype(dtype, device)})
+    return entries or "same_as_forward"
+
+
+def _dtype(value: object, device: str) -> str:
+    text = str(value or "").replace("torch.", "")
+    if text in ("bfloat16", "float16", "half", "float32"):
+        return "torch." + ("float16" if text == "half" else text)
+    return "torch.bfloat16" if device == "cpu" else "torch.float16"
+
+
+def _autocast_state(fact: str | None, device: str) -> tuple[bool, str]:
+    if not fact or fact == "off":
+        return False, _dtype(None, device)
+    _, _, dtype = fact.partition("/")
+    return True, _dtype(dtype if dtype != "?" else None, device)
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(f'{{"device_type": {e["device_type"]!r}, "dtype": {e["dtype"]}}}' for e in value) + "]"
+    return repr(value)
+
+
+def cal002_probe(facts: dict, device: str) -> str:
+    backend = _backend(facts)
+    written = parse_config(facts.get("config"), device)
+    forward_on, forward_dtype = _autocast_state(facts.get("forward_autocast"), device)
+    backward_on, backward_dtype = _autocast_state(facts.get("backward_autocast"), device)
+    return f'''import torch
+import torch._functorch.config as functorch_config
+
+BACKEND = {backend!r}
+DEVICE = torch.get_default_device().type
+
+
+def island(x, w):
+    # An fp32 island: autocast would cast its backward matmul if the backward ran under autocast.
+    with torch.autocast(DEVICE, enabled=False):
+        y = x.float() @ w.float()
+    return y.pow(2).sum()
+
+
+def probe():
+    torch.manual_seed(0)
+    fn = torch.compile(island, backend=BACKEND)
+    x = torch.randn(128, 128)
+    w = torch.randn(128, 128, requires_grad=True)
+    with functorch_config.patch(backward_pass_autocast={_literal(written)}):
+        with torch.autocast(DEVICE, dtype={forward_dtype}, enabled={forward_on}):
+            z = fn(x, w)  # CALL
+    with torch.autocast(DEVICE, dtype={backward_dtype}, enabled={backward_on}):
+        z.backward()  # SITE
+'''
+
+
+def marked_line(source: str, marker: str) -> int:
+    for number, line in enumerate(source.splitlines(), start=1):
+        if line.rstrip().endswith(f"# {marker}"):
+            return number
+    raise ValueError(marker)

@@ -1,0 +1,400 @@
+"""Confirm mode: device selection, entry points and verdict logic (fast), and real runs (slow, CPU torch).
+
+The slow tests share work: one module-scoped confirm run over a temporary project holding every
+case, one short-timeout run, and a cached rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint import cli
+from compile_ad_lint.confirm import (
+    EntrySpecError,
+    TorchEnvironment,
+    parse_devices,
+    parse_entry,
+    plan_devices,
+)
+from compile_ad_lint.confirm import compare
+from compile_ad_lint.confirm.entries import candidates, main_entry, site_info
+from compile_ad_lint.confirm.environment import torch_version_without_import
+from compile_ad_lint.confirm.probes import cal002_probe, parse_config
+from compile_ad_lint.findings import Verdict
+
+# -- device selection (no GPU needed) --------------------------------------------------------------
+
+
+def test_default_devices_cpu_only_without_cuda():
+    plans = plan_devices(None, TorchEnvironment("2.13.0+cpu", cuda=False))
+    assert [(p.device, p.skip_reason) for p in plans] == [("cpu", None)]
+
+
+def test_default_devices_include_cuda_when_available():
+    plans = plan_devices(None, TorchEnvironment("2.13.0", cuda=True, gpus=("NVIDIA H200",)))
+    assert [(p.device, p.skip_reason) for p in plans] == [("cpu", None), ("cuda", None)]
+
+
+def test_requested_cuda_without_gpu_is_skipped_with_reason():
+    plans = plan_devices(["cpu", "cuda"], TorchEnvironment("2.13.0+cpu", cuda=False))
+    assert plans[0].skip_reason is None
+    assert plans[1].device == "cuda" and "no CUDA device" in plans[1].skip_reason and "2.13.0+cpu" in plans[1].skip_reason
+
+
+def test_no_torch_skips_every_device():
+    plans = plan_devices(None, TorchEnvironment(None, problem="No module named 'torch'"))
+    assert [p.device for p in plans] == ["cpu"] and "torch is not installed" in plans[0].skip_reason
+
+
+def test_parse_devices():
+    assert parse_devices(None) is None
+    assert parse_devices("cpu, cuda,cpu") == ["cpu", "cuda"]
+    with pytest.raises(ValueError):
+        parse_devices("tpu")
+
+
+def test_torch_version_read_without_import():
+    import sys
+
+    had_torch = "torch" in sys.modules
+    version = torch_version_without_import()
+    assert version is not None and version.startswith("2.")
+    assert ("torch" in sys.modules) == had_torch
+
+
+def test_confirm_package_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import compile_ad_lint.cli, compile_ad_lint.confirm, sys; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+# -- entry points ---------------------------------------------------------------------------------
+
+
+def test_parse_entry(tmp_path):
+    entry = parse_entry("pkg.mod:Class.method")
+    assert (entry.module, entry.function) == ("pkg.mod", "Class.method")
+    (tmp_path / "run.py").write_text("def go():\n    pass\n")
+    entry = parse_entry("run.py:go", tmp_path)
+    assert entry.module == "run" and entry.root == str(tmp_path.resolve())
+    for bad in ["nomodule", "mod:", "mod:f(x)", "missing.py:f"]:
+        with pytest.raises(EntrySpecError):
+            parse_entry(bad, tmp_path)
+
+
+def test_entry_candidates(tmp_path):
+    source = textwrap.dedent(
+        """
+        import torch
+
+        def helper(x):
+            return x.backward()
+
+        def test_zero(flag=True):
+            def inner(y):
+                return y.backward()
+            return inner
+
+        class TestThing:
+            def test_method(self):
+                z.backward()
+
+        if __name__ == "__main__":
+            test_zero()
+        """
+    )
+    path = tmp_path / "mod.py"
+    path.write_text(source)
+    lines = source.splitlines()
+    helper_line = lines.index("    return x.backward()") + 1
+    inner_line = lines.index("        return y.backward()") + 1
+    method_line = lines.index("        z.backward()") + 1
+    assert [e.label for e in candidates(path, helper_line, [])] == ["`python -m mod` (its __main__ block)"]
+    assert [e.label for e in candidates(path, inner_line, [])][0] == "mod:test_zero"
+    assert [e.label for e in candidates(path, method_line, [])][0] == "mod:TestThing.test_method"
+    user = parse_entry("other:main")
+    assert candidates(path, helper_line, [user])[0] is user
+    assert main_entry(path) is not None
+    assert site_info(path, inner_line).statement == (inner_line, inner_line)
+
+
+# -- verdict logic --------------------------------------------------------------------------------
+
+
+def _loader(values):
+    return lambda entry: values[entry["offset"]]
+
+
+def _grad_run(key, stack, dtype="float32", status="ok"):
+    return {"status": status, "forced_hits": [{"written": "x"}], "records": [
+        {"kind": "backward", "stack": stack, "tensors": [{"offset": key, "count": 3, "numel": 3, "dtype": dtype, "shape": [3]}]}
+    ]}
+
+
+def test_cal002_backend_noise_alone_is_not_confirmed():
+    site = compare.Site("/p/m.py", (10, 10))
+    stack = [["/p/m.py", 10]]
+    values = {0: [1.0, 2.0, 3.0], 1: [1.004, 2.0, 3.0], 2: [1.004, 2.0, 3.0]}  # compiled != eager, written == matching
+    result = compare.verdict_cal002(
+        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
+        site, "cpu", "'same_as_forward'", "'off'", "inductor",
+    )
+    assert result.verdict is Verdict.NOT_REPRODUCED and "within noise" in result.detail
+
+
+def test_cal002_fix_differential_confirms_and_names_numbers():
+    site = compare.Site("/p/m.py", (10, 10))
+    stack = [["/p/m.py", 10]]
+    values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
+    result = compare.verdict_cal002(
+        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
+        site, "cpu", "'same_as_forward'", "'off'", "inductor",
+    )
+    assert result.verdict is Verdict.CONFIRMED and "relative difference 2.7e-03 > tolerance 1.0e-05" in result.detail
+
+
+def test_cal001_tangent_dropped():
+    site = compare.Site("/p/m.py", (5, 5), (3, 8))
+    eager = {"status": "ok", "records": [{"kind": "tangent", "stack": [["/p/m.py", 6]], "tangent": {"offset": 0, "dtype": "float32"}}]}
+    compiled = {"status": "ok", "records": [{"kind": "tangent", "stack": [["/p/m.py", 6]], "tangent": None}]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "tangent dropped to None" in result.detail
+
+
+def test_relative_difference():
+    assert compare.relative_difference([1.0, 0.0], [1.0, 0.0]) == 0.0
+    assert math.isinf(compare.relative_difference([1.0], [1.0, 2.0]))
+
+
+def test_probe_config_mapping():
+    assert parse_config("'off'", "cpu") == "off"
+    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [{"device_type": "cpu", "dtype": "torch.float16"}]
+    assert parse_config("(('cpu', 'bfloat16'),)", "cuda") == [{"device_type": "cuda", "dtype": "torch.bfloat16"}]
+    source = cal002_probe({"backend": "inductor", "config": "'same_as_forward'", "forward_autocast": "cpu/bfloat16", "backward_autocast": "off"}, "cpu")
+    compile(source, "probe", "exec")
+
+
+def test_cli_rejects_bad_devices(tmp_path, capsys):
+    (tmp_path / "m.py").write_text(HAZARD_HEADER + "\ndef test_a():\n    with fwAD.dual_level():\n        f(fwAD.make_dual(torch.ones(2), torch.ones(2)))\n")
+    assert cli.main(["check", str(tmp_path), "--confirm", "--devices", "tpu", "--no-cache"]) == 2
+    assert "--devices" in capsys.readouterr().err
+
+
+# -- real runs (torch.compile on CPU) ------------------------------------------------------------
+
+HAZARD_HEADER = textwrap.dedent(
+    """
+    import torch
+    import torch.autograd.forward_ad as fwAD
+    import torch._functorch.config as fc
+
+    f = torch.compile(lambda a: torch.sin(a) * a)
+    """
+)
+
+CASES = HAZARD_HEADER + textwrap.dedent(
+    """
+    lin = torch.compile(torch.nn.Linear(4, 4))
+
+
+    def island(x, w):
+        with torch.autocast("cpu", enabled=False):
+            y = x.float() @ w.float()
+        return y.pow(2).sum()
+
+
+    cisland = torch.compile(island)
+
+
+    def test_tangent_dropped():
+        x, t = torch.randn(3), torch.randn(3)
+        with fwAD.dual_level():
+            out = f(fwAD.make_dual(x, t))  # tangent-site
+            print("tangent is", fwAD.unpack_dual(out).tangent)
+
+
+    def test_requires_grad_raises():
+        x, t = torch.randn(4, requires_grad=True), torch.randn(4)
+        with fwAD.dual_level():
+            out = lin(fwAD.make_dual(x, t))  # raise-site
+        return out
+
+
+    def test_island_mismatch():
+        x = torch.randn(64, 64)
+        w = torch.randn(64, 64, requires_grad=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = cisland(x, w)
+        z.backward()  # island-site
+
+
+    def test_island_fixed():
+        x = torch.randn(64, 64)
+        w = torch.randn(64, 64, requires_grad=True)
+        with fc.patch(backward_pass_autocast="off"):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                z = cisland(x, w)
+        z.backward()  # fixed-site
+    """
+)
+
+NO_ENTRY = HAZARD_HEADER + textwrap.dedent(
+    """
+    def jvp_of(x, t):
+        with fwAD.dual_level():
+            return fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent  # synthetic-site
+    """
+)
+
+SLOW = HAZARD_HEADER + textwrap.dedent(
+    """
+    import time
+
+
+    def test_sleeps():
+        time.sleep(120)
+        with fwAD.dual_level():
+            f(fwAD.make_dual(torch.ones(2), torch.ones(2)))  # sleep-site
+
+
+    def test_fails_first():
+        raise ValueError("broken before the site")
+        with fwAD.dual_level():
+            f(fwAD.make_dual(torch.ones(2), torch.ones(2)))  # fail-site
+    """
+)
+
+
+def _line(source: str, marker: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), start=1) if line.rstrip().endswith(f"# {marker}"))
+
+
+def _run_cli(project: Path, *extra: str) -> tuple[dict, float]:
+    report = project / "report.json"
+    started = time.perf_counter()
+    code = cli.main(["check", str(project), "--confirm", "--format", "json", "-o", str(report), *extra])
+    seconds = time.perf_counter() - started
+    assert code in (0, 1)
+    return json.loads(report.read_text()), seconds
+
+
+def _by_line(document: dict, filename: str) -> dict[int, dict]:
+    return {f["line"]: f for f in document["findings"] if f["path"].endswith(filename)}
+
+
+@pytest.fixture(scope="module")
+def confirmed_project(tmp_path_factory):
+    project = tmp_path_factory.mktemp("confirm_project")
+    (project / "cases.py").write_text(CASES)
+    (project / "noentry.py").write_text(NO_ENTRY)
+    document, seconds = _run_cli(project, "--devices", "cpu")
+    return project, document, seconds
+
+
+@pytest.mark.slow
+def test_cal001_dropped_tangent_confirmed(confirmed_project):
+    _, document, _ = confirmed_project
+    finding = _by_line(document, "cases.py")[_line(CASES, "tangent-site")]
+    assert finding["code"] == "CAL001"
+    result = finding["confirm"]["cpu"]
+    assert result["verdict"] == "confirmed", result
+    assert "tangent dropped to None" in result["detail"] and "cases:test_tangent_dropped" in result["detail"]
+
+
+@pytest.mark.slow
+def test_cal001_requires_grad_confirmed_as_raise(confirmed_project):
+    _, document, _ = confirmed_project
+    result = _by_line(document, "cases.py")[_line(CASES, "raise-site")]["confirm"]["cpu"]
+    assert result["verdict"] == "confirmed", result
+    assert "raises NotImplementedError" in result["detail"]
+
+
+@pytest.mark.slow
+def test_cal002_fp32_island_confirmed_with_relative_difference(confirmed_project):
+    _, document, _ = confirmed_project
+    finding = _by_line(document, "cases.py")[_line(CASES, "island-site")]
+    assert finding["code"] == "CAL002"
+    result = finding["confirm"]["cpu"]
+    assert result["verdict"] == "confirmed", result
+    assert "relative difference" in result["detail"] and "'off' (matching)" in result["detail"]
+
+
+@pytest.mark.slow
+def test_cal002_fixed_config_not_confirmed(confirmed_project):
+    _, document, _ = confirmed_project
+    finding = _by_line(document, "cases.py").get(_line(CASES, "fixed-site"))
+    assert finding is None or finding["confirm"]["cpu"]["verdict"] == "not-reproduced"
+
+
+@pytest.mark.slow
+def test_no_entry_point_uses_synthetic_probe(confirmed_project):
+    _, document, _ = confirmed_project
+    result = _by_line(document, "noentry.py")[_line(NO_ENTRY, "synthetic-site")]["confirm"]["cpu"]
+    assert "synthetic probe" in result["detail"]
+    assert result["verdict"] == "confirmed", result
+
+
+@pytest.mark.slow
+def test_nothing_written_next_to_user_files_but_the_cache(confirmed_project):
+    project, _, _ = confirmed_project
+    names = {p.name for p in project.iterdir()}
+    assert names <= {"cases.py", "noentry.py", "report.json", ".compile_ad_lint_cache"}
+    assert any((project / ".compile_ad_lint_cache" / "confirm").glob("*.json"))
+
+
+@pytest.mark.slow
+def test_second_run_is_served_from_the_cache(confirmed_project):
+    project, first, _ = confirmed_project
+    second, seconds = _run_cli(project, "--devices", "cpu")
+    assert seconds < 15
+    verdicts = lambda doc: [(f["line"], f["confirm"]) for f in doc["findings"]]  # noqa: E731
+    assert verdicts(second) == verdicts(first)
+
+
+@pytest.mark.slow
+def test_timeout_is_an_error_and_the_run_continues(tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW)
+    document, seconds = _run_cli(tmp_path, "--devices", "cpu", "--confirm-timeout", "12", "--no-cache")
+    findings = _by_line(document, "slow.py")
+    timed_out = findings[_line(SLOW, "sleep-site")]["confirm"]["cpu"]
+    assert timed_out["verdict"] == "error" and "timed out after 12s in the eager run" in timed_out["detail"]
+    failed = findings[_line(SLOW, "fail-site")]["confirm"]["cpu"]
+    assert failed["verdict"] == "error" and "ValueError: broken before the site" in failed["detail"]
+    assert seconds < 60
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.slow
+@pytest.mark.cuda
+@pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA device (torch.cuda.is_available() is False here)")
+def test_cuda_dropped_tangent_confirmed(tmp_path):
+    source = HAZARD_HEADER + textwrap.dedent(
+        """
+        def test_gpu():
+            x, t = torch.randn(3), torch.randn(3)
+            with fwAD.dual_level():
+                out = f(fwAD.make_dual(x, t))  # gpu-site
+                fwAD.unpack_dual(out)
+        """
+    )
+    (tmp_path / "gpu.py").write_text(source)
+    document, _ = _run_cli(tmp_path, "--devices", "cuda", "--no-cache")
+    result = _by_line(document, "gpu.py")[_line(source, "gpu-site")]["confirm"]["cuda"]
+    assert result["verdict"] == "confirmed", result
+    assert "torch " in result["detail"] and "cuda (" in result["detail"]
