@@ -39,10 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-call-depth", type=_depth, help="how many calls deep to follow from each anchor")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--config", help="use this pyproject.toml instead of the nearest one")
+    confirm = check.add_argument_group("confirm mode (runs your code)")
+    confirm.add_argument("--confirm", action="store_true", help="run each finding's code eagerly and compiled and attach a verdict")
+    confirm.add_argument("--devices", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
+    confirm.add_argument("--confirm-timeout", type=_seconds, default=None, metavar="SECONDS", help="per-run timeout for --confirm (default: 300)")
+    confirm.add_argument("--entry", action="append", default=[], metavar="MODULE:FUNCTION", help="entry point for --confirm (repeatable)")
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="a rule code such as CAL001, or its name")
+    lsp = commands.add_parser("lsp", help="run the language server on stdin/stdout (needs pygls)")
+    lsp.add_argument("--debounce-ms", type=int, default=300, help="wait this long after an edit before analyzing (default: 300)")
     return parser
 
 
@@ -59,6 +66,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
 def _depth(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 64:
@@ -72,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _list_rules()
     if args.command == "explain":
         return _explain(args.code)
+    if args.command == "lsp":
+        return _lsp(args.debounce_ms)
     return _check(args)
 
 
@@ -80,6 +96,16 @@ def _list_rules() -> int:
 
     for rule in ALL_RULES:
         print(f"{rule.code}  {rule.name:34s} {rule.summary}")
+    return EXIT_CLEAN
+
+
+def _lsp(debounce_ms: int) -> int:
+    try:
+        from .integrations import lsp  # pygls is imported here only
+    except ImportError as error:
+        print(f"compile-ad-lint: the language server needs pygls ({error}); pip install pygls", file=sys.stderr)
+        return EXIT_ERROR
+    lsp.start(debounce=max(debounce_ms, 0) / 1000)
     return EXIT_CLEAN
 
 
@@ -92,6 +118,28 @@ def _explain(code: str) -> int:
             return EXIT_CLEAN
     print(f"compile-ad-lint: unknown rule {code!r}; `compile-ad-lint rules` lists them", file=sys.stderr)
     return EXIT_ERROR
+
+
+def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Attach confirm verdicts (the confirm package imports torch only in the subprocesses it starts)."""
+    from dataclasses import replace
+
+    from .confirm import DEFAULT_TIMEOUT, ConfirmOptions, confirm_findings, parse_devices, parse_entry
+
+    devices = parse_devices(args.devices)
+    entries = [parse_entry(text, Path.cwd()) for text in args.entry]
+    entries += [parse_entry(text, config.root) for text in config.entry_points]
+    first = Path(args.paths[0]) if args.paths else Path(".")
+    root = config.root or (first if first.is_dir() else first.parent)
+    options = ConfirmOptions(
+        devices=devices,
+        timeout=args.confirm_timeout or DEFAULT_TIMEOUT,
+        entries=entries,
+        project_root=root.resolve(),
+        use_cache=not args.no_cache,
+        log=lambda message: print(message, file=sys.stderr, flush=True),
+    )
+    return replace(report, findings=tuple(confirm_findings(report.findings, options)))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -115,6 +163,16 @@ def _check(args: argparse.Namespace) -> int:
         print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return EXIT_ERROR
+    if args.confirm:
+        try:
+            report = _confirm(report, config, args)
+        except ValueError as error:  # bad --devices / --entry / entry-points
+            print(f"compile-ad-lint: {error}", file=sys.stderr)
+            return EXIT_ERROR
+        except Exception:  # noqa: BLE001
+            print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
+            traceback.print_exc()
+            return EXIT_ERROR
     rendered = FORMATS[args.format](report)
     if args.output:
         try:
@@ -124,7 +182,8 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     else:
         sys.stdout.write(rendered)
+    if (args.devices or args.confirm_timeout or args.entry) and not args.confirm:
+        print("compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr)
     if report.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
