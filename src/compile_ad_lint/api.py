@@ -5,6 +5,7 @@ The CLI, the flake8 plugin and the language server are thin adapters over ``Anal
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -13,15 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .cache import SummaryCache, cache_key
+from . import __version__
+from .cache import SummaryCache, content_digest
 from .config import Config
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
 from .project import ModuleIndex, SourceFile, discover, has_anchor, module_identity, read_source
 from .rules import ALL_RULES
-from .summary.extract import summarize_source
-from .summary.model import ModuleSummary, ParseFailure
+from .summary.extract import find_suppressions
+from .summary.model import ParseFailure
+from .summary.view import ModuleView, ParseCounter
 
 #: Below this many files to parse, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 16
@@ -41,39 +44,79 @@ class Report:
     stats: Stats
 
 
-@dataclass
-class _Counters:
-    parsed: int = 0
-    cached: int = 0
-
-
-def summarize_file(path: Path, cache: SummaryCache | None, source: bytes | None = None) -> tuple[ModuleSummary, bool]:
-    """The summary of ``path`` and whether it came from the cache. Read errors become failures."""
+def load_view(path: Path, display: str, cache: SummaryCache | None, counter: ParseCounter, source: bytes | None = None) -> ModuleView:
+    """The view of one module (its outline; blocks are parsed on demand). Read errors become failures."""
     module, is_package, _ = module_identity(path)
     if source is None:
         try:
             source = read_source(path)
         except OSError as error:
-            return summarize_unreadable(module, is_package, error), False
-    key = cache_key(source, module, is_package) if cache is not None else ""
-    if cache is not None:
-        cached = cache.load(key)
-        if cached is not None:
-            return cached, True
-    summary = summarize_source(source, module, is_package)
-    if cache is not None:
-        cache.store(key, summary)
-    return summary, False
+            view = ModuleView(display, b"", module, is_package, None, counter)
+            view.failure = ParseFailure(f"cannot read: {error.strerror or error}")
+            return view
+    return ModuleView(display, source, module, is_package, cache, counter)
 
 
-def summarize_unreadable(module: str, is_package: bool, error: OSError) -> ModuleSummary:
-    return ModuleSummary(module, is_package, (), (), (), (), (), failure=ParseFailure(f"cannot read: {error.strerror or error}"))
+@dataclass(frozen=True)
+class RootResult:
+    """What analyzing one anchor file found, and the files (with content digests) it depended on."""
+
+    events: tuple[Event, ...]
+    caller_requests: frozenset[str]
+    dependencies: tuple[tuple[str, str], ...]
 
 
-def _summarize_in_worker(task: tuple[str, str | None]) -> tuple[str, ModuleSummary, bool]:
-    path, cache_root = task
-    summary, from_cache = summarize_file(Path(path), SummaryCache(Path(cache_root)) if cache_root else None)
-    return path, summary, from_cache
+class _Workspace:
+    """One process's analysis state: module views, parsed lazily and shared by the roots it analyzes.
+
+    Each root gets a fresh interpreter, so its result depends only on the files it reads: results
+    are the same whichever process, order or partition analyzes the roots, and can be cached.
+    """
+
+    def __init__(self, config: Config, cache_root: str | None, extra_roots: list[Path], displays: dict[Path, str], overrides: Mapping[Path, bytes]) -> None:
+        self.config = config
+        self.cache = SummaryCache(Path(cache_root)) if cache_root else None
+        self.counter = ParseCounter()
+        self.overrides = overrides
+        self.index = ModuleIndex(self._provide, extra_roots)
+        for path, display in displays.items():
+            self.index.name_display(path, display)
+
+    def _provide(self, path: Path, display: str, _module: str, _package: bool) -> ModuleView:
+        return load_view(path, display, self.cache, self.counter, self.overrides.get(path))
+
+    def analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
+        self.index.accessed.clear()
+        view = self.index.view(path)
+        events: list[Event] = []
+        requests: frozenset[str] = frozenset()
+        if view.failure is not None:
+            events.append(ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message))
+        else:
+            interpreter = Interpreter(self.index, self.config)
+            interpreter.analyze_module(path, mentions)
+            events.extend(interpreter.events)
+            requests = frozenset(interpreter.caller_requests)
+        accessed = sorted(self.index.accessed)
+        for module in accessed:
+            module_view = self.index.view(module)
+            events.extend(ModuleFailure(Location.point(module_view.name, f.line, f.column), f.message) for f in module_view.block_failures())
+        dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
+        return RootResult(tuple(events), requests, dependencies)
+
+
+_WORKER: _Workspace | None = None
+
+
+def _start_worker(*arguments: object) -> None:
+    global _WORKER
+    _WORKER = _Workspace(*arguments)  # type: ignore[arg-type]
+
+
+def _analyze_in_worker(task: tuple[str, frozenset[str]]) -> tuple[RootResult, set, set]:
+    assert _WORKER is not None
+    result = _WORKER.analyze(Path(task[0]), task[1])
+    return result, set(_WORKER.counter.parsed), set(_WORKER.counter.cached)
 
 
 class Analyzer:
@@ -100,37 +143,27 @@ class Analyzer:
         overrides = dict(sources or {})
         files, problems = discover(paths, self.config)
         cache = self._cache_for(paths)
-        counters = _Counters()
         events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
+        contents = self._read(files, events, overrides)
+        digests = {path: content_digest(source) for path, source in contents.items()}
+        roots = [f for f in files if f.path in contents and has_anchor(contents[f.path])]
+        run = _Run(self, files, paths, cache, overrides, digests)
 
-        def provide(path: Path, _display: str, _module: str, _package: bool) -> ModuleSummary:
-            return self._summarize(path, cache, counters, overrides.get(path))
-
-        index = ModuleIndex(provide, self._extra_roots(files))
-        for source_file in files:
-            index.name_display(source_file.path, source_file.display)
-        roots = self._anchor_files(files, events, overrides)
-        self._summarize_roots(roots, index, cache, counters, overrides)
-
-        interpreter = Interpreter(index, self.config)
-        pending, analyzed, asked = list(roots), set(), set()
+        pending, mentions, asked = roots, frozenset(), frozenset()
         for _ in range(self.config.max_call_depth + 1):
-            for root in pending:
-                analyzed.add(root.path)
-                self._analyze_root(root, index, interpreter, events)
-                if self.progress is not None:
-                    self.progress(len(analyzed), len(analyzed) + len(pending))
-            # Functions whose anchors depend on their parameters: analyze the files that call them.
-            wanted = interpreter.caller_requests - asked
-            asked |= wanted
-            pending = [f for f in _files_mentioning(files, wanted, overrides) if f.path not in analyzed]
-            if not pending:
+            results = run.analyze([(root, mentions) for root in pending])
+            for result in results:
+                events.extend(result.events)
+            # Functions whose anchors depend on their parameters: analyze the code that calls them.
+            mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
+            if not mentions:
                 break
-        events.extend(interpreter.events)
+            asked |= mentions
+            pending = _files_mentioning(files, mentions, contents)
 
         checked = {f.display for f in files} | {p.display for p in problems}
-        findings = self._findings(events, index, checked)
-        stats = Stats(len(files), counters.parsed, counters.cached, round(time.perf_counter() - started, 3))
+        findings = self._findings(events, files, contents, checked)
+        stats = Stats(len(files), len(run.parsed), len((run.cached - run.parsed)) + run.reused, round(time.perf_counter() - started, 3))
         return Report(findings, stats)
 
     # -- stages -----------------------------------------------------------------------------
@@ -145,65 +178,34 @@ class Analyzer:
         return SummaryCache(root)
 
     @staticmethod
-    def _extra_roots(files: Iterable[SourceFile]) -> list[Path]:
-        """Import roots of the checked files (package roots, ``src/`` layouts)."""
-        return sorted({module_identity(f.path)[2] for f in files})
-
-    @staticmethod
-    def _anchor_files(files: list[SourceFile], events: list[Event], overrides: Mapping[Path, bytes]) -> list[SourceFile]:
-        """Files that may hold an anchor; unreadable files are reported here."""
-        roots = []
+    def _read(files: list[SourceFile], events: list[Event], overrides: Mapping[Path, bytes]) -> dict[Path, bytes]:
+        """Every checked file's bytes; unreadable files are reported here."""
+        contents = {}
         for source_file in files:
             try:
-                source = overrides.get(source_file.path) or read_source(source_file.path)
+                contents[source_file.path] = overrides[source_file.path] if source_file.path in overrides else read_source(source_file.path)
             except OSError as error:
                 events.append(ModuleFailure(Location.point(source_file.display), f"cannot read: {error.strerror or error}"))
-                continue
-            if has_anchor(source):
-                roots.append(source_file)
-        return roots
+        return contents
 
-    @staticmethod
-    def _summarize(path: Path, cache: SummaryCache | None, counters: _Counters, source: bytes | None) -> ModuleSummary:
-        summary, from_cache = summarize_file(path, cache, source)
-        if from_cache:
-            counters.cached += 1
-        else:
-            counters.parsed += 1
-        return summary
+    def _findings(self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]) -> tuple[Finding, ...]:
+        by_display = {f.display: f.path for f in files}
+        suppressions: dict[str, dict[int, frozenset[str]]] = {}
 
-    def _summarize_roots(
-        self, roots: list[SourceFile], index: ModuleIndex, cache: SummaryCache | None, counters: _Counters, overrides: Mapping[Path, bytes]
-    ) -> None:
-        if self.jobs <= 1 or len(roots) < _PARALLEL_THRESHOLD:
-            return  # summarized lazily, in this process
-        tasks = [(str(r.path), str(cache.directory.parent) if cache else None) for r in roots if r.path not in overrides]
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            for path, summary, from_cache in pool.map(_summarize_in_worker, tasks, chunksize=max(1, len(tasks) // (self.jobs * 8))):
-                index.add(Path(path), summary)
-                if from_cache:
-                    counters.cached += 1
-                else:
-                    counters.parsed += 1
+        def suppressed(finding: Finding) -> bool:
+            path = finding.location.path
+            if path not in suppressions:
+                source = contents.get(by_display.get(path, Path()), b"")
+                suppressions[path] = {s.line: s.codes for s in find_suppressions(source)}
+            codes = suppressions[path].get(finding.location.line)
+            return codes is not None and (not codes or any(finding.code.startswith(code) for code in codes))
 
-    @staticmethod
-    def _analyze_root(root: SourceFile, index: ModuleIndex, interpreter: Interpreter, events: list[Event]) -> None:
-        failure = index.summary(root.path).failure
-        if failure is not None:
-            events.append(ModuleFailure(Location.point(root.display, failure.line, failure.column), failure.message))
-        else:
-            interpreter.analyze_module(root.path)
-
-    def _findings(self, events: list[Event], index: ModuleIndex, checked: set[str]) -> tuple[Finding, ...]:
-        suppressions = {
-            index.display(path): {s.line: s.codes for s in summary.suppressions} for path, summary in index.loaded.items()
-        }
         best: dict[tuple[str, Location], Finding] = {}
         for rule_class in ALL_RULES:
             if not self.config.enables(rule_class.code):
                 continue
             for finding in rule_class(self.config).findings(events):
-                if finding.location.path not in checked or _suppressed(finding, suppressions):
+                if finding.location.path not in checked or suppressed(finding):
                     continue
                 key = (finding.code, finding.location)
                 current = best.get(key)
@@ -212,27 +214,99 @@ class Analyzer:
         return tuple(sorted(best.values(), key=Finding.sort_key))
 
 
-def _files_mentioning(files: Iterable[SourceFile], names: set[str], overrides: Mapping[Path, bytes]) -> list[SourceFile]:
+class _Run:
+    """One check's analysis of roots: from the result cache, in this process, or in workers."""
+
+    def __init__(self, analyzer: Analyzer, files: list[SourceFile], paths: Sequence[str], cache: SummaryCache | None, overrides: Mapping[Path, bytes], digests: dict[Path, str]) -> None:
+        self.analyzer = analyzer
+        self.cache = cache
+        self.overrides = overrides
+        self.digests = dict(digests)
+        self.parsed: set = set()
+        self.cached: set = set()
+        self.reused = 0
+        self.workspace_arguments = (
+            analyzer.config,
+            str(cache.directory.parent) if cache else None,
+            sorted({module_identity(f.path)[2] for f in files}),  # import roots: package roots, src/ layouts
+            {f.path: f.display for f in files},
+            overrides,
+        )
+        # Results depend on how paths are shown and which files exist, not only on contents.
+        scope = [__version__, repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
+        self.scope = hashlib.sha256("\0".join(scope).encode()).hexdigest()
+        self._local: _Workspace | None = None
+
+    def analyze(self, tasks: list[tuple[SourceFile, frozenset[str]]]) -> list[RootResult]:
+        results: dict[int, RootResult] = {}
+        missing = []
+        for position, (root, mentions) in enumerate(tasks):
+            found = self._lookup(root.path, mentions)
+            if found is not None:
+                results[position] = found
+                self.reused += 1
+            else:
+                missing.append(position)
+        for position, result in zip(missing, self._compute([(str(tasks[i][0].path), tasks[i][1]) for i in missing])):
+            results[position] = result
+            self._store(tasks[position][0].path, tasks[position][1], result)
+        return [results[i] for i in range(len(tasks))]
+
+    def _compute(self, tasks: list[tuple[str, frozenset[str]]]) -> list[RootResult]:
+        jobs = self.analyzer.jobs
+        progress = self.analyzer.progress
+        if jobs <= 1 or len(tasks) < _PARALLEL_THRESHOLD or self.overrides:
+            if self._local is None:
+                self._local = _Workspace(*self.workspace_arguments)
+            results = []
+            for done, (path, mentions) in enumerate(tasks, start=1):
+                results.append(self._local.analyze(Path(path), mentions))
+                if progress is not None:
+                    progress(done, len(tasks))
+            self.parsed |= self._local.counter.parsed
+            self.cached |= self._local.counter.cached
+            return results
+        results = []
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=self.workspace_arguments) as pool:
+            for done, (result, parsed, cached) in enumerate(pool.map(_analyze_in_worker, tasks, chunksize=1), start=1):
+                results.append(result)
+                self.parsed |= parsed
+                self.cached |= cached
+                if progress is not None:
+                    progress(done, len(tasks))
+        return results
+
+    def _key(self, path: Path, mentions: frozenset[str]) -> str:
+        return hashlib.sha256(f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode()).hexdigest()
+
+    def _lookup(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
+        if self.cache is None:
+            return None
+        found = self.cache.load(self._key(path, mentions))
+        if not isinstance(found, RootResult):
+            return None
+        for dependency, digest in found.dependencies:
+            if self._digest(Path(dependency)) != digest:
+                return None
+        return found
+
+    def _store(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
+        if self.cache is not None:
+            self.cache.store(self._key(path, mentions), result)
+
+    def _digest(self, path: Path) -> str | None:
+        if path not in self.digests:
+            try:
+                self.digests[path] = content_digest(self.overrides[path] if path in self.overrides else read_source(path))
+            except OSError:
+                self.digests[path] = None  # type: ignore[assignment]
+        return self.digests[path]
+
+
+def _files_mentioning(files: Iterable[SourceFile], names: frozenset[str], contents: Mapping[Path, bytes]) -> list[SourceFile]:
     """Files whose text calls one of ``names`` (a cheap scan; only matches get parsed)."""
-    if not names:
-        return []
     pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
-    found = []
-    for source_file in files:
-        try:
-            source = overrides.get(source_file.path) or read_source(source_file.path)
-        except OSError:
-            continue
-        if pattern.search(source):
-            found.append(source_file)
-    return found
-
-
-def _suppressed(finding: Finding, suppressions: dict[str, dict[int, frozenset[str]]]) -> bool:
-    codes = suppressions.get(finding.location.path, {}).get(finding.location.line)
-    if codes is None:
-        return False
-    return not codes or any(finding.code.startswith(code) for code in codes)
+    return [f for f in files if f.path in contents and pattern.search(contents[f.path])]
 
 
 def _preference(finding: Finding) -> tuple:
@@ -245,4 +319,4 @@ def check(paths: Sequence[str], config: Config | None = None, **options: object)
     return Analyzer(config, **options).check(paths)  # type: ignore[arg-type]
 
 
-__all__ = ["Analyzer", "Report", "Stats", "check", "summarize_file"]
+__all__ = ["Analyzer", "Report", "Stats", "check", "load_view"]

@@ -1,4 +1,4 @@
-"""On-disk cache of module summaries, keyed by file content and tool version.
+"""On-disk cache of module outlines and block summaries, keyed by content and tool version.
 
 Entries are written to a temporary file and renamed into place, so concurrent runs sharing the cache
 never see half-written entries; an entry that fails to load (truncated, corrupt, from another
@@ -15,10 +15,14 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .summary.model import ModuleSummary
 
 CACHE_DIRECTORY = ".compile_ad_lint_cache"
-_FORMAT = 1
+_FORMAT = 2
+
+
+def content_digest(source: bytes) -> str:
+    """Identity of a file's content, for cache keys and dependency checks."""
+    return hashlib.sha256(source).hexdigest()
 
 
 def cache_key(source: bytes, module: str, is_package: bool) -> str:
@@ -35,7 +39,7 @@ class SummaryCache:
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.pickle"
 
-    def load(self, key: str) -> ModuleSummary | None:
+    def load(self, key: str) -> object | None:
         try:
             with open(self._entry(key), "rb") as handle:
                 summary = pickle.load(handle)
@@ -43,9 +47,9 @@ class SummaryCache:
             return None
         except Exception:  # noqa: BLE001 - any unreadable entry is rebuilt
             return None
-        return summary if isinstance(summary, ModuleSummary) else None
+        return summary
 
-    def store(self, key: str, summary: ModuleSummary) -> None:
+    def store(self, key: str, summary: object) -> None:
         entry = self._entry(key)
         try:
             self._ensure_directory()

@@ -3,8 +3,8 @@
 Modules are identified by path, not by dotted name, because one project can hold several scripts
 that each import a sibling ``model.py``; an import is resolved from the importing file outward
 (its own directory, its package root, then the project roots), the way ``python train.py`` would.
-Summaries are produced on demand through a ``SummaryProvider`` so that only the modules a question
-reaches are ever parsed.
+Module views are produced on demand through a ``ViewProvider`` so that only the modules a question
+reaches are ever read and parsed.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from .config import Config, matches_any
-from .summary.model import ModuleSummary
+from .summary.outline import ANCHOR_PATTERN
+from .summary.view import ModuleView
 
-#: Files that can hold a rule's anchor: a forward-AD region, a backward call (``.backward(``,
-#: ``torch.autograd.grad``/``backward``, an imported ``grad(``) or a config write. Everything else
-#: is parsed only if an anchor's analysis reaches it.
-ANCHOR_PATTERN = re.compile(rb"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast")
+#: The byte form of the outline's anchor pattern, to pick candidate files without decoding them.
+ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
 
 
 @dataclass(frozen=True)
@@ -92,22 +91,24 @@ def module_identity(path: Path) -> tuple[str, bool, Path]:
     return ".".join(parts) or path.stem, is_package, directory
 
 
-SummaryProvider = Callable[[Path, str, str, bool], ModuleSummary]
+ViewProvider = Callable[[Path, str, str, bool], ModuleView]
 
 
 class ModuleIndex:
     """Maps files to summaries (parsed lazily) and dotted names to files."""
 
-    def __init__(self, provider: SummaryProvider, extra_roots: Sequence[Path] = ()) -> None:
+    def __init__(self, provider: ViewProvider, extra_roots: Sequence[Path] = ()) -> None:
         self._provider = provider
-        self._summaries: dict[Path, ModuleSummary] = {}
+        self._views: dict[Path, ModuleView] = {}
+        #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
+        self.accessed: set[Path] = set()
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], Path | None] = {}
 
     @property
-    def loaded(self) -> dict[Path, ModuleSummary]:
-        return self._summaries
+    def loaded(self) -> dict[Path, ModuleView]:
+        return self._views
 
     def name_display(self, path: Path, display: str) -> None:
         self._displays[path] = display
@@ -117,16 +118,17 @@ class ModuleIndex:
             self._displays[path] = display_path(path)
         return self._displays[path]
 
-    def summary(self, path: Path) -> ModuleSummary:
-        summary = self._summaries.get(path)
-        if summary is None:
+    def view(self, path: Path) -> ModuleView:
+        self.accessed.add(path)
+        view = self._views.get(path)
+        if view is None:
             module, is_package, _ = module_identity(path)
-            summary = self._provider(path, self.display(path), module, is_package)
-            self._summaries[path] = summary
-        return summary
+            view = self._provider(path, self.display(path), module, is_package)
+            self._views[path] = view
+        return view
 
-    def add(self, path: Path, summary: ModuleSummary) -> None:
-        self._summaries[path] = summary
+    def add(self, path: Path, view: ModuleView) -> None:
+        self._views[path] = view
 
     def search_roots(self, importer: Path) -> Iterator[Path]:
         # A script's own folder is sys.path[0]; inside a package only the package root is.
@@ -164,4 +166,4 @@ def read_source(path: Path) -> bytes:
 
 
 def has_anchor(source: bytes) -> bool:
-    return ANCHOR_PATTERN.search(source) is not None
+    return ANCHOR_BYTES.search(source) is not None

@@ -101,6 +101,7 @@ class Interpreter:
         self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
         self.compile_names = api.COMPILE | config.compile_wrappers
         self._globals: dict[Path, dict[str, Values]] = {}
+        self._globals_run: set[tuple[Path, int]] = set()
         self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...]]] = {}
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
@@ -117,20 +118,22 @@ class Interpreter:
 
     # -- roots ------------------------------------------------------------------------------
 
-    def analyze_module(self, path: Path) -> None:
-        """Interpret ``path``'s module body and each of its functions as an entry point."""
-        summary = self.index.summary(path)
-        if summary.failure is not None:
+    def analyze_module(self, path: Path, mentions: frozenset[str] = frozenset()) -> None:
+        """Interpret ``path``'s module-level code, then, as entry points, the functions of its
+        anchored blocks (and of blocks that call one of ``mentions``)."""
+        view = self.index.view(path)
+        if view.failure is not None:
             return
-        self.module_globals(path)
         frame = Frame(path, {}, Context(), record=True)
-        self.exec_block(summary.body, frame)
+        for index in view.effectful_blocks():
+            self.exec_block(view.block(index).body, frame)
         module_ctx = Context(config=frame.ctx.config)
-        for function in summary.functions:
-            owner = ClassVal(path, function.owner_class) if function.owner_class else None
-            bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
-            root = Frame(path, {}, module_ctx, record=True)
-            self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
+        for index in view.root_blocks(mentions):
+            for function in view.block(index).functions:
+                owner = ClassVal(path, function.owner_class) if function.owner_class else None
+                bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
+                root = Frame(path, {}, module_ctx, record=True)
+                self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
 
     # -- locations --------------------------------------------------------------------------
 
@@ -165,7 +168,7 @@ class Interpreter:
     def define_function(self, statement: ir.Define, frame: Frame) -> Values:
         closure = tuple(sorted((n, v) for n, v in {**frame.closure, **frame.env}.items())) if frame.stack else ()
         function = FunctionVal(frame.path, statement.qualname, closure=closure)
-        summary = self.index.summary(frame.path).function_index.get(statement.qualname)
+        summary = self.index.view(frame.path).function(statement.qualname)
         values: Values = frozenset([function])
         for decorator in reversed(summary.decorators if summary else ()):
             values = self.apply_decorator(self.eval(decorator, frame), values, frame, summary)
@@ -278,10 +281,7 @@ class Interpreter:
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
-        if frame.record:
-            for value in values:
-                literal = isinstance(value, ConstVal)
-                self.events.append(ConfigWrite(site, how, value.value if literal else None, literal))
+        self.record_config_writes(values, site, how)
         frame.ctx = replace(frame.ctx, config=state)
 
     def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
@@ -370,14 +370,15 @@ class Interpreter:
             return frozenset([External(f"builtins.{name}")])
         return frozenset([UNKNOWN])
 
-    def module_globals(self, path: Path) -> dict[str, Values]:
-        """Names bound by ``path``'s module body (partial while that body is being interpreted)."""
-        if path not in self._globals:
-            env: dict[str, Values] = {}
-            self._globals[path] = env
-            summary = self.index.summary(path)
-            self.exec_block(summary.body, Frame(path, env, Context(), record=False))
-        return self._globals[path]
+    def module_global(self, path: Path, name: str) -> Values | None:
+        """What module ``path`` binds to ``name``: only the top-level blocks binding it are run."""
+        env = self._globals.setdefault(path, {})
+        view = self.index.view(path)
+        for index in view.blocks_binding(name):
+            if (path, index) not in self._globals_run:
+                self._globals_run.add((path, index))
+                self.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+        return env.get(name)
 
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
@@ -394,10 +395,10 @@ class Interpreter:
             return None
         self._resolving.add(key)
         try:
-            env = self.module_globals(path)
-            if name in env:
-                return self.settle(env[name])
-            summary = self.index.summary(path)
+            found = self.module_global(path, name)
+            if found is not None:
+                return self.settle(found)
+            summary = self.index.view(path)
             for star in summary.star_imports:
                 module = None if api.is_external_root(star) else self.index.find_module(star, path)
                 if module is not None and module != path:
@@ -464,7 +465,7 @@ class Interpreter:
     # -- classes ----------------------------------------------------------------------------
 
     def class_summary(self, cls: ClassVal) -> ir.ClassSummary | None:
-        return self.index.summary(cls.path).class_index.get(cls.qualname)
+        return self.index.view(cls.path).class_(cls.qualname)
 
     def bases(self, cls: ClassVal) -> list[object]:
         summary = self.class_summary(cls)
@@ -505,7 +506,7 @@ class Interpreter:
         return frozenset(bound)
 
     def is_static(self, function: FunctionVal) -> bool:
-        summary = self.index.summary(function.path).function_index.get(function.qualname)
+        summary = self.index.view(function.path).function(function.qualname)
         return summary is not None and summary.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
@@ -606,7 +607,7 @@ class Interpreter:
         return frozenset([Data(inputs.origins | {output}, dual and keeps_tangent)])
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
-        summary = self.index.summary(function.path).function_index.get(function.qualname)
+        summary = self.index.view(function.path).function(function.qualname)
         fallback = frozenset([derived(iter_values(args))])
         if summary is None or (function.path, function.qualname) in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
             return fallback
@@ -762,11 +763,15 @@ class Interpreter:
                 values = frozenset(ConstVal(p) for p in picked) or None
         if values is None:
             return None
-        if frame.record:
-            for value in values:
-                literal = isinstance(value, ConstVal)
-                self.events.append(ConfigWrite(site, "config.patch", value.value if literal else None, literal))
+        self.record_config_writes(values, site, "config.patch")
         return self.config_state(values, site, "config.patch")
+
+    def record_config_writes(self, values: Values, site: Location, how: str) -> None:
+        """Record every value written to ``backward_pass_autocast``, in any context (walks included
+        that record nothing else): a literal that torch rejects is wrong wherever it is written."""
+        for value in values:
+            literal = isinstance(value, ConstVal)
+            self.events.append(ConfigWrite(site, how, value.value if literal else None, literal))
 
     def request_callers(self, frame: Frame) -> None:
         """Ask for the callers of the function this walk started from (they bind its parameters)."""

@@ -41,7 +41,7 @@ from .model import (
     Expr,
     FunctionRef,
     FunctionSummary,
-    ModuleSummary,
+    BlockSummary,
     MultiTarget,
     NameTarget,
     OtherTarget,
@@ -89,54 +89,46 @@ def find_suppressions(source: bytes) -> tuple[Suppression, ...]:
     return tuple(found)
 
 
-def summarize_source(source: bytes, module: str, is_package: bool = False) -> ModuleSummary:
-    """Parse ``source`` and summarize it; a parse failure becomes a summary carrying the failure."""
-    suppressions = find_suppressions(source)
+def summarize_block(text: str, module: str, is_package: bool, first_line: int = 1) -> BlockSummary:
+    """Summarize ``text`` (top-level statements starting at line ``first_line`` of the module).
+
+    A parse failure becomes a summary carrying the failure, with CPython's message and position
+    where CPython has one.
+    """
     try:
-        tree = cst.parse_module(source)
+        tree = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        return _syntax_failure(source, module, is_package, suppressions, error)
-    except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as error:
-        return _failed(module, is_package, suppressions, f"cannot decode: {error}")
+        return _syntax_failure(text, error, first_line)
     except RecursionError:
-        return _failed(module, is_package, suppressions, "cannot parse: nesting too deep for the parser")
+        return _failed("cannot parse: nesting too deep for the parser", first_line)
     try:
-        return _Summarizer(tree, module, is_package).summarize(suppressions)
+        return _Summarizer(tree, module, is_package, first_line - 1).summarize()
     except RecursionError:
-        return _failed(module, is_package, suppressions, "cannot analyze: nesting too deep")
+        return _failed("cannot analyze: nesting too deep", first_line)
 
 
-def _syntax_failure(source: bytes, module, is_package, suppressions, error: cst.ParserSyntaxError) -> ModuleSummary:
-    """Describe a LibCST parse error, with CPython's own message and position where it has one."""
+def _syntax_failure(text: str, error: cst.ParserSyntaxError, first_line: int) -> BlockSummary:
+    offset = first_line - 1
     try:
-        ast.parse(source)
+        ast.parse(text)
     except SyntaxError as python_error:
-        reason = f"syntax error: {python_error.msg}"
-        return _failed(module, is_package, suppressions, reason, python_error.lineno or 1, python_error.offset or 1)
+        return _failed(f"syntax error: {python_error.msg}", (python_error.lineno or 1) + offset, python_error.offset or 1)
     except (ValueError, RecursionError, MemoryError):
         pass
     else:
         reason = f"syntax not supported by the LibCST parser (newer than it knows?): {error.message}"
-        return _failed(module, is_package, suppressions, reason, error.raw_line, error.raw_column + 1)
-    return _failed(module, is_package, suppressions, f"syntax error: {error.message}", error.raw_line, error.raw_column + 1)
+        return _failed(reason, error.raw_line + offset, error.raw_column + 1)
+    return _failed(f"syntax error: {error.message}", error.raw_line + offset, error.raw_column + 1)
 
 
-def _failed(module, is_package, suppressions, message, line=1, column=1) -> ModuleSummary:
-    return ModuleSummary(
-        module=module,
-        is_package=is_package,
-        star_imports=(),
-        body=(),
-        functions=(),
-        classes=(),
-        suppressions=suppressions,
-        failure=ParseFailure(message, max(line, 1), max(column, 1)),
-    )
+def _failed(message: str, line: int = 1, column: int = 1) -> BlockSummary:
+    return BlockSummary((), (), (), failure=ParseFailure(message, max(line, 1), max(column, 1)))
 
 
 class _Summarizer:
-    def __init__(self, tree: cst.Module, module: str, is_package: bool) -> None:
+    def __init__(self, tree: cst.Module, module: str, is_package: bool, line_offset: int) -> None:
         self.module = module
+        self.line_offset = line_offset
         self.is_package = is_package
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         self.tree = wrapper.module
@@ -147,23 +139,16 @@ class _Summarizer:
 
     # -- entry ------------------------------------------------------------------------------
 
-    def summarize(self, suppressions: tuple[Suppression, ...]) -> ModuleSummary:
+    def summarize(self) -> BlockSummary:
         body = self.block(self.tree.body, scope="", owner_class=None, module_level=True)
-        return ModuleSummary(
-            module=self.module,
-            is_package=self.is_package,
-            star_imports=tuple(self.star_imports),
-            body=body,
-            functions=tuple(self.functions),
-            classes=tuple(self.classes),
-            suppressions=suppressions,
-        )
+        return BlockSummary(body, tuple(self.functions), tuple(self.classes), tuple(self.star_imports))
 
     # -- helpers ----------------------------------------------------------------------------
 
     def span(self, node: cst.CSTNode) -> Span:
         code_range = self.positions[node]
-        return Span(code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
+        offset = self.line_offset
+        return Span(code_range.start.line + offset, code_range.start.column + 1, code_range.end.line + offset, code_range.end.column + 1)
 
     # -- statements -------------------------------------------------------------------------
 

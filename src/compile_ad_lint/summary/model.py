@@ -263,14 +263,13 @@ class ParseFailure:
 
 
 @dataclass(frozen=True)
-class ModuleSummary:
-    module: str
-    is_package: bool
-    star_imports: tuple[str, ...]
+class BlockSummary:
+    """The LibCST summary of one top-level statement (or of a whole file, see ``outline``)."""
+
     body: tuple[Stmt, ...]
     functions: tuple[FunctionSummary, ...]
     classes: tuple[ClassSummary, ...]
-    suppressions: tuple[Suppression, ...] = ()
+    star_imports: tuple[str, ...] = ()
     failure: ParseFailure | None = None
 
     @cached_property

@@ -1,0 +1,165 @@
+"""A cheap outline of a module: its top-level statements ("blocks"), what each binds, and where
+the anchors are.
+
+The outline comes from CPython's ``ast`` (about ten times faster than LibCST here); each block is
+then parsed with LibCST only when the analysis needs it (``ModuleView.block``). On large modules
+with one relevant function this skips most of the LibCST work.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, replace
+
+from .model import ParseFailure, Suppression
+
+#: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
+#: ``torch.autograd.grad``/``backward``, an imported ``grad(``) or a config write.
+ANCHOR_PATTERN = re.compile(r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+#: Longest run of module-level statements parsed as one block (bounds memory on generated files).
+_MAX_RUN_LINES = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    first_line: int  # 1-based, decorators included
+    last_line: int  # inclusive
+    binds: frozenset[str]
+    #: True for ``def``/``class`` statements (their bodies run only when called).
+    is_definition: bool
+    anchored: bool
+    #: Module-level code that calls something or enters a context (imports and constants do not):
+    #: only such code is interpreted when the module is analyzed; the rest only when a name is looked up.
+    has_effect: bool = False
+    #: A whole-file block (the LibCST fallback) may bind any name.
+    binds_everything: bool = False
+
+
+@dataclass(frozen=True)
+class ModuleOutline:
+    module: str
+    is_package: bool
+    blocks: tuple[Block, ...]
+    star_imports: tuple[str, ...]
+    suppressions: tuple[Suppression, ...]
+    #: Set when CPython cannot parse the file; the whole file is then handed to LibCST as one block.
+    failure: ParseFailure | None = None
+
+
+def decode(source: bytes) -> str:
+    """The text of a Python source file, honouring its coding declaration and BOM."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    text = source.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split exactly where CPython's tokenizer counts new lines."""
+    lines, start = [], 0
+    for match in _NEWLINE.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+def outline_source(text: str, module: str, is_package: bool, suppressions: tuple[Suppression, ...]) -> ModuleOutline:
+    from .extract import resolve_relative  # one relative-import rule for outline and summaries
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        failure = ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
+        return ModuleOutline(module, is_package, (), (), suppressions, failure)
+    except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting
+        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {error}"))
+    lines = split_lines(text)
+    blocks: list[Block] = []
+    stars: list[str] = []
+    aliases: set[str] = set()  # names bound by anchored module-level statements
+    for statement in tree.body:
+        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        last = statement.end_lineno or statement.lineno
+        if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
+            base = "." * statement.level + (statement.module or "")
+            stars.append(resolve_relative(base, module, is_package) if statement.level else base)
+        is_definition = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        anchored = ANCHOR_PATTERN.search("".join(lines[first - 1 : last])) is not None
+        block = Block(
+            first,
+            last,
+            frozenset(_bound_names(statement)),
+            is_definition,
+            anchored,
+            has_effect=not is_definition and (anchored or _runs_something(statement)),
+        )
+        if anchored and not is_definition:
+            aliases |= block.binds
+        previous = blocks[-1] if blocks else None
+        # Runs of module-level code become one block (one LibCST parse); so do statements sharing a line.
+        same_line = previous is not None and previous.last_line >= first
+        joinable = previous is not None and not (previous.is_definition or is_definition) and last - previous.first_line < _MAX_RUN_LINES
+        if same_line or joinable:
+            blocks[-1] = Block(
+                previous.first_line,
+                max(last, previous.last_line),
+                previous.binds | block.binds,
+                previous.is_definition and is_definition,
+                previous.anchored or anchored,
+                has_effect=previous.has_effect or block.has_effect,
+            )
+        else:
+            blocks.append(block)
+    return ModuleOutline(module, is_package, tuple(_mark_alias_uses(blocks, lines, aliases)), tuple(stars), suppressions)
+
+
+def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -> list[Block]:
+    """Anchor blocks that use a name bound by anchored module-level code.
+
+    ``from torch.autograd.forward_ad import dual_level as level`` makes ``with level():`` an anchor,
+    though the function using it never spells ``dual_level``.
+    """
+    if not aliases:
+        return blocks
+    uses = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(aliases))) + r")\b")
+    return [
+        replace(b, anchored=True) if not b.anchored and uses.search("".join(lines[b.first_line - 1 : b.last_line])) else b
+        for b in blocks
+    ]
+
+
+def _runs_something(statement: ast.stmt) -> bool:
+    return any(isinstance(node, (ast.Call, ast.With, ast.AsyncWith)) for node in ast.walk(statement))
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """Module-level names a top-level statement may bind (including ``x.compile()`` in place)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    names: set[str] = set()
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue  # a nested definition's body binds nothing at module level
+        elif isinstance(node, ast.Lambda):
+            continue
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name)
+        ):
+            names.add(node.func.value.id)
+        pending.extend(ast.iter_child_nodes(node))
+    return names

@@ -1,0 +1,146 @@
+"""``ModuleView``: a module's outline plus its blocks, summarized with LibCST on first use.
+
+Outlines and block summaries are cached by content (``compile_ad_lint.cache``), so a warm run
+parses nothing that has not changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..cache import SummaryCache, cache_key, content_digest
+from .extract import find_suppressions, summarize_block
+from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
+from .outline import ANCHOR_PATTERN, Block, ModuleOutline, decode, outline_source, split_lines
+
+
+@dataclass
+class ParseCounter:
+    """How many LibCST parses a run did, and how many it took from the cache (per file)."""
+
+    parsed: set = field(default_factory=set)
+    cached: set = field(default_factory=set)
+
+
+class ModuleView:
+    def __init__(self, name: str, source: bytes, module: str, is_package: bool, cache: SummaryCache | None, counter: ParseCounter) -> None:
+        self.name = name
+        self.module = module
+        self.is_package = is_package
+        self._cache = cache
+        self.counter = counter
+        self._blocks: dict[int, BlockSummary] = {}
+        self.digest = content_digest(source)
+        self.suppressions = find_suppressions(source)
+        self.failure: ParseFailure | None = None
+        try:
+            self.text = decode(source)
+        except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+            self.text = ""
+            self.outline = ModuleOutline(module, is_package, (), (), self.suppressions)
+            self.failure = ParseFailure(f"cannot decode: {error}")
+            return
+        self.lines = split_lines(self.text)
+        self.outline = self._load_outline(source)
+        if self.outline.failure is not None:
+            self._whole_file_fallback()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def _cached(self, kind: str, payload: bytes, build):
+        key = cache_key(kind.encode() + b"\0" + payload, self.module, self.is_package)
+        if self._cache is not None:
+            found = self._cache.load(key)
+            if found is not None:
+                self.counter.cached.add(self.name)
+                return found
+        value = build()
+        if self._cache is not None:
+            self._cache.store(key, value)
+        return value
+
+    def _load_outline(self, source: bytes) -> ModuleOutline:
+        return self._cached("outline", source, lambda: outline_source(self.text, self.module, self.is_package, self.suppressions))
+
+    def _whole_file_fallback(self) -> None:
+        """CPython cannot parse the file: let LibCST try the whole file (newer syntax), as one block."""
+        summary = self._summarize(self.text, 1)
+        if summary.failure is not None:
+            python_failure = self.outline.failure
+            self.failure = summary.failure if "LibCST" in summary.failure.message else python_failure
+            return
+        anchored = ANCHOR_PATTERN.search(self.text) is not None
+        block = Block(1, len(self.lines), frozenset(), False, anchored, has_effect=True, binds_everything=True)
+        self.outline = ModuleOutline(self.module, self.is_package, (block,), summary.star_imports, self.suppressions)
+        self._blocks[0] = summary
+
+    def _summarize(self, text: str, first_line: int) -> BlockSummary:
+        def build() -> BlockSummary:
+            self.counter.parsed.add(self.name)
+            return summarize_block(text, self.module, self.is_package, first_line)
+
+        return self._cached(f"block:{first_line}", text.encode("utf-8", "surrogatepass"), build)
+
+    def block(self, index: int) -> BlockSummary:
+        summary = self._blocks.get(index)
+        if summary is None:
+            block = self.outline.blocks[index]
+            summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
+            self._blocks[index] = summary
+        return summary
+
+    def prefetch(self, indices) -> None:
+        for index in indices:
+            self.block(index)
+
+    # -- questions --------------------------------------------------------------------------
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        return self.outline.blocks
+
+    @property
+    def star_imports(self) -> tuple[str, ...]:
+        return self.outline.star_imports
+
+    def block_failures(self) -> list[ParseFailure]:
+        return [summary.failure for summary in self._blocks.values() if summary.failure is not None]
+
+    def effectful_blocks(self) -> list[int]:
+        """Module-level code that does something beyond binding names, in order."""
+        return [i for i, block in enumerate(self.blocks) if block.has_effect]
+
+    def blocks_binding(self, name: str) -> list[int]:
+        return [i for i, block in enumerate(self.blocks) if block.binds_everything or name in block.binds]
+
+    def root_blocks(self, mentions: frozenset[str] = frozenset()) -> list[int]:
+        """Blocks whose functions are analyzed as entry points: anchored ones, or ones calling ``mentions``."""
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(mentions))) + r")\s*\(") if mentions else None
+        chosen = []
+        for i, block in enumerate(self.blocks):
+            text = "".join(self.lines[block.first_line - 1 : block.last_line]) if pattern else ""
+            if block.anchored or (pattern is not None and pattern.search(text)):
+                chosen.append(i)
+        return chosen
+
+    def _defining_blocks(self, qualname: str) -> list[int]:
+        top = qualname.split(".", 1)[0]
+        if top.startswith("<lambda:"):
+            line = int(top.split(":")[1])
+            return [i for i, b in enumerate(self.blocks) if b.first_line <= line <= b.last_line]
+        return self.blocks_binding(top)
+
+    def function(self, qualname: str) -> FunctionSummary | None:
+        for index in self._defining_blocks(qualname):
+            found = self.block(index).function_index.get(qualname)
+            if found is not None:
+                return found
+        return None
+
+    def class_(self, qualname: str) -> ClassSummary | None:
+        for index in self._defining_blocks(qualname):
+            found = self.block(index).class_index.get(qualname)
+            if found is not None:
+                return found
+        return None
