@@ -182,3 +182,32 @@ def test_runs_without_torch(project):
     assert "CAL001" in result.stdout
     check = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, env=env)
     assert check.returncode != 0, "the blocker must make torch unimportable"
+
+
+def test_cache_is_reused_and_cleaned(project, capsys):
+    assert main(["check", ".", "--format", "json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    cache = project / ".compile_ad_lint_cache"
+    assert (cache / ".gitignore").is_file()
+    assert main(["check", ".", "--format", "json"]) == 1
+    second = json.loads(capsys.readouterr().out)
+    assert second["findings"] == first["findings"]
+    assert second["stats"]["parsed"] == 0 and second["stats"]["cached"] >= 1
+    assert main(["cache", "clean", "."]) == 0
+    assert not cache.exists()
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    import io
+
+    from compile_ad_lint.cli import _Progress
+
+    stream = io.StringIO()
+    progress = _Progress(stream)
+    progress(1, 4)
+    assert stream.getvalue() == "", "nothing during the first second"
+    progress.started -= 2
+    progress(2, 4)
+    assert "2/4 anchor files" in stream.getvalue()
+    progress.close()
+    assert stream.getvalue().endswith("\r\033[K")

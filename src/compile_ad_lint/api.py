@@ -20,7 +20,7 @@ from .config import Config
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
-from .project import ModuleIndex, SourceFile, discover, has_anchor, module_identity, read_source
+from .project import ModuleIndex, SourceFile, default_root, discover, has_anchor, module_identity, read_source
 from .rules import ALL_RULES
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
@@ -171,11 +171,7 @@ class Analyzer:
     def _cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
         if not self.use_cache:
             return None
-        root = self.cache_root or self.config.root
-        if root is None:
-            first = Path(paths[0]) if paths else Path(".")
-            root = first if first.is_dir() else first.parent
-        return SummaryCache(root)
+        return SummaryCache(self.cache_root or self.config.root or default_root(paths))
 
     @staticmethod
     def _read(files: list[SourceFile], events: list[Event], overrides: Mapping[Path, bytes]) -> dict[Path, bytes]:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 from . import __version__
 from .config import ConfigError, load_config, parse_codes, read_config_file
+from .project import default_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -44,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     confirm.add_argument("--devices", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
     confirm.add_argument("--confirm-timeout", type=_seconds, default=None, metavar="SECONDS", help="per-run timeout for --confirm (default: 300)")
     confirm.add_argument("--entry", action="append", default=[], metavar="MODULE:FUNCTION", help="entry point for --confirm (repeatable)")
+
+    cache = commands.add_parser("cache", help="manage the summary cache")
+    cache.add_argument("action", choices=["clean"], help="clean: delete the cache directory")
+    cache.add_argument("path", nargs="?", default=".", help="a path inside the project (default: .)")
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
@@ -88,7 +94,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _explain(args.code)
     if args.command == "lsp":
         return _lsp(args.debounce_ms)
+    if args.command == "cache":
+        return _clean_cache(args.path)
     return _check(args)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only on a terminal and only after the first second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.started = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if time.monotonic() - self.started < 1 or total <= 0:
+            return
+        filled = 30 * done // total
+        self.stream.write(f"\rcompile-ad-lint [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} anchor files")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _clean_cache(path: str) -> int:
+    from .cache import SummaryCache
+
+    try:
+        root = load_config(Path(path)).root or default_root([path])
+    except ConfigError as error:
+        print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    cache = SummaryCache(root)
+    removed = cache.clear()
+    print(f"{'removed' if removed else 'no cache at'} {cache.directory}")
+    return EXIT_CLEAN
 
 
 def _list_rules() -> int:
@@ -129,8 +173,7 @@ def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyp
     devices = parse_devices(args.devices)
     entries = [parse_entry(text, Path.cwd()) for text in args.entry]
     entries += [parse_entry(text, config.root) for text in config.entry_points]
-    first = Path(args.paths[0]) if args.paths else Path(".")
-    root = config.root or (first if first.is_dir() else first.parent)
+    root = config.root or default_root(args.paths)
     options = ConfirmOptions(
         devices=devices,
         timeout=args.confirm_timeout or DEFAULT_TIMEOUT,
@@ -156,13 +199,17 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs)
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs, progress=progress)
     try:
         report = analyzer.check(args.paths)
     except Exception:  # noqa: BLE001 - an internal error must still exit 2 with a usable message
         print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return EXIT_ERROR
+    finally:
+        if progress is not None:
+            progress.close()
     if args.confirm:
         try:
             report = _confirm(report, config, args)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from .config import Config, matches_any
+from .config import Config, find_pyproject, matches_any
 from .summary.outline import ANCHOR_PATTERN
 from .summary.view import ModuleView
 
@@ -69,6 +69,40 @@ def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: 
         problems.append(DiscoveryProblem(str(path), f"cannot resolve path: {error}"))
         return
     files.setdefault(resolved, SourceFile(str(path), resolved))
+
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(path: Path) -> tuple[Path | None, Path | None]:
+    """(folder to analyze for ``path``, the pyproject.toml holding our config if any).
+
+    The folder is None for a loose script outside any project or package: analyze it alone.
+    """
+    pyproject = find_pyproject(path)
+    if pyproject is not None:
+        return pyproject.parent, pyproject
+    folder = path if path.is_dir() else path.parent
+    for directory in [folder, *folder.parents]:
+        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+            return directory, None
+    package_top = module_identity(folder / "__init__.py" if path.is_dir() else path)[2]
+    if package_top != folder:  # inside a package: analyze the top-level package
+        top_package = folder
+        while top_package.parent != package_top:
+            top_package = top_package.parent
+        return top_package, None
+    return None, None
+
+
+def default_root(paths: Sequence[str]) -> Path:
+    """Where a run on ``paths`` keeps its cache: the first path's project root, else its folder."""
+    first = Path(paths[0]) if paths else Path(".")
+    try:
+        root = project_root(first.resolve())[0]
+    except (OSError, RuntimeError):
+        root = None
+    return root or (first if first.is_dir() else first.parent)
 
 
 def display_path(path: Path) -> str:

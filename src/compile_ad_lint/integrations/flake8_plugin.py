@@ -28,11 +28,9 @@ from typing import Any, ClassVar, Iterator, Sequence
 
 from .. import __version__
 from ..api import Analyzer
-from ..config import Config, ConfigError, find_pyproject, parse_codes, read_config_file
+from ..config import Config, ConfigError, parse_codes, read_config_file
 from ..findings import Finding
-from ..project import module_identity
-
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+from ..project import project_root
 
 _Result = tuple[int, int, str, type]
 
@@ -158,26 +156,6 @@ class CompileAdLintChecker:
         if checked.lstrip("\ufeff") == on_disk.lstrip("\ufeff"):
             return None
         return checked.encode("utf-8")
-
-
-def project_root(path: Path) -> tuple[Path | None, Path | None]:
-    """(folder to analyze for ``path``, the pyproject.toml holding our config if any).
-
-    The folder is None for a loose script outside any project or package: analyze it alone.
-    """
-    pyproject = find_pyproject(path)
-    if pyproject is not None:
-        return pyproject.parent, pyproject
-    package_top = module_identity(path)[2]
-    for directory in [path.parent, *path.parent.parents]:
-        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
-            return directory, None
-    if package_top != path.parent:  # inside a package: analyze the top-level package
-        top_package = path.parent
-        while top_package.parent != package_top:
-            top_package = top_package.parent
-        return top_package, None
-    return None, None
 
 
 def _modified_since(path: Path, started_ns: int) -> bool:
