@@ -367,9 +367,12 @@ class _Summarizer:
         """The hashable Python value of a literal, with imported names kept as ``Symbol``s."""
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary)):
             try:
-                return ast.literal_eval(self.tree.code_for_node(node))
+                value = node.evaluated_value
             except (ValueError, SyntaxError, MemoryError, RecursionError) as error:
                 raise _NotLiteral from error
+            if value is None or isinstance(value, bytes) and not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                raise _NotLiteral  # an f-string part: not a literal
+            return value
         if isinstance(node, cst.Name) and node.value in _CONSTANT_NAMES:
             return _CONSTANT_NAMES[node.value]
         if isinstance(node, cst.Attribute) and _dotted(node):

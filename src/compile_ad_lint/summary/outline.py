@@ -9,11 +9,13 @@ with one relevant function this skips most of the LibCST work.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
 
+from ..linking.torch_api import is_external_root
 from .model import ParseFailure, Suppression
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
@@ -82,6 +84,7 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
     blocks: list[Block] = []
     stars: list[str] = []
     aliases: set[str] = set()  # names bound by anchored module-level statements
+    external = _external_names(tree)
     for statement in tree.body:
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
         last = statement.end_lineno or statement.lineno
@@ -96,7 +99,7 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             frozenset(_bound_names(statement)),
             is_definition,
             anchored,
-            has_effect=not is_definition and (anchored or _runs_something(statement)),
+            has_effect=not is_definition and (anchored or _may_matter(statement, "".join(lines[first - 1 : last]), external)),
         )
         if anchored and not is_definition:
             aliases |= block.binds
@@ -133,33 +136,80 @@ def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -
     ]
 
 
-def _runs_something(statement: ast.stmt) -> bool:
-    return any(isinstance(node, (ast.Call, ast.With, ast.AsyncWith)) for node in ast.walk(statement))
+#: Module-level code mentioning these may create compiled callables or contexts.
+_INTERESTING = re.compile(r"compile|optimize|autocast|dual_level|patch|disable|backward|\bgrad\b|config")
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _external_names(tree: ast.Module) -> frozenset[str]:
+    """Names bound at module level by imports of packages that are always external (torch, ...)."""
+    names = set(_BUILTIN_NAMES)
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in statement.names if is_external_root(a.name))
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and is_external_root(statement.module or ""):
+            names.update(a.asname or a.name for a in statement.names)
+    return frozenset(names)
+
+
+def _may_matter(statement: ast.stmt, text: str, external: frozenset[str]) -> bool:
+    """Whether module-level code must be interpreted when its module is analyzed.
+
+    Imports, constants and calls into external libraries (``torch.ones(...)`` a thousand times in a
+    generated file) only bind names, which are evaluated lazily if ever looked up; code that may
+    compile, enter a context, or call the project's own functions runs.
+    """
+    if _INTERESTING.search(text):
+        return True
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.Call):
+            head = node.func
+            while isinstance(head, (ast.Attribute, ast.Call, ast.Subscript)):
+                head = head.value if not isinstance(head, ast.Call) else head.func
+            if not (isinstance(head, ast.Name) and head.id in external):
+                return True
+    return False
 
 
 def _bound_names(statement: ast.stmt) -> set[str]:
-    """Module-level names a top-level statement may bind (including ``x.compile()`` in place)."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {statement.name}
+    """Module-level names a top-level statement may bind (including ``x.compile()`` in place).
+
+    Only statements and assignment targets are visited: expressions bind nothing here (walrus
+    targets aside, which are rare at module level and looked up as unknown).
+    """
     names: set[str] = set()
     pending: list[ast.AST] = [statement]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)  # a nested definition's body binds nothing at module level
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue  # a nested definition's body binds nothing at module level
-        elif isinstance(node, ast.Lambda):
-            continue
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "compile"
-            and isinstance(node.func.value, ast.Name)
-        ):
-            names.add(node.func.value.id)
-        pending.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            pending.extend(node.elts)
+        elif isinstance(node, ast.Starred):
+            pending.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            pending.extend(node.targets if isinstance(node, ast.Assign) else [node.target])
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            pending.extend([node.target, *node.body, *node.orelse])
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            pending.extend([item.optional_vars for item in node.items if item.optional_vars is not None] + node.body)
+        elif isinstance(node, (ast.If, ast.While)):
+            pending.extend([*node.body, *node.orelse])
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            pending.extend([*node.body, *node.orelse, *node.finalbody, *(h for h in node.handlers)])
+        elif isinstance(node, ast.ExceptHandler):
+            names.update([node.name] if node.name else [])
+            pending.extend(node.body)
+        elif isinstance(node, ast.Match):
+            pending.extend(statement for case in node.cases for statement in case.body)
+        elif isinstance(node, ast.Expr):
+            call = node.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and isinstance(call.func.value, ast.Name):
+                names.add(call.func.value.id)
     return names
