@@ -26,6 +26,8 @@ from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter
 
+#: ``name(`` in source text: the names a file calls, for finding the callers of a function.
+_CALLED_NAME = re.compile(rb"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 #: Below this many files to parse, worker processes cost more than they save.
 _PARALLEL_THRESHOLD = 16
 
@@ -159,7 +161,7 @@ class Analyzer:
             if not mentions:
                 break
             asked |= mentions
-            pending = _files_mentioning(files, mentions, contents)
+            pending = run.files_calling(mentions, contents)
 
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
@@ -232,6 +234,8 @@ class _Run:
         scope = [__version__, repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
         self.scope = hashlib.sha256("\0".join(scope).encode()).hexdigest()
         self._local: _Workspace | None = None
+        self._called: dict[Path, frozenset[bytes]] | None = None
+        self.files = files
 
     def analyze(self, tasks: list[tuple[SourceFile, frozenset[str]]]) -> list[RootResult]:
         results: dict[int, RootResult] = {}
@@ -272,6 +276,26 @@ class _Run:
                     progress(done, len(tasks))
         return results
 
+    def files_calling(self, names: frozenset[str], contents: Mapping[Path, bytes]) -> list[SourceFile]:
+        """Files that call one of ``names`` (from a per-file index of called names, cached by digest)."""
+        if self._called is None:
+            self._called = self._called_names(contents)
+        wanted = {name.encode() for name in names}
+        return [f for f in self.files if f.path in self._called and not wanted.isdisjoint(self._called[f.path])]
+
+    def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
+        key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()
+        stored = self.cache.load(key) if self.cache is not None else None
+        known: dict[str, frozenset[bytes]] = stored if isinstance(stored, dict) else {}
+        found = {
+            path: known[self.digests[path]] if self.digests[path] in known else frozenset(_CALLED_NAME.findall(source))
+            for path, source in contents.items()
+        }
+        current = {self.digests[path]: names for path, names in found.items()}
+        if self.cache is not None and current.keys() != known.keys():
+            self.cache.store(key, current)
+        return found
+
     def _key(self, path: Path, mentions: frozenset[str]) -> str:
         return hashlib.sha256(f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode()).hexdigest()
 
@@ -297,12 +321,6 @@ class _Run:
             except OSError:
                 self.digests[path] = None  # type: ignore[assignment]
         return self.digests[path]
-
-
-def _files_mentioning(files: Iterable[SourceFile], names: frozenset[str], contents: Mapping[Path, bytes]) -> list[SourceFile]:
-    """Files whose text calls one of ``names`` (a cheap scan; only matches get parsed)."""
-    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
-    return [f for f in files if f.path in contents and pattern.search(contents[f.path])]
 
 
 def _preference(finding: Finding) -> tuple:

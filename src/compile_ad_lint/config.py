@@ -6,8 +6,11 @@ Stage one finds and validates the file (``load_config``); stage two merges comma
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -159,12 +162,22 @@ _PARSERS = {
 
 
 def matches_any(path: Path, patterns: Iterable[str]) -> bool:
-    """True when any path component (or the whole relative path) matches a glob pattern."""
-    import fnmatch
+    """True when ``path``'s name, or the path itself for patterns with a ``/``, matches a glob.
 
-    text = path.as_posix()
-    return any(
-        fnmatch.fnmatch(part, pattern) or fnmatch.fnmatch(text, pattern) or fnmatch.fnmatch(text, f"*/{pattern}")
-        for pattern in patterns
-        for part in path.parts
-    )
+    Discovery prunes excluded folders as it walks, so checking the last component is enough for
+    name patterns such as ``build`` or ``*.egg-info``.
+    """
+    return _compiled(tuple(patterns))(path.name, path.as_posix())
+
+
+@lru_cache(maxsize=32)
+def _compiled(patterns: tuple[str, ...]):
+    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
+    paths = [fnmatch.translate(p.rstrip("/")) for p in patterns if "/" in p] + [fnmatch.translate(f"*/{p}") for p in patterns]
+    name_regex = re.compile("|".join(names)) if names else None
+    path_regex = re.compile("|".join(paths)) if paths else None
+
+    def match(name: str, text: str) -> bool:
+        return bool((name_regex and name_regex.match(name)) or (path_regex and path_regex.match(text)))
+
+    return match
