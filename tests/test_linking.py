@@ -226,3 +226,25 @@ def test_related_locations_name_every_hop(tmp_path):
     assert messages[-1].startswith("compiled here (@torch.compile")
     assert finding.related[-1].location.path.endswith("kernels.py")
     assert "through 2 more calls" in finding.message
+
+
+def test_compile_wrappers_from_configuration(tmp_path):
+    helper = "import torch\n\ndef maybe_compile(fn, enabled=True):\n    return fn if not enabled else fn\n"
+    code = FWAD + "from tools import maybe_compile\n\nf = maybe_compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    case = Case(code, files=(("tools.py", helper),))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "wrapped").mkdir()
+    _, without = run_case(case, tmp_path / "plain")
+    assert without == set(), "an opaque project helper is not a compiler by itself"
+    expected, reported = run_case(case, tmp_path / "wrapped", Config(compile_wrappers=frozenset({"tools.maybe_compile"})))
+    assert reported == expected and expected
+
+
+def test_extend_safe_backends(tmp_path):
+    code = FWAD + "f = torch.compile(torch.sin, backend='my_backend')\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    expected, reported = run_case(Case(code), tmp_path / "a")
+    assert reported == expected and expected
+    _, reported = run_case(Case(code), tmp_path / "b", Config(extend_safe_backends=frozenset({"my_backend"})))
+    assert reported == set()

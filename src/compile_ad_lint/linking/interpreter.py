@@ -178,8 +178,9 @@ class Interpreter:
         site = self.loc(frame.path, summary.span)
         result: set = set()
         for decorator in decorators:
-            if isinstance(decorator, External) and decorator.name in self.compile_names:
-                result |= {Compiled(v, DEFAULT_BACKEND, site, f"@{decorator.name}") for v in wrapped}
+            compiler_name = decorator.name if isinstance(decorator, External) else self.dotted_name(decorator)
+            if compiler_name in self.compile_names:
+                result |= {Compiled(v, DEFAULT_BACKEND, site, f"@{compiler_name}") for v in wrapped}
             elif isinstance(decorator, Compiler):
                 result |= {Compiled(v, decorator.backend, decorator.site, decorator.spelling) for v in wrapped}
             elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
@@ -505,6 +506,12 @@ class Interpreter:
             bound.add(member)
         return frozenset(bound)
 
+    def dotted_name(self, value: object) -> str | None:
+        """``package.module.function`` for a project function (how ``compile-wrappers`` names them)."""
+        if not isinstance(value, FunctionVal):
+            return None
+        return f"{self.index.view(value.path).module}.{value.qualname}"
+
     def is_static(self, function: FunctionVal) -> bool:
         summary = self.index.view(function.path).function(function.qualname)
         return summary is not None and summary.is_staticmethod
@@ -572,6 +579,8 @@ class Interpreter:
             return frozenset(Compiled(v, callee.backend, callee.site, callee.spelling) for v in positional(args, 0))
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
+        if isinstance(callee, FunctionVal) and self.dotted_name(callee) in self.compile_names:
+            return self.call_external(self.dotted_name(callee), args, site, frame)  # a configured compile wrapper
         if isinstance(callee, FunctionVal):
             name = describe_callee(func)
             return self.call_function(callee, args, frame, Hop(site, name, f"calls `{name}` ({callee.qualname})"))
