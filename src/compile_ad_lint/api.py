@@ -232,7 +232,7 @@ class _Run:
         )
         # Results depend on how paths are shown and which files exist, not only on contents.
         scope = [__version__, repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
-        self.scope = hashlib.sha256("\0".join(scope).encode()).hexdigest()
+        self.scope = hashlib.sha256("\0".join(scope).encode("utf-8", "surrogateescape")).hexdigest()
         self._local: _Workspace | None = None
         self._called: dict[Path, frozenset[bytes]] | None = None
         self.files = files
@@ -297,7 +297,7 @@ class _Run:
         return found
 
     def _key(self, path: Path, mentions: frozenset[str]) -> str:
-        return hashlib.sha256(f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode()).hexdigest()
+        return hashlib.sha256(f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode("utf-8", "surrogateescape")).hexdigest()
 
     def _lookup(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
         if self.cache is None:

@@ -27,7 +27,7 @@ def content_digest(source: bytes) -> str:
 
 def cache_key(source: bytes, module: str, is_package: bool) -> str:
     digest = hashlib.sha256()
-    digest.update(f"{__version__}\0{_FORMAT}\0{module}\0{is_package}\0".encode())
+    digest.update(f"{__version__}\0{_FORMAT}\0{module}\0{is_package}\0".encode("utf-8", "surrogateescape"))
     digest.update(source)
     return digest.hexdigest()
 

@@ -220,7 +220,8 @@ def _check(args: argparse.Namespace) -> int:
             print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
             traceback.print_exc()
             return EXIT_ERROR
-    rendered = FORMATS[args.format](report)
+    # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
+    rendered = FORMATS[args.format](report).encode("utf-8", "backslashreplace").decode("utf-8")
     if args.output:
         try:
             Path(args.output).write_text(rendered, encoding="utf-8")

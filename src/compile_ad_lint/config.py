@@ -73,17 +73,30 @@ class Config:
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` with our section, walking up from ``start``."""
-    start = start.resolve()
+    """The nearest ``pyproject.toml`` with our section, walking up from ``start``.
+
+    A file that mentions the tool but cannot be decoded or parsed is returned too, so that loading
+    it reports the problem instead of silently dropping the user's settings.
+    """
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop, a vanished directory
+        start = Path.cwd()
     for directory in [start, *start.parents] if start.is_dir() else start.parents:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
-            if f"[tool.{SECTION}]" in text or f'[tool."{SECTION}"]' in text:
-                return candidate
+        try:
+            raw = candidate.read_bytes() if candidate.is_file() else None
+        except OSError:
+            raw = None
+        if raw is None or SECTION.encode() not in raw:
+            continue
+        try:
+            document = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return candidate
+        tool = document.get("tool")
+        if not isinstance(tool, dict) or SECTION in tool:  # ours, or too broken to tell: report it
+            return candidate
     return None
 
 
@@ -96,13 +109,17 @@ def load_config(start: Path) -> Config:
 def read_config_file(pyproject: Path) -> Config:
     source = str(pyproject)
     try:
-        with open(pyproject, "rb") as handle:
-            document = tomllib.load(handle)
+        document = tomllib.loads(pyproject.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(source, None, f"not valid UTF-8: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(source, None, f"invalid TOML: {error}") from error
     except OSError as error:
         raise ConfigError(source, None, f"cannot read: {error}") from error
-    section = document.get("tool", {}).get(SECTION, {})
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(source, None, "[tool] must be a table")
+    section = tool.get(SECTION, {})
     if not isinstance(section, dict):
         raise ConfigError(source, None, f"[tool.{SECTION}] must be a table")
     return parse_section(section, source, pyproject.parent)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -47,7 +48,7 @@ def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], li
         if not root.exists() and not root.is_symlink():
             problems.append(DiscoveryProblem(given, "path does not exist"))
             continue
-        if root.is_file() or (root.is_symlink() and not root.is_dir()):
+        if not root.is_dir():
             _add(files, problems, root)
             continue
         for directory, subdirs, names in os.walk(root, followlinks=False, onerror=lambda e: problems.append(DiscoveryProblem(str(e.filename), f"cannot list directory: {e.strerror}"))):
@@ -65,8 +66,12 @@ def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], li
 def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: Path) -> None:
     try:
         resolved = path.resolve(strict=True)
+        regular = stat.S_ISREG(resolved.stat().st_mode)
     except (OSError, RuntimeError) as error:
         problems.append(DiscoveryProblem(str(path), f"cannot resolve path: {error}"))
+        return
+    if not regular:  # a named pipe would block the read forever; sockets and devices cannot be read
+        problems.append(DiscoveryProblem(str(path), "not a regular file"))
         return
     files.setdefault(resolved, SourceFile(str(path), resolved))
 

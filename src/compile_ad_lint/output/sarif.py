@@ -125,7 +125,8 @@ def artifact_location(path: str) -> dict:
     pure = PurePath(path)
     if pure.is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(pure.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+    # Percent-encode the raw bytes: names that are not valid UTF-8 arrive as surrogate escapes.
+    return {"uri": quote(pure.as_posix().encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _directory_uri(directory: Path) -> str:

@@ -24,6 +24,8 @@ ANCHOR_PATTERN = re.compile(r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300
+#: Deepest syntax tree handed to LibCST (its native parser and our summarizer recurse per level).
+_MAX_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Block:
     has_effect: bool = False
     #: A whole-file block (the LibCST fallback) may bind any name.
     binds_everything: bool = False
+    #: Nested deeper than the parsers can take: reported, never parsed with LibCST.
+    too_deep: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
         failure = ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
         return ModuleOutline(module, is_package, (), (), suppressions, failure)
     except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting
-        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {error}"))
+        reason = "nested too deeply for the parser" if isinstance(error, RecursionError) else str(error) or type(error).__name__
+        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {reason}"))
     lines = split_lines(text)
     blocks: list[Block] = []
     stars: list[str] = []
@@ -92,7 +97,12 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             base = "." * statement.level + (statement.module or "")
             stars.append(resolve_relative(base, module, is_package) if statement.level else base)
         is_definition = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        anchored = ANCHOR_PATTERN.search("".join(lines[first - 1 : last])) is not None
+        text = "".join(lines[first - 1 : last])
+        anchored = ANCHOR_PATTERN.search(text) is not None
+        if len(text) > _MAX_DEPTH and _depth(statement) > _MAX_DEPTH:
+            # LibCST's parser overflows the C stack on such code: keep it out of every other block.
+            blocks.append(Block(first, last, frozenset(_bound_names(statement)), is_definition, anchored, too_deep=True))
+            continue
         block = Block(
             first,
             last,
@@ -101,12 +111,16 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             anchored,
             has_effect=not is_definition and (anchored or _may_matter(statement, "".join(lines[first - 1 : last]), external)),
         )
-        if anchored and not is_definition:
-            aliases |= block.binds
+        if anchored and isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
+            aliases |= block.binds  # ``level = fwAD.dual_level``, ``from ... import dual_level as level``
         previous = blocks[-1] if blocks else None
         # Runs of module-level code become one block (one LibCST parse); so do statements sharing a line.
         same_line = previous is not None and previous.last_line >= first
-        joinable = previous is not None and not (previous.is_definition or is_definition) and last - previous.first_line < _MAX_RUN_LINES
+        joinable = (
+            previous is not None
+            and not (previous.is_definition or is_definition or previous.too_deep)
+            and last - previous.first_line < _MAX_RUN_LINES
+        )
         if same_line or joinable:
             blocks[-1] = Block(
                 previous.first_line,
@@ -139,6 +153,15 @@ def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -
 #: Module-level code mentioning these may create compiled callables or contexts.
 _INTERESTING = re.compile(r"compile|optimize|autocast|dual_level|patch|disable|backward|\bgrad\b|config")
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _depth(node: ast.AST) -> int:
+    deepest, pending = 0, [(node, 1)]
+    while pending:
+        current, depth = pending.pop()
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
+    return deepest
 
 
 def _external_names(tree: ast.Module) -> frozenset[str]:

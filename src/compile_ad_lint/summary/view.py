@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..cache import SummaryCache, cache_key, content_digest
 from .extract import find_suppressions, summarize_block
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
-from .outline import ANCHOR_PATTERN, Block, ModuleOutline, decode, outline_source, split_lines
+from .outline import _MAX_DEPTH, ANCHOR_PATTERN, Block, ModuleOutline, decode, outline_source, split_lines
 
 
 @dataclass
@@ -43,16 +43,18 @@ class ModuleView:
             return
         self.lines = split_lines(self.text)
         self.outline = self._load_outline(source)
-        if self.outline.failure is not None:
-            self._whole_file_fallback()
+        if self.outline.failure is not None and self.outline.failure.message.startswith("syntax error"):
+            self._whole_file_fallback()  # maybe syntax newer than this Python knows
+        elif self.outline.failure is not None:
+            self.failure = self.outline.failure  # NUL bytes, nesting CPython rejects: LibCST would crash
 
     # -- loading ----------------------------------------------------------------------------
 
-    def _cached(self, kind: str, payload: bytes, build):
+    def _cached(self, kind: str, payload: bytes, build, expected: type):
         key = cache_key(kind.encode() + b"\0" + payload, self.module, self.is_package)
         if self._cache is not None:
             found = self._cache.load(key)
-            if found is not None:
+            if isinstance(found, expected):  # anything else (another version's data, damage) is rebuilt
                 self.counter.cached.add(self.name)
                 return found
         value = build()
@@ -61,7 +63,7 @@ class ModuleView:
         return value
 
     def _load_outline(self, source: bytes) -> ModuleOutline:
-        return self._cached("outline", source, lambda: outline_source(self.text, self.module, self.is_package, self.suppressions))
+        return self._cached("outline", source, lambda: outline_source(self.text, self.module, self.is_package, self.suppressions), ModuleOutline)
 
     def _whole_file_fallback(self) -> None:
         """CPython cannot parse the file: let LibCST try the whole file (newer syntax), as one block."""
@@ -80,13 +82,17 @@ class ModuleView:
             self.counter.parsed.add(self.name)
             return summarize_block(text, self.module, self.is_package, first_line)
 
-        return self._cached(f"block:{first_line}", text.encode("utf-8", "surrogatepass"), build)
+        return self._cached(f"block:{first_line}", text.encode("utf-8", "surrogatepass"), build, BlockSummary)
 
     def block(self, index: int) -> BlockSummary:
         summary = self._blocks.get(index)
         if summary is None:
             block = self.outline.blocks[index]
-            summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
+            if block.too_deep:
+                failure = ParseFailure(f"nested deeper than {_MAX_DEPTH} levels: lines {block.first_line}-{block.last_line} not analyzed", block.first_line)
+                summary = BlockSummary((), (), (), failure=failure)
+            else:
+                summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
             self._blocks[index] = summary
         return summary
 
