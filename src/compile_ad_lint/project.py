@@ -145,9 +145,6 @@ class ModuleIndex:
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], Path | None] = {}
 
-    @property
-    def loaded(self) -> dict[Path, ModuleView]:
-        return self._views
 
     def name_display(self, path: Path, display: str) -> None:
         self._displays[path] = display
@@ -165,9 +162,6 @@ class ModuleIndex:
             view = self._provider(path, self.display(path), module, is_package)
             self._views[path] = view
         return view
-
-    def add(self, path: Path, view: ModuleView) -> None:
-        self._views[path] = view
 
     def search_roots(self, importer: Path) -> Iterator[Path]:
         # A script's own folder is sys.path[0]; inside a package only the package root is.

@@ -96,10 +96,6 @@ class ModuleView:
             self._blocks[index] = summary
         return summary
 
-    def prefetch(self, indices) -> None:
-        for index in indices:
-            self.block(index)
-
     # -- questions --------------------------------------------------------------------------
 
     @property
