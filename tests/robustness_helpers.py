@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cache import CACHE_DIRECTORY
 from compile_ad_lint.config import Config
+from compile_ad_lint.testing import write_files
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -133,11 +134,4 @@ def tree_digest(root: Path, skip_cache: bool = True) -> dict[str, str]:
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for relative, content in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_bytes(content.encode("utf-8"))
-    return root
+    return write_files(root, files)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint.integrations.flake8_plugin import CompileAdLintChecker, project_root
+from compile_ad_lint.integrations.flake8_plugin import CompileAdLintChecker
+from compile_ad_lint.project import project_root
+from compile_ad_lint.testing import write_files
 
 BIN = Path(sys.executable).parent
 FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<message>.*)$")
@@ -85,11 +87,7 @@ PROJECT = {
 
 
 def write_project(root: Path, files: dict[str, str] = PROJECT) -> Path:
-    for relative, source in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-    return root
+    return write_files(root, {relative: textwrap.dedent(source).lstrip("\n") for relative, source in files.items()})
 
 
 def run_flake8(cwd: Path, *args: str, stdin: str | None = None) -> tuple[int, set[tuple[str, int, int, str]], str]:

@@ -21,6 +21,7 @@ from compile_ad_lint.findings import Finding, Location, RelatedLocation, Severit
 from compile_ad_lint.output import FORMATS
 from compile_ad_lint.output.sarif import artifact_location, sarif_log
 from compile_ad_lint.rules import ALL_RULES
+from compile_ad_lint.testing import write_files
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 BIN = Path(sys.executable).parent
@@ -68,11 +69,7 @@ PROJECT = {
 
 
 def write_project(root: Path, files: dict[str, str] = PROJECT) -> Path:
-    for relative, source in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-    return root
+    return write_files(root, {relative: textwrap.dedent(source).lstrip("\n") for relative, source in files.items()})
 
 
 def run_cli(cwd: Path, fmt: str, *paths: str) -> tuple[int, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .api import Analyzer
 from .config import Config
@@ -33,15 +33,19 @@ def reported(findings: Iterable[Finding]) -> set[tuple[str, int, str]]:
     return {(f.location.path, f.location.line, f.code) for f in findings}
 
 
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write ``{relative path: text or bytes}`` under ``root`` (text as UTF-8), creating folders."""
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return root
+
+
 def write_case(case: Case, directory: Path, name: str = "case.py") -> Path:
     """Lay out a case (its main module plus any extra modules) in ``directory``."""
-    main = directory / name
-    main.write_text(case.code.lstrip("\n"), encoding="utf-8")
-    for relative, source in case.files:
-        extra = directory / relative
-        extra.parent.mkdir(parents=True, exist_ok=True)
-        extra.write_text(source, encoding="utf-8")
-    return main
+    write_files(directory, {name: case.code.lstrip("\n"), **dict(case.files)})
+    return directory / name
 
 
 def run_case(case: Case, directory: Path, config: Config | None = None) -> tuple[set, set]:
