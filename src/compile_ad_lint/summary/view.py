@@ -31,6 +31,8 @@ class ModuleView:
         self._cache = cache
         self.counter = counter
         self._blocks: dict[int, BlockSummary] = {}
+        self._binders: dict[str, list[int]] | None = None
+        self._binds_everything: list[int] = []
         self.digest = content_digest(source)
         self.suppressions = find_suppressions(source)
         self.failure: ParseFailure | None = None
@@ -114,7 +116,15 @@ class ModuleView:
         return [i for i, block in enumerate(self.blocks) if block.has_effect]
 
     def blocks_binding(self, name: str) -> list[int]:
-        return [i for i, block in enumerate(self.blocks) if block.binds_everything or name in block.binds]
+        """The blocks that may bind ``name``, in order (asked for on every global lookup)."""
+        if self._binders is None:
+            self._binders = {}
+            for i, block in enumerate(self.blocks):
+                for bound in block.binds:
+                    self._binders.setdefault(bound, []).append(i)
+            self._binds_everything = [i for i, block in enumerate(self.blocks) if block.binds_everything]
+        found = self._binders.get(name, [])
+        return sorted(found + self._binds_everything) if self._binds_everything else found
 
     def root_blocks(self, mentions: frozenset[str] = frozenset()) -> list[int]:
         """Blocks whose functions are analyzed as entry points: anchored ones, or ones calling ``mentions``."""
