@@ -134,8 +134,11 @@ def _loader(values):
     return lambda entry: values[entry["offset"]]
 
 
+FORCED_SITE = ["/p/m.py", 8, 8]
+
+
 def _grad_run(key, stack, dtype="float32", status="ok"):
-    return {"status": status, "forced_hits": [{"written": "x"}], "records": [
+    return {"status": status, "forced_hits": [{"site": FORCED_SITE, "written": "x"}], "records": [
         {"kind": "backward", "stack": stack, "tensors": [{"offset": key, "count": 3, "numel": 3, "dtype": dtype, "shape": [3]}]}
     ]}
 
@@ -146,7 +149,7 @@ def test_cal002_backend_noise_alone_is_not_confirmed():
     values = {0: [1.0, 2.0, 3.0], 1: [1.004, 2.0, 3.0], 2: [1.004, 2.0, 3.0]}  # compiled != eager, written == matching
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor",
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
     )
     assert result.verdict is Verdict.NOT_REPRODUCED and "within noise" in result.detail
 
@@ -157,17 +160,86 @@ def test_cal002_fix_differential_confirms_and_names_numbers():
     values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor",
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
     )
     assert result.verdict is Verdict.CONFIRMED and "relative difference 2.7e-03 > tolerance 1.0e-05" in result.detail
 
 
-def test_cal001_tangent_dropped():
+def test_cal002_matching_config_never_applied_at_the_flagged_call():
+    site = compare.Site("/p/m.py", (10, 10))
+    stack = [["/p/m.py", 10]]
+    values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
+    result = compare.verdict_cal002(
+        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", ["/p/other.py", 3, 3],
+    )
+    assert result.verdict is Verdict.NOT_REPRODUCED and "never traced at the flagged compiled call" in result.detail
+
+
+def test_cal002_compiled_run_that_stops_before_the_backward_is_unusable():
+    site = compare.Site("/p/m.py", (10, 10))
+    stack = [["/p/m.py", 10]]
+    stopped = {"status": "exception", "forced_hits": [], "records": [],
+               "exception": {"type": "NotImplementedError", "message": "jvp", "frames": [["/p/m.py", 4]]}}
+    values = {0: [1.0, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
+    result = compare.verdict_cal002(
+        _grad_run(0, stack), _loader(values), stopped, _loader(values), _grad_run(2, stack), _loader(values),
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
+    )
+    assert isinstance(result, compare.Unusable) and "before reaching the flagged backward" in result.reason
+
+
+def _call(line, tangents=(), raised=None):
+    return {"kind": "compiled-call", "stack": [["/p/m.py", 20], ["/p/m.py", line]], "raised": raised, "tangents": list(tangents)}
+
+
+TANGENT = {"offset": 0, "count": 1, "dtype": "float32"}
+
+
+def test_cal001_tangent_dropped_at_the_flagged_call():
     site = compare.Site("/p/m.py", (5, 5), (3, 8))
-    eager = {"status": "ok", "records": [{"kind": "tangent", "stack": [["/p/m.py", 6]], "tangent": {"offset": 0, "dtype": "float32"}}]}
+    eager = {"status": "ok", "records": [_call(5, [TANGENT]), _call(6, [TANGENT])]}
+    compiled = {"status": "ok", "records": [_call(5, [None]), _call(6, [TANGENT])]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({0: [1.0]}), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "1 of 1 output tangent(s) are None" in result.detail
+
+
+def test_cal001_attributes_by_call_site_not_by_run():
+    """Another flagged call dropping its tangent says nothing about this one."""
+    site = compare.Site("/p/m.py", (6, 6))
+    eager = {"status": "ok", "records": [_call(5, [TANGENT]), _call(6, [TANGENT])]}
+    compiled = {"status": "ok", "records": [_call(5, [None]), _call(6, [TANGENT])]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({0: [1.0]}), site, "cpu")
+    assert result.verdict is Verdict.NOT_REPRODUCED and "present and equal" in result.detail
+
+
+def test_cal001_raise_at_the_flagged_call_is_confirmed_even_when_caught():
+    site = compare.Site("/p/m.py", (5, 5))
+    raised = {"type": "NotImplementedError", "message": "You must implement the jvp function", "frames": []}
+    eager = {"status": "ok", "records": [_call(5, [TANGENT])]}
+    compiled = {"status": "ok", "records": [_call(5, raised=raised)]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "raises NotImplementedError" in result.detail
+
+
+def test_cal001_site_masked_by_an_earlier_compiled_raise_is_unusable():
+    site = compare.Site("/p/m.py", (6, 6))
+    exception = {"type": "NotImplementedError", "message": "jvp", "frames": [["/p/m.py", 5]]}
+    eager = {"status": "ok", "records": [_call(5, [TANGENT]), _call(6, [TANGENT])]}
+    compiled = {"status": "exception", "exception": exception, "records": [_call(5, raised=exception)]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), site, "cpu")
+    assert isinstance(result, compare.Unusable) and "before reaching the flagged call" in result.reason
+
+
+def test_cal001_unpack_dual_fallback_stays_in_the_flagged_function():
+    site = compare.Site("/p/m.py", (5, 5), (3, 8))
+    eager = {"status": "ok", "records": [{"kind": "tangent", "stack": [["/p/m.py", 6]], "tangent": TANGENT}]}
     compiled = {"status": "ok", "records": [{"kind": "tangent", "stack": [["/p/m.py", 6]], "tangent": None}]}
     result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), site, "cpu")
     assert result.verdict is Verdict.CONFIRMED and "tangent dropped to None" in result.detail
+    elsewhere = compare.Site("/p/m.py", (15, 15), (12, 18))
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), elsewhere, "cpu")
+    assert result.verdict is Verdict.NOT_REPRODUCED
 
 
 def test_relative_difference():
@@ -175,12 +247,52 @@ def test_relative_difference():
     assert math.isinf(compare.relative_difference([1.0], [1.0, 2.0]))
 
 
-def test_probe_config_mapping():
+def test_probe_keeps_the_autocast_device_as_written():
     assert parse_config("'off'", "cpu") == "off"
-    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [{"device_type": "cpu", "dtype": "torch.float16"}]
-    assert parse_config("(('cpu', 'bfloat16'),)", "cuda") == [{"device_type": "cuda", "dtype": "torch.bfloat16"}]
-    source = cal002_probe({"backend": "inductor", "config": "'same_as_forward'", "forward_autocast": "cpu/bfloat16", "backward_autocast": "off"}, "cpu")
+    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [{"device_type": "cuda", "dtype": "torch.float16"}]
+    assert parse_config("(('cpu', 'bfloat16'),)", "cuda") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
+    assert parse_config("[{'device_type': device, 'dtype': None}]", "cuda") == "same_as_forward"  # not a literal
+    facts = {"backend": "inductor", "config": "'same_as_forward'", "forward_autocast": "cuda/bfloat16", "backward_autocast": "off"}
+    source = cal002_probe(facts, "cpu")
     compile(source, "probe", "exec")
+    assert "torch.autocast('cuda', dtype=torch.bfloat16, enabled=True)" in source
+    unknown = cal002_probe(dict(facts, forward_autocast="?/bfloat16"), "cpu")
+    assert "torch.autocast('cpu', dtype=torch.bfloat16, enabled=True)" in unknown
+
+
+def test_cal002_verdict_explains_an_autocast_for_another_device():
+    from compile_ad_lint.confirm.session import _device_note
+
+    finding = _finding("CAL002", {"forward_autocast": "cuda/bfloat16", "backward_autocast": "off"})
+    assert "does not change cpu tensors" in _device_note(finding, "cpu")
+    assert _device_note(finding, "cuda") == ""
+    assert _device_note(_finding("CAL002", {"forward_autocast": "?/bfloat16", "backward_autocast": "off"}), "cpu") == ""
+
+
+def test_matching_runs_are_shared_unless_a_fix_is_ambiguous(tmp_path):
+    from compile_ad_lint.confirm.session import _matching_forces
+
+    module = tmp_path / "m.py"
+    module.write_text("\n".join(f"x{i} = {i}" for i in range(1, 30)) + "\n")
+    call = lambda line: f"{module}:{line}"  # noqa: E731
+    findings = [
+        _finding("CAL002", {"call_site": call(3), "matching_config": "'off'"}, path=str(module), line=10),
+        _finding("CAL002", {"call_site": call(4), "matching_config": "'off'"}, path=str(module), line=11),
+        # the same compiled call, flagged with two different fixes: each gets its own run
+        _finding("CAL002", {"call_site": call(5), "matching_config": "'off'"}, path=str(module), line=12),
+        _finding("CAL002", {"call_site": call(5), "matching_config": "'same_as_forward'"}, path=str(module), line=13),
+        _finding("CAL001", {}, path=str(module), line=14),
+    ]
+    forces = _matching_forces(findings)
+    real = str(module.resolve())
+    assert forces.shared == [[[real, 3, 3], "off"], [[real, 4, 4], "off"]]
+    assert forces.own == {2: [[[real, 5, 5], "off"]], 3: [[[real, 5, 5], "same_as_forward"]]}
+
+
+def _finding(code, facts, path="/p/m.py", line=5):
+    from compile_ad_lint.findings import Finding, Location, Severity
+
+    return Finding(code=code, message="m", severity=Severity.ERROR, location=Location(path, line, 1, line, 2), facts=tuple(sorted(facts.items())))
 
 
 def test_cli_rejects_bad_devices(tmp_path, capsys):
@@ -255,6 +367,29 @@ NO_ENTRY = HAZARD_HEADER + textwrap.dedent(
     """
 )
 
+SCRIPT = HAZARD_HEADER + textwrap.dedent(
+    """
+    lin = torch.compile(torch.nn.Linear(4, 4))
+
+
+    def raises(x, t):
+        with fwAD.dual_level():
+            return lin(fwAD.make_dual(x, t))  # script-raise-site
+
+
+    def drops(x, t):
+        with fwAD.dual_level():
+            out = f(fwAD.make_dual(x, t))  # script-drop-site
+            return fwAD.unpack_dual(out).tangent
+
+
+    if __name__ == "__main__":
+        x, t = torch.randn(4), torch.randn(4)
+        print(raises(x, t))  # compiled, this raises and ends the script before drops() runs
+        print(drops(x, t))
+    """
+)
+
 SLOW = HAZARD_HEADER + textwrap.dedent(
     """
     import time
@@ -296,6 +431,7 @@ def confirmed_project(tmp_path_factory):
     project = tmp_path_factory.mktemp("confirm_project")
     (project / "cases.py").write_text(CASES)
     (project / "noentry.py").write_text(NO_ENTRY)
+    (project / "script.py").write_text(SCRIPT)
     document, seconds = _run_cli(project, "--devices", "cpu")
     return project, document, seconds
 
@@ -329,6 +465,20 @@ def test_cal002_fp32_island_confirmed_with_relative_difference(confirmed_project
 
 
 @pytest.mark.slow
+def test_each_call_in_a_script_is_judged_on_its_own(confirmed_project):
+    """The first flagged call raises compiled and ends the script: it is confirmed from the script; the
+    second one never ran compiled, so its verdict comes from a probe and says why."""
+    _, document, _ = confirmed_project
+    by_line = _by_line(document, "script.py")
+    raised = by_line[_line(SCRIPT, "script-raise-site")]["confirm"]["cpu"]
+    assert raised["verdict"] == "confirmed", raised
+    assert "__main__ block" in raised["detail"] and "the flagged call raises NotImplementedError" in raised["detail"]
+    dropped = by_line[_line(SCRIPT, "script-drop-site")]["confirm"]["cpu"]
+    assert dropped["verdict"] == "confirmed", dropped
+    assert "synthetic probe" in dropped["detail"] and "before reaching the flagged call" in dropped["detail"]
+
+
+@pytest.mark.slow
 def test_cal002_fixed_config_not_confirmed(confirmed_project):
     _, document, _ = confirmed_project
     finding = _by_line(document, "cases.py").get(_line(CASES, "fixed-site"))
@@ -347,15 +497,16 @@ def test_no_entry_point_uses_synthetic_probe(confirmed_project):
 def test_nothing_written_next_to_user_files_but_the_cache(confirmed_project):
     project, _, _ = confirmed_project
     names = {p.name for p in project.iterdir()}
-    assert names <= {"cases.py", "noentry.py", "report.json", ".compile_ad_lint_cache"}
+    assert names <= {"cases.py", "noentry.py", "script.py", "report.json", ".compile_ad_lint_cache"}
     assert any((project / ".compile_ad_lint_cache" / "confirm").glob("*.json"))
 
 
 @pytest.mark.slow
-def test_second_run_is_served_from_the_cache(confirmed_project):
+def test_second_run_is_served_from_the_cache(confirmed_project, capsys):
     project, first, _ = confirmed_project
-    second, seconds = _run_cli(project, "--devices", "cpu")
-    assert seconds < 15
+    capsys.readouterr()
+    second, _ = _run_cli(project, "--devices", "cpu")
+    assert "confirm: run" not in capsys.readouterr().err  # no subprocess was started
     verdicts = lambda doc: [(f["line"], f["confirm"]) for f in doc["findings"]]  # noqa: E731
     assert verdicts(second) == verdicts(first)
 

@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=_format_names(), default="text")
     check.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
-    check.add_argument("--jobs", "-j", type=_positive_int, help="worker processes (default: CPU count)")
+    check.add_argument("--jobs", "-j", type=_positive_int, help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)")
     check.add_argument("--max-call-depth", type=_depth, help="how many calls deep to follow from each anchor")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--config", help="use this pyproject.toml instead of the nearest one")
@@ -180,6 +180,7 @@ def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyp
         entries=entries,
         project_root=root.resolve(),
         use_cache=not args.no_cache,
+        jobs=args.jobs,
         log=lambda message: print(message, file=sys.stderr, flush=True),
     )
     return replace(report, findings=tuple(confirm_findings(report.findings, options)))

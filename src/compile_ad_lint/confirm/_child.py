@@ -8,9 +8,11 @@ spec's ``out`` directory. Modes:
 * ``run``: install the instrumentation, run one entry point, record what was observed.
 
 Instrumentation (installed before user code is imported, so ``from ... import unpack_dual`` binds it):
-``torch.autograd.forward_ad.unpack_dual`` (tangent ``None`` or its value), ``Tensor.backward``,
-``torch.autograd.backward`` and ``torch.autograd.grad`` (resulting gradients), the entry point's exception,
-and (when asked) the lines executed in the flagged files, to tell whether the entry reached the site.
+``torch.autograd.forward_ad.unpack_dual`` (tangent ``None`` or its value), every call of a
+``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors (its outputs' tangents
+or its exception, even one the user's code catches), ``Tensor.backward``, ``torch.autograd.backward``
+and ``torch.autograd.grad`` (resulting gradients), the entry point's exception, and (when asked) the
+lines executed in the flagged files, to tell whether the entry reached the site.
 """
 
 import json
@@ -228,6 +230,111 @@ class Recorder:
             return result
 
         torch.autograd.grad = grad
+        self.install_compiled_call_probes(original_unpack)
+
+    def install_compiled_call_probes(self, original_unpack):
+        """Record each call of a ``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors.
+
+        The record is the flagged call's own evidence for CAL001: tangents of the outputs (or the exception),
+        attributed by the caller's stack. In the eager run (dynamo disabled, so the compilers return their
+        argument) modules are wrapped in an ``OptimizedModule`` that runs eagerly, so both runs see the same
+        objects and call sites.
+        """
+        import functools
+
+        import torch.autograd.forward_ad as fwAD
+        from torch._dynamo import eval_frame
+        from torch.utils._pytree import tree_leaves
+
+        torch = self.torch
+        recorder = self
+
+        def tangents(values):
+            return [original_unpack(t).tangent for t in tree_leaves(values) if isinstance(t, torch.Tensor)]
+
+        def observe(call, args, kwargs):
+            if torch.compiler.is_compiling() or recorder.busy or fwAD._current_level < 0:
+                return call(*args, **kwargs)
+            try:
+                dual_input = any(t is not None for t in tangents((args, kwargs)))
+            except Exception:  # noqa: BLE001
+                dual_input = False
+            if not dual_input:
+                return call(*args, **kwargs)
+            stack = recorder.user_stack(1)
+            try:
+                result = call(*args, **kwargs)
+            except BaseException as error:
+                recorder.add({"kind": "compiled-call", "stack": stack, "raised": _describe(error), "tangents": []})
+                raise
+            recorder.busy = True
+            try:
+                found = tangents(result)
+                recorder.add(
+                    {
+                        "kind": "compiled-call",
+                        "stack": stack,
+                        "raised": None,
+                        "tangents": [None if t is None else recorder.store(t) for t in found[:8]],
+                    }
+                )
+            except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
+                pass
+            finally:
+                recorder.busy = False
+            return result
+
+        def observed(result, original):
+            if isinstance(result, eval_frame.OptimizedModule):
+                return result
+            if isinstance(original, torch.nn.Module) and result is original:
+                return eval_frame.OptimizedModule(original, eval_frame.DisableContext())
+            if not callable(result):
+                return result
+
+            @functools.wraps(result)
+            def compiled_call(*args, **kwargs):
+                return observe(result, args, kwargs)
+
+            return compiled_call
+
+        original_compile = torch.compile
+
+        @functools.wraps(original_compile)
+        def compile(model=None, **kwargs):
+            if model is None:
+                return lambda target: compile(target, **kwargs)
+            return observed(original_compile(model, **kwargs), model)
+
+        torch.compile = compile
+
+        class ObservedDecorator:
+            def __init__(self, context):
+                self.context = context
+
+            def __call__(self, fn):
+                return observed(self.context(fn), fn)
+
+            def __enter__(self):
+                return self.context.__enter__()
+
+            def __exit__(self, *exc):
+                return self.context.__exit__(*exc)
+
+        original_optimize = torch._dynamo.optimize
+
+        @functools.wraps(original_optimize)
+        def optimize(*args, **kwargs):
+            return ObservedDecorator(original_optimize(*args, **kwargs))
+
+        torch._dynamo.optimize = optimize
+
+        original_module_call = eval_frame.OptimizedModule.__call__
+
+        def module_call(self, *args, **kwargs):
+            return observe(lambda *a, **k: original_module_call(self, *a, **k), args, kwargs)
+
+        eval_frame.OptimizedModule.__call__ = module_call
 
     # -- reachability ----------------------------------------------------------------------
     def start_trace(self):
@@ -287,7 +394,7 @@ def _force_config(torch, forced, recorder):
                 if site is None or any(
                     os.path.realpath(f) == site[0] and site[1] <= line <= site[2] for f, line in frames
                 ):
-                    hits.append({"written": repr(written), "forced": repr(value)})
+                    hits.append({"site": None if site is None else list(site), "written": repr(written), "forced": repr(value)})
                     return value
             return written
         return original(self, name)

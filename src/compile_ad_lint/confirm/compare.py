@@ -88,61 +88,100 @@ def _fmt(value: float) -> str:
 # -- CAL001 -------------------------------------------------------------------------------------
 
 
-def verdict_cal001(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult:
+@dataclass(frozen=True)
+class Unusable:
+    """The entry point reached the flagged line eagerly, but the compiled run cannot be compared there."""
+
+    reason: str
+
+
+def verdict_cal001(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+    """Compare the flagged call's own records (outputs' tangents or exception), else ``unpack_dual`` near it."""
+    eager_calls = _site_calls(eager, site)
+    compiled_calls = _site_calls(compiled, site)
+    if compiled_calls:
+        return _compare_calls(eager_calls, eager_load, compiled_calls, compiled_load, device)
+    if eager_calls:
+        if compiled.get("status") == "exception":
+            return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "in the compiled run the flagged call never received dual tensors (it did eagerly)")
+    return _compare_unpacked(eager, eager_load, compiled, compiled_load, site, device)
+
+
+def _site_calls(run: dict, site: Site) -> list[dict]:
+    return [r for r in run.get("records", []) if r.get("kind") == "compiled-call" and site.on_stack(r.get("stack", []))]
+
+
+def _compare_calls(eager_calls: list[dict], eager_load: TensorLoader, compiled_calls: list[dict], compiled_load: TensorLoader, device: str) -> ConfirmResult:
+    raised = next((c for c in compiled_calls if c["raised"]), None)
+    if raised is not None and not any(e["raised"] for e in eager_calls):
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"the flagged call raises {exception_text(raised['raised'])} in the compiled run; eager returns normally",
+        )
+    dropped = compared = 0
+    worst = worst_tol = 0.0
+    for e, c in zip(eager_calls, compiled_calls):
+        for eager_tangent, compiled_tangent in zip(e["tangents"], c["tangents"]):
+            compared += 1
+            if eager_tangent is not None and compiled_tangent is None:
+                dropped += 1
+            elif eager_tangent is not None and compiled_tangent is not None:
+                rel = relative_difference(compiled_load(compiled_tangent), eager_load(eager_tangent))
+                tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
+                if rel / tol > (worst / worst_tol if worst_tol else 0.0):
+                    worst, worst_tol = rel, tol
+    calls = f"{len(compiled_calls)} call(s) of the compiled callable with dual inputs at the flagged line"
+    if dropped:
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"tangent dropped to None: {dropped} of {compared} output tangent(s) are None in the compiled run where eager has values ({calls})",
+        )
+    if worst_tol and worst > worst_tol:
+        return ConfirmResult(Verdict.CONFIRMED, f"compiled output tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({calls})")
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        f"compared {compared} output tangent(s) of {calls}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
+    )
+
+
+def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+    """No compiled callable with dual inputs was seen at the site (e.g. a custom compile wrapper): use ``unpack_dual``."""
     if compiled.get("status") == "exception":
         exception = compiled["exception"]
-        if site.on_stack(exception.get("frames", [])) or site.on_stack(exception.get("frames", []), function=True):
-            user = [f for f in exception.get("frames", []) if f[0] == site.path]
-            at = f" (raised through {_short(user[-1])}, the flagged call)" if user else " through the flagged call"
-            return ConfirmResult(
-                Verdict.CONFIRMED,
-                f"the compiled run raises {exception['type']}: {exception['message']}{at}; the eager run does not",
-            )
-        return ConfirmResult(
-            Verdict.NOT_REPRODUCED,
-            f"the compiled run raised {exception_text(exception)}, but not through the flagged call",
-        )
+        if site.on_stack(exception.get("frames", [])):
+            return ConfirmResult(Verdict.CONFIRMED, f"the compiled run raises {exception_text(exception)} through the flagged call; the eager run does not")
     eager_tangents = _tangents(eager, site)
     compiled_tangents = _tangents(compiled, site)
-    if not eager_tangents and not compiled_tangents:
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged call but never called forward_ad.unpack_dual, so no tangent could be compared")
+    if eager_tangents and not compiled_tangents and compiled.get("status") == "exception":
+        return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
+    if not eager_tangents:
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            "the entry point ran the flagged line, but no compiled callable received dual tensors there and no tangent was unpacked in its function",
+        )
     dropped = 0
-    worst = 0.0
-    worst_tol = 0.0
-    where = ""
-    for index, (e, c) in enumerate(zip(eager_tangents, compiled_tangents)):
+    worst = worst_tol = 0.0
+    for e, c in zip(eager_tangents, compiled_tangents):
         if e["tangent"] is not None and c["tangent"] is None:
             dropped += 1
-            where = where or (_short(c["stack"][0]) if c["stack"] else "?")
         elif e["tangent"] is not None and c["tangent"] is not None:
             rel = relative_difference(compiled_load(c["tangent"]), eager_load(e["tangent"]))
             tol = tolerance(TANGENT_TOLERANCE, [e["tangent"]["dtype"]], device)
             if rel / tol > (worst / worst_tol if worst_tol else 0.0):
                 worst, worst_tol = rel, tol
-                where = where or (_short(c["stack"][0]) if c["stack"] else "?")
     count = min(len(eager_tangents), len(compiled_tangents))
+    where = f"unpack_dual in the flagged function ({count} compared)"
     if dropped:
-        return ConfirmResult(
-            Verdict.CONFIRMED,
-            f"tangent dropped to None in the compiled run where eager has one ({dropped} of {count} unpack_dual results, first at {where})",
-        )
+        return ConfirmResult(Verdict.CONFIRMED, f"tangent dropped to None in the compiled run where eager has one: {dropped} result(s) of {where}")
     if worst_tol and worst > worst_tol:
-        return ConfirmResult(
-            Verdict.CONFIRMED,
-            f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} (at {where})",
-        )
-    if len(eager_tangents) != len(compiled_tangents):
-        return ConfirmResult(Verdict.NOT_REPRODUCED, f"unpack_dual was called {len(compiled_tangents)} times compiled vs {len(eager_tangents)} times eager; the {count} compared tangents agree")
-    return ConfirmResult(
-        Verdict.NOT_REPRODUCED,
-        f"compared {count} unpack_dual tangent(s) compiled vs eager: all present and equal within tolerance (max relative difference {_fmt(worst)})",
-    )
+        return ConfirmResult(Verdict.CONFIRMED, f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({where})")
+    return ConfirmResult(Verdict.NOT_REPRODUCED, f"tangents present and equal to eager within tolerance: {where}, max relative difference {_fmt(worst)}")
 
 
 def _tangents(run: dict, site: Site) -> list[dict]:
-    records = [r for r in run.get("records", []) if r.get("kind") == "tangent"]
-    near = [r for r in records if site.on_stack(r.get("stack", []), function=True)]
-    return near or records
+    """``unpack_dual`` results recorded in the flagged function (or at the flagged statement at module level)."""
+    return [r for r in run.get("records", []) if r.get("kind") == "tangent" and site.on_stack(r.get("stack", []), function=True)]
 
 
 # -- CAL002 -------------------------------------------------------------------------------------
@@ -160,16 +199,23 @@ def verdict_cal002(
     written_config: str,
     matching_config: str,
     backend: str,
-) -> ConfirmResult:
-    for name, run in (("as written", written), ("under the matching config", matching)):
-        if run.get("status") == "exception":
-            return ConfirmResult(Verdict.ERROR, f"the compiled run {name} failed where eager did not: {exception_text(run['exception'])}")
-    if not matching.get("forced_hits"):
+    forced_site: list | None,
+) -> ConfirmResult | Unusable:
+    """``forced_site``: the flagged compiled call, where the matching run forced the matching config."""
+    runs = (("as written", written), ("under the matching config", matching))
+    for name, run in runs:
+        if run.get("status") == "exception" and site.on_stack(run["exception"].get("frames", [])):
+            return ConfirmResult(Verdict.ERROR, f"the compiled run {name} failed at the flagged backward where eager did not: {exception_text(run['exception'])}")
+    records = [_backward_records(run, site) for run in (eager, written, matching)]
+    if records[0] and not all(records):
+        for name, run in runs:
+            if run.get("status") == "exception":
+                return Unusable(f"its compiled run {name} raised {exception_text(run['exception'])} before reaching the flagged backward")
+    if not any(hit.get("site") == forced_site for hit in matching.get("forced_hits", [])):
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             "the compiled region was never traced at the flagged compiled call (backward_pass_autocast was not read there), so the matching config could not be applied",
         )
-    records = [_backward_records(run, site) for run in (eager, written, matching)]
     if not all(records):
         return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged backward but no gradient was recorded there in every run")
     best: tuple | None = None

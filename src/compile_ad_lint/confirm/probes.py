@@ -1,7 +1,8 @@
 """Synthetic probes: minimal programs built from a finding's facts, for findings with no runnable entry point.
 
 They answer "does the installed torch have this hazard at all" with the finding's backend, config and
-autocast contexts, on the device being checked. Each probe defines ``probe()`` and marks its sites with
+autocast contexts as written (device types included: an autocast for cuda cannot show on cpu tensors;
+an unknown one stands for the device being checked). Each probe defines ``probe()`` and marks its sites with
 ``# SITE`` (the flagged call) and ``# CALL`` (the compiled call, for CAL002's matching-config run).
 """
 
@@ -41,7 +42,7 @@ def probe():
 
 
 def parse_config(text: str | None, device: str) -> object:
-    """A ``config``/``matching_config`` fact as a JSON-able value, autocast devices mapped to ``device``."""
+    """A ``config``/``matching_config`` fact as a JSON-able value (autocast devices as written; unknown: ``device``)."""
     if text is None:
         return "same_as_forward"
     try:
@@ -53,27 +54,61 @@ def parse_config(text: str | None, device: str) -> object:
     entries = []
     for item in value if isinstance(value, (list, tuple)) else []:
         if isinstance(item, dict):
-            dtype = item.get("dtype")
+            target, dtype = item.get("device_type"), item.get("dtype")
         elif isinstance(item, (list, tuple)) and len(item) == 2:
-            dtype = item[1]
+            target, dtype = item
         else:
             continue
-        entries.append({"device_type": device, "dtype": _dtype(dtype, device)})
+        target = _device(target, device)
+        entries.append({"device_type": target, "dtype": _dtype(dtype, target)})
     return entries or "same_as_forward"
 
 
-def _dtype(value: object, device: str) -> str:
+def _device(value: object, device: str) -> str:
+    return value if value in ("cpu", "cuda") else device
+
+
+def _dtype(value: object, target: str) -> str:
+    """The dtype as written, else autocast's default for ``target`` (float16 on cuda, bfloat16 on cpu)."""
     text = str(value or "").replace("torch.", "")
     if text in ("bfloat16", "float16", "half", "float32"):
         return "torch." + ("float16" if text == "half" else text)
-    return "torch.bfloat16" if device == "cpu" else "torch.float16"
+    return "torch.float16" if target == "cuda" else "torch.bfloat16"
 
 
-def _autocast_state(fact: str | None, device: str) -> tuple[bool, str]:
+def _autocast_state(fact: str | None, device: str) -> tuple[bool, str, str]:
+    """(enabled, device_type, dtype) of an autocast fact such as ``cuda/bfloat16``, ``?/float16`` or ``off``."""
     if not fact or fact == "off":
-        return False, _dtype(None, device)
-    _, _, dtype = fact.partition("/")
-    return True, _dtype(dtype if dtype != "?" else None, device)
+        return False, device, _dtype(None, device)
+    target, _, dtype = fact.partition("/")
+    target = _device(target, device)
+    return True, target, _dtype(dtype if dtype != "?" else None, target)
+
+
+def autocast_devices(facts: dict) -> set[str]:
+    """The device types the finding's autocast contexts name (``?``/unknown ones excluded)."""
+    found = set()
+    for key in ("forward_autocast", "backward_autocast"):
+        target = str(facts.get(key) or "off").partition("/")[0]
+        if target in ("cpu", "cuda"):
+            found.add(target)
+    return found
+
+
+def describe(facts: dict, code: str, device: str) -> str:
+    """What a probe for ``facts`` ran, for the verdict's detail."""
+    if code == "CAL001":
+        return f"backend={_backend(facts)!r}, {'compiled nn.Linear' if facts.get('expected') == 'raises' else 'compiled function'}"
+    forward = _autocast_state(facts.get("forward_autocast"), device)
+    backward = _autocast_state(facts.get("backward_autocast"), device)
+
+    def text(state: tuple[bool, str, str]) -> str:
+        return f"autocast({state[1]!r}, {state[2]})" if state[0] else "no autocast"
+
+    return (
+        f"fp32-island region compiled with backend={_backend(facts)!r} and backward_pass_autocast={facts.get('config', 'same_as_forward')}, "
+        f"forward under {text(forward)}, backward under {text(backward)}"
+    )
 
 
 def _literal(value: object) -> str:
@@ -85,18 +120,17 @@ def _literal(value: object) -> str:
 def cal002_probe(facts: dict, device: str) -> str:
     backend = _backend(facts)
     written = parse_config(facts.get("config"), device)
-    forward_on, forward_dtype = _autocast_state(facts.get("forward_autocast"), device)
-    backward_on, backward_dtype = _autocast_state(facts.get("backward_autocast"), device)
+    forward_on, forward_device, forward_dtype = _autocast_state(facts.get("forward_autocast"), device)
+    backward_on, backward_device, backward_dtype = _autocast_state(facts.get("backward_autocast"), device)
     return f'''import torch
 import torch._functorch.config as functorch_config
 
 BACKEND = {backend!r}
-DEVICE = torch.get_default_device().type
 
 
 def island(x, w):
     # An fp32 island: autocast would cast its backward matmul if the backward ran under autocast.
-    with torch.autocast(DEVICE, enabled=False):
+    with torch.autocast(torch.get_default_device().type, enabled=False):
         y = x.float() @ w.float()
     return y.pow(2).sum()
 
@@ -107,9 +141,9 @@ def probe():
     x = torch.randn(128, 128)
     w = torch.randn(128, 128, requires_grad=True)
     with functorch_config.patch(backward_pass_autocast={_literal(written)}):
-        with torch.autocast(DEVICE, dtype={forward_dtype}, enabled={forward_on}):
+        with torch.autocast({forward_device!r}, dtype={forward_dtype}, enabled={forward_on}):
             z = fn(x, w)  # CALL
-    with torch.autocast(DEVICE, dtype={backward_dtype}, enabled={backward_on}):
+    with torch.autocast({backward_device!r}, dtype={backward_dtype}, enabled={backward_on}):
         z.backward()  # SITE
 '''
 

@@ -2,9 +2,13 @@
 
 Per finding and device: pick an entry point that reaches the flagged site (checked by tracing the
 eager run), run it eagerly and compiled as written (and, for CAL002, compiled under the matching
-config), compare, and cache the verdict under (file contents, torch version, device). With no runnable
-entry point, a synthetic probe built from the finding's facts answers whether the installed torch has
-the hazard at all.
+config), compare, and cache the verdict under (file contents, torch version, device). With no entry
+point that reaches the site in both runs, a synthetic probe built from the finding's facts answers
+whether the installed torch has the hazard at all.
+
+Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled
+and one matching-config run per entry point and device serve every finding it reaches) and run
+``jobs`` at a time, one at a time on a GPU.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -28,7 +34,7 @@ from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002")
-_FORMAT = 1
+_FORMAT = 2
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -39,6 +45,7 @@ class ConfirmOptions:
     entries: Sequence[Entry] = ()
     project_root: Path | None = None
     use_cache: bool = True
+    jobs: int | None = None  # concurrent subprocess runs; None: CPU count, at most 4
     log: Callable[[str], None] | None = None
     environment: TorchEnvironment | None = None  # tests inject one; None: detect
 
@@ -48,29 +55,58 @@ def confirm_dir(root: Path) -> Path:
 
 
 class _Session:
-    def __init__(self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str]) -> None:
+    """Shared state of one confirm run: subprocess runs are deduplicated by key and executed ``jobs`` at a time."""
+
+    def __init__(self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str], shared_force: list) -> None:
         self.options = options
         self.env = env
         self.work = work
         self.roots = roots
+        self.shared_force = shared_force
         self.inductor_cache = work / "inductor"
-        self.runs: dict[tuple, RunOutcome] = {}
+        self.jobs = max(1, options.jobs or min(4, os.cpu_count() or 1))
+        self.runs: dict[tuple, Future[RunOutcome]] = {}
+        self.lock = threading.Lock()
+        self.gpu = threading.Lock()
+        self.pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cal-confirm-run")
         self.counter = 0
 
     def log(self, message: str) -> None:
         if self.options.log is not None:
-            self.options.log(message)
+            with self.lock:
+                self.options.log(message)
 
     def run(self, key: tuple, spec: dict, compiled: bool) -> RunOutcome:
-        if key not in self.runs:
-            self.counter += 1
-            self.log(f"confirm: run {self.counter}: {spec['entry'].get('function') or spec['entry'].get('module') or spec['entry'].get('path')} "
-                     f"on {spec['device']} ({'compiled' if compiled else 'eager'}{', matching config' if spec.get('force') else ''})")
-            spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
-            self.runs[key] = run_child(
-                spec, self.work / f"run{self.counter}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache
-            )
-        return self.runs[key]
+        with self.lock:
+            future = self.runs.get(key)
+            if future is None:
+                self.counter += 1
+                future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec, compiled)
+        return future.result()
+
+    def _execute(self, number: int, spec: dict, compiled: bool) -> RunOutcome:
+        entry = spec["entry"]
+        name = entry.get("function") or entry.get("module") or entry.get("path")
+        mode = "compiled" if compiled else "eager"
+        self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{', matching config' if spec.get('force') else ''})")
+        spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
+        gpu = self.gpu if spec["device"] == "cuda" else _NO_LOCK
+        with gpu:
+            return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()
 
 
 def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> list[Finding]:
@@ -83,17 +119,59 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
     env = options.environment or detect(cache_dir)
     plans = plan_devices(options.devices, env)
     roots = _roots(findings, options)
-    results: list[dict[str, ConfirmResult]] = [{} for _ in findings]
+    forces = _matching_forces(findings)
     work = Path(tempfile.mkdtemp(prefix="cal-confirm-"))
     try:
-        session = _Session(options, env, work, roots)
+        session = _Session(options, env, work, roots, forces.shared)
         watch = sorted({str(_real(f.location.path)) for f in findings if f.code in CONFIRMABLE})
-        for plan in plans:
-            for index, finding in enumerate(findings):
-                results[index][plan.device] = _confirm_one(session, finding, plan, watch, cache_dir)
+        tasks = [(index, plan) for plan in plans for index in range(len(findings))]
+        with ThreadPoolExecutor(max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding") as evaluators:
+            verdicts = list(
+                evaluators.map(lambda task: _confirm_one(session, findings[task[0]], task[1], watch, cache_dir, forces.own.get(task[0])), tasks)
+            )
+        session.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    results: list[dict[str, ConfirmResult]] = [{} for _ in findings]
+    for (index, plan), verdict in zip(tasks, verdicts):
+        results[index][plan.device] = verdict
     return [finding.with_confirm(result) for finding, result in zip(findings, results)]
+
+
+@dataclass(frozen=True)
+class _Forces:
+    """Matching-config overrides for CAL002: ``shared`` serves every finding whose override is unambiguous.
+
+    A compiled call flagged with two different matching values, or a backward reached from two flagged
+    compiled calls, gets its own run (``own``, by finding index) so each verdict measures one fix.
+    """
+
+    shared: list
+    own: dict[int, list]
+
+
+def _matching_forces(findings: Sequence[Finding]) -> _Forces:
+    rules: dict[int, tuple] = {}
+    for index, finding in enumerate(findings):
+        if finding.code == "CAL002":
+            rules[index] = (_call_site(finding), _matching_value(finding.facts_dict))
+    values: dict[str, set[str]] = {}
+    sites_per_backward: dict[tuple, set[str]] = {}
+    for index, (site, value) in rules.items():
+        site_key = json.dumps(site)
+        values.setdefault(site_key, set()).add(json.dumps(value))
+        location = findings[index].location
+        sites_per_backward.setdefault((location.path, location.line), set()).add(site_key)
+    shared: dict[str, list] = {}
+    own: dict[int, list] = {}
+    for index, (site, value) in rules.items():
+        site_key = json.dumps(site)
+        location = findings[index].location
+        if site is not None and len(values[site_key]) == 1 and len(sites_per_backward[(location.path, location.line)]) == 1:
+            shared[site_key] = [site, value]
+        else:
+            own[index] = [[site, value]]
+    return _Forces(sorted(shared.values(), key=json.dumps), own)
 
 
 def _roots(findings: Iterable[Finding], options: ConfirmOptions) -> list[str]:
@@ -123,9 +201,9 @@ def _device_text(session: _Session, device: str) -> str:
 # -- caching ------------------------------------------------------------------------------------
 
 
-def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry]) -> str | None:
+def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], force: list) -> str | None:
     digest = hashlib.sha256()
-    digest.update(json.dumps([__version__, _FORMAT, env.version, device, finding.code, finding.facts, [e.label for e in entries]]).encode())
+    digest.update(json.dumps([__version__, _FORMAT, env.version, device, finding.code, finding.facts, [e.label for e in entries], force]).encode())
     paths = {finding.location.path, *(r.location.path for r in finding.related)}
     paths.update(e.path for e in entries if e.path)
     for display in sorted(paths):
@@ -168,27 +246,34 @@ def _cache_store(cache_dir: Path | None, key: str | None, result: ConfirmResult)
 # -- one finding on one device ------------------------------------------------------------------
 
 
-def _confirm_one(session: _Session, finding: Finding, plan: DevicePlan, watch: list[str], cache_dir: Path | None) -> ConfirmResult:
+def _confirm_one(session: _Session, finding: Finding, plan: DevicePlan, watch: list[str], cache_dir: Path | None, own_force: list | None) -> ConfirmResult:
     if plan.skip_reason is not None:
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
-    key = _cache_key(finding, plan.device, session.env, session.options.entries)
+    force = own_force if own_force is not None else session.shared_force
+    key = _cache_key(finding, plan.device, session.env, session.options.entries, force)
     cached = _cache_load(cache_dir, key)
     if cached is not None:
         return cached
-    result, transient = _evaluate(session, finding, plan.device, watch)
+    result, transient = _evaluate(session, finding, plan.device, watch, force)
     if not transient:
         _cache_store(cache_dir, key, result)
     return result
 
 
-def _evaluate(session: _Session, finding: Finding, device: str, watch: list[str]) -> tuple[ConfirmResult, bool]:
+def _evaluate(session: _Session, finding: Finding, device: str, watch: list[str], force: list) -> tuple[ConfirmResult, bool]:
+    """The first candidate entry point that reaches the site in both runs decides.
+
+    An entry that times out or fails eagerly makes the verdict ``error`` (the user's code cannot be
+    compared); with no candidate, or none whose runs both reach the site, a synthetic probe answers.
+    """
     path = _real(finding.location.path)
     info = site_info(path, finding.location.line)
     site = compare.Site(str(path), info.statement, info.function)
     where = _device_text(session, device)
     failures: list[str] = []
+    notes: list[str] = []
     transient = False
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
         eager = session.run(("eager", entry, device), _spec(entry, device, watch), compiled=False)
@@ -207,13 +292,32 @@ def _evaluate(session: _Session, finding: Finding, device: str, watch: list[str]
             failures.append(f"entry point `{entry.label}` failed in the eager run before reaching the flagged line ({exc})")
             continue
         if not reached:
+            notes.append(f"entry point `{entry.label}` ran but did not reach the flagged line")
             continue
-        result = _compare_entry(session, finding, entry, device, site, eager)
-        return ConfirmResult(result.verdict, f"on {where}, entry point `{entry.label}`: {result.detail}"), False
+        result = _compare(session, finding, entry, device, site, eager, force, _call_site(finding))
+        if isinstance(result, compare.Unusable):
+            notes.append(f"entry point `{entry.label}` reached the flagged line eagerly, but {result.reason}")
+            continue
+        return ConfirmResult(result.verdict, f"on {where}, entry point `{entry.label}`: {result.detail}{_device_note(finding, device)}"), False
     if failures:
-        return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures)), transient
+        return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes)), transient
     result, transient = _synthetic(session, finding, device)
-    return ConfirmResult(result.verdict, f"on {where}, synthetic probe (no entry point reaches the flagged line; the project's code was not run): {result.detail}"), transient
+    why = "; ".join(notes) if notes else "no zero-argument function around it, no __main__ block and no --entry"
+    return (
+        ConfirmResult(result.verdict, f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}{_device_note(finding, device)}"),
+        transient,
+    )
+
+
+def _device_note(finding: Finding, device: str) -> str:
+    """Why a CAL002 mismatch cannot show on ``device``: the code's autocast targets other devices."""
+    if finding.code != "CAL002":
+        return ""
+    targets = probes.autocast_devices(finding.facts_dict)
+    if not targets or device in targets:
+        return ""
+    names = ", ".join(sorted(targets))
+    return f" (the code's autocast is for {names}: it does not change {device} tensors, so {device} cannot show this mismatch; check on {names})"
 
 
 def _spec(entry: Entry, device: str, watch: list[str], force: list | None = None) -> dict:
@@ -227,20 +331,18 @@ def _spec(entry: Entry, device: str, watch: list[str], force: list | None = None
     }
 
 
-def _compiled_spec(entry: Entry, device: str, force: list | None = None) -> dict:
-    return _spec(entry, device, [], force)
-
-
-def _compare_entry(session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome) -> ConfirmResult:
-    compiled = session.run(("compiled", entry, device), _compiled_spec(entry, device), compiled=True)
+def _compare(
+    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, force: list, call_site: list | None
+) -> ConfirmResult | compare.Unusable:
+    """Run the entry compiled as written (and, for CAL002, under the matching config) and judge against eager."""
+    compiled = session.run(("compiled", entry, device), _spec(entry, device, []), compiled=True)
     problem = _run_problem(compiled, "compiled run as written", session)
     if problem is not None:
         return problem
     facts = finding.facts_dict
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device)
-    force = [[_call_site(finding), _matching_value(facts)]]
-    matching = session.run(("matching", entry, device, json.dumps(force)), _compiled_spec(entry, device, force), compiled=True)
+    matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, [], force), compiled=True)
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
         return problem
@@ -256,6 +358,7 @@ def _compare_entry(session: _Session, finding: Finding, entry: Entry, device: st
         facts.get("config", "?"),
         facts.get("matching_config", "?"),
         facts.get("backend", "?"),
+        call_site,
     )
 
 
@@ -295,33 +398,20 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     probe_dir = session.work / f"probe-{digest}"
     probe_dir.mkdir(exist_ok=True)
-    probe_path = probe_dir / "cal_probe.py"
+    probe_path = (probe_dir / "cal_probe.py").resolve()
     probe_path.write_text(source, encoding="utf-8")
     entry = Entry("path-function", f"synthetic:{digest}", path=str(probe_path), function="probe")
     line = probes.marked_line(source, "SITE")
-    site = compare.Site(str(probe_path.resolve()), (line, line), None)
-    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path.resolve())]), compiled=False)
+    site = compare.Site(str(probe_path), (line, line), None)
+    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)]), compiled=False)
     if eager.timed_out:
         return ConfirmResult(Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"), True
     if eager.result is None or eager.status != "ok":
         detail = compare.exception_text(eager.result["exception"]) if eager.result and eager.result.get("exception") else eager.output_summary()
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
-    compiled = session.run(("compiled", entry, device), _compiled_spec(entry, device), compiled=True)
-    problem = _run_problem(compiled, "compiled probe run", session)
-    if problem is not None:
-        return problem, compiled.timed_out
-    if finding.code == "CAL001":
-        what = f"backend={probes._backend(facts)!r}, {'compiled nn.Linear' if facts.get('expected') == 'raises' else 'compiled function'}"
-        result = compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device)
-        return ConfirmResult(result.verdict, f"{what}: {result.detail}"), False
-    call = probes.marked_line(source, "CALL")
-    force = [[[str(probe_path.resolve()), call, call], probes.parse_config(facts.get("matching_config"), device)]]
-    matching = session.run(("matching", entry, device, json.dumps(force)), _compiled_spec(entry, device, force), compiled=True)
-    problem = _run_problem(matching, "compiled probe run under the matching config", session)
-    if problem is not None:
-        return problem, matching.timed_out
-    result = compare.verdict_cal002(
-        eager.result, eager.tensor, compiled.result, compiled.tensor, matching.result, matching.tensor, site, device,
-        facts.get("config", "?"), facts.get("matching_config", "?"), facts.get("backend", "?"),
-    )
-    return ConfirmResult(result.verdict, f"fp32-island region, forward autocast {facts.get('forward_autocast')}, backward autocast {facts.get('backward_autocast')}: {result.detail}"), False
+    call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
+    force = [[[str(probe_path), call, call], probes.parse_config(facts.get("matching_config"), device)]]
+    result = _compare(session, finding, entry, device, site, eager, force, force[0][0])
+    if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
+        return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), False
+    return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), False
