@@ -309,12 +309,16 @@ class Interpreter:
         return True
 
     def is_compilable_module(self, value: object) -> bool:
+        """Whether ``value.compile()`` compiles anything.
+
+        Dynamo skips torch.nn's own frames, so in place a built-in module (``nn.Linear(...).compile()``,
+        an ``nn.Sequential`` of built-ins) keeps running eagerly (torch 2.13); project modules, containers
+        holding one, and values of unknown type are compiled.
+        """
         if isinstance(value, Instance):
             return self.find_member(value.cls, "compile") is None and self.is_module_class(value.cls)
-        if isinstance(value, ExternalInstance):
-            return value.cls.startswith("torch.nn.")
         if isinstance(value, Collection):
-            return value.sequential
+            return value.sequential and any(self.is_compilable_module(item) for item in value.items)
         return isinstance(value, Data)
 
     # -- expressions ------------------------------------------------------------------------

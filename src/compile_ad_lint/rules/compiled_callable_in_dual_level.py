@@ -27,6 +27,10 @@ Compiled callables are recognized however they are spelled: `torch.compile(f)`, 
 `functools.partial(torch.compile, ...)`, `model.compile()` in place, and compiled modules held in
 variables, module globals, `self.<attr>` or returned by factory functions. The finding is reported at
 the call inside the region; related locations name every hop and the compile site.
+
+`model.compile()` in place compiles only project code: dynamo skips torch.nn's own frames, so a
+built-in module compiled in place (`nn.Linear(...).compile()`, an `nn.Sequential` of built-ins) keeps
+running eagerly and is not flagged (torch 2.13).
 """
     why_bad = """
 `torch.compile` (inductor) does not implement forward-mode AD. With dual inputs that do not require
@@ -119,6 +123,18 @@ with fwAD.dual_level():
 """,
             note="torch.compiler.disable runs eagerly",
         ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+net.compile()
+with fwAD.dual_level():
+    y = net(fwAD.make_dual(x, t))
+""",
+            note="in place, a built-in module is not compiled: dynamo skips torch.nn frames",
+        ),
     )
     INVALID = (
         Case(
@@ -150,7 +166,17 @@ def run(x, t):
 import torch
 from torch.autograd import forward_ad
 
-net = torch.nn.Linear(3, 3)
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.proj(x).tanh()
+
+
+net = Head()
 net.compile()
 
 @forward_ad.dual_level()
