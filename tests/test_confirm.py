@@ -134,11 +134,11 @@ def _loader(values):
     return lambda entry: values[entry["offset"]]
 
 
-FORCED_SITE = ["/p/m.py", 8, 8]
+FORCED = frozenset({0})
 
 
 def _grad_run(key, stack, dtype="float32", status="ok"):
-    return {"status": status, "forced_hits": [{"site": FORCED_SITE, "written": "x"}], "records": [
+    return {"status": status, "forced_hits": [{"handle": 0, "written": "x"}], "records": [
         {"kind": "backward", "stack": stack, "tensors": [{"offset": key, "count": 3, "numel": 3, "dtype": dtype, "shape": [3]}]}
     ]}
 
@@ -149,7 +149,7 @@ def test_cal002_backend_noise_alone_is_not_confirmed():
     values = {0: [1.0, 2.0, 3.0], 1: [1.004, 2.0, 3.0], 2: [1.004, 2.0, 3.0]}  # compiled != eager, written == matching
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
     )
     assert result.verdict is Verdict.NOT_REPRODUCED and "within noise" in result.detail
 
@@ -160,7 +160,7 @@ def test_cal002_fix_differential_confirms_and_names_numbers():
     values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
     )
     assert result.verdict is Verdict.CONFIRMED and "relative difference 2.7e-03 > tolerance 1.0e-05" in result.detail
 
@@ -171,9 +171,9 @@ def test_cal002_matching_config_never_applied_at_the_flagged_call():
     values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", ["/p/other.py", 3, 3],
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", frozenset({1}),
     )
-    assert result.verdict is Verdict.NOT_REPRODUCED and "never traced at the flagged compiled call" in result.detail
+    assert result.verdict is Verdict.NOT_REPRODUCED and "never traced in the matching run" in result.detail
 
 
 def test_cal002_compiled_run_that_stops_before_the_backward_is_unusable():
@@ -184,7 +184,7 @@ def test_cal002_compiled_run_that_stops_before_the_backward_is_unusable():
     values = {0: [1.0, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
         _grad_run(0, stack), _loader(values), stopped, _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED_SITE,
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
     )
     assert isinstance(result, compare.Unusable) and "before reaching the flagged backward" in result.reason
 
@@ -269,24 +269,28 @@ def test_cal002_verdict_explains_an_autocast_for_another_device():
     assert _device_note(_finding("CAL002", {"forward_autocast": "?/bfloat16", "backward_autocast": "off"}), "cpu") == ""
 
 
-def test_matching_runs_are_shared_unless_a_fix_is_ambiguous(tmp_path):
-    from compile_ad_lint.confirm.session import _matching_forces
+def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
+    from compile_ad_lint.confirm.session import _Fix, _ForcePlan
 
-    module = tmp_path / "m.py"
-    module.write_text("\n".join(f"x{i} = {i}" for i in range(1, 30)) + "\n")
-    call = lambda line: f"{module}:{line}"  # noqa: E731
-    findings = [
-        _finding("CAL002", {"call_site": call(3), "matching_config": "'off'"}, path=str(module), line=10),
-        _finding("CAL002", {"call_site": call(4), "matching_config": "'off'"}, path=str(module), line=11),
-        # the same compiled call, flagged with two different fixes: each gets its own run
-        _finding("CAL002", {"call_site": call(5), "matching_config": "'off'"}, path=str(module), line=12),
-        _finding("CAL002", {"call_site": call(5), "matching_config": "'same_as_forward'"}, path=str(module), line=13),
-        _finding("CAL001", {}, path=str(module), line=14),
-    ]
-    forces = _matching_forces(findings)
-    real = str(module.resolve())
-    assert forces.shared == [[[real, 3, 3], "off"], [[real, 4, 4], "off"]]
-    assert forces.own == {2: [[[real, 5, 5], "off"]], 3: [[[real, 5, 5], "same_as_forward"]]}
+    def fix(line, value, backward):
+        return _Fix(("/p/m.py", line, line), value, ("/p/m.py", backward))
+
+    fixes = {
+        0: fix(3, "off", 10),
+        1: fix(4, "off", 11),
+        # the callable behind line 5 is flagged with two different fixes: each gets its own run
+        2: fix(5, "off", 12),
+        3: fix(6, "same_as_forward", 13),
+        4: None,  # not a CAL002 finding
+        5: fix(7, "off", 14),  # never called in the eager run
+    }
+    # handle_calls: which compiled callable (creation order) each call stack reached
+    eager = {"handle_calls": [[0, [["/p/m.py", 3]]], [1, [["/p/other.py", 1], ["/p/m.py", 4]]], [2, [["/p/m.py", 5]]], [2, [["/p/m.py", 6]]]]}
+    plan = _ForcePlan.of(fixes, eager)
+    assert plan.handles == {0: {0}, 1: {1}, 2: {2}, 3: {2}}
+    assert plan.shared == [[0, "off"], [1, "off"]]
+    assert plan.force_for(0) == plan.force_for(1) == plan.shared
+    assert plan.force_for(2) == [[2, "off"]] and plan.force_for(3) == [[2, "same_as_forward"]]
 
 
 def _finding(code, facts, path="/p/m.py", line=5):
@@ -347,6 +351,32 @@ CASES = HAZARD_HEADER + textwrap.dedent(
         with torch.autocast("cpu", dtype=torch.bfloat16):
             z = cisland(x, w)
         z.backward()  # island-site
+
+
+    class NormedIsland(torch.nn.Module):
+        # Two LayerNorms (all-ones weights at init) around an fp32 island.
+
+        def __init__(self):
+            super().__init__()
+            self.norm_in = torch.nn.LayerNorm(64)
+            self.w = torch.nn.Parameter(torch.randn(64, 64))
+            self.norm_out = torch.nn.LayerNorm(64)
+
+        def forward(self, x):
+            with torch.autocast("cpu", enabled=False):
+                y = self.norm_in(x).float() @ self.w.float()
+            return (self.norm_out(y) * y).sum()
+
+
+    cnormed = torch.compile(NormedIsland())
+
+
+    def test_region_traced_at_an_earlier_call():
+        x = torch.randn(64, 64)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            cnormed(x)  # traced here; the next call reuses the compiled graph
+            z = cnormed(x)
+        z.backward()  # reuse-site
 
 
     def test_island_fixed():
@@ -476,6 +506,17 @@ def test_each_call_in_a_script_is_judged_on_its_own(confirmed_project):
     dropped = by_line[_line(SCRIPT, "script-drop-site")]["confirm"]["cpu"]
     assert dropped["verdict"] == "confirmed", dropped
     assert "synthetic probe" in dropped["detail"] and "before reaching the flagged call" in dropped["detail"]
+
+
+@pytest.mark.slow
+def test_cal002_region_traced_at_an_earlier_call_is_still_compared(confirmed_project):
+    """The matching config is forced for the flagged compiled callable wherever it is traced, so a graph
+    compiled at an earlier call and reused at the flagged one is compared too; parameters that tie by
+    value (two LayerNorm weights) are matched across runs by creation order."""
+    _, document, _ = confirmed_project
+    result = _by_line(document, "cases.py")[_line(CASES, "reuse-site")]["confirm"]["cpu"]
+    assert result["verdict"] == "confirmed", result
+    assert "eager agrees with the matching config" in result["detail"]
 
 
 @pytest.mark.slow

@@ -57,13 +57,28 @@ class Recorder:
         self.watched = {os.path.realpath(p) for p in watched}
         self.torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
         self.here = os.path.realpath(__file__)
+        self.real = {}
+        self.handles = 0
+        self.module_handles = {}  # id(OptimizedModule) -> (handle, module kept alive)
+        self.running = []  # handles of the compiled callables executing now, innermost last
+        self.handle_calls = set()  # (handle, caller frames): which call sites reach which compiled callable
+
+    def new_handle(self):
+        self.handles += 1
+        return self.handles - 1
+
+    def note_handle_call(self, handle):
+        if handle is not None and len(self.handle_calls) < 5000:
+            self.handle_calls.add((handle, tuple(tuple(frame) for frame in self.user_stack(3)[:8])))
 
     # -- where a call came from -------------------------------------------------------------
     def user_stack(self, depth=2):
         frames = []
         frame = sys._getframe(depth)
         while frame is not None and len(frames) < 40:
-            filename = os.path.realpath(frame.f_code.co_filename)
+            filename = self.real.get(frame.f_code.co_filename)
+            if filename is None:
+                filename = self.real[frame.f_code.co_filename] = os.path.realpath(frame.f_code.co_filename)
             if not filename.startswith(self.torch_dir) and filename != self.here and not filename.startswith("<"):
                 frames.append([filename, frame.f_lineno])
             frame = frame.f_back
@@ -120,11 +135,32 @@ class Recorder:
         return unique
 
     def leaf_key(self, leaf):
+        """Order leaves the same way in every run: parameters by creation order, other tensors by value."""
         torch = self.torch
+        serial = getattr(leaf, "_cal_serial", None)
+        if serial is not None:
+            return (0, serial, (), "", ())
         with torch.no_grad():
             value = leaf.detach().to(torch.float64)
             fingerprint = (round(float(value.sum()), 6), round(float(value.abs().sum()), 6))
-        return (tuple(leaf.shape), str(leaf.dtype), fingerprint)
+        return (1, 0, tuple(leaf.shape), str(leaf.dtype), fingerprint)
+
+    def number_parameters(self):
+        """Give each ``nn.Parameter`` the user's code creates a serial number (two all-ones norm weights tie by value)."""
+        torch = self.torch
+        original_new = torch.nn.Parameter.__new__
+        serials = iter(range(1 << 62))
+
+        def parameter_new(cls, data=None, requires_grad=True):
+            parameter = original_new(cls, data, requires_grad)
+            if not torch.compiler.is_compiling() and "Fake" not in type(data).__name__:
+                try:
+                    parameter._cal_serial = next(serials)
+                except Exception:  # noqa: BLE001 - a tensor subclass that refuses attributes keeps value order
+                    pass
+            return parameter
+
+        torch.nn.Parameter.__new__ = staticmethod(parameter_new)
 
     def record_grads(self, kind, leaves, grads, stack, error=None):
         record = {"kind": kind, "stack": stack, "tensors": [], "error": error}
@@ -231,6 +267,7 @@ class Recorder:
 
         torch.autograd.grad = grad
         self.install_compiled_call_probes(original_unpack)
+        self.number_parameters()
 
     def install_compiled_call_probes(self, original_unpack):
         """Record each call of a ``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors.
@@ -252,8 +289,18 @@ class Recorder:
         def tangents(values):
             return [original_unpack(t).tangent for t in tree_leaves(values) if isinstance(t, torch.Tensor)]
 
-        def observe(call, args, kwargs):
-            if torch.compiler.is_compiling() or recorder.busy or fwAD._current_level < 0:
+        def observe(handle, call, args, kwargs):
+            if torch.compiler.is_compiling() or recorder.busy:
+                return call(*args, **kwargs)
+            recorder.note_handle_call(handle)
+            recorder.running.append(handle)
+            try:
+                return observe_dual(call, args, kwargs)
+            finally:
+                recorder.running.pop()
+
+        def observe_dual(call, args, kwargs):
+            if fwAD._current_level < 0:
                 return call(*args, **kwargs)
             try:
                 dual_input = any(t is not None for t in tangents((args, kwargs)))
@@ -285,16 +332,18 @@ class Recorder:
             return result
 
         def observed(result, original):
-            if isinstance(result, eval_frame.OptimizedModule):
-                return result
             if isinstance(original, torch.nn.Module) and result is original:
-                return eval_frame.OptimizedModule(original, eval_frame.DisableContext())
+                result = eval_frame.OptimizedModule(original, eval_frame.DisableContext())
+            if isinstance(result, eval_frame.OptimizedModule):
+                recorder.module_handles[id(result)] = (recorder.new_handle(), result)
+                return result
             if not callable(result):
                 return result
+            handle = recorder.new_handle()
 
             @functools.wraps(result)
             def compiled_call(*args, **kwargs):
-                return observe(result, args, kwargs)
+                return observe(handle, result, args, kwargs)
 
             return compiled_call
 
@@ -332,7 +381,8 @@ class Recorder:
         original_module_call = eval_frame.OptimizedModule.__call__
 
         def module_call(self, *args, **kwargs):
-            return observe(lambda *a, **k: original_module_call(self, *a, **k), args, kwargs)
+            handle = recorder.module_handles.get(id(self), (None,))[0]
+            return observe(handle, lambda *a, **k: original_module_call(self, *a, **k), args, kwargs)
 
         eval_frame.OptimizedModule.__call__ = module_call
 
@@ -369,7 +419,12 @@ class Recorder:
 
 
 def _force_config(torch, forced, recorder):
-    """Make reads of ``backward_pass_autocast`` return the matching value, at the flagged call sites only."""
+    """Make reads of ``backward_pass_autocast`` return the matching value while a flagged compiled callable runs.
+
+    ``forced`` maps compiled-callable handles (creation order of ``torch.compile`` results, the same in
+    every run of a deterministic entry point) to values. Keying on the callable rather than on the call
+    site also covers a region traced at an earlier call: its compiled backward is reused at the flagged one.
+    """
     import torch._functorch.config as functorch_config
 
     def decode(value):
@@ -377,7 +432,7 @@ def _force_config(torch, forced, recorder):
             return [{k: (getattr(torch, v.replace("torch.", "")) if k == "dtype" and isinstance(v, str) else v) for k, v in item.items()} for item in value]
         return value
 
-    rules = [(None if site is None else (os.path.realpath(site[0]), site[1], site[2]), decode(value)) for site, value in forced]
+    rules = {int(handle): decode(value) for handle, value in forced}
     cls = type(functorch_config)
     original = cls.__getattr__
     hits = recorder.forced_hits = []
@@ -385,16 +440,10 @@ def _force_config(torch, forced, recorder):
     def __getattr__(self, name):
         if name == "backward_pass_autocast" and self is functorch_config:
             written = original(self, name)
-            frame = sys._getframe(1)
-            frames = []
-            while frame is not None:
-                frames.append((frame.f_code.co_filename, frame.f_lineno))
-                frame = frame.f_back
-            for site, value in rules:
-                if site is None or any(
-                    os.path.realpath(f) == site[0] and site[1] <= line <= site[2] for f, line in frames
-                ):
-                    hits.append({"site": None if site is None else list(site), "written": repr(written), "forced": repr(value)})
+            for handle in reversed(recorder.running):
+                if handle in rules:
+                    value = rules[handle]
+                    hits.append({"handle": handle, "written": repr(written), "forced": repr(value)})
                     return value
             return written
         return original(self, name)
@@ -437,7 +486,7 @@ def run_mode(spec):
     recorder.forced_hits = []
     recorder.install()
     if spec.get("force"):
-        _force_config(torch, [(tuple(site) if site else None, value) for site, value in spec["force"]], recorder)
+        _force_config(torch, spec["force"], recorder)
     entry = spec["entry"]
     if spec.get("watch"):
         recorder.start_trace()
@@ -474,6 +523,7 @@ def run_mode(spec):
     result["records"] = recorder.records
     result["executed"] = {path: sorted(lines) for path, lines in getattr(recorder, "executed", {}).items()}
     result["forced_hits"] = recorder.forced_hits
+    result["handle_calls"] = [[handle, list(map(list, stack))] for handle, stack in sorted(recorder.handle_calls)]
     recorder.blob.close()
     _write(out, result)
 

@@ -199,9 +199,9 @@ def verdict_cal002(
     written_config: str,
     matching_config: str,
     backend: str,
-    forced_site: list | None,
+    forced_handles: frozenset[int],
 ) -> ConfirmResult | Unusable:
-    """``forced_site``: the flagged compiled call, where the matching run forced the matching config."""
+    """``forced_handles``: the compiled callables of the flagged call, whose traces the matching run forced."""
     runs = (("as written", written), ("under the matching config", matching))
     for name, run in runs:
         if run.get("status") == "exception" and site.on_stack(run["exception"].get("frames", [])):
@@ -211,10 +211,10 @@ def verdict_cal002(
         for name, run in runs:
             if run.get("status") == "exception":
                 return Unusable(f"its compiled run {name} raised {exception_text(run['exception'])} before reaching the flagged backward")
-    if not any(hit.get("site") == forced_site for hit in matching.get("forced_hits", [])):
+    if not any(hit.get("handle") in forced_handles for hit in matching.get("forced_hits", [])):
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
-            "the compiled region was never traced at the flagged compiled call (backward_pass_autocast was not read there), so the matching config could not be applied",
+            "the flagged compiled callable was never traced in the matching run (backward_pass_autocast was not read while it ran), so the matching config could not be applied",
         )
     if not all(records):
         return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged backward but no gradient was recorded there in every run")

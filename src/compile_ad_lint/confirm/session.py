@@ -57,12 +57,13 @@ def confirm_dir(root: Path) -> Path:
 class _Session:
     """Shared state of one confirm run: subprocess runs are deduplicated by key and executed ``jobs`` at a time."""
 
-    def __init__(self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str], shared_force: list) -> None:
+    def __init__(self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str], findings: list[Finding]) -> None:
         self.options = options
         self.env = env
         self.work = work
         self.roots = roots
-        self.shared_force = shared_force
+        self.fixes = [_Fix.of(finding) if finding.code == "CAL002" else None for finding in findings]
+        self.force_plans: dict[tuple, _ForcePlan] = {}
         self.inductor_cache = work / "inductor"
         self.jobs = max(1, options.jobs or min(4, os.cpu_count() or 1))
         self.runs: dict[tuple, Future[RunOutcome]] = {}
@@ -94,6 +95,14 @@ class _Session:
         with gpu:
             return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache)
 
+    def force_plan(self, entry: Entry, device: str, eager: RunOutcome) -> "_ForcePlan":
+        """How the matching-config runs of ``entry`` force each CAL002 fix (computed once per entry and device)."""
+        with self.lock:
+            key = (entry, device)
+            if key not in self.force_plans:
+                self.force_plans[key] = _ForcePlan.of(dict(enumerate(self.fixes)), eager.result or {})
+            return self.force_plans[key]
+
     def close(self) -> None:
         self.pool.shutdown(wait=True)
 
@@ -119,18 +128,16 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
     env = options.environment or detect(cache_dir)
     plans = plan_devices(options.devices, env)
     roots = _roots(findings, options)
-    forces = _matching_forces(findings)
     work = Path(tempfile.mkdtemp(prefix="cal-confirm-"))
+    session = _Session(options, env, work, roots, findings)
     try:
-        session = _Session(options, env, work, roots, forces.shared)
         watch = sorted({str(_real(f.location.path)) for f in findings if f.code in CONFIRMABLE})
+        fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
         with ThreadPoolExecutor(max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding") as evaluators:
-            verdicts = list(
-                evaluators.map(lambda task: _confirm_one(session, findings[task[0]], task[1], watch, cache_dir, forces.own.get(task[0])), tasks)
-            )
-        session.close()
+            verdicts = list(evaluators.map(lambda task: _confirm_one(session, findings, task[0], task[1], watch, cache_dir, fixes), tasks))
     finally:
+        session.close()
         shutil.rmtree(work, ignore_errors=True)
     results: list[dict[str, ConfirmResult]] = [{} for _ in findings]
     for (index, plan), verdict in zip(tasks, verdicts):
@@ -139,39 +146,66 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
 
 
 @dataclass(frozen=True)
-class _Forces:
-    """Matching-config overrides for CAL002: ``shared`` serves every finding whose override is unambiguous.
+class _Fix:
+    """A CAL002 finding's fix: the compiled call (file, statement lines), the matching value, the backward line."""
 
-    A compiled call flagged with two different matching values, or a backward reached from two flagged
-    compiled calls, gets its own run (``own``, by finding index) so each verdict measures one fix.
+    call_site: tuple | None
+    value: object
+    backward: tuple[str, int]
+
+    @classmethod
+    def of(cls, finding: Finding) -> "_Fix":
+        site = _call_site(finding)
+        return cls(tuple(site) if site else None, _matching_value(finding.facts_dict), (finding.location.path, finding.location.line))
+
+    def key(self) -> list:
+        return [self.call_site, self.value, self.backward]
+
+    def handles(self, eager: dict) -> frozenset[int]:
+        """The compiled callables (by creation order) that the eager run called from the flagged compiled call."""
+        if self.call_site is None:
+            return frozenset()
+        path, first, last = self.call_site
+        return frozenset(
+            handle for handle, stack in eager.get("handle_calls", []) if any(frame[0] == path and first <= frame[1] <= last for frame in stack)
+        )
+
+
+@dataclass(frozen=True)
+class _ForcePlan:
+    """Matching-config overrides for one entry point, keyed by compiled callable.
+
+    One shared matching run serves every fix that is unambiguous; a compiled callable flagged with two
+    different matching values, or a backward fed by callables of different fixes, gets its own run
+    (``own``, by finding index) so each verdict measures one fix.
     """
 
+    handles: dict[int, frozenset[int]]
     shared: list
     own: dict[int, list]
 
+    @classmethod
+    def of(cls, fixes: dict[int, "_Fix | None"], eager: dict) -> "_ForcePlan":
+        reached = {index: (fix, fix.handles(eager)) for index, fix in fixes.items() if fix is not None}
+        reached = {index: (fix, found) for index, (fix, found) in reached.items() if found}
+        values: dict[int, set[str]] = {}
+        per_backward: dict[tuple, set[int]] = {}
+        for fix, found in reached.values():
+            for handle in found:
+                values.setdefault(handle, set()).add(json.dumps(fix.value))
+            per_backward.setdefault(fix.backward, set()).update(found)
+        shared: dict[int, object] = {}
+        own: dict[int, list] = {}
+        for index, (fix, found) in reached.items():
+            if all(len(values[handle]) == 1 for handle in found) and per_backward[fix.backward] == found:
+                shared.update((handle, fix.value) for handle in found)
+            else:
+                own[index] = [[handle, fix.value] for handle in sorted(found)]
+        handles = {index: found for index, (_, found) in reached.items()}
+        return cls(handles, [[handle, value] for handle, value in sorted(shared.items())], own)
 
-def _matching_forces(findings: Sequence[Finding]) -> _Forces:
-    rules: dict[int, tuple] = {}
-    for index, finding in enumerate(findings):
-        if finding.code == "CAL002":
-            rules[index] = (_call_site(finding), _matching_value(finding.facts_dict))
-    values: dict[str, set[str]] = {}
-    sites_per_backward: dict[tuple, set[str]] = {}
-    for index, (site, value) in rules.items():
-        site_key = json.dumps(site)
-        values.setdefault(site_key, set()).add(json.dumps(value))
-        location = findings[index].location
-        sites_per_backward.setdefault((location.path, location.line), set()).add(site_key)
-    shared: dict[str, list] = {}
-    own: dict[int, list] = {}
-    for index, (site, value) in rules.items():
-        site_key = json.dumps(site)
-        location = findings[index].location
-        if site is not None and len(values[site_key]) == 1 and len(sites_per_backward[(location.path, location.line)]) == 1:
-            shared[site_key] = [site, value]
-        else:
-            own[index] = [[site, value]]
-    return _Forces(sorted(shared.values(), key=json.dumps), own)
+    def force_for(self, index: int) -> list:
+        return self.own.get(index, self.shared)
 
 
 def _roots(findings: Iterable[Finding], options: ConfirmOptions) -> list[str]:
@@ -201,9 +235,10 @@ def _device_text(session: _Session, device: str) -> str:
 # -- caching ------------------------------------------------------------------------------------
 
 
-def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], force: list) -> str | None:
+def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], fixes: str) -> str | None:
+    """Files, torch, device, entries and every CAL002 fix (they share matching runs) decide a verdict."""
     digest = hashlib.sha256()
-    digest.update(json.dumps([__version__, _FORMAT, env.version, device, finding.code, finding.facts, [e.label for e in entries], force]).encode())
+    digest.update(json.dumps([__version__, _FORMAT, env.version, device, finding.code, finding.facts, [e.label for e in entries], fixes]).encode())
     paths = {finding.location.path, *(r.location.path for r in finding.related)}
     paths.update(e.path for e in entries if e.path)
     for display in sorted(paths):
@@ -246,23 +281,23 @@ def _cache_store(cache_dir: Path | None, key: str | None, result: ConfirmResult)
 # -- one finding on one device ------------------------------------------------------------------
 
 
-def _confirm_one(session: _Session, finding: Finding, plan: DevicePlan, watch: list[str], cache_dir: Path | None, own_force: list | None) -> ConfirmResult:
+def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: DevicePlan, watch: list[str], cache_dir: Path | None, fixes: str) -> ConfirmResult:
+    finding = findings[index]
     if plan.skip_reason is not None:
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
-    force = own_force if own_force is not None else session.shared_force
-    key = _cache_key(finding, plan.device, session.env, session.options.entries, force)
+    key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes)
     cached = _cache_load(cache_dir, key)
     if cached is not None:
         return cached
-    result, transient = _evaluate(session, finding, plan.device, watch, force)
+    result, transient = _evaluate(session, finding, index, plan.device, watch)
     if not transient:
         _cache_store(cache_dir, key, result)
     return result
 
 
-def _evaluate(session: _Session, finding: Finding, device: str, watch: list[str], force: list) -> tuple[ConfirmResult, bool]:
+def _evaluate(session: _Session, finding: Finding, index: int, device: str, watch: list[str]) -> tuple[ConfirmResult, bool]:
     """The first candidate entry point that reaches the site in both runs decides.
 
     An entry that times out or fails eagerly makes the verdict ``error`` (the user's code cannot be
@@ -278,27 +313,27 @@ def _evaluate(session: _Session, finding: Finding, device: str, watch: list[str]
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
         eager = session.run(("eager", entry, device), _spec(entry, device, watch), compiled=False)
         if eager.timed_out:
-            failures.append(f"entry point `{entry.label}` timed out after {session.options.timeout:g}s in the eager run (the process group was killed)")
+            failures.append(f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (the process group was killed)")
             transient = True
             continue
         if eager.result is None or eager.status == "no-torch":
-            failures.append(f"entry point `{entry.label}` could not run ({eager.output_summary()})")
+            failures.append(f"entry point {entry.label} could not run ({eager.output_summary()})")
             continue
         reached = any(site.lines[0] <= line <= site.lines[1] for line in eager.result.get("executed", {}).get(str(path), []))
         if eager.status == "exception":
             exc = compare.exception_text(eager.result["exception"])
             if reached:
-                return ConfirmResult(Verdict.ERROR, f"on {where}: entry point `{entry.label}` failed in the eager run too ({exc}); output: {eager.output_summary()}"), False
-            failures.append(f"entry point `{entry.label}` failed in the eager run before reaching the flagged line ({exc})")
+                return ConfirmResult(Verdict.ERROR, f"on {where}: entry point {entry.label} failed in the eager run too ({exc}); output: {eager.output_summary()}"), False
+            failures.append(f"entry point {entry.label} failed in the eager run before reaching the flagged line ({exc})")
             continue
         if not reached:
-            notes.append(f"entry point `{entry.label}` ran but did not reach the flagged line")
+            notes.append(f"entry point {entry.label} ran but did not reach the flagged line")
             continue
-        result = _compare(session, finding, entry, device, site, eager, force, _call_site(finding))
+        result = _compare(session, finding, entry, device, site, eager, session.force_plan(entry, device, eager), index)
         if isinstance(result, compare.Unusable):
-            notes.append(f"entry point `{entry.label}` reached the flagged line eagerly, but {result.reason}")
+            notes.append(f"entry point {entry.label} reached the flagged line eagerly, but {result.reason}")
             continue
-        return ConfirmResult(result.verdict, f"on {where}, entry point `{entry.label}`: {result.detail}{_device_note(finding, device)}"), False
+        return ConfirmResult(result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"), False
     if failures:
         return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes)), transient
     result, transient = _synthetic(session, finding, device)
@@ -332,7 +367,7 @@ def _spec(entry: Entry, device: str, watch: list[str], force: list | None = None
 
 
 def _compare(
-    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, force: list, call_site: list | None
+    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, forces: _ForcePlan, index: int
 ) -> ConfirmResult | compare.Unusable:
     """Run the entry compiled as written (and, for CAL002, under the matching config) and judge against eager."""
     compiled = session.run(("compiled", entry, device), _spec(entry, device, []), compiled=True)
@@ -342,6 +377,13 @@ def _compare(
     facts = finding.facts_dict
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device)
+    handles = forces.handles.get(index)
+    if not handles:
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            "the eager run reached the flagged backward but never called a torch.compile result from the flagged compiled call, so there was no compiled region to compare",
+        )
+    force = forces.force_for(index)
     matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, [], force), compiled=True)
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
@@ -358,7 +400,7 @@ def _compare(
         facts.get("config", "?"),
         facts.get("matching_config", "?"),
         facts.get("backend", "?"),
-        call_site,
+        handles,
     )
 
 
@@ -410,8 +452,8 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
         detail = compare.exception_text(eager.result["exception"]) if eager.result and eager.result.get("exception") else eager.output_summary()
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
     call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
-    force = [[[str(probe_path), call, call], probes.parse_config(facts.get("matching_config"), device)]]
-    result = _compare(session, finding, entry, device, site, eager, force, force[0][0])
+    fix = _Fix((str(probe_path), call, call), probes.parse_config(facts.get("matching_config"), device), (str(probe_path), line))
+    result = _compare(session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0)
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
         return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), False
     return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), False
