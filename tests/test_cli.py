@@ -92,6 +92,7 @@ def test_select_and_ignore(project, capsys):
 
 def test_usage_errors_exit_2(project, capsys):
     assert main(["check", ".", "--select", "not a code"]) == 2
+    assert main(["check", ".", "--select", ""]) == 2  # selecting nothing is a mistake, not a clean run
     with pytest.raises(SystemExit) as raised:
         main(["check", "--format", "yaml"])
     assert raised.value.code == 2
@@ -107,6 +108,7 @@ def test_usage_errors_exit_2(project, capsys):
         ('[tool.compile-ad-lint]\nunknown-key = 1\n', "unknown-key"),
         ('[tool.compile-ad-lint]\nmax-call-depth = "deep"\n', "max-call-depth"),
         ('[tool.compile-ad-lint]\nselect = [1, 2]\n', "select"),
+        ('[tool.compile-ad-lint]\nselect = []\n', "selects no rule"),
         ("[tool.compile-ad-lint]\nselect = [\n", None),
     ],
 )

@@ -472,6 +472,15 @@ def test_undecodable_file_name_text_output_file(tmp_path):
     assert "CAL001" in (tmp_path / "report.txt").read_text(errors="replace")
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the file system must accept a newline in a name")
+def test_newline_in_file_name_keeps_one_line_per_finding(tmp_path):
+    write(tmp_path, {"two\nlines.py": HAZARD})
+    result = run_cli(["check", ".", "--no-cache"], tmp_path)
+    assert_contract(result, (1,))
+    finding_lines = [line for line in result.stdout.splitlines() if " CAL001 " in line]
+    assert len(finding_lines) == 1 and finding_lines[0].startswith("two\\nlines.py:")
+
+
 # -- 3. configuration ---------------------------------------------------------------------------
 # test_cli.py covers: unknown key, max-call-depth as a string, select = [1, 2], truncated TOML.
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from . import __version__
-from .config import ConfigError, load_config, parse_codes, read_config_file
+from .config import ConfigError, load_config, parse_codes, parse_selection, read_config_file
 from .project import default_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -193,7 +193,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(args.paths[0]))
         config = config.with_overrides(
-            select=parse_codes(args.select, "--select", "select") if args.select else None,
+            select=parse_selection(args.select, "--select", "select") if args.select is not None else None,
             ignore=config.ignore | parse_codes(args.ignore, "--ignore", "ignore") if args.ignore else None,
             max_call_depth=args.max_call_depth,
         )

@@ -145,6 +145,14 @@ def parse_codes(raw: object, source: str, key: str) -> frozenset[str]:
     return frozenset(code.upper() for code in codes)
 
 
+def parse_selection(raw: object, source: str, key: str) -> frozenset[str]:
+    """Like ``parse_codes``, but an empty selection is an error: it would silently run no rule."""
+    codes = parse_codes(raw, source, key)
+    if not codes:
+        raise ConfigError(source, key, "selects no rule; remove it to run every rule, or name codes like ['CAL']")
+    return codes
+
+
 def _string_list(raw: object, source: str, key: str) -> tuple[str, ...]:
     if isinstance(raw, str):
         raw = [part.strip() for part in raw.split(",") if part.strip()]
@@ -168,7 +176,7 @@ def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
 
 
 _PARSERS = {
-    "select": ("select", parse_codes),
+    "select": ("select", parse_selection),
     "ignore": ("ignore", parse_codes),
     "exclude": ("exclude", _strings),
     "extend-safe-backends": ("extend_safe_backends", _string_set),

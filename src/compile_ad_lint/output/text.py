@@ -6,9 +6,14 @@ from ..api import Report
 from ..findings import Finding
 
 
+def printable(path: str) -> str:
+    """``path`` with control characters escaped, so a newline in a file name cannot split a report line."""
+    return path if path.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+
+
 def format_finding(finding: Finding) -> str:
     location = finding.location
-    line = f"{location.path}:{location.line}:{location.column}: {finding.code} {finding.message}"
+    line = f"{printable(location.path)}:{location.line}:{location.column}: {finding.code} {finding.message}"
     if finding.confirm:
         verdicts = "; ".join(f"{device}: {result.verdict.value} ({result.detail})" for device, result in finding.confirm)
         line += f"\n    confirm: {verdicts}"
