@@ -201,7 +201,7 @@ def test_cal001_tangent_dropped_at_the_flagged_call():
     eager = {"status": "ok", "records": [_call(5, [TANGENT]), _call(6, [TANGENT])]}
     compiled = {"status": "ok", "records": [_call(5, [None]), _call(6, [TANGENT])]}
     result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({0: [1.0]}), site, "cpu")
-    assert result.verdict is Verdict.CONFIRMED and "1 of 1 output tangent(s) are None" in result.detail
+    assert result.verdict is Verdict.CONFIRMED and "1 of 1 output tangent(s) of 1 call(s)" in result.detail and "are None in the compiled run" in result.detail
 
 
 def test_cal001_attributes_by_call_site_not_by_run():

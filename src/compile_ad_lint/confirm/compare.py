@@ -119,30 +119,9 @@ def _compare_calls(eager_calls: list[dict], eager_load: TensorLoader, compiled_c
             Verdict.CONFIRMED,
             f"the flagged call raises {exception_text(raised['raised'])} in the compiled run; eager returns normally",
         )
-    dropped = compared = 0
-    worst = worst_tol = 0.0
-    for e, c in zip(eager_calls, compiled_calls):
-        for eager_tangent, compiled_tangent in zip(e["tangents"], c["tangents"]):
-            compared += 1
-            if eager_tangent is not None and compiled_tangent is None:
-                dropped += 1
-            elif eager_tangent is not None and compiled_tangent is not None:
-                rel = relative_difference(compiled_load(compiled_tangent), eager_load(eager_tangent))
-                tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
-                if rel / tol > (worst / worst_tol if worst_tol else 0.0):
-                    worst, worst_tol = rel, tol
+    pairs = [pair for e, c in zip(eager_calls, compiled_calls) for pair in zip(e["tangents"], c["tangents"])]
     calls = f"{len(compiled_calls)} call(s) of the compiled callable with dual inputs at the flagged line"
-    if dropped:
-        return ConfirmResult(
-            Verdict.CONFIRMED,
-            f"tangent dropped to None: {dropped} of {compared} output tangent(s) are None in the compiled run where eager has values ({calls})",
-        )
-    if worst_tol and worst > worst_tol:
-        return ConfirmResult(Verdict.CONFIRMED, f"compiled output tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({calls})")
-    return ConfirmResult(
-        Verdict.NOT_REPRODUCED,
-        f"compared {compared} output tangent(s) of {calls}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
-    )
+    return _tangent_verdict(pairs, eager_load, compiled_load, device, f"output tangent(s) of {calls}")
 
 
 def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
@@ -160,23 +139,32 @@ def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, com
             Verdict.NOT_REPRODUCED,
             "the entry point ran the flagged line, but no compiled callable received dual tensors there and no tangent was unpacked in its function",
         )
+    pairs = [(e["tangent"], c["tangent"]) for e, c in zip(eager_tangents, compiled_tangents)]
+    return _tangent_verdict(pairs, eager_load, compiled_load, device, "unpack_dual result(s) in the flagged function")
+
+
+def _tangent_verdict(pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str) -> ConfirmResult:
+    """(eager tangent, compiled tangent) pairs: a tangent dropped to None, or the worst difference against its tolerance."""
     dropped = 0
     worst = worst_tol = 0.0
-    for e, c in zip(eager_tangents, compiled_tangents):
-        if e["tangent"] is not None and c["tangent"] is None:
+    for eager_tangent, compiled_tangent in pairs:
+        if eager_tangent is None:
+            continue
+        if compiled_tangent is None:
             dropped += 1
-        elif e["tangent"] is not None and c["tangent"] is not None:
-            rel = relative_difference(compiled_load(c["tangent"]), eager_load(e["tangent"]))
-            tol = tolerance(TANGENT_TOLERANCE, [e["tangent"]["dtype"]], device)
-            if rel / tol > (worst / worst_tol if worst_tol else 0.0):
-                worst, worst_tol = rel, tol
-    count = min(len(eager_tangents), len(compiled_tangents))
-    where = f"unpack_dual in the flagged function ({count} compared)"
+            continue
+        rel = relative_difference(compiled_load(compiled_tangent), eager_load(eager_tangent))
+        tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
+        if rel / tol > (worst / worst_tol if worst_tol else 0.0):
+            worst, worst_tol = rel, tol
     if dropped:
-        return ConfirmResult(Verdict.CONFIRMED, f"tangent dropped to None in the compiled run where eager has one: {dropped} result(s) of {where}")
+        return ConfirmResult(Verdict.CONFIRMED, f"tangent dropped to None: {dropped} of {len(pairs)} {what} are None in the compiled run where eager has values")
     if worst_tol and worst > worst_tol:
-        return ConfirmResult(Verdict.CONFIRMED, f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({where})")
-    return ConfirmResult(Verdict.NOT_REPRODUCED, f"tangents present and equal to eager within tolerance: {where}, max relative difference {_fmt(worst)}")
+        return ConfirmResult(Verdict.CONFIRMED, f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({len(pairs)} {what})")
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        f"compared {len(pairs)} {what}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
+    )
 
 
 def _tangents(run: dict, site: Site) -> list[dict]:
