@@ -13,6 +13,7 @@ and one matching-config run per entry point and device serve every finding it re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -91,8 +92,7 @@ class _Session:
         mode = "compiled" if compiled else "eager"
         self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{', matching config' if spec.get('force') else ''})")
         spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
-        gpu = self.gpu if spec["device"] == "cuda" else _NO_LOCK
-        with gpu:
+        with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
             return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache)
 
     def force_plan(self, entry: Entry, device: str, eager: RunOutcome) -> "_ForcePlan":
@@ -105,17 +105,6 @@ class _Session:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()
 
 
 def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> list[Finding]:
