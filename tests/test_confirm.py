@@ -267,6 +267,8 @@ def test_cal002_verdict_explains_an_autocast_for_another_device():
     assert "does not change cpu tensors" in _device_note(finding, "cpu")
     assert _device_note(finding, "cuda") == ""
     assert _device_note(_finding("CAL002", {"forward_autocast": "?/bfloat16", "backward_autocast": "off"}), "cpu") == ""
+    kwargs_list = {"forward_autocast": "off", "backward_autocast": "off", "config": "(('cuda', 'bfloat16'),)"}
+    assert "autocast is for cuda" in _device_note(_finding("CAL002", kwargs_list), "cpu")
 
 
 def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():

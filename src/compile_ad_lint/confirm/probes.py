@@ -86,12 +86,16 @@ def _autocast_state(fact: str | None, device: str) -> tuple[bool, str, str]:
 
 
 def autocast_devices(facts: dict) -> set[str]:
-    """The device types the finding's autocast contexts name (``?``/unknown ones excluded)."""
+    """The device types the finding's autocast contexts and config lists name (unknown ones excluded)."""
     found = set()
     for key in ("forward_autocast", "backward_autocast"):
         target = str(facts.get(key) or "off").partition("/")[0]
         if target in ("cpu", "cuda"):
             found.add(target)
+    for key in ("config", "matching_config"):
+        value = parse_config(facts.get(key), "?")
+        if isinstance(value, list):
+            found.update(entry["device_type"] for entry in value if entry["device_type"] in ("cpu", "cuda"))
     return found
 
 

@@ -35,7 +35,7 @@ from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002")
-_FORMAT = 2
+_FORMAT = 3
 DEFAULT_TIMEOUT = 300.0
 
 
