@@ -222,6 +222,51 @@ def test_cal001_raise_at_the_flagged_call_is_confirmed_even_when_caught():
     assert result.verdict is Verdict.CONFIRMED and "raises NotImplementedError" in result.detail
 
 
+def test_cal001_other_compiled_failures_are_errors_not_confirmations():
+    site = compare.Site("/p/m.py", (5, 5))
+    raised = {"type": "CalledProcessError", "message": "C++ compile error", "frames": []}
+    eager = {"status": "ok", "records": [_call(5, [TANGENT])]}
+    compiled = {"status": "ok", "records": [_call(5, raised=raised)]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({}), site, "cpu")
+    assert result.verdict is Verdict.ERROR and "not forward AD's NotImplementedError" in result.detail
+
+
+def test_nan_is_a_difference_never_a_match():
+    site = compare.Site("/p/m.py", (5, 5))
+    eager = {"status": "ok", "records": [_call(5, [TANGENT])]}
+    compiled = {"status": "ok", "records": [_call(5, [TANGENT])]}
+    result = compare.verdict_cal001(eager, _loader({0: [1.0, 2.0]}), compiled, _loader({0: [math.nan, math.nan]}), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "relative difference inf" in result.detail
+    assert math.isinf(compare.relative_difference([math.nan], [1.0]))
+
+
+def test_cal002_eager_that_cannot_be_compared_does_not_confirm():
+    site = compare.Site("/p/m.py", (10, 10))
+    stack = [["/p/m.py", 10]]
+    values = {0: [1.0, 2.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
+    eager = _grad_run(0, stack)
+    eager["records"][0]["tensors"][0]["shape"] = [2]  # another layout than the compiled runs
+    result = compare.verdict_cal002(
+        eager, _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
+        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
+    )
+    assert result.verdict is Verdict.NOT_REPRODUCED and "could not be compared" in result.detail
+
+
+def test_cache_key_follows_every_source_file(tmp_path):
+    from compile_ad_lint.confirm.session import sources_digest
+
+    (tmp_path / "train.py").write_text("from model import Net\n")
+    (tmp_path / "model.py").write_text("class Net: pass\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "site.py").write_text("x = 1\n")
+    before = sources_digest([str(tmp_path)])
+    (tmp_path / ".venv" / "site.py").write_text("x = 2\n")
+    assert sources_digest([str(tmp_path)]) == before  # environments are not the project's code
+    (tmp_path / "model.py").write_text("class Net:\n    scale = 2\n")
+    assert sources_digest([str(tmp_path)]) != before  # an imported model changed: verdicts are stale
+
+
 def test_cal001_site_masked_by_an_earlier_compiled_raise_is_unusable():
     site = compare.Site("/p/m.py", (6, 6))
     exception = {"type": "NotImplementedError", "message": "jvp", "frames": [["/p/m.py", 5]]}

@@ -21,7 +21,7 @@ import sys
 import traceback
 
 MAX_ELEMENTS = 1 << 20  # per recorded tensor; larger tensors are subsampled with a fixed stride
-MAX_RECORDS = 200
+MAX_RECORDS = 2000
 
 
 def _write(out, result):
@@ -48,20 +48,29 @@ def env_mode(spec):
 
 
 class Recorder:
-    def __init__(self, torch, out, watched):
+    def __init__(self, torch, out, watched, focus):
         self.torch = torch
         self.records = []
         self.blob = open(os.path.join(out, "tensors.bin"), "wb")
         self.offset = 0
         self.busy = False
         self.watched = {os.path.realpath(p) for p in watched}
+        self.focus = {os.path.realpath(p) for p in focus}
         self.torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
         self.here = os.path.realpath(__file__)
         self.real = {}
         self.handles = 0
+        self.compiling = False
         self.module_handles = {}  # id(OptimizedModule) -> (handle, module kept alive)
+        self.forced_hits = []
         self.running = []  # handles of the compiled callables executing now, innermost last
         self.handle_calls = set()  # (handle, caller frames): which call sites reach which compiled callable
+
+    def real_path(self, filename):
+        real = self.real.get(filename)
+        if real is None:
+            real = self.real[filename] = os.path.realpath(filename)
+        return real
 
     def new_handle(self):
         self.handles += 1
@@ -76,9 +85,7 @@ class Recorder:
         frames = []
         frame = sys._getframe(depth)
         while frame is not None and len(frames) < 40:
-            filename = self.real.get(frame.f_code.co_filename)
-            if filename is None:
-                filename = self.real[frame.f_code.co_filename] = os.path.realpath(frame.f_code.co_filename)
+            filename = self.real_path(frame.f_code.co_filename)
             if not filename.startswith(self.torch_dir) and filename != self.here and not filename.startswith("<"):
                 frames.append([filename, frame.f_lineno])
             frame = frame.f_back
@@ -103,6 +110,10 @@ class Recorder:
     def add(self, record):
         if len(self.records) < MAX_RECORDS:
             self.records.append(record)
+
+    def wanted(self, stack):
+        """Only events called from the files with findings are recorded (and only while there is room)."""
+        return len(self.records) < MAX_RECORDS and any(frame[0] in self.focus for frame in stack)
 
     # -- hooks ------------------------------------------------------------------------------
     def leaves(self, roots):
@@ -162,11 +173,9 @@ class Recorder:
 
         torch.nn.Parameter.__new__ = staticmethod(parameter_new)
 
-    def record_grads(self, kind, leaves, grads, stack, error=None):
-        record = {"kind": kind, "stack": stack, "tensors": [], "error": error}
-        for leaf, grad in zip(leaves, grads):
-            record["tensors"].append(None if grad is None else self.store(grad))
-        self.add(record)
+    def record_grads(self, kind, grads, stack):
+        if len(self.records) < MAX_RECORDS:
+            self.add({"kind": kind, "stack": stack, "tensors": [None if grad is None else self.store(grad) for grad in grads]})
 
     def install(self):
         torch = self.torch
@@ -177,21 +186,18 @@ class Recorder:
 
         def unpack_dual(tensor, *, level=None):
             result = original_unpack(tensor, level=level)
-            if not recorder.busy:
-                recorder.busy = True
-                try:
+            if torch.compiler.is_compiling() or recorder.busy:
+                return result
+            recorder.busy = True
+            try:
+                stack = recorder.user_stack()
+                if recorder.wanted(stack):
                     tangent = result.tangent
-                    recorder.add(
-                        {
-                            "kind": "tangent",
-                            "stack": recorder.user_stack(),
-                            "tangent": None if tangent is None else recorder.store(tangent),
-                        }
-                    )
-                except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
-                    pass
-                finally:
-                    recorder.busy = False
+                    recorder.add({"kind": "tangent", "stack": stack, "tangent": None if tangent is None else recorder.store(tangent)})
+            except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
+                pass
+            finally:
+                recorder.busy = False
             return result
 
         unpack_dual.__wrapped__ = original_unpack
@@ -200,27 +206,32 @@ class Recorder:
         original_backward = torch.autograd.backward
 
         def run_backward(kind, roots, inputs, call):
-            if recorder.busy:
-                return call()
+            """``call(inputs)`` runs the user's backward; gradients it adds to the leaves are recorded."""
+            if torch.compiler.is_compiling() or recorder.busy:
+                return call(inputs)
+            if inputs is not None and not isinstance(inputs, torch.Tensor):
+                inputs = list(inputs)  # a generator can be read once: by us, then by torch
+            stack = recorder.user_stack(3)
+            if not recorder.wanted(stack):
+                return call(inputs)
             recorder.busy = True
             try:
                 try:
                     if inputs is not None:
-                        leaves = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+                        leaves = [inputs] if isinstance(inputs, torch.Tensor) else inputs
                     else:
                         leaves = recorder.leaves(roots)
                         leaves.sort(key=recorder.leaf_key)
+                    before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
                 except Exception:  # noqa: BLE001
-                    leaves = []
-                stack = recorder.user_stack(3)
-                before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
-                result = call()
+                    leaves, before = [], []
+                result = call(inputs)
                 try:
                     grads = []
                     for leaf, old in zip(leaves, before):
                         grad = leaf.grad
                         grads.append(None if grad is None else (grad.detach() if old is None else grad.detach() - old))
-                    recorder.record_grads(kind, leaves, grads, stack)
+                    recorder.record_grads(kind, grads, stack)
                 except Exception:  # noqa: BLE001
                     pass
                 return result
@@ -233,7 +244,7 @@ class Recorder:
                 "backward",
                 roots,
                 inputs,
-                lambda: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
+                lambda inputs: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
             )
 
         torch.autograd.backward = backward
@@ -245,7 +256,7 @@ class Recorder:
                 "backward",
                 [self],
                 inputs,
-                lambda: original_tensor_backward(self, gradient, retain_graph, create_graph, inputs=inputs),
+                lambda inputs: original_tensor_backward(self, gradient, retain_graph, create_graph, inputs=inputs),
             )
 
         torch.Tensor.backward = tensor_backward
@@ -253,16 +264,20 @@ class Recorder:
         original_grad = torch.autograd.grad
 
         def grad(outputs, inputs, *args, **kwargs):
+            if torch.compiler.is_compiling() or recorder.busy:
+                return original_grad(outputs, inputs, *args, **kwargs)
+            if not isinstance(inputs, torch.Tensor):
+                inputs = list(inputs)
             result = original_grad(outputs, inputs, *args, **kwargs)
-            if not recorder.busy:
-                recorder.busy = True
-                try:
-                    leaves = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
-                    recorder.record_grads("grad", leaves, list(result), recorder.user_stack())
-                except Exception:  # noqa: BLE001
-                    pass
-                finally:
-                    recorder.busy = False
+            recorder.busy = True
+            try:
+                stack = recorder.user_stack()
+                if recorder.wanted(stack):
+                    recorder.record_grads("grad", list(result), stack)
+            except Exception:  # noqa: BLE001
+                pass
+            finally:
+                recorder.busy = False
             return result
 
         torch.autograd.grad = grad
@@ -306,13 +321,16 @@ class Recorder:
                 dual_input = any(t is not None for t in tangents((args, kwargs)))
             except Exception:  # noqa: BLE001
                 dual_input = False
-            if not dual_input:
-                return call(*args, **kwargs)
             stack = recorder.user_stack(1)
+            if not dual_input or not recorder.wanted(stack):
+                return call(*args, **kwargs)
             try:
                 result = call(*args, **kwargs)
             except BaseException as error:
-                recorder.add({"kind": "compiled-call", "stack": stack, "raised": _describe(error), "tangents": []})
+                try:
+                    recorder.add({"kind": "compiled-call", "stack": stack, "raised": _describe(error), "tangents": []})
+                except Exception:  # noqa: BLE001
+                    pass
                 raise
             recorder.busy = True
             try:
@@ -347,13 +365,28 @@ class Recorder:
 
             return compiled_call
 
+        def from_torch():
+            """A compile call made by torch itself (or by the compile call being observed) is not the user's;
+            ``nn.Module.compile()`` is the user's call made through torch."""
+            code = sys._getframe(2).f_code
+            caller = recorder.real_path(code.co_filename)
+            in_place = code.co_name == "compile" and caller.endswith(os.path.join("nn", "modules", "module.py"))
+            return recorder.compiling or (caller.startswith(recorder.torch_dir) and not in_place)
+
         original_compile = torch.compile
 
         @functools.wraps(original_compile)
         def compile(model=None, **kwargs):
             if model is None:
                 return lambda target: compile(target, **kwargs)
-            return observed(original_compile(model, **kwargs), model)
+            if from_torch():
+                return original_compile(model, **kwargs)
+            recorder.compiling = True
+            try:
+                result = original_compile(model, **kwargs)
+            finally:
+                recorder.compiling = False
+            return result if kwargs.get("disable") else observed(result, model)
 
         torch.compile = compile
 
@@ -364,17 +397,12 @@ class Recorder:
             def __call__(self, fn):
                 return observed(self.context(fn), fn)
 
-            def __enter__(self):
-                return self.context.__enter__()
-
-            def __exit__(self, *exc):
-                return self.context.__exit__(*exc)
-
         original_optimize = torch._dynamo.optimize
 
         @functools.wraps(original_optimize)
         def optimize(*args, **kwargs):
-            return ObservedDecorator(original_optimize(*args, **kwargs))
+            context = original_optimize(*args, **kwargs)
+            return context if from_torch() or kwargs.get("disable") else ObservedDecorator(context)
 
         torch._dynamo.optimize = optimize
 
@@ -468,8 +496,14 @@ def run_mode(spec):
     result["torch"] = torch.__version__
     device = spec["device"]
     if device == "cuda":
-        result["gpu"] = torch.cuda.get_device_name(0)
-        torch.set_default_device("cuda")
+        try:
+            result["gpu"] = torch.cuda.get_device_name(0)
+            torch.set_default_device("cuda")
+        except Exception as error:  # noqa: BLE001 - a CUDA that cannot start is a result, not a crash
+            result["status"] = "no-device"
+            result["exception"] = {"type": type(error).__name__, "message": str(error)[:300], "frames": []}
+            _write(out, result)
+            return
     if not spec["compiled"]:
         torch._dynamo.config.disable = True
     import random
@@ -482,8 +516,7 @@ def run_mode(spec):
         numpy.random.seed(0)
     except Exception:  # noqa: BLE001
         pass
-    recorder = Recorder(torch, out, spec.get("watch", []))
-    recorder.forced_hits = []
+    recorder = Recorder(torch, out, spec.get("watch", []), spec.get("focus", []))
     recorder.install()
     if spec.get("force"):
         _force_config(torch, spec["force"], recorder)

@@ -35,9 +35,6 @@ class Site:
         low, high = self.function if function and self.function else self.lines
         return any(frame[0] == self.path and low <= frame[1] <= high for frame in stack)
 
-    def describe(self, display: str) -> str:
-        return f"{display}:{self.lines[0]}"
-
 
 TensorLoader = Callable[[dict], list[float]]
 
@@ -48,11 +45,13 @@ def tolerance(table: dict[str, float], dtypes: Sequence[str], device: str) -> fl
 
 
 def relative_difference(a: Sequence[float], b: Sequence[float]) -> float:
-    """||a - b|| / ||b|| (inf when shapes differ; 0 when both are zero)."""
+    """||a - b|| / ||b|| (inf when shapes differ or a NaN appears; 0 when both are zero)."""
     if len(a) != len(b):
         return math.inf
     diff = math.sqrt(math.fsum((x - y) ** 2 for x, y in zip(a, b)))
     norm = math.sqrt(math.fsum(y * y for y in b))
+    if math.isnan(diff) or math.isnan(norm):
+        return math.inf  # NaN where the other run has numbers is a difference, never a match
     if norm == 0.0:
         return 0.0 if diff == 0.0 else math.inf
     return diff / norm
@@ -115,10 +114,7 @@ def _site_calls(run: dict, site: Site) -> list[dict]:
 def _compare_calls(eager_calls: list[dict], eager_load: TensorLoader, compiled_calls: list[dict], compiled_load: TensorLoader, device: str) -> ConfirmResult:
     raised = next((c for c in compiled_calls if c["raised"]), None)
     if raised is not None and not any(e["raised"] for e in eager_calls):
-        return ConfirmResult(
-            Verdict.CONFIRMED,
-            f"the flagged call raises {exception_text(raised['raised'])} in the compiled run; eager returns normally",
-        )
+        return _compiled_raise(raised["raised"], "the flagged call")
     pairs = [pair for e, c in zip(eager_calls, compiled_calls) for pair in zip(e["tangents"], c["tangents"])]
     calls = f"{len(compiled_calls)} call(s) of the compiled callable with dual inputs at the flagged line"
     return _tangent_verdict(pairs, eager_load, compiled_load, device, f"output tangent(s) of {calls}")
@@ -129,7 +125,7 @@ def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, com
     if compiled.get("status") == "exception":
         exception = compiled["exception"]
         if site.on_stack(exception.get("frames", [])):
-            return ConfirmResult(Verdict.CONFIRMED, f"the compiled run raises {exception_text(exception)} through the flagged call; the eager run does not")
+            return _compiled_raise(exception, "the compiled run, through the flagged call,")
     eager_tangents = _tangents(eager, site)
     compiled_tangents = _tangents(compiled, site)
     if eager_tangents and not compiled_tangents and compiled.get("status") == "exception":
@@ -141,6 +137,16 @@ def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, com
         )
     pairs = [(e["tangent"], c["tangent"]) for e, c in zip(eager_tangents, compiled_tangents)]
     return _tangent_verdict(pairs, eager_load, compiled_load, device, "unpack_dual result(s) in the flagged function")
+
+
+def _compiled_raise(exception: dict, who: str) -> ConfirmResult:
+    """Only forward AD's ``NotImplementedError`` is the hazard; another compiled-only failure is an error."""
+    if exception["type"] == "NotImplementedError":
+        return ConfirmResult(Verdict.CONFIRMED, f"{who} raises {exception_text(exception)} in the compiled run; eager returns normally")
+    return ConfirmResult(
+        Verdict.ERROR,
+        f"{who} fails in the compiled run with {exception_text(exception)}, which is not forward AD's NotImplementedError; eager returns normally",
+    )
 
 
 def _tangent_verdict(pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str) -> ConfirmResult:
@@ -225,16 +231,17 @@ def verdict_cal002(
     _, differential, tol, ew, em, size = best
     configs = f"backward_pass_autocast={written_config} (as written) vs {matching_config} (matching), both backend={backend!r}"
     eager_part = f"vs eager: as written {_fmt(ew)}, matching {_fmt(em)}"
-    if differential > tol and em <= ew:
+    if differential > tol and math.isfinite(em) and em <= ew:
         return ConfirmResult(
             Verdict.CONFIRMED,
             f"gradients differ: relative difference {_fmt(differential)} > tolerance {_fmt(tol)} between {configs}; "
             f"eager agrees with the matching config ({eager_part}; {size} gradient values)",
         )
     if differential > tol:
+        why = "the as-written run is the closer one to eager" if math.isfinite(em) else "eager's gradients could not be compared with them"
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
-            f"the config changes the gradients (relative difference {_fmt(differential)} between {configs}) but the as-written run is the closer one to eager ({eager_part})",
+            f"the config changes the gradients (relative difference {_fmt(differential)} between {configs}) but {why} ({eager_part})",
         )
     return ConfirmResult(
         Verdict.NOT_REPRODUCED,

@@ -72,10 +72,8 @@ def plan_devices(requested: list[str] | None, env: TorchEnvironment) -> list[Dev
     return plans
 
 
-def torch_version_without_import(python: str | None = None) -> str | None:
+def torch_version_without_import() -> str | None:
     """torch.__version__ from torch/version.py, or None when torch is not importable by this interpreter."""
-    if python not in (None, sys.executable):
-        return None
     try:
         spec = importlib.util.find_spec("torch")
     except (ImportError, ValueError):

@@ -71,7 +71,7 @@ def child_environment(compiled: bool, inductor_cache: Path | None) -> dict[str, 
     return env
 
 
-def run_child(spec: dict, directory: Path, timeout: float, *, compiled: bool = True, inductor_cache: Path | None = None, python: str | None = None) -> RunOutcome:
+def run_child(spec: dict, directory: Path, timeout: float, *, compiled: bool = True, inductor_cache: Path | None = None) -> RunOutcome:
     """Run the child with ``spec`` (``out`` is set to ``directory``); kill its whole process group on timeout."""
     directory.mkdir(parents=True, exist_ok=True)
     work = directory / "cwd"
@@ -84,7 +84,7 @@ def run_child(spec: dict, directory: Path, timeout: float, *, compiled: bool = T
     timed_out = False
     with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
         process = subprocess.Popen(
-            [python or sys.executable, "-B", str(CHILD), str(spec_path)],
+            [sys.executable, "-B", str(CHILD), str(spec_path)],
             cwd=work,
             env=child_environment(compiled, inductor_cache),
             stdin=subprocess.DEVNULL,

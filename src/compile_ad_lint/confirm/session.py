@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 
 from .. import __version__
 from ..cache import CACHE_DIRECTORY
+from ..config import DEFAULT_EXCLUDES, matches_any
 from ..findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
 from . import compare, probes
@@ -64,6 +65,7 @@ class _Session:
         self.work = work
         self.roots = roots
         self.fixes = [_Fix.of(finding) if finding.code == "CAL002" else None for finding in findings]
+        self.sources = sources_digest(roots) if options.use_cache else ""
         self.force_plans: dict[tuple, _ForcePlan] = {}
         self.inductor_cache = work / "inductor"
         self.jobs = max(1, options.jobs or min(4, os.cpu_count() or 1))
@@ -224,25 +226,36 @@ def _device_text(session: _Session, device: str) -> str:
 # -- caching ------------------------------------------------------------------------------------
 
 
-def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], fixes: str) -> str | None:
-    """Files, torch, device, entries and every CAL002 fix (they share matching runs) decide a verdict."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([__version__, _FORMAT, env.version, device, finding.code, finding.facts, [e.label for e in entries], fixes]).encode())
-    paths = {finding.location.path, *(r.location.path for r in finding.related)}
-    paths.update(e.path for e in entries if e.path)
-    for display in sorted(paths):
-        try:
-            content = _real(display).read_bytes()
-        except OSError:
-            return None
-        digest.update(display.encode() + b"\0" + hashlib.sha256(content).digest())
+def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], fixes: str, sources: str) -> str:
+    """Torch, device, entries, every CAL002 fix (they share matching runs) and ``sources`` decide a verdict."""
     location = finding.location
-    digest.update(f"{location.line}:{location.column}:{location.end_line}:{location.end_column}".encode())
+    where = [location.path, location.line, location.column, location.end_line, location.end_column]
+    key = [__version__, _FORMAT, env.version, device, finding.code, finding.facts, where, [e.label for e in entries], fixes, sources]
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()
+
+
+def sources_digest(roots: Sequence[str]) -> str:
+    """A digest of every Python file under the import roots: the code an entry point can run.
+
+    Any edit there (a model definition imported by the flagged file, a module named by ``--entry``)
+    makes the cached verdicts stale. Virtual environments, caches and hidden folders are skipped.
+    """
+    digest = hashlib.sha256()
+    for root in sorted(set(roots)):
+        for folder, directories, files in os.walk(root):
+            directories[:] = sorted(d for d in directories if not d.startswith(".") and not matches_any(Path(folder, d), DEFAULT_EXCLUDES))
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                try:
+                    with open(path, "rb") as handle:
+                        digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(handle.read()).digest())
+                except OSError:
+                    digest.update(path.encode("utf-8", "surrogateescape") + b"\0unreadable")
     return digest.hexdigest()
 
 
-def _cache_load(cache_dir: Path | None, key: str | None) -> ConfirmResult | None:
-    if cache_dir is None or key is None:
+def _cache_load(cache_dir: Path | None, key: str) -> ConfirmResult | None:
+    if cache_dir is None:
         return None
     try:
         data = json.loads((cache_dir / f"{key}.json").read_text(encoding="utf-8"))
@@ -251,8 +264,8 @@ def _cache_load(cache_dir: Path | None, key: str | None) -> ConfirmResult | None
         return None
 
 
-def _cache_store(cache_dir: Path | None, key: str | None, result: ConfirmResult) -> None:
-    if cache_dir is None or key is None:
+def _cache_store(cache_dir: Path | None, key: str, result: ConfirmResult) -> None:
+    if cache_dir is None:
         return
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -276,7 +289,7 @@ def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: D
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
-    key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes)
+    key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes, session.sources)
     cached = _cache_load(cache_dir, key)
     if cached is not None:
         return cached
@@ -300,32 +313,36 @@ def _evaluate(session: _Session, finding: Finding, index: int, device: str, watc
     notes: list[str] = []
     transient = False
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
-        eager = session.run(("eager", entry, device), _spec(entry, device, watch), compiled=False)
+        eager = session.run(("eager", entry, device), _spec(entry, device, watch, trace=True), compiled=False)
         if eager.timed_out:
             failures.append(f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (the process group was killed)")
             transient = True
             continue
-        if eager.result is None or eager.status == "no-torch":
-            failures.append(f"entry point {entry.label} could not run ({eager.output_summary()})")
+        if eager.result is None or eager.status in ("no-torch", "no-device"):
+            failures.append(f"entry point {entry.label} could not run ({_failure_text(eager)})")
             continue
         reached = any(site.lines[0] <= line <= site.lines[1] for line in eager.result.get("executed", {}).get(str(path), []))
         if eager.status == "exception":
-            exc = compare.exception_text(eager.result["exception"])
-            if reached:
-                return ConfirmResult(Verdict.ERROR, f"on {where}: entry point {entry.label} failed in the eager run too ({exc}); output: {eager.output_summary()}"), False
-            failures.append(f"entry point {entry.label} failed in the eager run before reaching the flagged line ({exc})")
-            continue
+            exception = eager.result["exception"]
+            exc = compare.exception_text(exception)
+            if reached and site.on_stack(exception.get("frames", [])):
+                return ConfirmResult(Verdict.ERROR, f"on {where}: entry point {entry.label} fails at the flagged line in the eager run too ({exc}); output: {eager.output_summary()}"), False
+            if not reached:
+                failures.append(f"entry point {entry.label} failed in the eager run before reaching the flagged line ({exc})")
+                continue
         if not reached:
             notes.append(f"entry point {entry.label} ran but did not reach the flagged line")
             continue
-        result = _compare(session, finding, entry, device, site, eager, session.force_plan(entry, device, eager), index)
+        result, run_transient = _compare(session, finding, entry, device, site, eager, session.force_plan(entry, device, eager), index, watch)
+        transient = transient or run_transient
         if isinstance(result, compare.Unusable):
             notes.append(f"entry point {entry.label} reached the flagged line eagerly, but {result.reason}")
             continue
-        return ConfirmResult(result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"), False
+        return ConfirmResult(result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"), transient
     if failures:
         return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes)), transient
-    result, transient = _synthetic(session, finding, device)
+    result, probe_transient = _synthetic(session, finding, device)
+    transient = transient or probe_transient
     why = "; ".join(notes) if notes else "no zero-argument function around it, no __main__ block and no --entry"
     return (
         ConfirmResult(result.verdict, f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}{_device_note(finding, device)}"),
@@ -344,39 +361,50 @@ def _device_note(finding: Finding, device: str) -> str:
     return f" (the code's autocast is for {names}: it does not change {device} tensors, so {device} cannot show this mismatch; check on {names})"
 
 
-def _spec(entry: Entry, device: str, watch: list[str], force: list | None = None) -> dict:
+def _spec(entry: Entry, device: str, focus: list[str], *, trace: bool = False, force: list | None = None) -> dict:
+    """``focus``: the files with findings (events called from elsewhere are not recorded); ``trace``: record
+    which of their lines ran (the eager run, to tell whether the entry reaches the site)."""
     return {
         "mode": "run",
         "device": device,
         "entry": entry.spec(),
         "entry_root": entry.root,
-        "watch": watch,
+        "focus": focus,
+        "watch": focus if trace else [],
         "force": force or [],
     }
 
 
+def _failure_text(outcome: RunOutcome) -> str:
+    exception = (outcome.result or {}).get("exception")
+    return compare.exception_text(exception) if exception else outcome.output_summary()
+
+
 def _compare(
-    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, forces: _ForcePlan, index: int
-) -> ConfirmResult | compare.Unusable:
-    """Run the entry compiled as written (and, for CAL002, under the matching config) and judge against eager."""
-    compiled = session.run(("compiled", entry, device), _spec(entry, device, []), compiled=True)
+    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, forces: _ForcePlan, index: int, focus: list[str]
+) -> tuple[ConfirmResult | compare.Unusable, bool]:
+    """Run the entry compiled as written (and, for CAL002, under the matching config) and judge against eager.
+
+    The flag is True when a run timed out or died: that verdict is not cached.
+    """
+    compiled = session.run(("compiled", entry, device), _spec(entry, device, focus), compiled=True)
     problem = _run_problem(compiled, "compiled run as written", session)
     if problem is not None:
-        return problem
+        return problem, True
     facts = finding.facts_dict
     if finding.code == "CAL001":
-        return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device)
+        return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     handles = forces.handles.get(index)
     if not handles:
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             "the eager run reached the flagged backward but never called a torch.compile result from the flagged compiled call, so there was no compiled region to compare",
-        )
+        ), False
     force = forces.force_for(index)
-    matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, [], force), compiled=True)
+    matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True)
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
-        return problem
+        return problem, True
     return compare.verdict_cal002(
         eager.result,
         eager.tensor,
@@ -390,7 +418,7 @@ def _compare(
         facts.get("matching_config", "?"),
         facts.get("backend", "?"),
         handles,
-    )
+    ), False
 
 
 def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmResult | None:
@@ -427,14 +455,15 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     facts = finding.facts_dict
     source = probes.cal001_probe(facts) if finding.code == "CAL001" else probes.cal002_probe(facts, device)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    probe_dir = session.work / f"probe-{digest}"
-    probe_dir.mkdir(exist_ok=True)
-    probe_path = (probe_dir / "cal_probe.py").resolve()
-    probe_path.write_text(source, encoding="utf-8")
+    probe_path = (session.work / f"probe-{digest}" / "cal_probe.py").resolve()
+    with session.lock:  # findings and devices that share a probe must not rewrite it while a run loads it
+        if not probe_path.exists():
+            probe_path.parent.mkdir(exist_ok=True)
+            probe_path.write_text(source, encoding="utf-8")
     entry = Entry("path-function", f"synthetic:{digest}", path=str(probe_path), function="probe")
     line = probes.marked_line(source, "SITE")
     site = compare.Site(str(probe_path), (line, line), None)
-    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)]), compiled=False)
+    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)], trace=True), compiled=False)
     if eager.timed_out:
         return ConfirmResult(Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"), True
     if eager.result is None or eager.status != "ok":
@@ -442,7 +471,7 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
     call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
     fix = _Fix((str(probe_path), call, call), probes.parse_config(facts.get("matching_config"), device), (str(probe_path), line))
-    result = _compare(session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0)
+    result, transient = _compare(session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0, [str(probe_path)])
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
-        return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), False
-    return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), False
+        return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), transient
+    return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), transient
