@@ -316,6 +316,30 @@ def test_cal002_verdict_explains_an_autocast_for_another_device():
     assert "autocast is for cuda" in _device_note(_finding("CAL002", kwargs_list), "cpu")
 
 
+def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
+    """``torch.autocast(device_type=dev)`` in the backward: the fix names no device; the probe uses the checked one."""
+    from compile_ad_lint.api import Analyzer
+    from compile_ad_lint.config import Config
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(
+        """
+        import torch
+
+        model = torch.compile(torch.nn.Linear(4, 4))
+
+
+        def step(x, dev):
+            loss = model(x).sum()
+            with torch.autocast(device_type=dev, dtype=torch.bfloat16):
+                loss.backward()
+        """
+    ))
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert finding.code == "CAL002" and "'?'" in finding.facts_dict["matching_config"]
+    assert "<the backward's autocast device>" in finding.message
+    assert parse_config(finding.facts_dict["matching_config"], "cpu") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
+
+
 def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
     from compile_ad_lint.confirm.session import _Fix, _ForcePlan
 

@@ -223,14 +223,17 @@ def matching_config(origin: CompiledOutput, actual: AutocastState) -> object:
         return "off"
     if not origin.forward_autocast.differs_from(actual) and origin.forward_autocast.active:
         return "same_as_forward"
-    return [{"device_type": actual.device or "cuda", "dtype": f"torch.{actual.dtype or 'float16'}"}]
+    device = actual.device or "?"  # "?": not known statically (e.g. torch.autocast(device_type=dev))
+    dtype = actual.dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device, "float16")
+    return [{"device_type": device, "dtype": f"torch.{dtype}"}]
 
 
 def suggested_config(origin: CompiledOutput, actual: AutocastState) -> str:
     value = matching_config(origin, actual)
     if isinstance(value, list):
         entry = value[0]
-        literal = f'[{{"device_type": "{entry["device_type"]}", "dtype": {entry["dtype"]}}}]'
+        device = "<the backward's autocast device>" if entry["device_type"] == "?" else f'"{entry["device_type"]}"'
+        literal = f'[{{"device_type": {device}, "dtype": {entry["dtype"]}}}]'
     else:
         literal = f'"{value}"'
     return f"wrap the compiled call in torch._functorch.config.patch(backward_pass_autocast={literal})"
