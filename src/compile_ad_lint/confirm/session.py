@@ -2,7 +2,8 @@
 
 Per finding and device: pick an entry point that reaches the flagged site (checked by tracing the
 eager run), run it eagerly and compiled as written (and, for CAL002, compiled under the matching
-config), compare, and cache the verdict under (file contents, torch version, device). With no entry
+config), compare, and cache the verdict under (the project's source files, torch version, device,
+the finding and the fixes that share its runs). With no entry
 point that reaches the site in both runs, a synthetic probe built from the finding's facts answers
 whether the installed torch has the hazard at all.
 
