@@ -338,6 +338,9 @@ def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
     assert finding.code == "CAL002" and "'?'" in finding.facts_dict["matching_config"]
     assert "<the backward's autocast device>" in finding.message
     assert parse_config(finding.facts_dict["matching_config"], "cpu") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
+    from compile_ad_lint.confirm.session import _Fix
+
+    assert _Fix.of(finding).value == [{"device_type": "?", "dtype": "torch.bfloat16"}]  # the child resolves "?"
 
 
 def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():

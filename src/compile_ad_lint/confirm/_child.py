@@ -455,9 +455,18 @@ def _force_config(torch, forced, recorder):
     """
     import torch._functorch.config as functorch_config
 
+    device = torch.get_default_device().type
+
+    def decode_entry(key, value):
+        if key == "dtype" and isinstance(value, str):
+            return getattr(torch, value.replace("torch.", ""))
+        if key == "device_type" and value == "?":  # not known statically: the device this run checks
+            return device
+        return value
+
     def decode(value):
         if isinstance(value, list):
-            return [{k: (getattr(torch, v.replace("torch.", "")) if k == "dtype" and isinstance(v, str) else v) for k, v in item.items()} for item in value]
+            return [{k: decode_entry(k, v) for k, v in item.items()} for item in value]
         return value
 
     rules = {int(handle): decode(value) for handle, value in forced}

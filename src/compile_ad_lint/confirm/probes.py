@@ -89,8 +89,8 @@ def autocast_devices(facts: dict) -> set[str]:
     """The device types the finding's autocast contexts and config lists name (unknown ones excluded)."""
     found = set()
     for key in ("forward_autocast", "backward_autocast"):
-        target = str(facts.get(key) or "off").partition("/")[0]
-        if target in ("cpu", "cuda"):
+        enabled, target, _ = _autocast_state(facts.get(key), "?")
+        if enabled and target != "?":
             found.add(target)
     for key in ("config", "matching_config"):
         value = parse_config(facts.get(key), "?")

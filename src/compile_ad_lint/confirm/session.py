@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .. import __version__
-from ..cache import CACHE_DIRECTORY
-from ..config import DEFAULT_EXCLUDES, matches_any
+from ..cache import CACHE_DIRECTORY, content_digest
+from ..config import Config
 from ..findings import ConfirmResult, Finding, Verdict
-from ..project import module_identity
+from ..project import discover, module_identity
 from . import compare, probes
 from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
@@ -148,7 +148,9 @@ class _Fix:
     @classmethod
     def of(cls, finding: Finding) -> "_Fix":
         site = _call_site(finding)
-        return cls(tuple(site) if site else None, _matching_value(finding.facts_dict), (finding.location.path, finding.location.line))
+        # An autocast device unknown statically stays "?": the child resolves it to the device it runs on.
+        value = probes.parse_config(finding.facts_dict.get("matching_config"), "?")
+        return cls(tuple(site) if site else None, value, (finding.location.path, finding.location.line))
 
     def key(self) -> list:
         return [self.call_site, self.value, self.backward]
@@ -158,9 +160,8 @@ class _Fix:
         if self.call_site is None:
             return frozenset()
         path, first, last = self.call_site
-        return frozenset(
-            handle for handle, stack in eager.get("handle_calls", []) if any(frame[0] == path and first <= frame[1] <= last for frame in stack)
-        )
+        call = compare.Site(path, (first, last))
+        return frozenset(handle for handle, stack in eager.get("handle_calls", []) if call.on_stack(stack))
 
 
 @dataclass(frozen=True)
@@ -239,19 +240,16 @@ def sources_digest(roots: Sequence[str]) -> str:
     """A digest of every Python file under the import roots: the code an entry point can run.
 
     Any edit there (a model definition imported by the flagged file, a module named by ``--entry``)
-    makes the cached verdicts stale. Virtual environments, caches and hidden folders are skipped.
+    makes the cached verdicts stale. Discovery's default excludes keep environments and caches out.
     """
+    files, _ = discover(sorted(set(roots)), Config())
     digest = hashlib.sha256()
-    for root in sorted(set(roots)):
-        for folder, directories, files in os.walk(root):
-            directories[:] = sorted(d for d in directories if not d.startswith(".") and not matches_any(Path(folder, d), DEFAULT_EXCLUDES))
-            for name in sorted(f for f in files if f.endswith(".py")):
-                path = os.path.join(folder, name)
-                try:
-                    with open(path, "rb") as handle:
-                        digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(handle.read()).digest())
-                except OSError:
-                    digest.update(path.encode("utf-8", "surrogateescape") + b"\0unreadable")
+    for source in files:
+        try:
+            content = content_digest(source.path.read_bytes())
+        except OSError:
+            content = "unreadable"
+        digest.update(f"{source.path}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
@@ -428,17 +426,6 @@ def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmRe
     if outcome.result is None:
         return ConfirmResult(Verdict.ERROR, f"the {name} died without a result (exit code {outcome.returncode}; {outcome.output_summary()})")
     return None
-
-
-def _matching_value(facts: dict) -> object:
-    import ast
-
-    text = facts.get("matching_config")
-    try:
-        value = ast.literal_eval(text) if text else "off"
-    except (ValueError, SyntaxError):
-        return "off"
-    return value
 
 
 def _call_site(finding: Finding) -> list | None:
