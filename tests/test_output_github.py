@@ -142,7 +142,9 @@ def test_severity_and_escaping_in_a_constructed_finding(severity: Severity, comm
     line = format_finding(finding)
     assert line == (
         f"::{command} file=dir/a%2Cb%3Ac.py,line=4,col=2,endLine=5,endColumn=7,"
-        "title=CAL001 compiled-callable-in-dual-level::50%25 of tangents:%0Agone%0A  m.py:1:1: compiled here"
+        # The message's own newline came from checked code: shown as ``\n``; only the separator
+        # before a related location is a real (%-encoded) newline.
+        "title=CAL001 compiled-callable-in-dual-level::50%25 of tangents:\\ngone%0A  m.py:1:1: compiled here"
     )
     assert render(Report((finding, finding), Stats(1, 1, 0, 0.0))) == f"{line}\n{line}\n"
     assert "\n" not in line

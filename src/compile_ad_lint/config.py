@@ -11,8 +11,8 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
-from typing import Iterable
+from pathlib import Path, PurePath
+from typing import Callable, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,8 +68,40 @@ class Config:
     def excludes(self) -> tuple[str, ...]:
         return DEFAULT_EXCLUDES + self.exclude
 
+    def exclusion(self, top: Path) -> Callable[[Path, str], bool]:
+        """Whether entry ``name`` of ``directory``, a folder that walking ``top`` yields, is excluded.
+
+        Exclude globs see an entry's path relative to the project root, never the folders above
+        it, so ``check .``, ``check $PWD`` and the flake8 plugin (which names the root absolutely)
+        take the same files. An entry outside the root (a second path named elsewhere, or no
+        configuration file at all) is matched relative to ``top`` as given: nothing above what the
+        user named is part of what they asked to check, so it must not exclude anything either.
+        """
+        project = _resolved(self.root) if self.root is not None else None
+        start = _resolved(top)
+        patterns = self.excludes
+
+        @lru_cache(maxsize=1)  # a walk asks about all entries of one folder, then moves on
+        def relative(directory: Path) -> PurePath:
+            inside = directory.relative_to(top)
+            where = start / inside
+            return where.relative_to(project) if project is not None and where.is_relative_to(project) else inside
+
+        def excluded(directory: Path, name: str) -> bool:
+            return matches_any(relative(directory) / name, patterns)
+
+        return excluded
+
     def with_overrides(self, **overrides: object) -> "Config":
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` absolute with symlinks resolved, as ``find_pyproject`` finds the project root."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return path.absolute()
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -186,11 +218,17 @@ _PARSERS = {
 }
 
 
-def matches_any(path: Path, patterns: Iterable[str]) -> bool:
-    """True when ``path``'s name, or the path itself for patterns with a ``/``, matches a glob.
+def matches_any(path: PurePath, patterns: Iterable[str]) -> bool:
+    """True when ``path``, relative to the project root, is excluded by one of the globs.
 
-    Discovery prunes excluded folders as it walks, so checking the last component is enough for
-    name patterns such as ``build`` or ``*.egg-info``.
+    The path must be relative (``Config.exclusion`` makes it so): the folders above the project root
+    are not part of the project, so a project checked out under ``.../experiments/proj`` analyzes
+    the same files with ``exclude = ["experiments/*"]`` whether it is named as ``.`` or absolutely.
+
+    A name pattern (no ``/``, such as ``build`` or ``*.egg-info``) matches the last component;
+    discovery prunes excluded folders as it walks, so that covers everything below them too. A
+    pattern with a ``/`` matches the whole relative path or any tail of it that starts at a folder
+    (``experiments/*`` also excludes ``sub/experiments/x.py``); a trailing ``/`` is ignored.
     """
     return _compiled(tuple(patterns))(path.name, path.as_posix())
 
@@ -198,7 +236,8 @@ def matches_any(path: Path, patterns: Iterable[str]) -> bool:
 @lru_cache(maxsize=32)
 def _compiled(patterns: tuple[str, ...]):
     names = [fnmatch.translate(p) for p in patterns if "/" not in p]
-    paths = [fnmatch.translate(p.rstrip("/")) for p in patterns if "/" in p] + [fnmatch.translate(f"*/{p}") for p in patterns]
+    tails = [p.rstrip("/") for p in patterns if "/" in p]
+    paths = [fnmatch.translate(tail) for tail in tails] + [fnmatch.translate(f"*/{tail}") for tail in tails]
     name_regex = re.compile("|".join(names)) if names else None
     path_regex = re.compile("|".join(paths)) if paths else None
 

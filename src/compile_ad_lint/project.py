@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from .config import Config, find_pyproject, matches_any
+from .config import Config, find_pyproject
 from .summary.outline import ANCHOR_PATTERN
 from .summary.view import ModuleView
 
@@ -51,12 +51,13 @@ def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], li
         if not root.is_dir():
             _add(files, problems, root)
             continue
+        excluded = config.exclusion(root)  # globs match relative to the project root, whatever the spelling
         for directory, subdirs, names in os.walk(root, followlinks=False, onerror=lambda e: problems.append(DiscoveryProblem(str(e.filename), f"cannot list directory: {e.strerror}"))):
             base = Path(directory)
-            subdirs[:] = sorted(d for d in subdirs if not matches_any(base / d, config.excludes))
+            subdirs[:] = sorted(d for d in subdirs if not excluded(base, d))
             for name in sorted(names):
                 candidate = base / name
-                if name.endswith(".py") and not matches_any(candidate, config.excludes):
+                if name.endswith(".py") and not excluded(base, name):
                     if candidate.is_dir():
                         continue
                     _add(files, problems, candidate)

@@ -9,7 +9,9 @@ computed per flake8 process and shared by every file of that project.
 
 Positions: flake8 takes 0-based columns and prints ``column + 1``, so we hand it ``column - 1``
 and flake8 shows the same 1-based column as ``compile-ad-lint check``. flake8's ``# noqa`` applies
-as usual. The plugin never writes files (no summary cache) and runs the analyzer in-process
+as usual. Messages are escaped like the text output (``printable``): they quote the checked code,
+and a newline or terminal escape in a string literal must not forge a flake8 line. The plugin never
+writes files (no summary cache) and runs the analyzer in-process
 (flake8 already spreads files over worker processes).
 
 Options (command line or the ``[flake8]`` config section): ``--cal-select``, ``--cal-ignore``
@@ -30,6 +32,7 @@ from .. import __version__
 from ..api import Analyzer
 from ..config import Config, ConfigError, parse_codes, read_config_file
 from ..findings import Finding
+from ..output.escape import printable
 from ..project import project_root
 
 _Result = tuple[int, int, str, type]
@@ -117,7 +120,7 @@ class CompileAdLintChecker:
         resolved = _resolve(path)
         for finding in self._findings_for(resolved):
             location = finding.location
-            yield location.line, max(0, location.column - 1), f"{finding.code} {finding.message}", type(self)
+            yield location.line, max(0, location.column - 1), f"{finding.code} {printable(finding.message)}", type(self)
 
     def _findings_for(self, resolved: Path) -> list[Finding]:
         root, pyproject = project_root(resolved)

@@ -4,9 +4,12 @@ One command per finding::
 
     ::error file=PATH,line=L,col=C,endLine=EL,endColumn=EC,title=CAL001 rule-name::message
 
-Positions are our 1-based ones (GitHub's are 1-based too). Values are escaped the way the Actions
-runner parses workflow commands: ``%``, CR and LF in the message; additionally ``:`` and ``,`` in
-properties. Related locations follow the message on their own lines (an escaped newline).
+Positions are our 1-based ones (GitHub's are 1-based too). Text from the checked code (messages,
+paths) first goes through ``printable``, so its own newlines and terminal escapes show as ``\n`` and
+``\x1b`` instead of splitting the annotation or reaching the log viewer raw. Then values are
+escaped the way the Actions runner parses workflow commands: ``%``, CR and LF in the message;
+additionally ``:`` and ``,`` in properties. Related locations follow the message on their own
+lines (an escaped newline, the only one an annotation can hold).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import PurePath
 from ..api import Report
 from ..findings import Finding, Severity
 from ..rules import RULES_BY_CODE
+from .escape import printable
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
 
@@ -33,17 +37,17 @@ def format_finding(finding: Finding) -> str:
     rule = RULES_BY_CODE.get(finding.code)
     title = f"{finding.code} {rule.name}" if rule is not None else finding.code
     properties = [
-        ("file", PurePath(location.path).as_posix()),
+        ("file", printable(PurePath(location.path).as_posix())),
         ("line", str(location.line)),
         ("col", str(location.column)),
         ("endLine", str(location.end_line)),
         ("endColumn", str(location.end_column)),
         ("title", title),
     ]
-    message = finding.message
+    message = printable(finding.message)
     for related in finding.related:
         where = related.location
-        message += f"\n  {PurePath(where.path).as_posix()}:{where.line}:{where.column}: {related.message}"
+        message += f"\n  {printable(PurePath(where.path).as_posix())}:{where.line}:{where.column}: {printable(related.message)}"
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{_COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
 

@@ -26,6 +26,7 @@ from ..api import Report
 from ..findings import Finding, Location, Severity
 from ..rules import ALL_RULES
 from ..rules.base import Rule
+from .escape import printable
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/compile-ad-lint/compile-ad-lint"
@@ -104,7 +105,10 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: "_Finger
 
 
 def _message_text(text: str) -> str:
-    return _EMBEDDED_LINK.sub(lambda m: "\\[" + m.group(1) + "\\](", text)
+    """A message as SARIF plain text for people: control, bidi and other invisible characters from
+    the checked code are escaped like in the text output (JSON escaping alone would let a viewer
+    reorder or split the line), and ``[text](`` is not read as an embedded link."""
+    return _EMBEDDED_LINK.sub(lambda m: "\\[" + m.group(1) + "\\](", printable(text))
 
 
 def _physical_location(location: Location) -> dict:

@@ -1,22 +1,22 @@
-"""``path:line:column: CODE message`` lines, then a summary (1-based positions)."""
+"""``path:line:column: CODE message`` lines, then a summary (1-based positions).
+
+Paths, messages and confirm details go through ``printable``: they quote checked code and file
+names, and a newline or terminal escape in them must not start a forged report line.
+"""
 
 from __future__ import annotations
 
 from ..api import Report
 from ..findings import Finding
-
-
-def printable(path: str) -> str:
-    """``path`` with control characters escaped, so a newline in a file name cannot split a report line."""
-    return path if path.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+from .escape import printable
 
 
 def format_finding(finding: Finding) -> str:
     location = finding.location
-    line = f"{printable(location.path)}:{location.line}:{location.column}: {finding.code} {finding.message}"
+    line = f"{printable(location.path)}:{location.line}:{location.column}: {finding.code} {printable(finding.message)}"
     if finding.confirm:
         verdicts = "; ".join(f"{device}: {result.verdict.value} ({result.detail})" for device, result in finding.confirm)
-        line += f"\n    confirm: {verdicts}"
+        line += f"\n    confirm: {printable(verdicts)}"
     return line
 
 
