@@ -33,7 +33,7 @@ from robustness_helpers import (
     tree_digest,
     write,
 )
-from compile_ad_lint.cache import CACHE_DIRECTORY
+from compile_ad_lint.cache import CACHE_DIRECTORY, MARKER
 
 HAZARD_FINDING = ("hazard.py", HAZARD_LINE, HAZARD_COLUMN, "CAL001")
 
@@ -656,7 +656,8 @@ def test_corrupt_cache_entries_are_rebuilt(tmp_path, damage):
     project = _copy_fixtures(tmp_path / "project")
     first = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
     assert_contract(first, (1,))
-    entries = sorted(p for p in (project / CACHE_DIRECTORY).rglob("*") if p.is_file() and p.name != ".gitignore")
+    # Entries only: the marker is the directory's trust anchor (its damage is test_cache_security's).
+    entries = sorted(p for p in (project / CACHE_DIRECTORY).rglob("*") if p.is_file() and p.name not in {".gitignore", "CACHEDIR.TAG", MARKER})
     assert entries, "the first run wrote no cache entries"
     for entry in entries:
         data = entry.read_bytes()

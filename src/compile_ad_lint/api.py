@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from . import __version__
-from .cache import SummaryCache, content_digest
+from .cache import SummaryCache, build_digest, content_digest
 from .config import Config
+from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
@@ -66,6 +66,10 @@ class RootResult:
     events: tuple[Event, ...]
     caller_requests: frozenset[str]
     dependencies: tuple[tuple[str, str], ...]
+    #: Files imports looked for and did not find: the result is stale once one of them exists.
+    absent: tuple[str, ...] = ()
+    #: False when a recursion limit shaped the result: it holds for this run only.
+    cacheable: bool = True
 
 
 class _Workspace:
@@ -77,7 +81,7 @@ class _Workspace:
 
     def __init__(self, config: Config, cache_root: str | None, extra_roots: list[Path], displays: dict[Path, str], overrides: Mapping[Path, bytes]) -> None:
         self.config = config
-        self.cache = SummaryCache(Path(cache_root)) if cache_root else None
+        self.cache = SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None
         self.counter = ParseCounter()
         self.overrides = overrides
         self.index = ModuleIndex(self._provide, extra_roots)
@@ -88,23 +92,39 @@ class _Workspace:
         return load_view(path, display, self.cache, self.counter, self.overrides.get(path))
 
     def analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
-        self.index.accessed.clear()
+        """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure."""
+        return call_with_deep_stack(self._analyze, path, mentions)
+
+    def _analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
+        self.index.start_recording()
         view = self.index.view(path)
         events: list[Event] = []
         requests: frozenset[str] = frozenset()
+        failures = [view.failure] if view.failure is not None else []
         if view.failure is not None:
             events.append(ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message))
         else:
             interpreter = Interpreter(self.index, self.config)
-            interpreter.analyze_module(path, mentions)
+            try:
+                interpreter.analyze_module(path, mentions)
+            except RecursionError:
+                failure = ParseFailure(f"cannot analyze: call or import chain deeper than {RECURSION_LIMIT} frames", from_recursion_limit=True)
+                failures.append(failure)
+                events.append(ModuleFailure(Location.point(view.name), failure.message))
             events.extend(interpreter.events)
             requests = frozenset(interpreter.caller_requests)
         accessed = sorted(self.index.accessed)
         for module in accessed:
             module_view = self.index.view(module)
-            events.extend(ModuleFailure(Location.point(module_view.name, f.line, f.column), f.message) for f in module_view.block_failures())
+            for failure in module_view.block_failures():
+                failures.append(failure)
+                events.append(ModuleFailure(Location.point(module_view.name, failure.line, failure.column), failure.message))
+                if failure.from_recursion_limit and module != path:
+                    # The imported file may not be a checked one: say on the root that it is incomplete.
+                    events.append(ModuleFailure(Location.point(view.name), f"analysis incomplete: {module_view.name}:{failure.line}: {failure.message}"))
         dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
-        return RootResult(tuple(events), requests, dependencies)
+        cacheable = not any(f.from_recursion_limit for f in failures)
+        return RootResult(tuple(events), requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
 
 
 _WORKER: _Workspace | None = None
@@ -173,7 +193,7 @@ class Analyzer:
     def _cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
         if not self.use_cache:
             return None
-        return SummaryCache(self.cache_root or self.config.root or default_root(paths))
+        return SummaryCache.open(self.cache_root or self.config.root or default_root(paths))
 
     @staticmethod
     def _read(files: list[SourceFile], events: list[Event], overrides: Mapping[Path, bytes]) -> dict[Path, bytes]:
@@ -223,6 +243,8 @@ class _Run:
         self.parsed: set = set()
         self.cached: set = set()
         self.reused = 0
+        #: ``is_file`` answers for the absent dependencies of cached results (asked once per run).
+        self.existence: dict[Path, bool] = {}
         self.workspace_arguments = (
             analyzer.config,
             str(cache.directory.parent) if cache else None,
@@ -231,7 +253,7 @@ class _Run:
             overrides,
         )
         # Results depend on how paths are shown and which files exist, not only on contents.
-        scope = [__version__, repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
+        scope = [build_digest(), repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
         self.scope = hashlib.sha256("\0".join(scope).encode("utf-8", "surrogateescape")).hexdigest()
         self._local: _Workspace | None = None
         self._called: dict[Path, frozenset[bytes]] | None = None
@@ -285,8 +307,8 @@ class _Run:
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
         key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()
-        stored = self.cache.load(key) if self.cache is not None else None
-        known: dict[str, frozenset[bytes]] = stored if isinstance(stored, dict) else {}
+        stored = self.cache.load(key, dict[str, frozenset[bytes]]) if self.cache is not None else None
+        known: dict[str, frozenset[bytes]] = stored or {}
         found = {
             path: known[self.digests[path]] if self.digests[path] in known else frozenset(_CALLED_NAME.findall(source))
             for path, source in contents.items()
@@ -302,17 +324,24 @@ class _Run:
     def _lookup(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
         if self.cache is None:
             return None
-        found = self.cache.load(self._key(path, mentions))
-        if not isinstance(found, RootResult):
+        found = self.cache.load(self._key(path, mentions), RootResult)
+        if found is None:
             return None
         for dependency, digest in found.dependencies:
             if self._digest(Path(dependency)) != digest:
                 return None
+        if any(self._exists(Path(candidate)) for candidate in found.absent):
+            return None
         return found
 
     def _store(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
-        if self.cache is not None:
+        if self.cache is not None and result.cacheable:
             self.cache.store(self._key(path, mentions), result)
+
+    def _exists(self, path: Path) -> bool:
+        if path not in self.existence:
+            self.existence[path] = path.is_file()
+        return self.existence[path]
 
     def _digest(self, path: Path) -> str | None:
         if path not in self.digests:

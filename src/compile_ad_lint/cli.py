@@ -122,16 +122,18 @@ class _Progress:
 
 
 def _clean_cache(path: str) -> int:
-    from .cache import SummaryCache
+    from . import cache
 
     try:
         root = load_config(Path(path)).root or default_root([path])
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    cache = SummaryCache(root)
-    removed = cache.clear()
-    print(f"{'removed' if removed else 'no cache at'} {cache.directory}")
+    try:
+        print(cache.clear(root))
+    except cache.NotACache as error:
+        print(f"compile-ad-lint: {error}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_CLEAN
 
 

@@ -142,10 +142,17 @@ class ModuleIndex:
         self._views: dict[Path, ModuleView] = {}
         #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
         self.accessed: set[Path] = set()
+        #: Files an import looked for and did not find since the last clear: the analysis
+        #: depends on their absence (a ``helpers.py`` created later changes what it finds).
+        self.absent: set[Path] = set()
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
-        self._lookups: dict[tuple[str, Path], Path | None] = {}
+        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[Path, ...]]] = {}
 
+    def start_recording(self) -> None:
+        """Forget the dependencies recorded so far (one analysis starts)."""
+        self.accessed.clear()
+        self.absent.clear()
 
     def name_display(self, path: Path, display: str) -> None:
         self._displays[path] = display
@@ -174,15 +181,20 @@ class ModuleIndex:
         key = (dotted, importer.parent)
         if key not in self._lookups:
             self._lookups[key] = self._search(dotted, importer)
-        return self._lookups[key]
+        found, missed = self._lookups[key]
+        self.absent.update(missed)
+        return found
 
-    def _search(self, dotted: str, importer: Path) -> Path | None:
+    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[Path, ...]]:
+        """(the module's file or None, the candidates tried before it that do not exist)."""
         relative = Path(*dotted.split("."))
+        missed = []
         for root in dict.fromkeys(self.search_roots(importer)):
             for candidate in (root / relative / "__init__.py", root.joinpath(*relative.parts[:-1], relative.name + ".py")):
                 if candidate.is_file():
-                    return candidate.resolve()
-        return None
+                    return candidate.resolve(), tuple(missed)
+                missed.append(candidate)
+        return None, tuple(missed)
 
     def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
         """Longest importable prefix of ``qualified`` and the attribute names after it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..findings import Location
+from ..summary.model import LiteralValue
 from .values import AutocastState, Compiled, CompiledOutput
 
 
@@ -44,7 +45,7 @@ class ConfigWrite:
 
     location: Location
     how: str
-    value: object
+    value: LiteralValue
     is_literal: bool
 
 

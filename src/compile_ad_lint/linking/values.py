@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..findings import Location
+from ..summary.model import LiteralValue
 
 #: Backend recorded for ``torch.compile`` without ``backend=`` (inductor).
 DEFAULT_BACKEND = "inductor"
@@ -156,7 +157,7 @@ class ConfigState:
     list-of-kwargs form, or None when it cannot be known statically.
     """
 
-    value: object = "same_as_forward"
+    value: LiteralValue = "same_as_forward"
     source: Location | None = None
     origin: str = "default"
 
@@ -183,7 +184,7 @@ class NullContext:
 
 @dataclass(frozen=True)
 class ConstVal:
-    value: object
+    value: LiteralValue
 
 
 @dataclass(frozen=True)

@@ -100,11 +100,11 @@ def summarize_block(text: str, module: str, is_package: bool, first_line: int = 
     except cst.ParserSyntaxError as error:
         return _syntax_failure(text, error, first_line)
     except RecursionError:
-        return _failed("cannot parse: nesting too deep for the parser", first_line)
+        return _failed("cannot parse: nesting too deep for the parser", first_line, from_recursion_limit=True)
     try:
         return _Summarizer(tree, module, is_package, first_line - 1).summarize()
     except RecursionError:
-        return _failed("cannot analyze: nesting too deep", first_line)
+        return _failed("cannot analyze: nesting too deep", first_line, from_recursion_limit=True)
 
 
 def _syntax_failure(text: str, error: cst.ParserSyntaxError, first_line: int) -> BlockSummary:
@@ -121,8 +121,8 @@ def _syntax_failure(text: str, error: cst.ParserSyntaxError, first_line: int) ->
     return _failed(f"syntax error: {error.message}", error.raw_line + offset, error.raw_column + 1)
 
 
-def _failed(message: str, line: int = 1, column: int = 1) -> BlockSummary:
-    return BlockSummary((), (), (), failure=ParseFailure(message, max(line, 1), max(column, 1)))
+def _failed(message: str, line: int = 1, column: int = 1, *, from_recursion_limit: bool = False) -> BlockSummary:
+    return BlockSummary((), (), (), failure=ParseFailure(message, max(line, 1), max(column, 1), from_recursion_limit))
 
 
 class _Summarizer:

@@ -1,8 +1,9 @@
-"""Per-module summaries: a small, picklable intermediate form of each module.
+"""Per-module summaries: a small, serializable intermediate form of each module.
 
 A summary keeps only what the rules need: function and class bodies as a tiny
 statement/expression language (imports become assignments of ``Import`` expressions), and the
-suppression comments. Everything is a frozen dataclass so summaries can be cached on disk
+suppression comments. Everything is a frozen dataclass of plain values with precise annotations, so summaries can be
+cached on disk as data (``compile_ad_lint.cache.codec`` checks entries against these annotations)
 and shared between processes; the linker (``compile_ad_lint.linking``) interprets them.
 """
 
@@ -50,11 +51,16 @@ class DictLiteral:
         return next((v for k, v in self.items if k == key), default)
 
 
+#: What a literal in the source can be: a constant, or a container of literals and ``Symbol``s
+#: (a tuple display stays a tuple; list and set displays are ``ListLiteral``).
+LiteralValue = Union[None, bool, int, float, complex, str, bytes, tuple, Symbol, ListLiteral, DictLiteral]
+
+
 @dataclass(frozen=True)
 class Const:
     """A literal: str, number, bool, None, or a hashable container of literals and ``Symbol``s."""
 
-    value: object
+    value: LiteralValue
     span: Span | None = None
 
 
@@ -260,6 +266,8 @@ class ParseFailure:
     message: str
     line: int = 1
     column: int = 1
+    #: A recursion limit, not the content, caused it: true of this run's stack only, never cached.
+    from_recursion_limit: bool = False
 
 
 @dataclass(frozen=True)

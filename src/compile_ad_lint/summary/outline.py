@@ -84,7 +84,7 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
         return ModuleOutline(module, is_package, (), (), suppressions, failure)
     except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting
         reason = "nested too deeply for the parser" if isinstance(error, RecursionError) else str(error) or type(error).__name__
-        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {reason}"))
+        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError)))
     lines = split_lines(text)
     blocks: list[Block] = []
     stars: list[str] = []

@@ -55,12 +55,12 @@ class ModuleView:
     def _cached(self, kind: str, payload: bytes, build, expected: type):
         key = cache_key(kind.encode() + b"\0" + payload, self.module, self.is_package)
         if self._cache is not None:
-            found = self._cache.load(key)
-            if isinstance(found, expected):  # anything else (another version's data, damage) is rebuilt
+            found = self._cache.load(key, expected)
+            if found is not None:  # anything else (another build's data, damage) is rebuilt
                 self.counter.cached.add(self.name)
                 return found
         value = build()
-        if self._cache is not None:
+        if self._cache is not None and not (value.failure is not None and value.failure.from_recursion_limit):
             self._cache.store(key, value)
         return value
 

@@ -1,0 +1,331 @@
+"""The project's ``.compile_ad_lint_cache/``: module outlines, block summaries and root results.
+
+Security model: the cache sits inside the checked repository, and a repository can ship any bytes
+there. So nothing read from it can execute (entries are data, decoded by ``codec`` into the
+analyzer's own dataclasses and checked against their annotations), and nothing it did not write
+is believed:
+
+* the directory must be one this tool created *here*: its marker file records the directory's
+  device and inode, which a clone, checkout or copy cannot reproduce, and a random secret;
+* every entry carries an HMAC of its key and payload under that secret, so an entry planted in
+  a genuine cache directory (``git pull`` of a tracked file) is rejected too;
+* a symlinked, non-directory or unmarked ``.compile_ad_lint_cache`` is neither read nor written
+  (the reason is printed on stderr once per process), entries and their folders are opened
+  without following symlinks.
+
+Keys include a digest of this package's own source files (``build_digest``), so two builds with
+the same version string never share entries. Entries are written to ``tmp/`` and renamed into
+place, so concurrent runs never see half-written entries; temporary files of killed runs are
+removed by a later run. An entry that fails any check is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shutil
+import stat
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import __version__
+from . import codec
+
+CACHE_DIRECTORY = ".compile_ad_lint_cache"
+#: The marker file that makes a directory a cache of ours (see the module docstring).
+MARKER = "compile-ad-lint-cache.json"
+_FORMAT = 3
+_ENTRY_MAGIC = b"CAL3 "
+_GITIGNORE = "# Created by compile-ad-lint: this directory is a cache, never commit it.\n*\n"
+#: https://bford.info/cachedir/ : backup tools skip directories carrying this tag.
+_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# compile-ad-lint cache: see https://bford.info/cachedir/\n"
+_TEMPORARY = "tmp"
+#: A temporary file this old is an orphan even if its writer's pid is alive again (pid reuse).
+_ORPHAN_SECONDS = 24 * 3600
+#: How long to wait for a concurrent run that created the directory to write its marker.
+_MARKER_WAIT_SECONDS = 1.0
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+_warned: set[str] = set()
+
+
+def content_digest(source: bytes) -> str:
+    """Identity of a file's content, for cache keys and dependency checks."""
+    return hashlib.sha256(source).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def build_digest() -> str:
+    """Identity of the installed analyzer: its version and the bytes of every source file.
+
+    Computed once per process (about 2 ms); a changed rule or interpreter gets fresh entries even
+    when nobody bumped ``__version__``.
+    """
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(f"{__version__}\0{_FORMAT}\0".encode())
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(source: bytes, module: str, is_package: bool) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"{build_digest()}\0{module}\0{is_package}\0".encode("utf-8", "surrogateescape"))
+    digest.update(source)
+    return digest.hexdigest()
+
+
+def warn_once(message: str) -> None:
+    """Say why the cache is not used, once per process (every front end shares stderr for this)."""
+    if message not in _warned:
+        _warned.add(message)
+        print(f"compile-ad-lint: {message}", file=sys.stderr)
+
+
+class SummaryCache:
+    """A validated cache directory. Build it with ``open``; its methods never raise for bad data."""
+
+    def __init__(self, directory: Path, secret: bytes) -> None:
+        self.directory = directory
+        self._secret = secret
+        self._folders: set[str] = set()
+
+    @classmethod
+    def open(cls, root: Path, *, create: bool = True, warn: Callable[[str], None] | None = warn_once) -> "SummaryCache | None":
+        """The cache under ``root``, creating it if allowed; None (with the reason warned) if unusable.
+
+        A tree where the directory cannot be created (read-only) is analyzed without a cache and
+        without a warning: nothing is wrong there.
+        """
+        directory = root / CACHE_DIRECTORY
+        try:
+            info = os.lstat(directory)
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                created = _create(directory)
+            except OSError:
+                return None
+            if created is not None:
+                return cls(directory, created)
+            info = os.lstat(directory)  # a concurrent run created it first
+        except OSError as error:
+            return _refuse(warn, directory, f"cannot inspect it: {error.strerror or error}")
+        if stat.S_ISLNK(info.st_mode):
+            return _refuse(warn, directory, "it is a symbolic link")
+        if not stat.S_ISDIR(info.st_mode):
+            return _refuse(warn, directory, "it is not a directory")
+        secret = _read_marker(directory, info)
+        if isinstance(secret, str):
+            return _refuse(warn, directory, secret)
+        cache = cls(directory, secret)
+        if create:
+            cache._remove_orphans()
+        return cache
+
+    # -- entries ----------------------------------------------------------------------------
+
+    def load(self, key: str, expected: Any) -> Any:
+        """The value stored under ``key`` if it is authentic and of type ``expected``, else None."""
+        data = _read_regular(self.directory, key[:2], f"{key}.json")
+        if data is None or not data.startswith(_ENTRY_MAGIC):
+            return None
+        mac, _, payload = data[len(_ENTRY_MAGIC) :].partition(b"\n")
+        if not hmac.compare_digest(mac, self._mac(key, payload)):
+            return None
+        try:
+            return codec.loads(payload, expected)
+        except codec.SchemaError:
+            return None
+
+    def store(self, key: str, value: object) -> None:
+        try:
+            payload = codec.dumps(value)
+        except (TypeError, ValueError, RecursionError):
+            return  # not plain data (a deep literal): the entry is simply rebuilt next time
+        data = _ENTRY_MAGIC + self._mac(key, payload) + b"\n" + payload
+        folder = key[:2]
+        try:
+            if folder not in self._folders:
+                _ensure_folder(self.directory / folder)
+                self._folders.add(folder)
+            self.write_atomically(self.directory / folder / f"{key}.json", data)
+        except OSError:
+            return  # a full disk or a damaged folder: analysis goes on without this entry
+
+    def write_atomically(self, target: Path, data: bytes) -> None:
+        """Write ``data`` to ``target`` inside the cache (for confirm verdicts too): no half files."""
+        temporary_folder = self.directory / _TEMPORARY
+        _ensure_folder(temporary_folder)
+        temporary = temporary_folder / f"{os.getpid()}-{secrets.token_hex(8)}.tmp"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o644)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
+    def read(self, folder: str, name: str) -> bytes | None:
+        """A file inside the cache, never through a symlink (for confirm verdicts)."""
+        return _read_regular(self.directory, folder, name)
+
+    def _mac(self, key: str, payload: bytes) -> bytes:
+        return hmac.new(self._secret, key.encode() + b"\0" + payload, hashlib.sha256).hexdigest().encode()
+
+    def _remove_orphans(self) -> None:
+        """Delete temporary files whose writer is gone (a run killed between write and rename)."""
+        folder = self.directory / _TEMPORARY
+        try:
+            names = os.listdir(folder) if stat.S_ISDIR(os.lstat(folder).st_mode) else []
+        except OSError:
+            return
+        now = time.time()
+        for name in names:
+            path = folder / name
+            try:
+                writer = int(name.split("-", 1)[0])
+                orphaned = not _alive(writer) or now - os.lstat(path).st_mtime > _ORPHAN_SECONDS
+                if orphaned:
+                    path.unlink()
+            except (ValueError, OSError):
+                continue
+
+
+class NotACache(Exception):
+    """``cache clean`` found something at the cache path that it must not delete."""
+
+
+def clear(root: Path) -> str:
+    """``cache clean``: remove the cache under ``root`` and say what was done.
+
+    A symlink is removed as a link (its target is not ours to delete); a directory only when it
+    is recognizably a cache of ours, so a mistyped root never deletes user data (``NotACache``).
+    """
+    directory = root / CACHE_DIRECTORY
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return f"no cache at {directory}"
+    except OSError as error:
+        raise NotACache(f"cannot inspect {directory}: {error.strerror or error}") from error
+    try:
+        if stat.S_ISLNK(info.st_mode):
+            directory.unlink()
+            return f"removed the symbolic link {directory} (its target was left alone)"
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotACache(f"{directory} is not a directory; not removed")
+        if not any(_is_regular(directory / name) for name in (MARKER, ".gitignore", "CACHEDIR.TAG")):
+            raise NotACache(f"{directory} does not look like a compile-ad-lint cache; not removed")
+        shutil.rmtree(directory)
+    except OSError as error:
+        raise NotACache(f"cannot remove {directory}: {error.strerror or error}") from error
+    return f"removed {directory}"
+
+
+# -- the directory ----------------------------------------------------------------------------
+
+
+def _create(directory: Path) -> bytes | None:
+    """Create the cache directory and its marker; None when another process created it first."""
+    try:
+        os.mkdir(directory)
+    except FileExistsError:
+        return None
+    secret = secrets.token_bytes(32)
+    info = os.lstat(directory)
+    (directory / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
+    (directory / "CACHEDIR.TAG").write_text(_CACHEDIR_TAG, encoding="utf-8")
+    marker = {"tool": "compile-ad-lint", "format": _FORMAT, "device": info.st_dev, "inode": info.st_ino, "secret": secret.hex()}
+    temporary = directory / f"{MARKER}.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(marker), encoding="utf-8")
+    os.replace(temporary, directory / MARKER)  # last: a marker means the directory is complete
+    return secret
+
+
+def _read_marker(directory: Path, info: os.stat_result) -> bytes | str:
+    """The secret if ``directory`` is a cache this tool created in place, else why it is not."""
+    deadline = time.monotonic() + _MARKER_WAIT_SECONDS
+    while True:
+        data = _read_regular(directory, None, MARKER)
+        if data is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)  # a concurrent run may be between mkdir and writing the marker
+    if data is None:
+        return "it lacks the marker compile-ad-lint writes when it creates a cache (a cache of an older version, or a directory that came with the repository); `compile-ad-lint cache clean` removes it"
+    try:
+        marker = json.loads(data)
+        secret = bytes.fromhex(marker["secret"])
+        genuine = marker["tool"] == "compile-ad-lint" and marker["format"] == _FORMAT and len(secret) == 32
+        here = marker["device"] == info.st_dev and marker["inode"] == info.st_ino
+    except (ValueError, KeyError, TypeError):
+        return "its marker is damaged; `compile-ad-lint cache clean` removes it"
+    if not genuine:
+        return "its marker is from another version of compile-ad-lint; `compile-ad-lint cache clean` removes it"
+    if not here:
+        return "it was not created here (copied, restored or checked in with the repository), so its entries are not trusted; `compile-ad-lint cache clean` removes it"
+    return secret
+
+
+def _refuse(warn: Callable[[str], None] | None, directory: Path, reason: str) -> None:
+    if warn is not None:
+        warn(f"not using the cache at {directory}: {reason}")
+    return None
+
+
+def _ensure_folder(folder: Path) -> None:
+    """``folder`` exists as a real directory (raises OSError for a symlink or a file there)."""
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise NotADirectoryError(str(folder)) from None
+
+
+def _read_regular(directory: Path, folder: str | None, name: str) -> bytes | None:
+    """The bytes of a regular file in the cache, or None; no symlink on the way is followed."""
+    try:
+        if folder is not None and not stat.S_ISDIR(os.lstat(directory / folder).st_mode):
+            return None
+        path = directory / folder / name if folder is not None else directory / name
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # Windows' os.kill(pid, 0) would send CTRL_C_EVENT
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but belongs to someone else
+    return True

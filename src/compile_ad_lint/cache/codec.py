@@ -1,0 +1,200 @@
+"""Data-only serialization of the analyzer's frozen dataclasses, checked against their type hints.
+
+The cache lives in the checked repository, so its bytes are untrusted input: a planted entry must
+never run code (the reason ``pickle`` is gone) and must never reach the interpreter in a shape it
+does not expect. Entries are JSON; a dataclass is written as ``{"ClassName": [field, ...]}`` and
+decoded only into classes reachable from the type the caller asks for, each field checked against
+its annotation. Anything else raises ``SchemaError``, and the caller rebuilds the entry.
+
+Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
+``{"#path": "..."}``, ``{"#bytes": "hex"}``, ``{"#complex": [re, im]}``; JSON lists are tuples,
+because every container in the summaries is a tuple.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+_PRIMITIVES = (type(None), bool, int, float, str)
+
+
+class SchemaError(ValueError):
+    """The data does not describe a value of the expected type."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Schema:
+    """Classes a document may name, with each one's field names and checks."""
+
+    classes: dict[str, type]
+    fields: dict[type, tuple[str, ...]]
+    checks: dict[type, tuple[Callable[[Any], bool], ...]]
+
+
+def dumps(value: object) -> bytes:
+    """``value`` as compact JSON (raises ``TypeError`` for anything that is not plain data)."""
+    return json.dumps(_encode(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
+
+
+def loads(data: bytes, expected: Any) -> Any:
+    """Decode ``data`` into a value of type ``expected`` or raise ``SchemaError``."""
+    schema = _schema_for(expected)
+    try:
+        document = json.loads(data)
+        value = _decode(document, schema)
+    except SchemaError:
+        raise
+    except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
+        raise SchemaError(str(error)) from error
+    if not _checker(expected)(value):
+        raise SchemaError(f"not a {expected!r}")
+    return value
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, _PRIMITIVES):
+        return value
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, frozenset):
+        return {"#set": [_encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"#map": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, Path):
+        return {"#path": str(value)}
+    if isinstance(value, bytes):
+        return {"#bytes": value.hex()}
+    if isinstance(value, complex):
+        return {"#complex": [value.real, value.imag]}
+    cls = type(value)
+    if dataclasses.is_dataclass(cls):
+        return {cls.__name__: [_encode(getattr(value, name)) for name in _field_names(cls)]}
+    raise TypeError(f"cannot serialize {cls.__name__}")
+
+
+@lru_cache(maxsize=None)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+# -- decoding ---------------------------------------------------------------------------------
+
+
+def _decode(document: object, schema: _Schema) -> object:
+    if isinstance(document, _PRIMITIVES):
+        return document
+    if isinstance(document, list):
+        return tuple(_decode(item, schema) for item in document)
+    if not isinstance(document, dict) or len(document) != 1:
+        raise SchemaError("malformed value")
+    ((tag, payload),) = document.items()
+    if tag == "#set":
+        return frozenset(_decode(item, schema) for item in _list(payload))
+    if tag == "#map":
+        pairs = [_list(pair) for pair in _list(payload)]
+        if any(len(pair) != 2 for pair in pairs):
+            raise SchemaError("malformed mapping")
+        return {_decode(k, schema): _decode(v, schema) for k, v in pairs}
+    if tag == "#path":
+        return Path(_str(payload))
+    if tag == "#bytes":
+        return bytes.fromhex(_str(payload))
+    if tag == "#complex":
+        real, imaginary = _list(payload)
+        if not all(isinstance(part, (int, float)) and not isinstance(part, bool) for part in (real, imaginary)):
+            raise SchemaError("malformed complex number")
+        return complex(real, imaginary)
+    cls = schema.classes.get(tag)
+    if cls is None:
+        raise SchemaError(f"unexpected type {tag!r}")
+    values = [_decode(item, schema) for item in _list(payload)]
+    checks = schema.checks[cls]
+    if len(values) != len(checks):
+        raise SchemaError(f"{tag}: expected {len(checks)} fields, got {len(values)}")
+    for name, value, check in zip(schema.fields[cls], values, checks):
+        if not check(value):
+            raise SchemaError(f"{tag}.{name}: unexpected {type(value).__name__}")
+    return cls(*values)
+
+
+def _list(payload: object) -> list:
+    if not isinstance(payload, list):
+        raise SchemaError("expected a list")
+    return payload
+
+
+def _str(payload: object) -> str:
+    if not isinstance(payload, str):
+        raise SchemaError("expected a string")
+    return payload
+
+
+# -- schema from type hints -------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _schema_for(expected: Any) -> _Schema:
+    """Every dataclass reachable from ``expected`` through field annotations, with their checks."""
+    classes: dict[str, type] = {}
+    pending = [expected]
+    seen: set[int] = set()
+    while pending:
+        hint = pending.pop()
+        if id(hint) in seen:
+            continue
+        seen.add(id(hint))
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            if classes.setdefault(hint.__name__, hint) is not hint:
+                raise TypeError(f"two cacheable classes named {hint.__name__}")
+            pending.extend(_hints(hint).values())
+        pending.extend(typing.get_args(hint))
+    fields = {cls: _field_names(cls) for cls in classes.values()}
+    checks = {cls: tuple(_checker(_hints(cls)[name]) for name in fields[cls]) for cls in classes.values()}
+    return _Schema(classes, fields, checks)
+
+
+@lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+@lru_cache(maxsize=None)
+def _checker(hint: Any) -> Callable[[Any], bool]:
+    """A predicate for "``value`` is an instance of ``hint``" (the subset of typing we use)."""
+    if hint is Any or hint is object:
+        return lambda value: True
+    if hint is None or hint is type(None):
+        return lambda value: value is None
+    if hint is float:
+        return lambda value: isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        options = tuple(_checker(option) for option in arguments)
+        return lambda value: any(option(value) for option in options)
+    if origin is tuple:
+        if len(arguments) == 2 and arguments[1] is Ellipsis:
+            item = _checker(arguments[0])
+            return lambda value: isinstance(value, tuple) and all(item(v) for v in value)
+        positions = tuple(_checker(argument) for argument in arguments)
+        return lambda value: isinstance(value, tuple) and len(value) == len(positions) and all(c(v) for c, v in zip(positions, value))
+    if origin in (frozenset, set):
+        item = _checker(arguments[0]) if arguments else _checker(Any)
+        return lambda value: isinstance(value, frozenset) and all(item(v) for v in value)
+    if origin is dict:
+        key, item = (_checker(a) for a in arguments) if arguments else (_checker(Any), _checker(Any))
+        return lambda value: isinstance(value, dict) and all(key(k) and item(v) for k, v in value.items())
+    if isinstance(hint, type):
+        return lambda value: isinstance(value, hint)
+    raise TypeError(f"unsupported annotation in a cached type: {hint!r}")

@@ -1,0 +1,414 @@
+"""The cache never runs or trusts what a checked repository ships (issue: data-only, exact cache).
+
+Every attack here is planted the way a repository could plant it, and checked through the real
+front ends: the CLI, flake8 and the language server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint import __version__, deepstack
+from compile_ad_lint.api import Analyzer, RootResult
+from compile_ad_lint.cache import CACHE_DIRECTORY, MARKER, SummaryCache, build_digest, codec
+from compile_ad_lint.config import Config
+from compile_ad_lint.summary.model import BlockSummary, Call, Const, DictLiteral, ListLiteral, Ref, Span, Symbol
+
+from robustness_helpers import HAZARD, HAZARD_COLUMN, HAZARD_LINE, assert_contract, finding_keys, run_cli, tree_digest, write
+
+BIN = Path(sys.executable).parent
+HAZARD_FINDING = ("hazard.py", HAZARD_LINE, HAZARD_COLUMN, "CAL001")
+
+
+class _Exploit:
+    """Unpickling this creates ``sentinel``: proof that a cache entry was executed."""
+
+    def __init__(self, sentinel: Path) -> None:
+        self.sentinel = sentinel
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.sentinel}",))
+
+
+def _findings(result) -> set[tuple[str, int, int, str]]:
+    return {(Path(f["path"]).name, f["line"], f["column"], f["code"]) for f in result.findings}
+
+
+def _old_key(kind: str, source: bytes, module: str) -> str:
+    """The outline key of the pickle-based cache: computable by anyone from the file's bytes."""
+    digest = hashlib.sha256()
+    digest.update(f"{__version__}\0{2}\0{module}\0{False}\0".encode())
+    digest.update(kind.encode() + b"\0" + source)
+    return digest.hexdigest()
+
+
+def _plant_pickles(project: Path, sentinel: Path) -> None:
+    """Pickles under every name the old and the new layout could look for, plus a forged marker."""
+    cache = project / CACHE_DIRECTORY
+    payload = pickle.dumps(_Exploit(sentinel))
+    source = (project / "hazard.py").read_bytes()
+    for key in (_old_key("outline", source, "hazard"), hashlib.sha256(source).hexdigest()):
+        for name in (f"{key}.pickle", f"{key}.json"):
+            write(cache, {f"{key[:2]}/{name}": payload})
+    write(cache, {".gitignore": "*\n", MARKER: json.dumps({"tool": "compile-ad-lint", "format": 3, "device": 1, "inode": 2, "secret": "00" * 32})})
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[Path, Path]:
+    project = write(tmp_path / "project", {"hazard.py": HAZARD, "pyproject.toml": "[tool.compile-ad-lint]\n"})
+    sentinel = tmp_path / "pwned"
+    _plant_pickles(project, sentinel)
+    return project, sentinel
+
+
+def test_planted_pickle_never_runs_from_the_cli(planted):
+    project, sentinel = planted
+    for _ in range(2):
+        result = run_cli(["check", ".", "--format", "json"], project)
+        assert_contract(result, (1,))
+        assert _findings(result) == {HAZARD_FINDING}
+        assert "not using the cache" in result.stderr and "not created here" in result.stderr
+    assert not sentinel.exists(), "a cache entry was executed"
+
+
+def test_planted_pickle_never_runs_from_flake8(planted):
+    project, sentinel = planted
+    completed = subprocess.run([str(BIN / "flake8"), "--select", "CAL", "hazard.py"], cwd=project, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in completed.stderr, completed.stderr
+    assert f"hazard.py:{HAZARD_LINE}:{HAZARD_COLUMN}: CAL001" in completed.stdout
+    assert not sentinel.exists(), "a cache entry was executed"
+
+
+def _lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read_lsp_messages(stream, wanted: str, deadline: float) -> dict:
+    while time.monotonic() < deadline:
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            byte = stream.read(1)
+            if not byte:
+                raise AssertionError("the server closed its output")
+            header += byte
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        message = json.loads(stream.read(length))
+        if message.get("method") == wanted:
+            return message
+    raise AssertionError(f"no {wanted} in time")
+
+
+def test_planted_pickle_never_runs_from_the_language_server(planted):
+    project, sentinel = planted
+    pytest.importorskip("pygls")
+    uri = (project / "hazard.py").as_uri()
+    server = subprocess.Popen([sys.executable, "-m", "compile_ad_lint", "lsp"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": HAZARD}}},
+        ):
+            server.stdin.write(_lsp_message(message))
+        server.stdin.flush()
+        published = _read_lsp_messages(server.stdout, "textDocument/publishDiagnostics", time.monotonic() + 120)
+        assert [d["code"] for d in published["params"]["diagnostics"]] == ["CAL001"]
+        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + _lsp_message({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.flush()
+        server.wait(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert not sentinel.exists(), "a cache entry was executed"
+
+
+# -- the directory must be ours ---------------------------------------------------------------
+
+
+def _project(tmp_path: Path) -> Path:
+    return write(tmp_path / "project", {"hazard.py": HAZARD, "pyproject.toml": "[tool.compile-ad-lint]\n"})
+
+
+def test_symlinked_cache_directory_is_neither_read_nor_written(tmp_path):
+    project = _project(tmp_path)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (project / CACHE_DIRECTORY).symlink_to(target, target_is_directory=True)
+    result = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
+    assert_contract(result, (1,))
+    assert _findings(result) == {HAZARD_FINDING}
+    assert result.stderr.count("not using the cache") == 1 and "symbolic link" in result.stderr
+    assert list(target.iterdir()) == []
+
+
+def test_cache_path_that_is_a_file_is_reported_once(tmp_path):
+    project = _project(tmp_path)
+    (project / CACHE_DIRECTORY).write_text("mine\n")
+    result = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(result, (1,))
+    assert result.stderr.count("not using the cache") == 1 and "not a directory" in result.stderr
+    assert (project / CACHE_DIRECTORY).read_text() == "mine\n"
+
+
+def test_directory_without_marker_is_not_used(tmp_path):
+    project = _project(tmp_path)
+    (project / CACHE_DIRECTORY).mkdir()
+    before = tree_digest(project, skip_cache=False)
+    result = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(result, (1,))
+    assert "lacks the marker" in result.stderr
+    assert tree_digest(project, skip_cache=False) == before  # nothing written into it
+
+
+def test_copied_cache_is_not_trusted_and_clean_recovers(tmp_path):
+    original = _project(tmp_path)
+    first = run_cli(["check", ".", "--format", "json"], original)
+    assert_contract(first, (1,))
+    assert first.stderr == ""
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    copied = run_cli(["check", ".", "--format", "json"], copy)
+    assert_contract(copied, (1,))
+    assert "not created here" in copied.stderr
+    assert copied.document["stats"]["cached"] == 0
+    cleaned = run_cli(["cache", "clean", "."], copy)
+    assert cleaned.returncode == 0 and "removed" in cleaned.stdout, cleaned.describe()
+    cold, warm = (run_cli(["check", ".", "--format", "json"], copy) for _ in range(2))
+    assert cold.stderr == warm.stderr == ""
+    assert warm.document["stats"]["parsed"] == 0 and _findings(warm) == {HAZARD_FINDING}
+
+
+def test_damaged_marker_stops_cache_use(tmp_path):
+    project = _project(tmp_path)
+    assert_contract(run_cli(["check", "."], project), (1,))
+    (project / CACHE_DIRECTORY / MARKER).write_text("{")
+    result = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(result, (1,))
+    assert "marker is damaged" in result.stderr and result.document["stats"]["cached"] == 0
+
+
+def test_entries_it_did_not_write_are_rejected(tmp_path):
+    """A forged entry under the right key (a tracked file pulled into a real cache) is ignored."""
+    project = _project(tmp_path)
+    baseline = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
+    assert_contract(baseline, (1,))
+    silenced = codec.dumps(RootResult((), frozenset(), ()))
+    entries = [p for p in (project / CACHE_DIRECTORY).glob("??/*.json")]
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"CAL3 " + b"0" * 64 + b"\n" + silenced)
+    forged = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
+    assert_contract(forged, (1,))
+    assert _findings(forged) == {HAZARD_FINDING}
+    assert forged.document["stats"]["parsed"] > 0
+
+
+def test_entries_are_only_read_inside_the_directory(tmp_path):
+    """An entry folder replaced by a symlink to elsewhere is not followed, for reading or writing."""
+    project = _project(tmp_path)
+    assert_contract(run_cli(["check", ".", "--jobs", "1"], project), (1,))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for folder in [p for p in (project / CACHE_DIRECTORY).iterdir() if p.is_dir() and len(p.name) == 2]:
+        shutil.rmtree(folder)
+        folder.symlink_to(outside, target_is_directory=True)
+    result = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
+    assert_contract(result, (1,))
+    assert _findings(result) == {HAZARD_FINDING} and result.document["stats"]["parsed"] > 0
+    assert list(outside.iterdir()) == []
+
+
+def test_cache_clean_on_a_symlink_removes_the_link_only(tmp_path):
+    project = _project(tmp_path)
+    target = tmp_path / "precious"
+    write(target, {"keep.txt": "data"})
+    (project / CACHE_DIRECTORY).symlink_to(target, target_is_directory=True)
+    result = run_cli(["cache", "clean", "."], project)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.describe()
+    assert not (project / CACHE_DIRECTORY).is_symlink() and (target / "keep.txt").read_text() == "data"
+
+
+def test_cache_clean_refuses_what_is_not_a_cache(tmp_path):
+    project = _project(tmp_path)
+    write(project / CACHE_DIRECTORY, {"notes.txt": "mine"})
+    result = run_cli(["cache", "clean", "."], project)
+    assert result.returncode == 2 and "does not look like a compile-ad-lint cache" in result.stderr, result.describe()
+    assert (project / CACHE_DIRECTORY / "notes.txt").read_text() == "mine"
+
+
+def test_orphaned_temporary_files_are_removed_later(tmp_path):
+    project = _project(tmp_path)
+    assert_contract(run_cli(["check", "."], project), (1,))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    temporary = project / CACHE_DIRECTORY / "tmp"
+    orphan = temporary / f"{dead.pid}-0123456789abcdef.tmp"
+    live = temporary / f"{os.getpid()}-fedcba9876543210.tmp"  # a run still writing: kept
+    orphan.write_bytes(b"half an entry")
+    live.write_bytes(b"being written")
+    assert_contract(run_cli(["check", "."], project), (1,))
+    assert not orphan.exists() and live.exists()
+
+
+# -- exact keys ---------------------------------------------------------------------------
+
+
+def _build_copy(tmp_path: Path, name: str, patch) -> Path:
+    import compile_ad_lint
+
+    root = tmp_path / name
+    shutil.copytree(Path(compile_ad_lint.__file__).parent, root / "compile_ad_lint", ignore=shutil.ignore_patterns("__pycache__"))
+    patch(root / "compile_ad_lint")
+    return root
+
+
+def _check_with(build: Path, project: Path, *extra: str) -> set:
+    completed = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", ".", "--format", "json", "--jobs", "1", *extra],
+        cwd=project, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(build)},
+    )
+    assert completed.returncode in (0, 1) and "Traceback" not in completed.stderr, completed.stderr
+    return {(f["line"], f["code"]) for f in json.loads(completed.stdout)["findings"]}
+
+
+def test_builds_with_the_same_version_do_not_share_entries(tmp_path):
+    """An older build's cached CAL001 is not reported by a newer build that finds none."""
+    project = _project(tmp_path)
+
+    def blind(package: Path) -> None:  # the same version string, an interpreter that finds nothing
+        interpreter = package / "linking" / "interpreter.py"
+        text = interpreter.read_text()
+        marker = "    def analyze_module(self, path: Path, mentions: frozenset[str] = frozenset()) -> None:\n"
+        assert marker in text
+        interpreter.write_text(text.replace(marker, marker + "        return\n", 1))
+
+    older = _build_copy(tmp_path, "older", lambda package: None)
+    newer = _build_copy(tmp_path, "newer", blind)
+    assert _check_with(older, project) == {(HAZARD_LINE, "CAL001")}
+    assert _check_with(newer, project) == _check_with(newer, project, "--no-cache") == set()
+    assert _check_with(older, project) == {(HAZARD_LINE, "CAL001")}
+
+
+def test_build_digest_covers_the_package_sources():
+    assert len(build_digest()) == 64 and build_digest() == build_digest()
+
+
+# -- results equal --no-cache -------------------------------------------------------------
+
+
+MAIN_IMPORTING_HELPERS = """\
+import torch.autograd.forward_ad as fwAD
+from helpers import step
+
+def run(x, t):
+    with fwAD.dual_level():
+        return step(fwAD.make_dual(x, t))
+"""
+HELPERS = """\
+import torch
+
+@torch.compile
+def step(x):
+    return x * 2
+"""
+
+
+def test_module_created_after_the_first_run(tmp_path):
+    project = write(tmp_path / "project", {"main.py": MAIN_IMPORTING_HELPERS, "pyproject.toml": "[tool.compile-ad-lint]\n"})
+    first = run_cli(["check", "main.py", "--format", "json"], project)
+    assert_contract(first, (0,))
+    write(project, {"helpers.py": HELPERS})
+    again = run_cli(["check", "main.py", "--format", "json"], project)
+    fresh = run_cli(["check", "main.py", "--format", "json", "--no-cache"], project)
+    assert _findings(again) == _findings(fresh) == {("main.py", 6, 16, "CAL001")}
+
+
+def _chain_project(root: Path, length: int) -> Path:
+    files = {"m0.py": HELPERS, "pyproject.toml": "[tool.compile-ad-lint]\n"}
+    files.update({f"m{i}.py": f"from m{i - 1} import step\n" for i in range(1, length)})
+    files["main.py"] = MAIN_IMPORTING_HELPERS.replace("from helpers", f"from m{length - 1}")
+    return write(root, files)
+
+
+def test_deep_reexport_chain_and_nested_literal_still_report(tmp_path):
+    chain = _chain_project(tmp_path / "chain", 190)
+    nested = write(tmp_path / "nested", {"main.py": "DATA = " + "[" * 150 + "1" + "]" * 150 + "\n" + MAIN_IMPORTING_HELPERS, "helpers.py": HELPERS})
+    for project, line in ((chain, 6), (nested, 7)):
+        for cache in ("--no-cache", "--jobs=1"):
+            result = run_cli(["check", "main.py", "--format", "json", cache], project)
+            assert_contract(result, (1,))
+            assert _findings(result) == {("main.py", line, 16, "CAL001")}, result.describe()
+
+
+def test_a_recursion_limit_hit_is_not_cached(tmp_path, monkeypatch):
+    """A file analyzed once under a limit it hit, then edited to need less: same as --no-cache."""
+    project = _chain_project(tmp_path / "project", 120)
+    monkeypatch.setattr(deepstack, "RECURSION_LIMIT", 150)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)
+    try:
+        limited = Analyzer(Config(), jobs=1).check([str(project / "main.py")])
+    finally:
+        sys.setrecursionlimit(limit)
+    assert [f.code for f in limited.findings] == ["CAL900"]
+    assert "analysis incomplete" in limited.findings[0].message or "deeper than" in limited.findings[0].message
+    monkeypatch.undo()
+    cached = Analyzer(Config(), jobs=1).check([str(project / "main.py")])
+    fresh = Analyzer(Config(), jobs=1, use_cache=False).check([str(project / "main.py")])
+    assert finding_keys(cached) == finding_keys(fresh) and [f.code for f in cached.findings] == ["CAL001"]
+
+
+# -- the codec ------------------------------------------------------------------------------
+
+
+def test_codec_round_trips_summaries():
+    span = Span(1, 2, 3, 4)
+    literal = Const((ListLiteral((Symbol("torch.float16"), 1.5, None)), DictLiteral((("k", b"v"),)), 2j, True), span)
+    value = BlockSummary((), (), (), ("pkg.mod",))
+    for item, expected in ((literal, Const), (Call(Ref("f"), (), span), Call), (value, BlockSummary)):
+        assert codec.loads(codec.dumps(item), expected) == item
+
+
+@dataclass(frozen=True)
+class _Renamed:
+    lines: int
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'{"Span": [1, 2, 3]}',  # a field missing (an older build's shape)
+        b'{"Span": [1, 2, 3, "4"]}',  # a field of the wrong type
+        b'{"Span": [1, 2, 3, true]}',  # bool is not an int here
+        b'{"_Renamed": [1]}',  # a class the schema does not reach
+        b'{"os.system": ["touch x"]}',
+        b'[1, 2]',
+        b'{"#set": [[1], {"#map": 3}]}',
+        b"\xff\xfe",
+        b"[" * 100000 + b"]" * 100000,
+    ],
+)
+def test_codec_rejects_what_the_schema_does_not_allow(document):
+    with pytest.raises(codec.SchemaError):
+        codec.loads(document, Span)
+
+
+def test_cache_load_never_raises_for_bad_data(tmp_path):
+    cache = SummaryCache.open(tmp_path)
+    assert cache is not None
+    cache.store("ab" + "0" * 62, Span(1, 1, 1, 2))
+    assert cache.load("ab" + "0" * 62, Span) == Span(1, 1, 1, 2)
+    assert cache.load("ab" + "0" * 62, BlockSummary) is None  # another type under that key
+    assert cache.load("cd" + "0" * 62, Span) is None
