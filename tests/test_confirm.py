@@ -254,17 +254,20 @@ def test_cal002_eager_that_cannot_be_compared_does_not_confirm():
 
 
 def test_cache_key_follows_every_source_file(tmp_path):
+    from compile_ad_lint.confirm.runner import SourceTree
     from compile_ad_lint.confirm.session import sources_digest
 
+    digest = lambda: sources_digest(SourceTree.scan([str(tmp_path)]))  # noqa: E731
     (tmp_path / "train.py").write_text("from model import Net\n")
     (tmp_path / "model.py").write_text("class Net: pass\n")
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / "site.py").write_text("x = 1\n")
-    before = sources_digest([str(tmp_path)])
+    before = digest()
     (tmp_path / ".venv" / "site.py").write_text("x = 2\n")
-    assert sources_digest([str(tmp_path)]) == before  # environments are not the project's code
+    (tmp_path / "report.json").write_text("{}")
+    assert digest() == before  # environments and data are not the project's code
     (tmp_path / "model.py").write_text("class Net:\n    scale = 2\n")
-    assert sources_digest([str(tmp_path)]) != before  # an imported model changed: verdicts are stale
+    assert digest() != before  # an imported model changed: verdicts are stale
 
 
 def test_cal001_site_masked_by_an_earlier_compiled_raise_is_unusable():
@@ -494,6 +497,22 @@ SCRIPT = HAZARD_HEADER + textwrap.dedent(
     """
 )
 
+WRITES = HAZARD_HEADER + textwrap.dedent(
+    """
+    from pathlib import Path
+
+    import helper
+
+
+    def test_writes():
+        with open("out.txt", "w") as handle:  # relative: the copy of the project root
+            handle.write(str(helper.VALUE))
+        Path(__file__).with_name("beside.txt").write_text("x")  # next to this file: in the copy too
+        with fwAD.dual_level():
+            f(fwAD.make_dual(torch.ones(2), torch.ones(2)))  # writes-site
+    """
+)
+
 SLOW = HAZARD_HEADER + textwrap.dedent(
     """
     import time
@@ -536,6 +555,8 @@ def confirmed_project(tmp_path_factory):
     (project / "cases.py").write_text(CASES)
     (project / "noentry.py").write_text(NO_ENTRY)
     (project / "script.py").write_text(SCRIPT)
+    (project / "writes.py").write_text(WRITES)
+    (project / "helper.py").write_text("VALUE = 3\n")
     document, seconds = _run_cli(project, "--devices", "cpu")
     return project, document, seconds
 
@@ -610,9 +631,13 @@ def test_no_entry_point_uses_synthetic_probe(confirmed_project):
 
 @pytest.mark.slow
 def test_nothing_written_next_to_user_files_but_the_cache(confirmed_project):
-    project, _, _ = confirmed_project
-    names = {p.name for p in project.iterdir()}
-    assert names <= {"cases.py", "noentry.py", "script.py", "report.json", ".compile_ad_lint_cache"}
+    """writes.py imports a sibling and writes relative to the working directory and to ``__file__``:
+    its runs work on a copy of the project, so neither file (nor bytecode) appears in the project."""
+    project, document, _ = confirmed_project
+    result = _by_line(document, "writes.py")[_line(WRITES, "writes-site")]["confirm"]["cpu"]
+    assert result["verdict"] == "confirmed", result  # the entry ran past its writes to the site
+    names = {str(p.relative_to(project)).split("/")[0] for p in project.rglob("*")}
+    assert names <= {"cases.py", "noentry.py", "script.py", "writes.py", "helper.py", "report.json", ".compile_ad_lint_cache"}
     assert any((project / ".compile_ad_lint_cache" / "confirm").glob("*.json"))
 
 

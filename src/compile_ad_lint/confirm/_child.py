@@ -2,7 +2,8 @@
 
 It depends only on the standard library and torch, so that it works whatever else the user's environment
 holds. Usage: ``python -B _child.py SPEC.json``; it writes ``result.json`` and ``tensors.bin`` into the
-spec's ``out`` directory. Modes:
+spec's ``out`` directory. The runner starts it on a private copy of the project; every path it reports
+is translated back to the original (``origins``), so the copy never shows in a result. Modes:
 
 * ``env``: report the torch version and CUDA devices.
 * ``run``: install the instrumentation, run one entry point, record what was observed.
@@ -13,15 +14,31 @@ Instrumentation (installed before user code is imported, so ``from ... import un
 or its exception, even one the user's code catches), ``Tensor.backward``, ``torch.autograd.backward``
 and ``torch.autograd.grad`` (resulting gradients), the entry point's exception, and (when asked) the
 lines executed in the flagged files, to tell whether the entry reached the site.
+
+Processes: on Linux this process is a child subreaper, so whatever the user's code starts stays in
+its tree even after its parent exits (daemons that called ``setsid`` included); before exiting it
+kills what is left of that tree, also processes that dropped the runner's environment marker.
 """
 
 import json
 import os
+import signal
 import sys
 import traceback
 
 MAX_ELEMENTS = 1 << 20  # per recorded tensor; larger tensors are subsampled with a fixed stride
 MAX_RECORDS = 2000
+PR_SET_CHILD_SUBREAPER = 36
+ORIGINS = []  # (folder of the run's copy, original folder), resolved: set from the spec
+
+
+def origin(filename):
+    """The real path of ``filename`` as the linter knows it: inside the run's copy, the original's."""
+    real = os.path.realpath(filename)
+    for copy, original in ORIGINS:
+        if real == copy or real.startswith(copy + os.sep):
+            return original + real[len(copy):]
+    return real
 
 
 def _write(out, result):
@@ -69,7 +86,7 @@ class Recorder:
     def real_path(self, filename):
         real = self.real.get(filename)
         if real is None:
-            real = self.real[filename] = os.path.realpath(filename)
+            real = self.real[filename] = origin(filename)
         return real
 
     def new_handle(self):
@@ -424,7 +441,7 @@ class Recorder:
             filename = frame.f_code.co_filename
             real = cache.get(filename)
             if real is None:
-                real = cache[filename] = os.path.realpath(filename)
+                real = cache[filename] = origin(filename)
             if real not in watched:
                 return None
             target = executed[real]
@@ -594,20 +611,69 @@ def _is_testcase(cls):
 
 
 def _describe(error):
-    frames = [[os.path.realpath(f.filename), f.lineno] for f in traceback.extract_tb(error.__traceback__)]
+    frames = [[origin(f.filename), f.lineno] for f in traceback.extract_tb(error.__traceback__)]
     message = str(error).strip().splitlines()
     return {"type": type(error).__name__, "message": message[0][:300] if message else "", "frames": frames[-60:]}
 
 
+def become_subreaper():
+    """Adopt the orphans of the user's code (Linux ``prctl``), so that they stay findable as descendants."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - without it the runner's environment-marker scan still applies
+        pass
+
+
+def end_descendants():
+    """Kill every process left in this process's tree: as subreaper it adopts the orphans of each one
+    killed, so repeating until no child is left reaches daemons however deep they were started."""
+    for _ in range(100):
+        children = _children()
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except OSError:  # reaped by the user's own code (a ``Popen``) already
+                pass
+
+
+def _children():
+    pids = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:  # not Linux: the runner's process group kill is all there is
+        return pids
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
+                pids.update(int(pid) for pid in handle.read().split())
+        except OSError:
+            pass
+    return pids
+
+
 def main():
+    become_subreaper()
     with open(sys.argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
+    ORIGINS[:] = [tuple(pair) for pair in spec.get("origins", [])]
     if spec["mode"] == "env":
         env_mode(spec)
     else:
         run_mode(spec)
     sys.stdout.flush()
     sys.stderr.flush()
+    end_descendants()
 
 
 if __name__ == "__main__":

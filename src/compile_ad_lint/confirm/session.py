@@ -9,7 +9,8 @@ whether the installed torch has the hazard at all.
 
 Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled
 and one matching-config run per entry point and device serve every finding it reaches) and run
-``jobs`` at a time, one at a time on a GPU.
+``jobs`` at a time, one at a time on a GPU. Each run works on a fresh copy of the project listed once
+per session (:class:`~.runner.SourceTree`); the same listing gives the cache key's source files.
 """
 
 from __future__ import annotations
@@ -28,13 +29,12 @@ from typing import Callable, Iterable, Sequence
 
 from .. import __version__
 from ..cache import CACHE_DIRECTORY, content_digest
-from ..config import Config
 from ..findings import ConfirmResult, Finding, Verdict
-from ..project import discover, module_identity
+from ..project import module_identity
 from . import compare, probes
 from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
-from .runner import RunOutcome, run_child
+from .runner import RunOutcome, SourceTree, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002")
 _FORMAT = 3
@@ -66,7 +66,10 @@ class _Session:
         self.work = work
         self.roots = roots
         self.fixes = [_Fix.of(finding) if finding.code == "CAL002" else None for finding in findings]
-        self.sources = sources_digest(roots) if options.use_cache else ""
+        named = [str(_real(f.location.path)) for f in findings] + [e.path for e in options.entries if e.path]
+        start = str(options.project_root) if options.project_root is not None else None
+        self.tree = SourceTree.scan(roots, start=start, extra=named, skip=str(work))
+        self.sources = sources_digest(self.tree) if options.use_cache else ""
         self.force_plans: dict[tuple, _ForcePlan] = {}
         self.inductor_cache = work / "inductor"
         self.jobs = max(1, options.jobs or min(4, os.cpu_count() or 1))
@@ -93,10 +96,13 @@ class _Session:
         entry = spec["entry"]
         name = entry.get("function") or entry.get("module") or entry.get("path")
         mode = "compiled" if compiled else "eager"
+        if number == 1:
+            left_out = f"; {self.tree.left_out} non-Python files over its size limits are left out" if self.tree.left_out else ""
+            self.log(f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}")
         self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{', matching config' if spec.get('force') else ''})")
         spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
         with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
-            return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache)
+            return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache, tree=self.tree)
 
     def force_plan(self, entry: Entry, device: str, eager: RunOutcome) -> "_ForcePlan":
         """How the matching-config runs of ``entry`` force each CAL002 fix (computed once per entry and device)."""
@@ -236,20 +242,20 @@ def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Se
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
 
-def sources_digest(roots: Sequence[str]) -> str:
-    """A digest of every Python file under the import roots: the code an entry point can run.
+def sources_digest(tree: SourceTree) -> str:
+    """A digest of every Python file the runs get a copy of (those under the import roots): the code an
+    entry point can run.
 
     Any edit there (a model definition imported by the flagged file, a module named by ``--entry``)
     makes the cached verdicts stale. Discovery's default excludes keep environments and caches out.
     """
-    files, _ = discover(sorted(set(roots)), Config())
     digest = hashlib.sha256()
-    for source in files:
+    for path in tree.python:
         try:
-            content = content_digest(source.path.read_bytes())
+            content = content_digest(Path(path).read_bytes())
         except OSError:
             content = "unreadable"
-        digest.update(f"{source.path}\0{content}\n".encode("utf-8", "surrogateescape"))
+        digest.update(f"{path}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
@@ -314,7 +320,7 @@ def _evaluate(session: _Session, finding: Finding, index: int, device: str, watc
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
         eager = session.run(("eager", entry, device), _spec(entry, device, watch, trace=True), compiled=False)
         if eager.timed_out:
-            failures.append(f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (the process group was killed)")
+            failures.append(f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (every process it started was killed)")
             transient = True
             continue
         if eager.result is None or eager.status in ("no-torch", "no-device"):
@@ -422,7 +428,7 @@ def _compare(
 
 def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmResult | None:
     if outcome.timed_out:
-        return ConfirmResult(Verdict.ERROR, f"the {name} timed out after {session.options.timeout:g}s (the eager run did not; the process group was killed)")
+        return ConfirmResult(Verdict.ERROR, f"the {name} timed out after {session.options.timeout:g}s (the eager run did not; every process it started was killed)")
     if outcome.result is None:
         return ConfirmResult(Verdict.ERROR, f"the {name} died without a result (exit code {outcome.returncode}; {outcome.output_summary()})")
     return None
