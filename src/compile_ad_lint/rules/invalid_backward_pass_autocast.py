@@ -78,13 +78,33 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
 
 
 def _show(value: object) -> str:
+    """The literal as source code (``{"device_type": "cuda", "dtype": torch.float16}``)."""
     if isinstance(value, Symbol):
         return value.name
     if isinstance(value, ListLiteral):
         return "[" + ", ".join(_show(v) for v in value.items) + "]"
     if isinstance(value, DictLiteral):
         return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items) + "}"
-    return repr(value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, str):
+        return _string(value)
+    if value is None or isinstance(value, (bool, int, float, complex, bytes)):
+        return repr(value)
+    return "..."  # not a literal the summaries produce; never show an internal object
+
+
+def _string(value: str) -> str:
+    """A double-quoted Python literal for ``value``, escaping what ``repr`` escapes."""
+    escaped = []
+    for char in value:
+        if char in '\\"':
+            escaped.append("\\" + char)
+        elif char.isprintable():
+            escaped.append(char)
+        else:
+            escaped.append(repr(char)[1:-1])
+    return '"' + "".join(escaped) + '"'
 
 
 def _hint(value: object) -> str:
