@@ -6,6 +6,7 @@ Stage one finds and validates the file (``load_config``); stage two merges comma
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 import sys
@@ -39,10 +40,14 @@ DEFAULT_EXCLUDES = (
 
 
 class ConfigError(Exception):
-    """A configuration problem; ``str()`` names the source and the key."""
+    """A configuration problem; ``str()`` names the source and the key.
+
+    ``reason`` is the message alone, for front ends that name the source their own way (a
+    command-line flag such as ``--select``, a flake8 option).
+    """
 
     def __init__(self, source: str, key: str | None, message: str) -> None:
-        self.source, self.key = source, key
+        self.source, self.key, self.reason = source, key, message
         where = f"{source}: [tool.{SECTION}] {key}" if key else source
         super().__init__(f"{where}: {message}")
 
@@ -52,6 +57,10 @@ class Config:
     select: frozenset[str] | None = None  # None: every rule
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    #: ``(glob, codes)`` pairs: codes or prefixes not reported in files matching the glob (relative
+    #: to the project root, matched like ``exclude``).
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
     extend_safe_backends: frozenset[str] = frozenset()
     max_call_depth: int = 8
     compile_wrappers: frozenset[str] = frozenset()
@@ -61,12 +70,25 @@ class Config:
     source: str | None = field(default=None, compare=False)
 
     def enables(self, code: str) -> bool:
-        selected = self.select is None or any(code.startswith(prefix) for prefix in self.select)
-        return selected and not any(code.startswith(prefix) for prefix in self.ignore)
+        selected = self.select is None or code_matches(code, self.select)
+        return selected and not code_matches(code, self.ignore)
+
+    def ignored_in(self, relative: PurePath) -> frozenset[str]:
+        """The codes ``per-file-ignores`` turns off in the file at ``relative`` (to the project root)."""
+        found: set[str] = set()
+        for pattern, codes in self.per_file_ignores:
+            if matches_any(relative, (pattern,)):
+                found |= codes
+        return frozenset(found)
+
+    def enabled_codes(self) -> list[str]:
+        from .rules import ALL_RULES  # the rules import this module
+
+        return [rule.code for rule in ALL_RULES if self.enables(rule.code)]
 
     @property
     def excludes(self) -> tuple[str, ...]:
-        return DEFAULT_EXCLUDES + self.exclude
+        return DEFAULT_EXCLUDES + self.exclude + self.extend_exclude
 
     def exclusion(self, top: Path) -> Callable[[Path, str], bool]:
         """Whether entry ``name`` of ``directory``, a folder that walking ``top`` yields, is excluded.
@@ -169,19 +191,59 @@ def parse_section(section: dict, source: str, root: Path | None = None) -> Confi
     return Config(root=root, source=source, **values)
 
 
+#: Selects every rule (Ruff's spelling).
+ALL = "ALL"
+
+
+def code_matches(code: str, prefixes: Iterable[str]) -> bool:
+    return any(prefix == ALL or code.startswith(prefix) for prefix in prefixes)
+
+
+def known_codes() -> tuple[str, ...]:
+    from .rules import ALL_RULES  # the rules import this module
+
+    return tuple(rule.code for rule in ALL_RULES)
+
+
+def valid_prefixes() -> frozenset[str]:
+    """``ALL``, every code, and every prefix of one from its letters on (``CAL``, ``CAL0``, ``CAL00``)."""
+    return frozenset({ALL} | {code[:end] for code in known_codes() for end in range(3, len(code) + 1)})
+
+
+def check_code(code: str, shown: str | None = None) -> str | None:
+    """None when ``code`` (upper case) selects at least one rule, else why not, naming the closest
+    codes; ``shown`` is the value as the user wrote it."""
+    if code in valid_prefixes():
+        return None
+    codes = known_codes()
+    close = difflib.get_close_matches(code, codes, n=len(codes), cutoff=0.6)
+    if close:
+        best = difflib.SequenceMatcher(None, code, close[0]).ratio()
+        close = [c for c in close if difflib.SequenceMatcher(None, code, c).ratio() >= best - 1e-9]
+        suggestion = f"did you mean {' or '.join(close)}?"
+    else:
+        suggestion = f"the codes are {', '.join(codes)} (or a prefix such as CAL or CAL00, or ALL)"
+    return f"{shown if shown is not None else repr(code)} is not a compile-ad-lint rule code or prefix; {suggestion}"
+
+
 def parse_codes(raw: object, source: str, key: str) -> frozenset[str]:
+    """Codes or prefixes; one that selects no rule (``CAL01``, ``E501``, a typo) is an error."""
     codes = _string_list(raw, source, key)
+    normalized = []
     for code in codes:
-        if not code or not code[:3].isalpha() or not code.isalnum():
-            raise ConfigError(source, key, f"{code!r} is not a rule code or prefix like 'CAL001' or 'CAL'")
-    return frozenset(code.upper() for code in codes)
+        upper = code.strip().upper()
+        problem = check_code(upper, repr(code.strip())) if upper else "an empty code selects no rule"
+        if problem is not None:
+            raise ConfigError(source, key, problem)
+        normalized.append(upper)
+    return frozenset(normalized)
 
 
 def parse_selection(raw: object, source: str, key: str) -> frozenset[str]:
     """Like ``parse_codes``, but an empty selection is an error: it would silently run no rule."""
     codes = parse_codes(raw, source, key)
     if not codes:
-        raise ConfigError(source, key, "selects no rule; remove it to run every rule, or name codes like ['CAL']")
+        raise ConfigError(source, key, "selects no rule; name codes or prefixes such as CAL001 or CAL, or ALL for every rule")
     return codes
 
 
@@ -207,10 +269,23 @@ def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
     return frozenset(_string_list(raw, source, key))
 
 
+def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    if not isinstance(raw, dict):
+        raise ConfigError(source, key, f'expected a table of globs to codes, like {{"tests/*" = ["CAL001"]}}, got {raw!r}')
+    pairs = []
+    for pattern, codes in raw.items():
+        if not pattern.strip():
+            raise ConfigError(source, key, "an empty glob matches no file")
+        pairs.append((pattern, parse_codes(codes, source, f"{key} {pattern!r}")))
+    return tuple(pairs)
+
+
 _PARSERS = {
     "select": ("select", parse_selection),
     "ignore": ("ignore", parse_codes),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
+    "extend-exclude": ("extend_exclude", _strings),
     "extend-safe-backends": ("extend_safe_backends", _string_set),
     "max-call-depth": ("max_call_depth", _depth),
     "compile-wrappers": ("compile_wrappers", _string_set),
