@@ -35,12 +35,12 @@ def test_findings_exit_1_with_text_lines(project, capsys):
     assert main(["check", ".", "--no-cache"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("hazard.py:6:9: CAL001 `f(...)` calls a callable compiled with torch.compile")
-    assert out[-1].startswith("Found 1 finding in 2 files")
+    assert out[-1].startswith("Found 1 finding in 2 files (1 analyzed: 1 parsed, 0 cached) in ")
 
 
 def test_no_findings_exit_0(project, capsys):
     assert main(["check", "clean.py", "--no-cache"]) == 0
-    assert capsys.readouterr().out.startswith("No findings in 1 files")
+    assert capsys.readouterr().out.startswith("No findings in 1 file (0 analyzed: 0 parsed, 0 cached) in ")
 
 
 def test_exit_zero_flag(project):
@@ -51,13 +51,15 @@ def test_json_contract(project, capsys):
     assert main(["check", ".", "--no-cache", "--format", "json"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["version"] == __version__
-    assert set(document["stats"]) == {"files", "parsed", "cached", "seconds"}
+    assert set(document["stats"]) == {"files", "analyzed", "parsed", "cached", "seconds"}
     assert document["stats"]["files"] == 2
+    assert document["stats"]["parsed"] + document["stats"]["cached"] == document["stats"]["analyzed"] == 1
     (finding,) = document["findings"]
-    assert {k: finding[k] for k in ("code", "severity", "path", "line", "column", "end_line", "end_column")} == {
+    assert {k: finding[k] for k in ("code", "severity", "path", "cell", "line", "column", "end_line", "end_column")} == {
         "code": "CAL001",
         "severity": "error",
         "path": "hazard.py",
+        "cell": None,
         "line": 6,
         "column": 9,
         "end_line": 6,
@@ -67,7 +69,7 @@ def test_json_contract(project, capsys):
     messages = [r["message"] for r in finding["related"]]
     assert messages[0] == "forward-AD region entered here"
     assert any(m.startswith("compiled here") for m in messages)
-    assert all(set(r) == {"path", "line", "column", "message"} for r in finding["related"])
+    assert all(set(r) == {"path", "cell", "line", "column", "message"} for r in finding["related"])
 
 
 def test_paths_stay_as_given(project, capsys):
@@ -90,8 +92,10 @@ def test_select_and_ignore(project, capsys):
 
 
 def test_usage_errors_exit_2(project, capsys):
-    assert main(["check", ".", "--select", "not a code"]) == 2
-    assert main(["check", ".", "--select", ""]) == 2  # selecting nothing is a mistake, not a clean run
+    for bad in (["--select", "not a code"], ["--select", ""]):  # selecting nothing is a mistake, not a clean run
+        with pytest.raises(SystemExit) as raised:
+            main(["check", ".", *bad])
+        assert raised.value.code == 2
     with pytest.raises(SystemExit) as raised:
         main(["check", "--format", "yaml"])
     assert raised.value.code == 2

@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from .cache import SummaryCache, build_digest, content_digest
-from .config import Config
+from .config import Config, code_matches
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
-from .project import ModuleIndex, SourceFile, default_root, discover, has_anchor, module_identity, read_source
+from .notebook import cell_locations, notebook_for
+from .project import ModuleIndex, SourceFile, default_root, discover, display_path, has_anchor, module_identity, read_source
 from .rules import ALL_RULES
+from .rules.unparsable_file import UnparsableFile
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter
@@ -34,10 +36,14 @@ _PARALLEL_THRESHOLD = 16
 
 @dataclass(frozen=True)
 class Stats:
+    #: Files checked: the Python files and notebooks the paths named.
     files: int
+    #: Of the files the analysis read (``analyzed``: checked files with an anchor and what they
+    #: import or call), those parsed in this run and those served from the cache; they add up.
     parsed: int
     cached: int
     seconds: float
+    analyzed: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,10 +166,11 @@ class Analyzer:
         self.progress = progress
 
     def check(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report:
-        """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor buffers)."""
+        """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
+        buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk."""
         started = time.perf_counter()
         overrides = dict(sources or {})
-        files, problems = discover(paths, self.config)
+        files, problems = discover(paths, self.config, virtual=overrides.keys())
         cache = self._cache_for(paths)
         events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
         contents = self._read(files, events, overrides)
@@ -172,10 +179,12 @@ class Analyzer:
         run = _Run(self, files, paths, cache, overrides, digests)
 
         pending, mentions, asked = roots, frozenset(), frozenset()
+        analyzed: set[str] = set()
         for _ in range(self.config.max_call_depth + 1):
             results = run.analyze([(root, mentions) for root in pending])
             for result in results:
                 events.extend(result.events)
+                analyzed.update(dependency for dependency, _ in result.dependencies)
             # Functions whose anchors depend on their parameters: analyze the code that calls them.
             mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
             if not mentions:
@@ -185,7 +194,7 @@ class Analyzer:
 
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
-        stats = Stats(len(files), len(run.parsed), len((run.cached - run.parsed)) + run.reused, round(time.perf_counter() - started, 3))
+        stats = _stats(files, analyzed, run, started)
         return Report(findings, stats)
 
     # -- stages -----------------------------------------------------------------------------
@@ -207,8 +216,15 @@ class Analyzer:
         return contents
 
     def _findings(self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]) -> tuple[Finding, ...]:
+        """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``.
+
+        A named path that is no file (it does not exist, or cannot be listed) is reported whatever
+        the selection says: nothing was checked there, and a run must not pass silently for it.
+        Notebook locations are mapped to their cells last (suppressions match module lines).
+        """
         by_display = {f.display: f.path for f in files}
         suppressions: dict[str, dict[int, frozenset[str]]] = {}
+        per_file: dict[str, frozenset[str]] = {}
 
         def suppressed(finding: Finding) -> bool:
             path = finding.location.path
@@ -218,18 +234,39 @@ class Analyzer:
             codes = suppressions[path].get(finding.location.line)
             return codes is not None and (not codes or any(finding.code.startswith(code) for code in codes))
 
+        def ignored_here(finding: Finding) -> bool:
+            path = finding.location.path
+            if path not in per_file:
+                per_file[path] = self._per_file_ignores(path, by_display[path])
+            return code_matches(finding.code, per_file[path])
+
         best: dict[tuple[str, Location], Finding] = {}
         for rule_class in ALL_RULES:
-            if not self.config.enables(rule_class.code):
+            enabled = self.config.enables(rule_class.code)
+            if not enabled and rule_class.code != UnparsableFile.code:
                 continue
             for finding in rule_class(self.config).findings(events):
-                if finding.location.path not in checked or suppressed(finding):
+                path = finding.location.path
+                if path not in checked:
                     continue
+                if path in by_display and (not enabled or suppressed(finding) or ignored_here(finding)):
+                    continue  # (not in by_display: a discovery problem, always reported)
                 key = (finding.code, finding.location)
                 current = best.get(key)
                 if current is None or _preference(finding) < _preference(current):
                     best[key] = finding
-        return tuple(sorted(best.values(), key=Finding.sort_key))
+        located = [cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown)))) for finding in best.values()]
+        return tuple(sorted(located, key=Finding.sort_key))
+
+    def _per_file_ignores(self, display: str, path: Path) -> frozenset[str]:
+        root = self.config.root
+        if not self.config.per_file_ignores or root is None:
+            return frozenset()
+        root = root.resolve()
+        for candidate in (Path(os.path.abspath(display)), path):
+            if candidate.is_relative_to(root):
+                return self.config.ignored_in(candidate.relative_to(root))
+        return frozenset()
 
 
 class _Run:
@@ -243,6 +280,8 @@ class _Run:
         self.parsed: set = set()
         self.cached: set = set()
         self.reused = 0
+        #: Files read by the results computed in this run (not reused from the result cache).
+        self.opened: set[str] = set()
         #: ``is_file`` answers for the absent dependencies of cached results (asked once per run).
         self.existence: dict[Path, bool] = {}
         self.workspace_arguments = (
@@ -271,6 +310,7 @@ class _Run:
                 missing.append(position)
         for position, result in zip(missing, self._compute([(str(tasks[i][0].path), tasks[i][1]) for i in missing])):
             results[position] = result
+            self.opened.update(dependency for dependency, _ in result.dependencies)
             self._store(tasks[position][0].path, tasks[position][1], result)
         return [results[i] for i in range(len(tasks))]
 
@@ -350,6 +390,22 @@ class _Run:
             except OSError:
                 self.digests[path] = None  # type: ignore[assignment]
         return self.digests[path]
+
+
+def _stats(files: list[SourceFile], analyzed: set[str], run: "_Run", started: float) -> Stats:
+    """Counts that add up: every analyzed file was either parsed in this run or served from the cache.
+
+    A file counts as parsed when a result computed in this run read it and its summaries were not
+    all in the cache; the files behind reused results, and those whose outline and blocks all came
+    from the cache, count as cached.
+    """
+    shown = {str(f.path): f.display for f in files}
+    parsed = 0
+    for path in analyzed:
+        display = shown.get(path) or display_path(Path(path))
+        if path in run.opened and (display in run.parsed or display not in run.cached):
+            parsed += 1
+    return Stats(len(files), parsed, len(analyzed) - parsed, round(time.perf_counter() - started, 3), analyzed=len(analyzed))
 
 
 def _preference(finding: Finding) -> tuple:

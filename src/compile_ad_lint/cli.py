@@ -1,26 +1,39 @@
 """``compile-ad-lint``: a thin command line over ``compile_ad_lint.api``.
 
-Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error. A run that checks
+no file at all (every path missing, nothing to analyze under a folder) is a usage error: it says so
+on stderr and exits 2 instead of passing silently.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import time
 import traceback
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence, TextIO
 
 from . import __version__
-from .config import ConfigError, load_config, parse_codes, parse_selection, read_config_file
-from .project import default_root
+from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
+from .project import default_root, project_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STDIN = "-"
+
+#: ``argument --jobs/-j: message`` as argparse words it; we name the flag the way the user typed it.
+_ARGUMENT_PREFIX = re.compile(r"^argument ((?:-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)*): ")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits with 2 too; keep its message format
+        match = _ARGUMENT_PREFIX.match(message)
+        if match is not None:  # "argument --jobs/-j: ..." -> "--jobs: ..."
+            names = match.group(1).split("/")
+            message = f"{max(names, key=len)}: {message[match.end():]}"
         self.print_usage(sys.stderr)
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
@@ -30,32 +43,45 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    check = commands.add_parser("check", help="analyze files and directories")
-    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
-    check.add_argument("--select", help="comma-separated codes or prefixes to report (default: all)")
-    check.add_argument("--ignore", help="comma-separated codes or prefixes to skip")
-    check.add_argument("--format", choices=_format_names(), default="text")
-    check.add_argument("--output", "-o", help="write the report to FILE instead of stdout")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
-    check.add_argument("--jobs", "-j", type=_positive_int, help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)")
-    check.add_argument("--max-call-depth", type=_depth, help="how many calls deep to follow from each anchor")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    check.add_argument("--config", help="use this pyproject.toml instead of the nearest one")
+    check = commands.add_parser("check", help="analyze files, directories and notebooks")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="Python files, notebooks (.ipynb), directories, or - for stdin (default: .)")
+    rules = check.add_argument_group("rule selection")
+    rules.add_argument("--select", type=_codes("select"), metavar="CODES", help="comma-separated codes or prefixes to report, or ALL (default: the config's select, else ALL)")
+    rules.add_argument("--ignore", type=_codes("ignore"), metavar="CODES", help="comma-separated codes or prefixes to skip, added to the config's ignore (default: none)")
+    report = check.add_argument_group("report")
+    report.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
+    report.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    report.add_argument("--concise", action="store_true", help="text: one line per finding, without the chain under it")
+    report.add_argument("--show-source", action="store_true", help="text: print the flagged line with a caret range")
+    report.add_argument("--statistics", action="store_true", help="text: a count per code instead of the findings")
+    report.add_argument("--quiet", "-q", action="store_true", help="print the findings only: no summary, notes or progress")
+    report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    scope = check.add_argument_group("what is analyzed")
+    scope.add_argument("--stdin-filename", metavar="PATH", help="with - (or no PATH): the project file stdin stands for; its imports and the project's other files are used")
+    scope.add_argument(
+        "--dependents",
+        action="store_true",
+        help="also report findings in other files of the project whose evidence (region, call hops, compile site, config, autocast source) is in one of PATHS (the pre-commit hook uses it)",
+    )
+    scope.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
+    scope.add_argument("--max-call-depth", type=_depth, metavar="N", help="how many calls deep to follow from each anchor (default: the config's max-call-depth, else 8)")
+    scope.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache (.compile_ad_lint_cache/)")
+    scope.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)")
     confirm = check.add_argument_group("confirm mode (runs your code)")
     confirm.add_argument("--confirm", action="store_true", help="run each finding's code eagerly and compiled and attach a verdict")
-    confirm.add_argument("--devices", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
+    confirm.add_argument("--devices", metavar="DEVICES", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
     confirm.add_argument("--confirm-timeout", type=_seconds, default=None, metavar="SECONDS", help="per-run timeout for --confirm (default: 300)")
-    confirm.add_argument("--entry", action="append", default=[], metavar="MODULE:FUNCTION", help="entry point for --confirm (repeatable)")
+    confirm.add_argument("--entry", action="append", default=[], metavar="MODULE:FUNCTION", help="entry point for --confirm (repeatable; default: the config's entry-points, then found ones)")
 
     cache = commands.add_parser("cache", help="manage the summary cache")
     cache.add_argument("action", choices=["clean"], help="clean: delete the cache directory")
-    cache.add_argument("path", nargs="?", default=".", help="a path inside the project (default: .)")
+    cache.add_argument("path", nargs="?", default=".", metavar="PATH", help="a path inside the project (default: .)")
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="a rule code such as CAL001, or its name")
     lsp = commands.add_parser("lsp", help="run the language server on stdin/stdout (needs pygls)")
-    lsp.add_argument("--debounce-ms", type=int, default=300, help="wait this long after an edit before analyzing (default: 300)")
+    lsp.add_argument("--debounce-ms", type=_non_negative_int, default=300, metavar="MS", help="wait this long after an edit before analyzing (default: 300)")
     return parser
 
 
@@ -65,24 +91,56 @@ def _format_names() -> list[str]:
     return sorted(FORMATS)
 
 
+def _codes(key: str):  # type: ignore[no-untyped-def]
+    """The ``type=`` of ``--select``/``--ignore``: validated codes; errors name the flag, not the config."""
+
+    def convert(text: str) -> frozenset[str]:
+        try:
+            return parse_selection(text, f"--{key}", key) if key == "select" else parse_codes(text, f"--{key}", key)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(error.reason) from None
+
+    convert.__name__ = key
+    return convert
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of milliseconds (0 or more), got {text!r}")
     return value
 
 
 def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
 
 
 def _depth(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
     if not 0 <= value <= 64:
-        raise argparse.ArgumentTypeError("must be from 0 to 64")
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 64, got {text!r}")
     return value
 
 
@@ -121,9 +179,16 @@ class _Progress:
             self.stream.flush()
 
 
+def _error(message: str) -> int:
+    print(f"compile-ad-lint: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
 def _clean_cache(path: str) -> int:
     from . import cache
 
+    if not os.path.lexists(path):
+        return _error(f"cache clean: {path}: path does not exist")
     try:
         root = load_config(Path(path)).root or default_root([path])
     except ConfigError as error:
@@ -167,10 +232,13 @@ def _explain(code: str) -> int:
 
 
 def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """Attach confirm verdicts (the confirm package imports torch only in the subprocesses it starts)."""
-    from dataclasses import replace
+    """Attach confirm verdicts (the confirm package imports torch only in the subprocesses it starts).
 
+    Notebook findings get ``skipped``: confirm mode runs modules and entry points, not notebooks.
+    """
     from .confirm import DEFAULT_TIMEOUT, ConfirmOptions, confirm_findings, parse_devices, parse_entry
+    from .findings import ConfirmResult, Verdict
+    from .notebook import is_notebook
 
     devices = parse_devices(args.devices)
     entries = [parse_entry(text, Path.cwd()) for text in args.entry]
@@ -185,27 +253,189 @@ def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyp
         jobs=args.jobs,
         log=lambda message: print(message, file=sys.stderr, flush=True),
     )
-    return replace(report, findings=tuple(confirm_findings(report.findings, options)))
+    in_notebook = [is_notebook(f.location.path) for f in report.findings]
+    confirmed = iter(confirm_findings([f for f, skip in zip(report.findings, in_notebook) if not skip], options))
+    findings = []
+    for finding, skip in zip(report.findings, in_notebook):
+        if skip:
+            note = ConfirmResult(Verdict.SKIPPED, "confirm mode does not run notebooks")
+            finding = finding.with_confirm({device: note for device in devices or ["cpu"]})
+        else:
+            finding = next(confirmed)
+        findings.append(finding)
+    return replace(report, findings=tuple(findings))
+
+
+@dataclass
+class _Scope:
+    """What one ``check`` analyzes, and which of the findings it reports."""
+
+    #: The paths handed to the analyzer (what the user named, plus the project root for stdin and
+    #: ``--dependents``).
+    paths: list[str]
+    sources: dict[Path, bytes] = field(default_factory=dict)
+    #: Resolved files whose findings are reported; None: every finding.
+    keep: set[Path] | None = None
+    #: With ``--dependents``: also findings whose related locations are in ``keep``.
+    related_too: bool = False
+    #: Paths named that are not files (always reported; kept by their display).
+    problems: set[str] = field(default_factory=set)
+    #: Files checked, when it is not the analyzer's count (stdin: 1; ``--dependents``: the named ones).
+    checked: int | None = None
+    #: stdin: its display name and text (for --show-source), and why a notebook on stdin is unreadable.
+    stdin: tuple[str, bytes] | None = None
+    stdin_failure: str | None = None
+
+
+def _absolute(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _root_path(root: Path | None) -> str | None:
+    """The project root as a path relative to the working directory (so files show as relative paths)."""
+    if root is None:
+        return None
+    try:
+        return os.path.relpath(root)
+    except ValueError:  # another drive on Windows
+        return str(root)
+
+
+def _scope(args: argparse.Namespace, config: Config) -> _Scope:
+    """Raises ValueError for a usage error."""
+    from .notebook import NotebookError, is_notebook
+    from .notebook import read as read_notebook
+
+    paths = list(args.paths)
+    stdin = paths == [STDIN] or (not paths and args.stdin_filename is not None)
+    if STDIN in paths and len(paths) > 1:
+        raise ValueError("- (stdin) cannot be combined with other paths")
+    if args.stdin_filename is not None and not stdin:
+        raise ValueError("--stdin-filename names the file stdin stands for: use it with - (or without paths)")
+    if not stdin:
+        paths = paths or ["."]
+        if not args.dependents:
+            return _Scope(paths)
+        from .project import discover
+
+        named, problems = discover(paths, config)
+        root = _root_path(config.root or default_root(paths))
+        return _Scope(
+            [*paths, *([root] if root is not None else [])],
+            keep={f.path for f in named},
+            related_too=True,
+            problems={p.display for p in problems},
+            checked=len(named),
+        )
+    if args.confirm or args.dependents:
+        raise ValueError(f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin")
+    shown = args.stdin_filename if args.stdin_filename is not None else STDIN
+    target = _absolute(Path(shown))
+    data = sys.stdin.buffer.read()
+    source, failure = data, None
+    if is_notebook(shown):
+        try:
+            source = read_notebook(target, data).text.encode("utf-8", "surrogatepass")
+        except NotebookError as error:
+            source, failure = b"", f"cannot read: {error}"
+    analyzed = [shown]
+    if args.stdin_filename is not None:  # the project's other files: callers of its functions, importers
+        folder = project_root(target)[0]
+        root = _root_path(config.root or folder)
+        if root is not None:
+            analyzed.append(root)
+    return _Scope(analyzed, {target: source}, keep={target}, checked=1, stdin=(shown, data), stdin_failure=failure)
+
+
+def _narrowed(report, scope: _Scope):  # type: ignore[no-untyped-def]
+    """The report with only the findings ``scope`` asks for (its stats are the analysis's)."""
+    resolved: dict[str, Path] = {}
+
+    def file_of(shown: str) -> Path:
+        if shown not in resolved:
+            resolved[shown] = _absolute(Path(shown))
+        return resolved[shown]
+
+    def wanted(finding) -> bool:  # type: ignore[no-untyped-def]
+        if finding.location.path in scope.problems or file_of(finding.location.path) in scope.keep:  # type: ignore[operator]
+            return True
+        return scope.related_too and any(file_of(r.location.path) in scope.keep for r in finding.related)  # type: ignore[operator]
+
+    if scope.keep is None:
+        return report
+    return replace(report, findings=tuple(f for f in report.findings if wanted(f)))
+
+
+def _use_color(args: argparse.Namespace, stream: TextIO) -> bool:
+    """Colors in the text report on a terminal only; ``NO_COLOR`` turns them off, ``FORCE_COLOR``
+    on (also when piped); never in a file, and never in JSON, SARIF or GitHub output."""
+    if args.format != "text" or args.output:
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0", "false"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _no_file_checked(report, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]
+    reasons = [f"{f.location.path}: {f.message}" for f in report.findings if f.code == "CAL900"]
+    message = "no file was checked"
+    if reasons:
+        message += " (" + "; ".join(reasons) + ")"
+    else:
+        message += f": no Python file or notebook under {', '.join(args.paths or ['.'])} (after excludes)"
+    codes = [p for p in args.paths if p.upper() in valid_prefixes() and not os.path.lexists(p)]
+    if codes:
+        message += f"; {', '.join(codes)} looks like a rule code: write the codes of --select/--ignore without spaces (CAL001,CAL002)"
+    return message
 
 
 def _check(args: argparse.Namespace) -> int:
     from .api import Analyzer
     from .output import FORMATS
+    from .output.text import TextOptions
+    from .output.text import render as render_text
+    from .rules import ALL_RULES
 
+    started = time.perf_counter()
+    if args.format != "text":
+        for flag, given in (("--concise", args.concise), ("--show-source", args.show_source), ("--statistics", args.statistics)):
+            if given:
+                return _error(f"{flag} applies to --format text, not {args.format}")
+    if args.stdin_filename is not None and args.paths in ([], [STDIN]):
+        start = args.stdin_filename  # the configuration of the file stdin stands for
+    else:
+        start = args.paths[0] if args.paths and args.paths[0] != STDIN else "."
     try:
-        config = read_config_file(Path(args.config)) if args.config else load_config(Path(args.paths[0]))
+        config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
-            select=parse_selection(args.select, "--select", "select") if args.select is not None else None,
-            ignore=config.ignore | parse_codes(args.ignore, "--ignore", "ignore") if args.ignore else None,
+            select=args.select,
+            ignore=config.ignore | args.ignore if args.ignore else None,
             max_call_depth=args.max_call_depth,
         )
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    if not any(config.enables(rule.code) for rule in ALL_RULES):
+        select = ",".join(sorted(config.select or ["ALL"]))
+        return _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")
+    try:
+        scope = _scope(args, config)
+    except ValueError as error:
+        return _error(str(error))
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs, progress=progress)
     try:
-        report = analyzer.check(args.paths)
+        report = analyzer.check(scope.paths, sources=scope.sources or None)
     except Exception:  # noqa: BLE001 - an internal error must still exit 2 with a usable message
         print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
@@ -213,7 +443,11 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.confirm:
+    report = _narrowed(report, scope)
+    if scope.stdin_failure is not None and config.enables("CAL900"):
+        report = replace(report, findings=(_stdin_failure(scope), *report.findings))
+    checked = scope.checked if scope.checked is not None else report.stats.files
+    if args.confirm and checked:
         try:
             report = _confirm(report, config, args)
         except ValueError as error:  # bad --devices / --entry / entry-points
@@ -223,8 +457,22 @@ def _check(args: argparse.Namespace) -> int:
             print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
             traceback.print_exc()
             return EXIT_ERROR
+    # The summary's time is the whole run's: configuration, discovery, analysis and confirm.
+    report = replace(report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3)))
+    if args.format == "text":
+        options = TextOptions(
+            concise=args.concise,
+            show_source=args.show_source,
+            statistics=args.statistics,
+            quiet=args.quiet,
+            color=_use_color(args, sys.stdout),
+            source_line=_stdin_lines(scope) if scope.stdin is not None else None,
+        )
+        rendered = render_text(report, options)
+    else:
+        rendered = FORMATS[args.format](report)
     # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
-    rendered = FORMATS[args.format](report).encode("utf-8", "backslashreplace").decode("utf-8")
+    rendered = rendered.encode("utf-8", "backslashreplace").decode("utf-8")
     if args.output:
         try:
             Path(args.output).write_text(rendered, encoding="utf-8")
@@ -233,8 +481,49 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     else:
         sys.stdout.write(rendered)
-    if (args.devices or args.confirm_timeout or args.entry) and not args.confirm:
+        sys.stdout.flush()
+    if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
         print("compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr)
+    if not checked:
+        return _error(_no_file_checked(report, args))
     if report.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _stdin_failure(scope: _Scope):  # type: ignore[no-untyped-def]
+    from .findings import Finding, Location, Severity
+
+    assert scope.stdin is not None and scope.stdin_failure is not None
+    return Finding("CAL900", scope.stdin_failure, Severity.ERROR, Location.point(scope.stdin[0]))
+
+
+def _stdin_lines(scope: _Scope):  # type: ignore[no-untyped-def]
+    """``--show-source`` lines: stdin's own text for its findings, files on disk for the rest."""
+    from .output.text import read_lines
+    from .summary.outline import decode, split_lines
+
+    assert scope.stdin is not None
+    shown, data = scope.stdin
+    try:
+        own: list[str] | None = split_lines(decode(data))
+    except (UnicodeDecodeError, LookupError, SyntaxError):
+        own = None
+    files: dict[str, list[str] | None] = {}
+
+    def source_line(location):  # type: ignore[no-untyped-def]
+        if location.cell is not None:
+            from .notebook import load
+
+            notebook = load(location.path)
+            cell = notebook.cell(location.cell) if notebook is not None else None
+            return cell.lines[location.line - 1] if cell is not None and 1 <= location.line <= len(cell.lines) else None
+        if location.path == shown:
+            lines = own
+        else:
+            if location.path not in files:
+                files[location.path] = read_lines(location.path)
+            lines = files[location.path]
+        return lines[location.line - 1] if lines is not None and 1 <= location.line <= len(lines) else None
+
+    return source_line

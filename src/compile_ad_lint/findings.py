@@ -33,10 +33,22 @@ class Location:
     column: int
     end_line: int
     end_column: int
+    #: In a notebook: the 1-based cell number (every cell counts), and ``line``/``end_line`` are
+    #: lines of that cell. None in a Python file. The analysis works on module lines; the API maps
+    #: notebook locations to cells last (``Analyzer._findings``), so cached results hold no cells.
+    cell: int | None = None
 
     @classmethod
     def point(cls, path: str, line: int = 1, column: int = 1) -> "Location":
         return cls(path, line, column, line, column + 1)
+
+    def where(self) -> str:
+        """``path:line:column``, or ``path:cell N:line:column`` in a notebook (not escaped)."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.line, self.column)
 
 
 @dataclass(frozen=True)
@@ -80,4 +92,4 @@ class Finding:
         return replace(self, confirm=tuple(sorted(results.items())))
 
     def sort_key(self) -> tuple:
-        return (self.location.path, self.location.line, self.location.column, self.code)
+        return (*self.location.sort_key(), self.code)

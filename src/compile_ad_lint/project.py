@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 from .config import Config, find_pyproject
 from .summary.outline import ANCHOR_PATTERN
@@ -39,14 +39,22 @@ class DiscoveryProblem:
     reason: str
 
 
-def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
-    """Python files under ``paths`` (explicit files are always taken), minus excluded ones."""
+def discover(paths: Sequence[str], config: Config, virtual: Collection[Path] = ()) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
+    """Python files and notebooks under ``paths`` (explicit files are always taken), minus excluded ones.
+
+    ``virtual`` holds resolved paths whose contents the caller supplies (stdin, an unsaved editor
+    buffer): such a path is taken even when no file exists there yet.
+    """
     files: dict[Path, SourceFile] = {}
     problems: list[DiscoveryProblem] = []
     for given in paths:
         root = Path(given)
         if not root.exists() and not root.is_symlink():
-            problems.append(DiscoveryProblem(given, "path does not exist"))
+            standing_for = _absolute(root)
+            if standing_for in virtual:
+                files.setdefault(standing_for, SourceFile(given, standing_for))
+            else:
+                problems.append(DiscoveryProblem(given, "path does not exist"))
             continue
         if not root.is_dir():
             _add(files, problems, root)
@@ -57,11 +65,22 @@ def discover(paths: Sequence[str], config: Config) -> tuple[list[SourceFile], li
             subdirs[:] = sorted(d for d in subdirs if not excluded(base, d))
             for name in sorted(names):
                 candidate = base / name
-                if name.endswith(".py") and not excluded(base, name):
+                if name.endswith(SOURCE_SUFFIXES) and not excluded(base, name):
                     if candidate.is_dir():
                         continue
                     _add(files, problems, candidate)
     return sorted(files.values(), key=lambda f: f.display), problems
+
+
+#: What discovery takes from a directory: Python files and Jupyter notebooks.
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+
+def _absolute(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: Path) -> None:
@@ -121,7 +140,13 @@ def display_path(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def module_identity(path: Path) -> tuple[str, bool, Path]:
-    """(dotted module name, is package, directory that must be on sys.path to import it)."""
+    """(dotted module name, is package, directory that must be on sys.path to import it).
+
+    A notebook is never part of a package: its kernel starts in the notebook's folder, so that
+    folder is where its imports are found (as for a script run from its own folder).
+    """
+    if path.suffix.lower() == ".ipynb":
+        return path.stem, False, path.parent
     is_package = path.name == "__init__.py"
     parts = [] if is_package else [path.stem]
     directory = path.parent
@@ -207,8 +232,17 @@ class ModuleIndex:
 
 
 def read_source(path: Path) -> bytes:
+    """A file's source; for a notebook, the module its code cells make (``notebook.module_source``).
+
+    A notebook that is not valid JSON raises ``NotebookError``, an ``OSError`` like any unreadable file.
+    """
     with open(path, "rb") as handle:
-        return handle.read()
+        data = handle.read()
+    if path.suffix.lower() == ".ipynb":
+        from .notebook import module_source
+
+        return module_source(path, data)
+    return data
 
 
 def has_anchor(source: bytes) -> bool:

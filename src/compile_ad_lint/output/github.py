@@ -9,7 +9,8 @@ paths) first goes through ``printable``, so its own newlines and terminal escape
 ``\x1b`` instead of splitting the annotation or reaching the log viewer raw. Then values are
 escaped the way the Actions runner parses workflow commands: ``%``, CR and LF in the message;
 additionally ``:`` and ``,`` in properties. Related locations follow the message on their own
-lines (an escaped newline, the only one an annotation can hold).
+lines (an escaped newline, the only one an annotation can hold). In a notebook the annotation
+points at the cell's text in the ``.ipynb`` file, and the message starts with the cell and line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from ..api import Report
-from ..findings import Finding, Severity
+from ..findings import Finding, Location, Severity
+from ..notebook import load
 from ..rules import RULES_BY_CODE
 from .escape import printable
 
@@ -36,20 +38,31 @@ def format_finding(finding: Finding) -> str:
     location = finding.location
     rule = RULES_BY_CODE.get(finding.code)
     title = f"{finding.code} {rule.name}" if rule is not None else finding.code
-    properties = [
-        ("file", printable(PurePath(location.path).as_posix())),
-        ("line", str(location.line)),
-        ("col", str(location.column)),
-        ("endLine", str(location.end_line)),
-        ("endColumn", str(location.end_column)),
-        ("title", title),
-    ]
+    properties = [("file", printable(PurePath(location.path).as_posix())), *_position(location), ("title", title)]
     message = printable(finding.message)
+    if location.cell is not None:
+        message = f"cell {location.cell}, line {location.line}, column {location.column}: {message}"
     for related in finding.related:
         where = related.location
-        message += f"\n  {printable(PurePath(where.path).as_posix())}:{where.line}:{where.column}: {printable(related.message)}"
+        cell = f"cell {where.cell}:" if where.cell is not None else ""
+        message += f"\n  {printable(PurePath(where.path).as_posix())}:{cell}{where.line}:{where.column}: {printable(related.message)}"
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{_COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
+
+
+def _position(location: Location) -> list[tuple[str, str]]:
+    """The annotation's position; in a notebook, where the cell's text is in the .ipynb file (the
+    message names the cell and the line in it)."""
+    if location.cell is None:
+        return [
+            ("line", str(location.line)),
+            ("col", str(location.column)),
+            ("endLine", str(location.end_line)),
+            ("endColumn", str(location.end_column)),
+        ]
+    notebook = load(location.path)
+    start = notebook.raw_position(location.cell, location.line, location.column) if notebook is not None else None
+    return [("line", str(start[0])), ("col", str(start[1]))] if start is not None else [("line", "1")]
 
 
 def render(report: Report) -> str:

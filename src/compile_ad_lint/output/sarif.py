@@ -8,6 +8,9 @@ Relative paths (the usual case: paths as the user named them, relative to the wo
 become relative URIs against ``%SRCROOT%``, which ``originalUriBaseIds`` maps to the working
 directory; absolute paths become ``file://`` URIs.
 
+A finding in a notebook points into the ``.ipynb`` file (the JSON line and column of the cell's
+text), with the cell number and the position in the cell as region properties.
+
 ``partialFingerprints`` lets code scanning match a result across runs even when lines move: the
 key hashes the rule, the file and the flagged source text (whitespace-collapsed) plus the result's
 rank among identical ones in that file, never a line number.
@@ -24,6 +27,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..api import Report
 from ..findings import Finding, Location, Severity
+from ..notebook import load
 from ..rules import ALL_RULES
 from ..rules.base import Rule
 from .escape import printable
@@ -112,6 +116,8 @@ def _message_text(text: str) -> str:
 
 
 def _physical_location(location: Location) -> dict:
+    if location.cell is not None:
+        return _notebook_location(location)
     region = {
         "startLine": max(1, location.line),
         "startColumn": max(1, location.column),
@@ -121,6 +127,34 @@ def _physical_location(location: Location) -> dict:
     if region["endLine"] == region["startLine"]:
         end_column = max(end_column, region["startColumn"] + 1)
     region["endColumn"] = max(1, end_column)
+    return {"artifactLocation": artifact_location(location.path), "region": region}
+
+
+def _notebook_location(location: Location) -> dict:
+    """A notebook location: the region is where the cell's text is in the ``.ipynb`` file itself (its
+    JSON line and column, so viewers of the file land on it); the cell and the position in the cell
+    are in the region's properties, with the cell's line as its snippet."""
+    notebook = load(location.path)
+    start = notebook.raw_position(location.cell, location.line, location.column) if notebook is not None else None  # type: ignore[arg-type]
+    end = notebook.raw_position(location.cell, location.end_line, location.end_column) if notebook is not None else None  # type: ignore[arg-type]
+    region: dict = {"startLine": 1}
+    if start is not None:
+        region = {"startLine": start[0], "startColumn": start[1]}
+        if end is not None and (end[0], end[1]) > (start[0], start[1]):
+            region.update(endLine=end[0], endColumn=end[1])
+        else:
+            region.update(endLine=start[0], endColumn=start[1] + 1)
+    cell = notebook.cell(location.cell) if notebook is not None and location.cell is not None else None
+    if cell is not None and 1 <= location.line <= len(cell.lines):
+        region["snippet"] = {"text": cell.lines[location.line - 1].rstrip("\r\n")}
+    region["sourceLanguage"] = "python"
+    region["properties"] = {
+        "notebookCell": location.cell,
+        "cellLine": location.line,
+        "cellColumn": location.column,
+        "cellEndLine": location.end_line,
+        "cellEndColumn": location.end_column,
+    }
     return {"artifactLocation": artifact_location(location.path), "region": region}
 
 
@@ -156,6 +190,12 @@ class _Fingerprints:
         return hashlib.sha256(f"{base}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def _snippet(self, location: Location) -> str | None:
+        if location.cell is not None:  # the cell's own lines, not the JSON around them
+            notebook = load(location.path)
+            cell = notebook.cell(location.cell) if notebook is not None else None
+            if cell is None or not 1 <= location.line <= len(cell.lines):
+                return None
+            return " ".join(" ".join(cell.lines[location.line - 1 : max(location.line, location.end_line)]).split())
         if location.path not in self._lines:
             try:
                 text = Path(location.path).read_bytes().decode("utf-8", errors="replace")
