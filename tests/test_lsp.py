@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
+from typing import Mapping, Sequence
 
 import pytest
 
@@ -13,10 +15,11 @@ pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
-from pygls.workspace import TextDocument  # noqa: E402
 
+from compile_ad_lint.api import Analyzer  # noqa: E402
+from compile_ad_lint.config import load_config  # noqa: E402
 from compile_ad_lint.findings import Location  # noqa: E402
-from compile_ad_lint.integrations.lsp import SOURCE, lsp_range, noqa_edit  # noqa: E402
+from compile_ad_lint.integrations.lsp import SOURCE, LineTable, lsp_range, noqa_edit  # noqa: E402
 from compile_ad_lint.rules import RULES_BY_CODE  # noqa: E402
 
 TIMEOUT = 30.0
@@ -52,12 +55,23 @@ FIXED = HAZARD.replace("y = f(fwAD.make_dual(x, t))", "y = fwAD.make_dual(x, t)"
 HAZARD_EMOJI = HAZARD.replace("y = f(fwAD.make_dual(x, t))", 'y = ("\U0001f60b", f(fwAD.make_dual(x, t)))')
 
 
-class _Client:
-    """A pygls LanguageClient running ``python -m compile_ad_lint lsp`` and collecting diagnostics."""
+class _LanguageClient(LanguageClient):
+    """pygls's client, keeping the server process once it has exited (for its exit code)."""
 
-    def __init__(self, root: Path) -> None:
+    process: asyncio.subprocess.Process | None = None
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        self.process = server
+
+
+class _Client:
+    """A pygls LanguageClient running the server (``python -m compile_ad_lint lsp`` unless ``command``)."""
+
+    def __init__(self, root: Path, command: Sequence[str] = (), env: Mapping[str, str] | None = None, debounce_ms: int = 50) -> None:
         self.root = root
-        self.client = LanguageClient("compile-ad-lint-tests", "0")
+        self.command = [*(command or ("-m", "compile_ad_lint")), "lsp", "--debounce-ms", str(debounce_ms)]
+        self.env = env
+        self.client = _LanguageClient("compile-ad-lint-tests", "0")
         self.published: dict[str, asyncio.Queue[types.PublishDiagnosticsParams]] = {}
         self.messages: asyncio.Queue[types.ShowMessageParams] = asyncio.Queue()
 
@@ -73,7 +87,7 @@ class _Client:
         return self.published.setdefault(uri, asyncio.Queue())
 
     async def __aenter__(self) -> "_Client":
-        await self.client.start_io(sys.executable, "-m", "compile_ad_lint", "lsp", "--debounce-ms", "50", cwd=str(self.root))
+        await self.client.start_io(sys.executable, *self.command, cwd=str(self.root), env=self.env)
         await asyncio.wait_for(
             self.client.initialize_async(
                 types.InitializeParams(
@@ -87,28 +101,69 @@ class _Client:
         self.client.initialized(types.InitializedParams())
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        if self.client.process is not None:
+            return  # the test ended the server itself
         try:
-            await asyncio.wait_for(self.client.shutdown_async(None), TIMEOUT)
-            self.client.exit(None)
+            code = await self.exit(shutdown=True)
         finally:
-            await asyncio.wait_for(self.client.stop(), TIMEOUT)
+            server = self.client._server  # pygls keeps no public handle on a server that never exited
+            if server is not None and server.returncode is None:
+                server.kill()
+        if exc_type is None:
+            assert code == 0
 
-    async def diagnostics(self, uri: str) -> types.PublishDiagnosticsParams:
-        return await asyncio.wait_for(self._queue(uri).get(), TIMEOUT)
+    async def exit(self, shutdown: bool) -> int:
+        """``exit`` (after ``shutdown`` if asked); the server's exit code once it has gone."""
+        if shutdown:
+            await asyncio.wait_for(self.client.shutdown_async(None), TIMEOUT)
+        self.client.exit(None)
+        await asyncio.wait_for(self.client.stop(), TIMEOUT)
+        assert self.client.process is not None and self.client.process.returncode is not None
+        return self.client.process.returncode
+
+    async def diagnostics(self, uri: str, version: int | None = None) -> types.PublishDiagnosticsParams:
+        """The next publish for ``uri`` (with ``version``, when given: the others are skipped)."""
+        while True:
+            published = await asyncio.wait_for(self._queue(uri).get(), TIMEOUT)
+            if version is None or published.version == version:
+                return published
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
         )
 
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+    def save(self, uri: str) -> None:
+        self.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
     def replace_all(self, uri: str, text: str, version: int) -> None:
+        self.change(uri, version, [types.TextDocumentContentChangeWholeDocument(text=text)])
+
+    def change(self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=list(changes)
             )
         )
+
+    async def code_actions(self, uri: str, diagnostics: Sequence[types.Diagnostic]) -> list[types.CodeAction]:
+        actions = await asyncio.wait_for(
+            self.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=diagnostics[0].range if diagnostics else types.Range(types.Position(0, 0), types.Position(0, 0)),
+                    context=types.CodeActionContext(diagnostics=list(diagnostics)),
+                )
+            ),
+            TIMEOUT,
+        )
+        assert actions is not None
+        assert all(isinstance(action, types.CodeAction) for action in actions)
+        return [action for action in actions if isinstance(action, types.CodeAction)]
 
 
 def _project(tmp_path: Path) -> tuple[Path, str, str]:
@@ -143,19 +198,7 @@ def test_diagnostic_code_action_and_fix(tmp_path: Path) -> None:
             assert (train, 4, "forward-AD region entered here") in related
             assert any(uri == model and line == 2 and "compiled here" in message for uri, line, message in related)
 
-            actions = await asyncio.wait_for(
-                client.client.text_document_code_action_async(
-                    types.CodeActionParams(
-                        text_document=types.TextDocumentIdentifier(uri=train),
-                        range=diagnostic.range,
-                        context=types.CodeActionContext(diagnostics=[diagnostic]),
-                    )
-                ),
-                TIMEOUT,
-            )
-            assert actions is not None
-            [action] = actions
-            assert isinstance(action, types.CodeAction)
+            [action] = await client.code_actions(train, [diagnostic])
             assert action.kind == types.CodeActionKind.QuickFix
             assert action.edit is not None and action.edit.changes is not None
             [edit] = action.edit.changes[train]
@@ -191,7 +234,7 @@ def test_change_in_one_file_republishes_its_dependents(tmp_path: Path) -> None:
             while (await client.diagnostics(train)).diagnostics:
                 pass
             # Saving re-analyzes too; closing model.py falls back to its saved (hazardous) text.
-            client.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=model)))
+            client.close(model)
             while not (await client.diagnostics(train)).diagnostics:
                 pass
 
@@ -213,6 +256,183 @@ def test_ranges_count_utf16_code_units(tmp_path: Path) -> None:
     _run(scenario())
 
 
+# -- LSP lines: only \n, \r\n and \r end a line ----------------------------------------------------
+
+#: What ``str.splitlines`` takes for a line end and LSP does not, and a character of two UTF-16 units.
+UNUSUAL = {
+    "form feed": "\x0c",
+    "file separator": "\x1c",
+    "group separator": "\x1d",
+    "record separator": "\x1e",
+    "next line": "\x85",
+    "line separator": "\u2028",
+    "paragraph separator": "\u2029",
+    "astral": "\U0001f60b",
+}
+
+#: The character on a line before the flagged call, on its line before the call and in a comment after
+#: it; a form feed also as a page break of its own.
+UNUSUAL_HAZARD = """\
+import torch.autograd.forward_ad as fwAD
+from model import f
+# before{c}the function{c}
+{page}def run(x, t):
+    with fwAD.dual_level():
+        y = ("{c}", f(fwAD.make_dual(x, t)))  # why{c} not
+    return y
+"""
+
+CALL = "f(fwAD.make_dual(x, t))"
+
+
+def _unusual(char: str, newline: str = "\n") -> str:
+    return UNUSUAL_HAZARD.format(c=char, page=f"{char}\n" if char == "\x0c" else "").replace("\n", newline)
+
+
+#: Name → buffer text: each unusual character, and two of them under the other LSP line ends.
+UNUSUAL_BUFFERS = {
+    **{name: _unusual(char) for name, char in UNUSUAL.items()},
+    "CRLF line ends": _unusual("\u2028", "\r\n"),
+    "CR line ends": _unusual("\x0c", "\r"),
+}
+
+_LSP_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _line_of(text: str, offset: int) -> tuple[int, int]:
+    """The 0-based LSP line of ``offset`` in ``text`` and where that line starts, computed independently of the server."""
+    line, line_start = 0, 0
+    for match in _LSP_LINE_END.finditer(text, 0, offset):
+        line, line_start = line + 1, match.end()
+    return line, line_start
+
+
+def _position(text: str, offset: int) -> types.Position:
+    """The LSP position of ``offset`` in ``text``, its column in UTF-16 code units."""
+    line, line_start = _line_of(text, offset)
+    return types.Position(line, len(text[line_start:offset].encode("utf-16-le")) // 2)
+
+
+def _span(text: str, part: str) -> types.Range:
+    """The range of the first ``part`` in ``text``."""
+    offset = text.index(part)
+    return types.Range(_position(text, offset), _position(text, offset + len(part)))
+
+
+def _edit(text: str, start: int, end: int, new_text: str) -> tuple[str, types.TextDocumentContentChangePartial]:
+    """``text`` with ``[start, end)`` replaced, and the change an editor sends for it."""
+    change = types.TextDocumentContentChangePartial(range=types.Range(_position(text, start), _position(text, end)), text=new_text)
+    return text[:start] + new_text + text[end:], change
+
+
+def _document(root: Path, name: str) -> str:
+    """A file for the buffer ``name`` (the server analyzes files that exist), and its URI."""
+    path = root / f"buffer_{re.sub(r'[^a-z]+', '_', name.lower())}.py"
+    path.write_text(FIXED, encoding="utf-8")
+    return from_fs_path(str(path))
+
+
+def test_unusual_characters_keep_diagnostic_ranges(tmp_path: Path) -> None:
+    root, _train, _model = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            for name, text in UNUSUAL_BUFFERS.items():
+                uri = _document(root, name)
+                client.open(uri, text)
+                [diagnostic] = (await client.diagnostics(uri, version=1)).diagnostics
+                assert diagnostic.range == _span(text, CALL), name
+                [region] = [info for info in diagnostic.related_information or () if info.message == "forward-AD region entered here"]
+                assert region.location.range.start == _position(text, text.index("with")), name
+                client.close(uri)
+
+    _run(scenario())
+
+
+def test_unusual_characters_keep_incremental_edits(tmp_path: Path) -> None:
+    root, _train, _model = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            for name, hazard in UNUSUAL_BUFFERS.items():
+                uri = _document(root, name)
+                text = hazard.replace(CALL, "fwAD.make_dual(x, t)")
+                client.open(uri, text)
+                assert not (await client.diagnostics(uri, version=1)).diagnostics, name
+
+                # Two edits in one change, the second counted in the text the first left: f( ... ).
+                call = text.index("fwAD.make_dual(x, t)")
+                text, close_call = _edit(text, call + len("fwAD.make_dual(x, t)"), call + len("fwAD.make_dual(x, t)"), ")")
+                text, open_call = _edit(text, call, call, "f(")
+                client.change(uri, 2, [close_call, open_call])
+                assert text == hazard
+                [diagnostic] = (await client.diagnostics(uri, version=2)).diagnostics
+                assert diagnostic.range == _span(text, CALL), name
+
+                # Delete the lines holding the character before the function, and type unusual text into
+                # the call's line.
+                text, delete = _edit(text, text.index("# before"), text.index("def run"), "")
+                call = text.index(CALL)
+                text, insert = _edit(text, call, call, '"\U0001f60b\u2028\x0c" and ')
+                client.change(uri, 3, [delete, insert])
+                [diagnostic] = (await client.diagnostics(uri, version=3)).diagnostics
+                assert diagnostic.range == _span(text, CALL), name
+                client.close(uri)
+
+    _run(scenario())
+
+
+def test_unusual_characters_keep_quick_fix_positions(tmp_path: Path) -> None:
+    root, _train, _model = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            for name, text in UNUSUAL_BUFFERS.items():
+                uri = _document(root, name)
+                client.open(uri, text)
+                [diagnostic] = (await client.diagnostics(uri, version=1)).diagnostics
+                [action] = await client.code_actions(uri, [diagnostic])
+                assert action.edit is not None and action.edit.changes is not None
+                [edit] = action.edit.changes[uri]
+                line_end = text.index(" not", text.index(CALL)) + len(" not")  # the end of the flagged line
+                assert edit.range == types.Range(_position(text, line_end), _position(text, line_end)), name
+                assert edit.new_text == "  # noqa: CAL001"
+                # The editor applies the fix and sends it back as an incremental change: the finding is gone.
+                text, change = _edit(text, line_end, line_end, edit.new_text)
+                client.change(uri, 2, [change])
+                assert not (await client.diagnostics(uri, version=2)).diagnostics, name
+                client.close(uri)
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize("name", list(UNUSUAL_BUFFERS))
+def test_findings_number_lines_as_lsp_does(tmp_path: Path, name: str) -> None:
+    """The server takes a finding's line for an LSP line: the analyzer (CPython's and LibCST's
+    tokenizers) must end lines only where LSP does, and count columns in characters."""
+    root, _train, _model = _project(tmp_path)
+    text = UNUSUAL_BUFFERS[name]
+    path = (root / "train.py").resolve()
+    [finding] = Analyzer(load_config(root), use_cache=False, jobs=1).check([str(path)], sources={path: text.encode("utf-8")}).findings
+    line, line_start = _line_of(text, text.index(CALL))
+    start = text.index(CALL) - line_start
+    assert (finding.location.line, finding.location.column, finding.location.end_line, finding.location.end_column) == (
+        line + 1,
+        start + 1,
+        line + 1,
+        start + len(CALL) + 1,
+    )
+
+
+def test_columns_after_a_leading_form_feed(tmp_path: Path) -> None:
+    """A form feed in a line's indentation is a character of the line (LibCST restarted its columns there)."""
+    root, _train, _model = _project(tmp_path)
+    path = (root / "train.py").resolve()
+    text = 'import torch\n\x0ctorch._functorch.config.backward_pass_autocast = "bad"\n'
+    [finding] = Analyzer(load_config(root), use_cache=False, jobs=1).check([str(path)], sources={path: text.encode("utf-8")}).findings
+    assert (finding.code, finding.location.line, finding.location.column) == ("CAL003", 2, 2)
+
+
 def test_save_publishes(tmp_path: Path) -> None:
     root, train, _model = _project(tmp_path)
     (root / "train.py").write_text(HAZARD, encoding="utf-8")
@@ -221,7 +441,7 @@ def test_save_publishes(tmp_path: Path) -> None:
         async with _Client(root) as client:
             client.open(train, HAZARD)
             assert len((await client.diagnostics(train)).diagnostics) == 1
-            client.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=train)))
+            client.save(train)
             assert len((await client.diagnostics(train)).diagnostics) == 1
 
     _run(scenario())
@@ -246,11 +466,30 @@ def test_configuration_error_is_shown_and_defaults_are_used(tmp_path: Path) -> N
 
 
 def test_lsp_range_is_zero_based_with_exclusive_end() -> None:
-    document = TextDocument("file:///x.py", "abc = f(x)\n")
     location = Location("x.py", 1, 7, 1, 11)  # ``f(x)``: columns 7..10, end exclusive at 11
-    assert lsp_range(location, document.lines, document.position_codec) == types.Range(
-        types.Position(0, 6), types.Position(0, 10)
-    )
+    assert lsp_range(location, LineTable("abc = f(x)\n")) == types.Range(types.Position(0, 6), types.Position(0, 10))
+
+
+def test_line_table_ends_lines_only_where_lsp_does() -> None:
+    table = LineTable("a\x0cb\u2028c\x85\r\nd\re\n")
+    assert table.lines == ("a\x0cb\u2028c\x85\r\n", "d\r", "e\n")
+    assert [table.line(number) for number in range(table.line_count)] == ["a\x0cb\u2028c\x85", "d", "e", ""]
+
+
+@pytest.mark.parametrize(("encoding", "units"), [("utf-8", 1 + 2 + 4), ("utf-16", 1 + 1 + 2), ("utf-32", 3)])
+def test_line_table_counts_the_negotiated_code_units(encoding: str, units: int) -> None:
+    table = LineTable("a\u00e9\U0001f60bx\ny", encoding)
+    assert table.position(0, 3) == types.Position(0, units)
+    assert table.offset(types.Position(0, units)) == 3
+    # Past a line's end is its end (not the next line), past the last line the text's end.
+    assert table.offset(types.Position(0, 99)) == 4
+    assert table.position(0, 99) == table.position(0, 4)
+    assert table.offset(types.Position(5, 0)) == len(table.text)
+    assert table.position(5, 0) == types.Position(1, 1)
+
+
+def test_line_table_offset_inside_a_surrogate_pair_is_before_the_character() -> None:
+    assert LineTable("a\U0001f60bb").offset(types.Position(0, 2)) == 1
 
 
 @pytest.mark.parametrize(
@@ -264,11 +503,12 @@ def test_lsp_range_is_zero_based_with_exclusive_end() -> None:
         ("y = f(x)  # noqa\n", None),
         ("y = f(x)  # noqa: CAL001\n", None),
         ("y = f(x) + \\\n", None),
+        # Only Python's whitespace is trailing whitespace: U+2028 stays, the form feed is replaced.
+        ("y = f(x)  # a\u2028b\x0c\n", ((0, 15), (0, 16), "  # noqa: CAL001")),
     ],
 )
 def test_noqa_edit(line: str, expected) -> None:
-    document = TextDocument("file:///x.py", line + "z = 1\n")
-    edit = noqa_edit(document, 0, "CAL001")
+    edit = noqa_edit(LineTable(line + "z = 1\n"), 0, "CAL001")
     if expected is None:
         assert edit is None
         return

@@ -5,31 +5,46 @@ unsaved contents of every open buffer passed as ``sources``, so that a change in
 the diagnostics of the files that depend on it. It never writes files (no summary cache) and never
 runs user code: the analysis is static.
 
+Lines: LSP ends a line only at ``\\n``, ``\\r\\n`` and ``\\r``, and so does CPython's tokenizer, which
+numbers the lines of our findings. Python's ``str.splitlines`` (used by pygls's ``TextDocument``)
+also splits at form feeds, ``\\x1c``-``\\x1e``, U+0085, U+2028 and U+2029, which would shift every
+line after such a character. All line bookkeeping here goes through ``LineTable`` instead: documents
+(``_Document``) apply incremental edits, and diagnostics and quick fixes are placed, with it.
+
 Positions: findings carry 1-based lines and columns with an exclusive end column, counted in
 characters; LSP wants 0-based lines and columns in the client's position encoding (UTF-16 unless
 negotiated otherwise). ``lsp_range`` is the one place that converts between the two.
 
-Debounce: ``didChange`` schedules an analysis per document after ``debounce`` seconds; another
-change to the same document restarts its timer. ``didOpen`` and ``didSave`` analyze at once.
+Scheduling: ``didChange`` schedules an analysis per document after ``debounce`` seconds; another
+change to the same document restarts its timer. ``didOpen`` and ``didSave`` analyze at once. Each
+open buffer carries a stamp that changes whenever its text may have (open, change, close); an
+analysis whose buffers were re-stamped before it started is skipped, one re-stamped while it ran is
+dropped: a newer analysis of the same project is then due, and only it publishes.
+
+Process: ``exit`` ends the process at once (0 after ``shutdown``, 1 without, as the specification
+says), even while an analysis runs; ``FramedInput`` keeps malformed framing from making the server
+deaf or exhausting memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import re
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO, Callable, Mapping, NoReturn
 from urllib.parse import unquote
-from typing import Any, Callable, Mapping, Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace import PositionCodec, TextDocument
-from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
+from pygls.workspace import TextDocument, Workspace
 
 from .. import __version__
 from ..api import Analyzer
@@ -39,28 +54,176 @@ from ..rules import RULES_BY_CODE
 
 SOURCE = "compile-ad-lint"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
+#: The largest message body accepted. A ``Content-Length`` above it is broken framing, not a message.
+MAX_MESSAGE_BYTES = 1 << 30
 
 logger = logging.getLogger(__name__)
 
 _SEVERITIES = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
 #: An existing ``# noqa`` comment: bare (suppresses everything) or with a code list to extend.
 _NOQA = re.compile(r"#\s*noqa(?P<colon>:\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+#: The line ends of LSP (and of CPython's tokenizer); nothing else ends a line.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+#: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
+_PYTHON_WHITESPACE = " \t\x0c"
 
 
-def lsp_range(location: Location, lines: Sequence[str], codec: PositionCodec) -> types.Range:
+def _unit_counter(encoding: str | None) -> Callable[[str], int]:
+    """How many code units of the negotiated position encoding a string takes.
+
+    UTF-16 unless UTF-8 or UTF-32 was negotiated (pygls falls back to UTF-16 the same way).
+    ``surrogatepass`` counts a lone surrogate (JSON can carry one) as one UTF-16 unit, as pygls does.
+    """
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len
+    if encoding == types.PositionEncodingKind.Utf8:
+        return lambda text: len(text.encode("utf-8", "surrogatepass"))
+    return lambda text: len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class LineTable:
+    """One text split into LSP lines once, with conversions between characters and client units.
+
+    Built once per text and shared by every position computed in it, so that placing N diagnostics
+    costs O(N + text) rather than one split of the text per diagnostic.
+    """
+
+    def __init__(self, text: str, encoding: str | None = types.PositionEncodingKind.Utf16) -> None:
+        self.text = text
+        self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]
+        self._units = _unit_counter(encoding)
+
+    @property
+    def line_count(self) -> int:
+        """Lines as LSP counts them: a text ending with a line break has an empty last line."""
+        return len(self._starts)
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The lines with their endings, the shape of ``TextDocument.lines`` (no empty last line)."""
+        ends = [*self._starts[1:], len(self.text)]
+        return tuple(self.text[start:end] for start, end in zip(self._starts, ends, strict=True) if start < end)
+
+    def line(self, number: int) -> str:
+        """0-based line ``number`` without its line ending; '' outside the text."""
+        if not 0 <= number < len(self._starts):
+            return ""
+        end = self._starts[number + 1] if number + 1 < len(self._starts) else len(self.text)
+        return self.text[self._starts[number] : end].rstrip("\r\n")
+
+    def position(self, line: int, column: int) -> types.Position:
+        """0-based ``line`` and character ``column`` as a client position.
+
+        A column past the line's end is its end (LSP's rule); a line past the text is the text's end.
+        """
+        if line >= len(self._starts):
+            line = len(self._starts) - 1
+            column = len(self.line(line))
+        return types.Position(line, self._units(self.line(line)[:column]))
+
+    def offset(self, position: types.Position) -> int:
+        """The index into ``text`` of a client position, clamped like ``position``."""
+        if position.line >= len(self._starts):
+            return len(self.text)
+        line = self.line(position.line)
+        return self._starts[position.line] + self._column(line, position.character)
+
+    def _column(self, line: str, units: int) -> int:
+        """The character index in ``line`` after ``units`` client code units (inside a character: before it)."""
+        if self._units(line) == len(line):  # one unit per character: ASCII, or any BMP text in UTF-16
+            return min(units, len(line))
+        column = counted = 0
+        for character in line:
+            counted += self._units(character)
+            if counted > units:
+                break
+            column += 1
+        return column
+
+
+def lsp_range(location: Location, table: LineTable | None) -> types.Range:
     """The only 1-based → 0-based conversion: our Location to an LSP Range in the client's units.
 
     ``Location`` columns are 1-based character offsets, ``end_column`` exclusive; an LSP range end is
-    exclusive and 0-based too, so both ends move by one. ``lines`` is the text the location refers to
-    (used to count UTF-16/UTF-8 code units); without it characters are taken as code units.
+    exclusive and 0-based too, so both ends move by one. ``table`` is the text the location refers to
+    (used to count code units); without it (an unreadable file) characters are taken as code units.
     """
-    start = ServerTextPosition(max(location.line - 1, 0), max(location.column - 1, 0))
-    end = ServerTextPosition(max(location.end_line - 1, 0), max(location.end_column - 1, 0))
-    if end < start:
-        end = start
-    if not lines:
-        return types.Range(types.Position(start.line, start.character), types.Position(end.line, end.character))
-    return codec.range_to_client_units(lines, ServerTextRange(start, end))
+    start = (max(location.line - 1, 0), max(location.column - 1, 0))
+    end = max(start, (max(location.end_line - 1, 0), max(location.end_column - 1, 0)))
+    if table is None:
+        return types.Range(types.Position(*start), types.Position(*end))
+    return types.Range(table.position(*start), table.position(*end))
+
+
+class _Document(TextDocument):
+    """pygls's open document with LSP's lines: edits and ``lines`` go through a cached ``LineTable``.
+
+    pygls's own ``lines`` is ``str.splitlines``, so its incremental edits land on the wrong line after
+    a form feed or U+2028; here an edit is applied to character offsets computed from the table.
+    """
+
+    _table: LineTable | None = None
+
+    @property
+    def line_table(self) -> LineTable:
+        """The table of the current text, rebuilt only when the text changes."""
+        source = self.source
+        if self._table is None or self._table.text is not source:
+            self._table = LineTable(source, self.position_codec.encoding)
+        return self._table
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """LSP's lines, for pygls's helpers that index them (``offset_at_position``, ``word_at_position``)."""
+        return self.line_table.lines
+
+    def apply_change(self, change: types.TextDocumentContentChangeEvent) -> None:
+        """An edit of the server's registered (incremental) sync, or a whole new text."""
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            self._source = change.text
+            return
+        table = self.line_table
+        ends = sorted((table.offset(change.range.start), table.offset(change.range.end)))
+        self._source = table.text[: ends[0]] + change.text + table.text[ends[1] :]
+
+
+class _Workspace(Workspace):
+    """A workspace whose documents are ``_Document``s."""
+
+    def _create_text_document(
+        self, doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    ) -> TextDocument:
+        return _Document(doc_uri, source=source, version=version, language_id=language_id, position_codec=self.position_codec)
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, with the workspace it creates at ``initialize`` swapped for a ``_Workspace``.
+
+    pygls builds its ``Workspace`` inside ``initialize`` and offers no hook for the document class.
+    The swap happens before the response, so before any document can be opened.
+    """
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        created = self.workspace
+        self._workspace = _Workspace(
+            created.root_uri,
+            types.TextDocumentSyncKind.Incremental,
+            list(created.folders.values()),
+            created.position_encoding,
+        )
+        return result
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """An open document as one analysis saw it. ``stamp`` identifies that exact buffer state."""
+
+    uri: str
+    path: Path
+    version: int | None
+    stamp: int | None
 
 
 @dataclass(frozen=True)
@@ -68,22 +231,61 @@ class _Snapshot:
     """What one analysis saw: the documents it publishes for and every open buffer's contents."""
 
     root: Path
-    documents: tuple[tuple[str, Path, int | None], ...]  # (uri, resolved path, version)
+    buffers: tuple[_Buffer, ...]
     sources: Mapping[Path, bytes]
+
+
+class _Files:
+    """What one publish needs to know about files, each looked up once.
+
+    Findings name files by their displayed path; resolving it, finding the open buffer (or reading
+    the saved file) and splitting the text happen once per file, however many findings and related
+    locations point into it. Doing them per diagnostic made publishing quadratic.
+    """
+
+    def __init__(self, open_documents: Mapping[Path, _Document], encoding: str | None) -> None:
+        self._open = open_documents
+        self._encoding = encoding
+        self._files: dict[str, tuple[str, LineTable | None]] = {}
+
+    def get(self, display: str) -> tuple[str, LineTable | None]:
+        """The URI and line table of the file a finding displays as ``display``."""
+        found = self._files.get(display)
+        if found is None:
+            found = self._files[display] = self._look_up(_resolve_display(display))
+        return found
+
+    def _look_up(self, path: Path) -> tuple[str, LineTable | None]:
+        document = self._open.get(path)
+        if document is not None:
+            return document.uri, document.line_table
+        try:
+            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+        except OSError:
+            return from_fs_path(str(path)), None
+        return from_fs_path(str(path)), LineTable(text, self._encoding)
 
 
 class CompileAdLintServer(LanguageServer):
     """Publishes compile-ad-lint findings as diagnostics and offers ``# noqa`` quick fixes."""
 
     def __init__(self, debounce: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
-        super().__init__(name=SOURCE, version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            name=SOURCE,
+            version=__version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=_Protocol,
+        )
         self.debounce = debounce
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task] = set()
         #: One analysis at a time: the project is small enough, and the CPUs are the user's.
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint")
         self._reported_config_errors: set[str] = set()
-        self._closed = False
+        #: Workspace key of each open document → the stamp of its current text.
+        self._stamps: dict[str, int] = {}
+        self._clock = itertools.count(1)
+        self.shut_down = False
         self._register(types.TEXT_DOCUMENT_DID_OPEN, self.did_open)
         self._register(types.TEXT_DOCUMENT_DID_CHANGE, self.did_change)
         self._register(types.TEXT_DOCUMENT_DID_SAVE, self.did_save, types.SaveOptions(include_text=False))
@@ -94,6 +296,7 @@ class CompileAdLintServer(LanguageServer):
             types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
         )
         self._register(types.SHUTDOWN, self.on_shutdown)
+        self._register(types.EXIT, self.on_exit)
 
     def _register(self, feature: str, method: Callable[[Any], Any], options: Any = None) -> None:
         """pygls registers plain functions (it tags them), so each handler is a closure over a method."""
@@ -106,9 +309,11 @@ class CompileAdLintServer(LanguageServer):
     # -- document events --------------------------------------------------------------------
 
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._stamp(params.text_document.uri)
         self._analyze_soon(params.text_document.uri, delay=0.0)
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._stamp(params.text_document.uri)
         self._analyze_soon(params.text_document.uri, delay=self.debounce)
 
     def did_save(self, params: types.DidSaveTextDocumentParams) -> None:
@@ -116,6 +321,7 @@ class CompileAdLintServer(LanguageServer):
 
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        self._stamps.pop(_workspace_key(uri), None)
         self._cancel_timer(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         path = _path_of(uri)
@@ -123,12 +329,28 @@ class CompileAdLintServer(LanguageServer):
             self._start(self._snapshot_for(path))
 
     def on_shutdown(self, _params: None) -> None:
-        self._closed = True
+        self.shut_down = True
         for uri in list(self._timers):
             self._cancel_timer(uri)
         self._analysis_pool.shutdown(wait=False, cancel_futures=True)
 
+    def on_exit(self, _params: None) -> NoReturn:
+        """``exit``: 0 after ``shutdown``, else 1 (the specification), without waiting for an analysis."""
+        _terminate(0 if self.shut_down else 1)
+
     # -- scheduling -------------------------------------------------------------------------
+
+    def _stamp(self, uri: str) -> None:
+        """A new stamp for ``uri``'s text: results computed from its earlier texts are now stale."""
+        self._stamps[_workspace_key(uri)] = next(self._clock)
+
+    def _stale(self, snapshot: _Snapshot) -> bool:
+        """Whether a buffer of ``snapshot`` changed, closed or reopened since.
+
+        Every such event schedules a newer analysis of the same project, so a stale snapshot's
+        result is never needed. Read from the analysis thread too (a dict lookup, atomic).
+        """
+        return any(self._stamps.get(_workspace_key(buffer.uri)) != buffer.stamp for buffer in snapshot.buffers)
 
     def _analyze_soon(self, uri: str, delay: float) -> None:
         """Per-document debounce: (re)start ``uri``'s timer; when it fires, analyze its project."""
@@ -155,20 +377,26 @@ class CompileAdLintServer(LanguageServer):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _open_documents(self) -> dict[Path, _Document]:
+        """The open documents with a ``file:`` URI, by resolved path."""
+        documents = {}
+        for document in list(self.workspace.text_documents.values()):
+            path = _path_of(document.uri)
+            if path is not None:
+                documents[path] = document
+        return documents
+
     def _snapshot_for(self, path: Path) -> _Snapshot | None:
         """The open documents in ``path``'s project and the contents of every open buffer."""
         root = self.project_root(path)
-        documents, sources = [], {}
-        for document in list(self.workspace.text_documents.values()):
-            doc_path = _path_of(document.uri)
-            if doc_path is None:
-                continue
+        buffers, sources = [], {}
+        for doc_path, document in self._open_documents().items():
             sources[doc_path] = document.source.encode("utf-8")
             if doc_path.suffix in (".py", ".pyi") and doc_path.is_file() and self.project_root(doc_path) == root:
-                documents.append((document.uri, doc_path, document.version))
-        if not documents:
+                buffers.append(_Buffer(document.uri, doc_path, document.version, self._stamps.get(_workspace_key(document.uri))))
+        if not buffers:
             return None
-        return _Snapshot(root, tuple(documents), sources)
+        return _Snapshot(root, tuple(buffers), sources)
 
     def project_root(self, path: Path) -> Path:
         """Nearest pyproject.toml with our section, else the enclosing workspace folder, else the file's folder."""
@@ -189,32 +417,40 @@ class CompileAdLintServer(LanguageServer):
 
     async def _analyze_and_publish(self, snapshot: _Snapshot) -> None:
         loop = asyncio.get_running_loop()
-        if self._closed:
+        if self.shut_down:
             return
         try:
             findings = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
         except Exception as error:  # noqa: BLE001 - an analysis bug must not take the server down
-            if self._closed:
+            if self.shut_down:
                 return
             logger.exception("compile-ad-lint analysis failed")
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}"))
             return
+        if findings is None or self._stale(snapshot):
+            return  # superseded: the newer analysis publishes
+        self._publish(snapshot, findings)
+
+    def _analyze(self, snapshot: _Snapshot) -> tuple[Finding, ...] | None:
+        """Runs in the analysis thread; None (nothing analyzed) when the snapshot went stale while queued.
+
+        Static only: nothing is imported or executed, nothing written.
+        """
+        if self._stale(snapshot):
+            return None
+        analyzer = Analyzer(self._config(snapshot.root), use_cache=False, jobs=1)
+        return analyzer.check([str(buffer.path) for buffer in snapshot.buffers], sources=snapshot.sources).findings
+
+    def _publish(self, snapshot: _Snapshot, findings: tuple[Finding, ...]) -> None:
         by_path: dict[str, list[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.location.path, []).append(finding)
-        for uri, path, version in snapshot.documents:
-            document = self.workspace.text_documents.get(_workspace_key(uri))
-            if document is None or document.version != version:
-                continue  # closed or edited since: a newer analysis will publish
-            diagnostics = [self.diagnostic(finding, document) for finding in by_path.get(str(path), ())]
+        files = _Files(self._open_documents(), self.workspace.position_encoding)
+        for buffer in snapshot.buffers:
+            diagnostics = [self.diagnostic(finding, files) for finding in by_path.get(str(buffer.path), ())]
             self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+                types.PublishDiagnosticsParams(uri=buffer.uri, diagnostics=diagnostics, version=buffer.version)
             )
-
-    def _analyze(self, snapshot: _Snapshot) -> tuple[Finding, ...]:
-        """Runs in the analysis thread. Static only: nothing is imported or executed, nothing written."""
-        analyzer = Analyzer(self._config(snapshot.root), use_cache=False, jobs=1)
-        return analyzer.check([str(path) for _, path, _ in snapshot.documents], sources=snapshot.sources).findings
 
     def _config(self, root: Path) -> Config:
         try:
@@ -228,19 +464,19 @@ class CompileAdLintServer(LanguageServer):
 
     # -- conversion -------------------------------------------------------------------------
 
-    def diagnostic(self, finding: Finding, document: TextDocument) -> types.Diagnostic:
+    def diagnostic(self, finding: Finding, files: _Files) -> types.Diagnostic:
         rule = RULES_BY_CODE.get(finding.code)
         related = []
         for item in finding.related:
-            path = _resolve_display(item.location.path)
+            uri, table = files.get(item.location.path)
             related.append(
                 types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=from_fs_path(str(path)), range=self._range_in(path, item.location)),
+                    location=types.Location(uri=uri, range=lsp_range(item.location, table)),
                     message=item.message,
                 )
             )
         return types.Diagnostic(
-            range=lsp_range(finding.location, document.lines, document.position_codec),
+            range=lsp_range(finding.location, files.get(finding.location.path)[1]),
             severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Error),
             code=finding.code,
             code_description=types.CodeDescription(href=rule.docs_url()) if rule is not None else None,
@@ -249,26 +485,16 @@ class CompileAdLintServer(LanguageServer):
             related_information=related or None,
         )
 
-    def _range_in(self, path: Path, location: Location) -> types.Range:
-        """``location``'s range, counted in the open buffer of ``path`` or else its saved text."""
-        for document in self.workspace.text_documents.values():
-            if _path_of(document.uri) == path:
-                return lsp_range(location, document.lines, document.position_codec)
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-        except OSError:
-            lines = []
-        return lsp_range(location, lines, self.workspace.position_codec)
-
     # -- code actions -----------------------------------------------------------------------
 
     def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = self.workspace.get_text_document(params.text_document.uri)
+        assert isinstance(document, _Document)  # _Workspace creates every document
         actions = []
         for diagnostic in params.context.diagnostics:
             if diagnostic.source != SOURCE or not isinstance(diagnostic.code, str):
                 continue
-            edit = noqa_edit(document, diagnostic.range.start.line, diagnostic.code)
+            edit = noqa_edit(document.line_table, diagnostic.range.start.line, diagnostic.code)
             if edit is None:
                 continue
             actions.append(
@@ -282,12 +508,11 @@ class CompileAdLintServer(LanguageServer):
         return actions
 
 
-def noqa_edit(document: TextDocument, line: int, code: str) -> types.TextEdit | None:
+def noqa_edit(table: LineTable, line: int, code: str) -> types.TextEdit | None:
     """The edit that adds ``code`` to ``line``'s noqa comment (or adds one); None if there is nothing to do."""
-    lines = document.lines
-    if not 0 <= line < len(lines):
+    if not 0 <= line < table.line_count:
         return None
-    text = lines[line].rstrip("\r\n")
+    text = table.line(line)
     match = _NOQA.search(text)
     if match is not None:
         codes = match.group("codes")
@@ -297,17 +522,104 @@ def noqa_edit(document: TextDocument, line: int, code: str) -> types.TextEdit | 
             return None
         start, end, new_text = match.end("codes"), match.end("codes"), f", {code}"
     else:
-        if text.rstrip().endswith("\\"):
+        stripped = len(text.rstrip(_PYTHON_WHITESPACE))
+        if text[:stripped].endswith("\\"):
             return None  # a comment after a line continuation would be a syntax error
-        stripped = len(text.rstrip())
         start, end, new_text = stripped, len(text), f"  # noqa: {code}"
-    codec = document.position_codec
-    return types.TextEdit(
-        range=codec.range_to_client_units(
-            lines, ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(line, end))
-        ),
-        new_text=new_text,
-    )
+    return types.TextEdit(range=types.Range(table.position(line, start), table.position(line, end)), new_text=new_text)
+
+
+class FramedInput:
+    """stdin as pygls's reader sees it: only well-formed frames get through.
+
+    pygls's loop (``pygls.io_.run_async``) trusts the framing. After a ``Content-Length`` it cannot
+    parse (``abc``, ``-5``) it reads the body as header lines, and since a JSON body has no line
+    break the next message's header is glued to it and missed, and so on for every message after:
+    a deaf server. A huge length is read with one ``read(n)``, which allocates ``n`` bytes up front.
+
+    This reader parses the headers itself and hands pygls each frame as ``Content-Length: N``, a
+    blank line and the body. It skips what is not a header, resynchronizing on the last
+    ``Content-Length`` of a line (a body glued to the next header), and says on stderr what it
+    skipped; it reads bodies in chunks, and ends the input (pygls then stops) with a message on
+    stderr when a length is over ``MAX_MESSAGE_BYTES`` or stdin ends inside a message (``broken``).
+    A body that is not JSON is pygls's to report; the frames after it are read normally.
+    """
+
+    #: Header lines are read at most this long, so input without line breaks never fills memory.
+    MAX_LINE = 64 * 1024
+    _CHUNK = 1 << 20
+    _FIELD = b"content-length:"
+    _HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:[^\r\n]*\r?\n\Z")
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        #: The length of the frame whose header pygls has been given but whose body it has not read.
+        self._announced: int | None = None
+        self.broken = False
+
+    def readline(self) -> bytes:
+        """pygls reads a frame as two header lines, then ``read``: ours are the length and the blank line."""
+        if self._announced is not None:
+            return b"\r\n"
+        length = self._next_length()
+        if length is None:
+            return b""
+        self._announced = length
+        return b"Content-Length: %d\r\n" % length
+
+    def read(self, size: int) -> bytes:
+        """The body, read in chunks so that memory follows the bytes that came, not the length announced."""
+        self._announced = None
+        chunks, remaining = [], size
+        while remaining:
+            chunk = self._stream.read(min(remaining, self._CHUNK))
+            if not chunk:
+                self._fail(f"stdin ended {size - remaining} bytes into a message of {size} bytes")
+                return b""
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def _next_length(self) -> int | None:
+        """Read header blocks until one announces a usable length; None at the end of stdin or on fatal framing."""
+        length: int | None = None
+        skipped = 0
+        while True:
+            line = self._stream.readline(self.MAX_LINE)
+            if not line:
+                if length is not None:
+                    self._fail("stdin ended inside a message header")
+                elif skipped:
+                    self._fail(f"stdin ended after {skipped} bytes that were not LSP headers")
+                return None
+            if not line.strip():  # a blank line ends a header block
+                if length is not None:
+                    if skipped:
+                        logger.warning("skipped %d bytes that were not LSP headers", skipped)
+                    return length
+                continue
+            at = line.lower().rfind(self._FIELD)
+            if at < 0:
+                if not self._HEADER.match(line):
+                    skipped += len(line)
+                continue
+            skipped += at
+            value = line[at + len(self._FIELD) :].strip()
+            digits = value.lstrip(b"0")
+            if not value.isdigit() or not digits:
+                logger.warning("ignored a message with Content-Length %r (not a positive number of bytes)", value[:40])
+                length = None
+            elif len(digits) > len(str(MAX_MESSAGE_BYTES)) or int(digits) > MAX_MESSAGE_BYTES:
+                shown = digits[:20].decode() + ("..." if len(digits) > 20 else "")
+                self._fail(f"Content-Length {shown} is over the limit of {MAX_MESSAGE_BYTES} bytes; the client's framing is broken")
+                return None
+            else:
+                length = int(digits)
+
+    def _fail(self, message: str) -> None:
+        """Report broken framing on stderr; the caller then ends the input."""
+        logger.error("%s; exiting", message)
+        self.broken = True
 
 
 def _path_of(uri: str) -> Path | None:
@@ -328,9 +640,29 @@ def _resolve_display(display: str) -> Path:
     return Path(os.path.abspath(display)).resolve()
 
 
-def start(debounce: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
-    """Serve on stdin/stdout until the client exits."""
-    CompileAdLintServer(debounce=debounce).start_io()
+def _terminate(code: int) -> NoReturn:
+    """End the process now with ``code``.
+
+    Not ``sys.exit``: pygls's ``start_io`` swallows ``SystemExit`` (the code would be lost), and the
+    interpreter's exit joins every worker thread, so an analysis still running (it cannot be
+    interrupted) would keep the process alive. Nothing is pending: pygls flushes each message it
+    writes, and the analysis writes no files.
+    """
+    sys.stderr.flush()
+    os._exit(code)
 
 
-__all__ = ["CompileAdLintServer", "DEFAULT_DEBOUNCE_SECONDS", "lsp_range", "noqa_edit", "start"]
+def start(debounce: float = DEFAULT_DEBOUNCE_SECONDS) -> NoReturn:
+    """Serve on stdin/stdout until the client sends ``exit`` or closes stdin.
+
+    A client that closes stdin without ``exit`` is gone: the exit code is then 0 after ``shutdown``
+    and 1 otherwise, or when the framing broke. Diagnostics about the stream go to stderr.
+    """
+    logging.basicConfig(level=logging.WARNING, format=f"{SOURCE} lsp: %(levelname)s: %(message)s", stream=sys.stderr)
+    server = CompileAdLintServer(debounce=debounce)
+    stdin = FramedInput(sys.stdin.buffer)
+    server.start_io(stdin=stdin)  # type: ignore[arg-type]  # pygls only calls readline() and read()
+    _terminate(0 if server.shut_down and not stdin.broken else 1)
+
+
+__all__ = ["CompileAdLintServer", "DEFAULT_DEBOUNCE_SECONDS", "FramedInput", "LineTable", "MAX_MESSAGE_BYTES", "lsp_range", "noqa_edit", "start"]

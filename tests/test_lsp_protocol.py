@@ -1,0 +1,351 @@
+"""The language server as a process: stale and superseded analyses, ``exit``, publishing cost and
+broken framing, each checked on the real server over stdio.
+
+Tests that need to hold an analysis or count work run the server through ``HARNESS``, which wraps two
+names of the server module and then starts the server exactly as ``compile-ad-lint lsp`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES  # noqa: E402
+from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run  # noqa: E402
+
+#: The server with two test hooks: every analysis, and every ``LineTable`` built, is logged as a line
+#: of the file named by ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
+HARNESS = """\
+import os
+import sys
+import time
+from pathlib import Path
+
+from compile_ad_lint.integrations import lsp
+
+LOG = Path(os.environ["CAL_LSP_LOG"])
+GATE = Path(os.environ["CAL_LSP_GATE"])
+
+
+def note(event):
+    with LOG.open("a", encoding="utf-8") as log:
+        log.write(event + "\\n")
+
+
+class Analyzer(lsp.Analyzer):
+    def check(self, paths, sources=None):
+        note("analysis")
+        while GATE.exists():
+            time.sleep(0.01)
+        return super().check(paths, sources)
+
+
+class LineTable(lsp.LineTable):
+    def __init__(self, *args, **kwargs):
+        note("line table")
+        super().__init__(*args, **kwargs)
+
+
+lsp.Analyzer, lsp.LineTable = Analyzer, LineTable
+
+from compile_ad_lint.cli import main
+
+main(sys.argv[1:])
+"""
+
+#: Long enough that edits never start an analysis by themselves: these tests trigger them with saves.
+NO_DEBOUNCE_MS = 600_000
+
+
+class _Hooks:
+    """The harness's log and gate for one test."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir()
+        self.script = folder / "harness.py"
+        self.script.write_text(HARNESS, encoding="utf-8")
+        self.log = folder / "events.log"
+        self.gate = folder / "analyses.gate"
+        self.env = {**os.environ, "CAL_LSP_LOG": str(self.log), "CAL_LSP_GATE": str(self.gate)}
+
+    def client(self, root: Path, debounce_ms: int = 50) -> _Client:
+        return _Client(root, command=[str(self.script)], env=self.env, debounce_ms=debounce_ms)
+
+    def events(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
+
+    async def until(self, event: str, count: int) -> None:
+        """Wait until ``event`` was logged ``count`` times."""
+        deadline = time.monotonic() + TIMEOUT
+        while self.events().count(event) < count:
+            assert time.monotonic() < deadline, f"{event!r} not logged {count} times: {self.events()}"
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def hooks(tmp_path: Path):
+    hooks = _Hooks(tmp_path / "hooks")  # outside the project the server analyzes
+    yield hooks
+    hooks.gate.unlink(missing_ok=True)  # a server left behind by a failure finishes its analysis and exits
+
+
+async def _barrier(client: _Client, uri: str) -> None:
+    """A request round trip: the server has handled every notification sent before it."""
+    assert not await client.code_actions(uri, [])
+
+
+# -- stale and superseded analyses ----------------------------------------------------------------
+
+
+def test_reopened_document_never_shows_diagnostics_of_its_earlier_buffer(tmp_path: Path, hooks: _Hooks) -> None:
+    root, train, _model = _project(tmp_path)
+    hooks.gate.touch()
+
+    async def scenario() -> None:
+        async with hooks.client(root) as client:
+            client.open(train, HAZARD)  # version 1, a finding
+            await hooks.until("analysis", 1)  # held while it runs
+            client.close(train)
+            client.open(train, FIXED)  # version 1 again, no finding
+            await _barrier(client, train)
+            hooks.gate.unlink()
+            while True:  # the close's empty publish, then the reopened buffer's; never the hazard's
+                published = await client.diagnostics(train)
+                assert not published.diagnostics
+                if published.version == 1:
+                    break
+
+    _run(scenario())
+
+
+def test_superseded_analyses_are_skipped_or_dropped(tmp_path: Path, hooks: _Hooks) -> None:
+    root, train, _model = _project(tmp_path)
+    hooks.gate.touch()
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, HAZARD)
+            await hooks.until("analysis", 1)  # version 1 is being analyzed
+            for version, text in ((2, HAZARD.replace("y = f(", "y = f( ")), (3, FIXED)):
+                client.replace_all(train, text, version)
+                client.save(train)  # an analysis of this version is queued behind version 1's
+                await _barrier(client, train)
+            hooks.gate.unlink()
+            published = await client.diagnostics(train)
+            # Version 1's result was dropped, version 2's analysis never ran: only version 3 publishes.
+            assert published.version == 3
+            assert not published.diagnostics
+            assert hooks.events().count("analysis") == 2
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize(("shutdown", "code"), [(True, 0), (False, 1)])
+def test_exit_ends_the_process_during_an_analysis(tmp_path: Path, hooks: _Hooks, shutdown: bool, code: int) -> None:
+    """``exit`` exits at once, 0 after ``shutdown`` and 1 without (the specification's codes)."""
+    root, train, _model = _project(tmp_path)
+    hooks.gate.touch()  # never opened: the analysis is still running when ``exit`` arrives
+
+    async def scenario() -> None:
+        async with hooks.client(root) as client:
+            client.open(train, HAZARD)
+            await hooks.until("analysis", 1)
+            assert await client.exit(shutdown=shutdown) == code
+
+    _run(scenario())
+
+
+# -- publishing cost ------------------------------------------------------------------------------
+
+
+def test_publishing_splits_each_file_once(tmp_path: Path, hooks: _Hooks) -> None:
+    """Thousands of findings, each CAL001 with a related location in another (unopened) file: the
+    buffer and that file are each split into lines once, not once per diagnostic."""
+    root, train, model = _project(tmp_path)
+    hazards = [f"def run{i}(x, t):\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(x, t))\n" for i in range(200)]
+    configs = ['torch._functorch.config.backward_pass_autocast = "bad"\n'] * 1800
+    text = "import torch\nimport torch.autograd.forward_ad as fwAD\nfrom model import f\n" + "".join(hazards + configs)
+
+    async def scenario() -> None:
+        async with hooks.client(root) as client:
+            client.open(train, text)
+            diagnostics = (await client.diagnostics(train)).diagnostics
+            assert [d.code for d in diagnostics].count("CAL001") == 200
+            assert [d.code for d in diagnostics].count("CAL003") == 1800
+            assert {info.location.uri for d in diagnostics for info in d.related_information or ()} == {train, model}
+            assert hooks.events().count("line table") == 2
+
+    _run(scenario())
+
+
+# -- framing ---------------------------------------------------------------------------------------
+
+
+def _frame(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+def _body(message_id: int, method: str = "compile-ad-lint/ping", params: Any = None) -> bytes:
+    """A request; the ping is a method the server does not have, so its answer is an error response."""
+    return json.dumps({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}).encode()
+
+
+class _RawServer:
+    """``compile-ad-lint lsp`` on pipes, written to in raw bytes: no client library mends the framing."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.answered: list[int] = []
+
+    async def __aenter__(self) -> "_RawServer":
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "compile_ad_lint",
+            "lsp",
+            cwd=str(self.root),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        self.send(_frame(_body(0, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})))
+        await self.answer(0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+
+    def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    async def answer(self, message_id: int) -> dict[str, Any]:
+        """Read messages until the response to ``message_id``; responses to other ids are recorded."""
+        while True:
+            message = await asyncio.wait_for(self._message(), TIMEOUT)
+            if "id" in message and "method" not in message:
+                self.answered.append(message["id"])
+                if message["id"] == message_id:
+                    return message
+
+    async def _message(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = None
+        while (line := await self.process.stdout.readline()).strip():
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        assert length is not None, "the server's output ended"
+        return json.loads(await self.process.stdout.readexactly(length))
+
+    async def end(self) -> tuple[int, str]:
+        """``shutdown`` and ``exit``; the exit code and stderr."""
+        self.send(_frame(_body(99, "shutdown")))
+        await self.answer(99)
+        self.send(_frame(json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode()))
+        return await self.gone()
+
+    async def gone(self) -> tuple[int, str]:
+        """Wait for the process to end by itself; its exit code and stderr."""
+        assert self.process.stderr is not None
+        stderr = await asyncio.wait_for(self.process.stderr.read(), TIMEOUT)
+        return await asyncio.wait_for(self.process.wait(), TIMEOUT), stderr.decode("utf-8", "replace")
+
+
+def _project_root(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n", encoding="utf-8")
+    return tmp_path
+
+
+PING_1 = _body(1)
+
+#: Broken bytes sent before two good requests (ids 2 and 3), and what the server says about them on stderr.
+BROKEN = {
+    "length too small": (_frame(PING_1, len(PING_1) - 5), "Unable to handle message"),
+    "length too large": (_frame(PING_1, len(PING_1) + 7), "Unable to handle message"),
+    "header without body": (b"Content-Length: 40\r\n\r\n", "Unable to handle message"),
+    "length not a number": (b"Content-Length: abc\r\n\r\n" + PING_1, "ignored a message with Content-Length b'abc'"),
+    "negative length": (b"Content-Length: -5\r\n\r\n" + PING_1, "ignored a message with Content-Length b'-5'"),
+    "zero length": (b"Content-Length: 0\r\n\r\n" + PING_1, "ignored a message with Content-Length b'0'"),
+    "garbage": (b"\x00\xff\xfe\x1b[2J garbage\r\n" + b"x" * 100_000 + "\r\n\x85\u2028 more".encode(), "skipped"),
+    "body not JSON": (_frame(b"\xff\xfe{not json"), "Unable to handle message"),
+    "body JSON but no message": (_frame(b"[1, 2, 3]"), "Unable to handle message"),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_broken_framing_is_survived(tmp_path: Path, name: str) -> None:
+    broken, said = BROKEN[name]
+
+    async def scenario() -> None:
+        async with _RawServer(_project_root(tmp_path)) as server:
+            server.send(broken + _frame(_body(2)) + _frame(_body(3)))
+            answer = await server.answer(3)
+            assert answer["error"]["code"] == -32601  # method not found: the server read the request
+            assert 1 not in server.answered
+            code, stderr = await server.end()
+            assert code == 0
+            assert said in stderr
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize("length", [str(MAX_MESSAGE_BYTES + 1), str(10**20), "9" * 5000])
+def test_absurd_length_ends_the_server_with_a_message(tmp_path: Path, length: str) -> None:
+    async def scenario() -> None:
+        async with _RawServer(_project_root(tmp_path)) as server:
+            server.send(f"Content-Length: {length}\r\n\r\n".encode() + PING_1)
+            code, stderr = await server.gone()
+            assert code == 1
+            assert f"is over the limit of {MAX_MESSAGE_BYTES} bytes" in stderr
+            assert "MemoryError" not in stderr and "Traceback" not in stderr
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [
+        (b"Content-Length: 40\r\n\r\n{", "stdin ended 1 bytes into a message of 40 bytes"),
+        (b"Content-Length: 40\r\n", "stdin ended inside a message header"),
+        (b"garbage", "stdin ended after 7 bytes that were not LSP headers"),
+    ],
+)
+def test_stdin_ending_inside_a_message_ends_the_server_with_a_message(tmp_path: Path, tail: bytes, said: str) -> None:
+    async def scenario() -> None:
+        async with _RawServer(_project_root(tmp_path)) as server:
+            server.send(tail)
+            assert server.process.stdin is not None
+            server.process.stdin.close()
+            code, stderr = await server.gone()
+            assert code == 1
+            assert said in stderr
+
+    _run(scenario())
+
+
+@pytest.mark.parametrize(("shutdown", "code"), [(True, 0), (False, 1)])
+def test_closed_stdin_without_exit_ends_the_server(tmp_path: Path, shutdown: bool, code: int) -> None:
+    """A client gone without ``exit``: like ``exit``, 0 after ``shutdown`` and 1 without."""
+
+    async def scenario() -> None:
+        async with _RawServer(_project_root(tmp_path)) as server:
+            if shutdown:
+                server.send(_frame(_body(99, "shutdown")))
+                await server.answer(99)
+            assert server.process.stdin is not None
+            server.process.stdin.close()
+            assert (await server.gone())[0] == code
+
+    _run(scenario())
