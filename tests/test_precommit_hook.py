@@ -1,5 +1,8 @@
 """The pre-commit hook (``.pre-commit-hooks.yaml``), run by the real ``pre-commit`` tool.
 
+The hook runs ``compile-ad-lint check --dependents`` on the staged files: a staged change can create
+a hazard in a file that was not staged, and the hook must report it there.
+
 The hook source is a git repository made from this working tree (the files pip needs plus the hook
 manifest, committed in a temporary folder), so the test sees uncommitted edits and never touches
 this checkout's git state. pre-commit builds the hook's virtualenv and pip-installs the package from
@@ -121,9 +124,9 @@ def test_manifest_is_valid_for_pre_commit():
 
     (hook,) = load_manifest(str(REPO_ROOT / ".pre-commit-hooks.yaml"))
     assert hook["id"] == "compile-ad-lint"
-    assert hook["entry"] == "compile-ad-lint check"
+    assert hook["entry"] == "compile-ad-lint check --dependents"
     assert hook["language"] == "python"
-    assert hook["types"] == ["python"]
+    assert hook["types_or"] == ["python", "jupyter"]
     assert hook["require_serial"] is True
     assert not hook["additional_dependencies"]  # torch is not needed to analyze
 
@@ -174,5 +177,75 @@ def test_try_repo(tmp_path: Path, hook_repo):
     completed = _pre_commit(repo, env, "try-repo", str(source), "compile-ad-lint", "--files", "pkg/train.py")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "pkg/train.py:8:" in completed.stdout and "CAL001" in completed.stdout
+    # models.py holds the compile site of train.py's finding: checking it reports the dependent.
     completed = _pre_commit(repo, env, "try-repo", str(source), "compile-ad-lint", "--files", "pkg/models.py")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "pkg/train.py:8:" in completed.stdout and "    pkg/models.py:3:8: compiled here" in completed.stdout
+    (repo / "pkg" / "serve.py").write_text(CLEAN.lstrip("\n"))
+    completed = _pre_commit(repo, env, "try-repo", str(source), "compile-ad-lint", "--files", "pkg/serve.py")
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+MODEL = """
+import torch
+
+
+def f(x):
+    return torch.sin(x)
+"""
+
+JVP = """
+import torch.autograd.forward_ad as fwAD
+
+from pkg.model import f
+
+
+def jvp(x, t):
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent
+"""
+
+
+def test_hook_reports_a_hazard_in_an_unstaged_dependent(tmp_path: Path, hook_repo):
+    """Staging only ``model.py`` after adding ``@torch.compile`` to ``f`` fails the hook with the
+    finding in ``jvp.py``, which calls ``f`` inside ``dual_level`` and was not staged."""
+    repo, env = _consumer(tmp_path, hook_repo)
+    (repo / "pkg" / "model.py").write_text(MODEL.lstrip("\n"))
+    (repo / "pkg" / "jvp.py").write_text(JVP.lstrip("\n"))
+    (repo / "pkg" / "other.py").write_text("x = 1\n")
+    _git(repo, env, "add", "-A")
+    _git(repo, env, "commit", "-q", "--no-verify", "-m", "jvp over an eager f")
+
+    compiled = MODEL.lstrip("\n").replace("def f(x):", "@torch.compile\ndef f(x):")
+    (repo / "pkg" / "model.py").write_text(compiled)
+    (repo / "pkg" / "other.py").write_text("x = 2\n")  # changed, not staged: stashed by pre-commit
+    _git(repo, env, "add", "pkg/model.py")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Failed" in completed.stdout
+    assert "pkg/jvp.py:8:33: CAL001" in completed.stdout, completed.stdout
+    assert "    pkg/model.py:5:5: compiled here (@torch.compile" in completed.stdout, completed.stdout
+
+    # The hazard is committed; a staged file its evidence does not touch passes.
+    _git(repo, env, "commit", "-q", "--no-verify", "-m", "compiled f")
+    _git(repo, env, "add", "pkg/other.py")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    # Staging the dependent itself reports it too.
+    (repo / "pkg" / "jvp.py").write_text(JVP.lstrip("\n") + "\n# touched\n")
+    _git(repo, env, "add", "pkg/jvp.py")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 1 and "pkg/jvp.py:8:33: CAL001" in completed.stdout, completed.stdout
+
+
+def test_hook_checks_staged_notebooks(tmp_path: Path, hook_repo):
+    import json
+
+    repo, env = _consumer(tmp_path, hook_repo)
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["%load_ext autoreload\n", HAZARD.strip("\n") + "\n", "jvp(1, 2)\n"]}
+    document = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (repo / "explore.ipynb").write_text(json.dumps(document, indent=1))
+    _git(repo, env, "add", "explore.ipynb")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "explore.ipynb:cell 1:9:" in completed.stdout and "CAL001" in completed.stdout, completed.stdout
