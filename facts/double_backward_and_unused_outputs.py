@@ -35,6 +35,8 @@ SEEN = {
     "grad_create_graph_eager_backend": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
     "grad_create_graph_disable": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
     "grad_create_graph_disable_around_compiled": f"first-order grad correct; grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
+    # the same under forward AD (CAL001): a disable'd function calling a compiled one still drops the tangent
+    "disable_around_compiled_forward_ad": "tangent None",
     # torch.autograd.functional over a compiled callable
     "functional_jvp": RAISES_DOUBLE,
     "functional_vjp": "correct",
@@ -57,6 +59,11 @@ SEEN = {
     "unused_output_aot_eager": "eager None; compiled zeros",
     "unused_output_eager_backend": "eager None; compiled None",
     "unused_output_dict": "eager None; compiled zeros",
+    # torch.autograd.grad returns the gradients instead of accumulating .grad
+    "unused_output_autograd_grad": (
+        "allow_unused=True: eager None, compiled zeros; without it: eager raises RuntimeError: The differentiated "
+        "Tensor at index 1 appears to not have been used in the graph, compiled zeros"
+    ),
     "fix_return_only_used": "eager None; compiled None",
     "module_aux_head": "eager None; compiled zeros; AdamW(weight_decay=0.1) step moves the aux head: eager no, compiled yes",
     "module_logits_and_loss": "every parameter's grad equal to eager; none None, none all-zero",
@@ -170,6 +177,14 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
             return _double_backward(torch.compiler.disable(lambda t: inner(t)), x)
         kwargs = {} if backend == "inductor" else {"backend": "eager" if backend == "eager_backend" else backend}
         return _double_backward(compiled(field, **kwargs), x)
+    if case == "disable_around_compiled_forward_ad":
+        import torch.autograd.forward_ad as fwAD
+
+        inner = compiled(torch.sin)
+        outer = torch.compiler.disable(lambda t: inner(t))
+        with fwAD.dual_level():
+            tangent = fwAD.unpack_dual(outer(fwAD.make_dual(xp, v))).tangent
+        return "tangent None" if tangent is None else _verdict(_close(tangent, xp.cos() * v))
     if case == "backward_create_graph_inductor":
         cf = compiled(field)
         eager_g = torch.autograd.grad(field(x).sum(), x, create_graph=True)[0]
@@ -230,6 +245,22 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
         eager = _unused_leaf_grad(_two_outputs)
         if variant == "dict":
             return f"eager {_unused_leaf_grad(lambda a, u, w: {'main': a @ u, 'aux': a @ w})}; compiled {_unused_leaf_grad(compiled(lambda a, u, w: {'main': a @ u, 'aux': a @ w}))}"
+        if variant == "autograd_grad":
+            cf = compiled(_two_outputs)
+            outcomes = []
+            for allow_unused in (True, False):
+                row = []
+                for fn in (_two_outputs, cf):
+                    m = torch.randn(3, 3)
+                    u, w = torch.randn(3, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)
+                    try:
+                        _, gw = torch.autograd.grad(fn(m, u, w)[0].sum(), (u, w), allow_unused=allow_unused)
+                        row.append("None" if gw is None else "zeros" if bool((gw == 0).all()) else "nonzero")
+                    except Exception as error:
+                        row.append(_raised(error))
+                outcomes.append(row)
+            (e1, c1), (e2, c2) = outcomes
+            return f"allow_unused=True: eager {e1}, compiled {c1}; without it: eager {e2}, compiled {c2}"
         if variant == "inductor":
             cf = compiled(_two_outputs)
             return f"eager {eager}; compiled {_unused_leaf_grad(cf)}; compiled + .grad = None after backward: {_unused_leaf_grad(cf, reset=True)}"

@@ -115,6 +115,12 @@ POSITIVE = {
         "import torch\n\nf = torch.compile(fn)\nwith torch.autocast('cuda'):\n    y = f(x)\n"
         + "grads = torch.autograd.grad(y.sum(), [x])  # expect: CAL002\n"
     ),
+    # torch 2.13: a compiled callable called from a torch.compiler.disable'd function still runs
+    # compiled (tangent None; facts/double_backward_and_unused_outputs.py, disable_around_compiled_*).
+    "disable-decorator-on-callee-of-compiled": Case(
+        FWAD + "f = torch.compile(torch.sin)\n\n@torch.compiler.disable\ndef eager(x):\n    return f(x)\n\n"
+        + "with fwAD.dual_level():\n    eager(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    ),
 }
 
 NEGATIVE = {
@@ -128,8 +134,8 @@ NEGATIVE = {
         FWAD + "f = torch.compile(torch.sin)\nf = torch.sin\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))\n"
     ),
     "builtin-compile": Case(FWAD + "code = compile('1', '<s>', 'eval')\nwith fwAD.dual_level():\n    eval(code)\n"),
-    "disable-decorator-on-callee": Case(
-        FWAD + "f = torch.compile(torch.sin)\n\n@torch.compiler.disable\ndef eager(x):\n    return f(x)\n\n"
+    "disable-decorator-on-plain-callee": Case(
+        FWAD + "@torch.compiler.disable\ndef eager(x):\n    return torch.sin(x)\n\n"
         + "with fwAD.dual_level():\n    eager(fwAD.make_dual(x, t))\n"
     ),
     "eager-backend-in-other-module": Case(

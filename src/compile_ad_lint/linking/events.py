@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..findings import Location
 from ..summary.model import LiteralValue
-from .values import AutocastState, Compiled, CompiledOutput
+from .values import AutocastState, Compiled, CompiledOutput, OutputElement
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,80 @@ class BackwardThroughCompiled:
     spelling: str
     backward_autocast: AutocastState
     origins: tuple[CompiledOutput, ...]
+    #: ``create_graph=``: True, False, or None when it is not a constant (CAL004).
+    create_graph: bool | None = False
+    #: The compiled outputs, element by element, the backward's tensors derive from (CAL005).
+    elements: frozenset[OutputElement] = frozenset()
+
+
+@dataclass(frozen=True)
+class FunctionalThroughCompiled:
+    """A ``torch.autograd.functional`` call that may differentiate twice, over a function whose
+    result goes through compiled calls (CAL004)."""
+
+    location: Location
+    #: Qualified name (``torch.autograd.functional.hvp``).
+    function: str
+    origins: tuple[CompiledOutput, ...]
+    #: True when it always differentiates twice or ``create_graph=True``; None when not a constant.
+    second_order: bool | None
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """Something holding parameters that an output of a compiled callable depends on (CAL005)."""
+
+    #: As the compiled code names it: ``self.aux_head``, ``aux_head`` (a global), ``w`` (an argument).
+    name: str
+    #: Identifies it across events: ``path:Class.attr`` for attributes, the name otherwise.
+    key: str
+    location: Location | None
+    #: ``attribute``, ``argument`` (a parameter of the compiled function) or ``global``.
+    kind: str = "attribute"
+
+
+@dataclass(frozen=True)
+class ResultElement:
+    """One output of a compiled callable's returned tuple, with the leaves it may depend on."""
+
+    index: int
+    location: Location
+    leaves: frozenset[Leaf]
+    #: It depends on something whose leaves are unknown (a method of ``self``, a project function).
+    opaque: bool
+
+
+@dataclass(frozen=True)
+class CompiledResult:
+    """A compiled call whose callable visibly returns a tuple of several outputs (CAL005)."""
+
+    call_site: Location
+    compiled: Compiled
+    elements: tuple[ResultElement, ...]
+
+
+@dataclass(frozen=True)
+class OutputsEscape:
+    """Compiled outputs that reach code the analysis cannot see (a caller, an unknown function, an
+    attribute): a backward may use them there (CAL005 then counts them as used)."""
+
+    location: Location
+    elements: frozenset[OutputElement]
+
+
+@dataclass(frozen=True)
+class LeafRead:
+    """``model.<attribute>`` read outside the module's own methods: the leaf may reach a backward
+    by another path (CAL005 then names it no more)."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class GradReset:
+    """``<tensor>.grad = None``: the fix CAL005 suggests."""
+
+    location: Location
 
 
 @dataclass(frozen=True)
@@ -57,4 +131,14 @@ class ModuleFailure:
     reason: str
 
 
-Event = CompiledCallInDualRegion | BackwardThroughCompiled | ConfigWrite | ModuleFailure
+Event = (
+    CompiledCallInDualRegion
+    | BackwardThroughCompiled
+    | ConfigWrite
+    | ModuleFailure
+    | FunctionalThroughCompiled
+    | CompiledResult
+    | OutputsEscape
+    | LeafRead
+    | GradReset
+)

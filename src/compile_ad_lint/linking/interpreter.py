@@ -19,7 +19,19 @@ from ..findings import Location
 from ..project import ModuleIndex
 from ..summary import model as ir
 from . import torch_api as api
-from .events import BackwardThroughCompiled, CompiledCallInDualRegion, ConfigWrite, Event, Hop
+from .events import (
+    BackwardThroughCompiled,
+    CompiledCallInDualRegion,
+    CompiledResult,
+    ConfigWrite,
+    Event,
+    FunctionalThroughCompiled,
+    GradReset,
+    Hop,
+    LeafRead,
+    OutputsEscape,
+)
+from .results import ResultAnalysis
 from .values import (
     DEFAULT_BACKEND,
     DEFAULT_CONFIG,
@@ -49,6 +61,7 @@ from .values import (
     Instance,
     ModuleRef,
     NullContext,
+    OutputElement,
     derived,
     normalize,
 )
@@ -115,6 +128,10 @@ class Interpreter:
         self._walks = 0
         #: Names of functions whose anchors depend on parameters: their callers are worth analyzing.
         self.caller_requests: set[str] = set()
+        #: CAL005: what compiled callables return, output by output, and the tuple sizes per call site.
+        self.results = ResultAnalysis(self)
+        self._result_sizes: dict[Location, set[int]] = {}
+        self._recorded: set[Event] = set()
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -263,10 +280,14 @@ class Interpreter:
         if isinstance(target, ir.NameTarget):
             frame.env[target.name] = values
         elif isinstance(target, ir.MultiTarget):
-            for element in target.targets:
-                self.assign(element, values, frame, span)
+            for position, element in enumerate(target.targets):
+                self.assign(element, self.unpacked(values, position, len(target.targets)), frame, span)
         elif isinstance(target, ir.AttrTarget):
             bases = self.eval(target.base, frame)
+            if target.attr == "grad" and values and all(isinstance(v, ConstVal) and v.value is None for v in values):
+                self.record(GradReset(self.loc(frame.path, span)), frame)
+            if any(isinstance(base, Instance) for base in bases):
+                self.escape(values, self.loc(frame.path, span), frame)  # ``self.aux = aux``: read back anywhere
             for base in bases:
                 if isinstance(base, External) and base.name == api.FUNCTORCH_CONFIG and target.attr == api.CONFIG_KEY:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
@@ -279,6 +300,34 @@ class Interpreter:
         else:
             for part in target.parts:
                 self.eval(part, frame)
+
+    def unpacked(self, values: Values, position: int, count: int) -> Values:
+        """What ``a, b = <values>`` binds to target ``position``: element ``position`` of a compiled
+        call's result when it is a tuple of ``count`` outputs, else (over-approximated) the whole."""
+        result = set()
+        for value in values:
+            if isinstance(value, Data) and value.exact:
+                elements = set(value.elements)
+                for site in value.exact:
+                    if self._result_sizes.get(site) == {count}:
+                        elements.discard(OutputElement(site))
+                        elements.add(OutputElement(site, position))
+                value = replace(value, elements=frozenset(elements), exact=frozenset())
+            result.add(value)
+        return normalize(result)
+
+    def record(self, event: Event, frame: Frame) -> None:
+        """Record a CAL004/CAL005 event once (walks of the same code in several contexts repeat them)."""
+        if frame.record and event not in self._recorded:
+            self._recorded.add(event)
+            self.events.append(event)
+
+    def escape(self, values: Iterable[object], site: Location, frame: Frame) -> None:
+        """Outputs of tuple-returning compiled calls that reach code a backward may hide in."""
+        elements = derived(values).elements
+        elements = frozenset(e for e in elements if e.call_site in self._result_sizes)
+        if elements:
+            self.record(OutputsEscape(site, elements), frame)
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
@@ -351,6 +400,15 @@ class Interpreter:
             closure = tuple(sorted({**frame.closure, **frame.env}.items())) if frame.stack else ()
             return frozenset([FunctionVal(frame.path, expr.qualname, closure=closure)])
         return frozenset([UNKNOWN])
+
+    def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
+        """``model.aux_head(...)`` outside the module's own methods (CAL005: another path to that leaf)."""
+        for base in bases:
+            target = base.target if isinstance(base, Compiled) else base
+            if isinstance(target, Instance) and self.find_member(target.cls, name) is None:
+                for klass in self.mro(target.cls):
+                    if isinstance(klass, ClassVal):
+                        self.record(LeafRead(f"{klass.path}:{klass.qualname}.{name}"), frame)
 
     @staticmethod
     def elements(values: Values) -> Values:
@@ -559,12 +617,19 @@ class Interpreter:
         if isinstance(call.func, ir.Attr) and call.func.attr in ("backward", *api.DETACHING_METHODS):
             receivers = self.eval(call.func.base, frame)
             if receivers and all(isinstance(r, Data) for r in receivers):
-                self.eval_args(call.args, frame)
+                args = self.eval_args(call.args, frame)
                 if call.func.attr == "backward":
-                    self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame)
+                    create_graph = create_graph_of(args, api.CREATE_GRAPH_POSITION["Tensor.backward"])
+                    self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph)
                     return frozenset([ConstVal(None)])
                 return frozenset([PLAIN])  # detached: no history, no tangent
-        callees = self.eval(call.func, frame)
+        if isinstance(call.func, ir.Attr):
+            bases = self.eval(call.func.base, frame)
+            if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
+                self.note_leaf_reads(bases, call.func.attr, frame)
+            callees = self.attribute(bases, call.func.attr)
+        else:
+            callees = self.eval(call.func, frame)
         return self.call_values(callees, self.eval_args(call.args, frame), call.span, frame, call.func)
 
     def call_values(self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None) -> Values:
@@ -603,9 +668,16 @@ class Interpreter:
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)
+            self.escape(iter_values(args), site, frame)  # ``outputs.append(aux)``
             return frozenset([callee])
+        if isinstance(callee, Disabled) and callee.target is not None:
+            # Dynamo skips the function itself, but compiled callables it calls still run compiled
+            # (facts/double_backward_and_unused_outputs.py: disable around a compiled callable).
+            return self.call_values(frozenset([callee.target]), args, span, frame, func)
         if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
             self.request_callers(frame)
+        if not (isinstance(callee, ExternalInstance) and callee.cls.startswith("torch.")):
+            self.escape(iter_values(args), site, frame)  # an unknown callable may run a backward
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
         return frozenset([derived([callee, *iter_values(args)])])
 
@@ -617,12 +689,19 @@ class Interpreter:
         inputs = derived(iter_values(args))
         output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config)
         keeps_tangent = compiled.backend in self.tangent_safe
-        return frozenset([Data(inputs.origins | {output}, dual and keeps_tangent)])
+        structure = self.results.structure(compiled, args, site)
+        if structure is not None:
+            self._result_sizes.setdefault(site, set()).add(len(structure))
+            self.record(CompiledResult(site, compiled, structure), frame)
+        elements = inputs.elements | {OutputElement(site)}
+        return frozenset([Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))])
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
         summary = self.index.view(function.path).function(function.qualname)
         fallback = frozenset([derived(iter_values(args))])
         if summary is None or (function.path, function.qualname) in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
+            if summary is None or (function.path, function.qualname) not in frame.stack:
+                self.escape(iter_values(args), hop.location if hop is not None else Location.point(self.index.display(function.path)), frame)
             return fallback
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record, self._heap_version)
@@ -656,6 +735,8 @@ class Interpreter:
         for region in regions:
             self.finish_region(frame, region, 0)
         returns = normalize(frame.returns) if frame.returns else frozenset([ConstVal(None)])
+        if not caller.stack:  # returned to callers the analysis may not see
+            self.escape(returns, self.loc(function.path, summary.span), frame)
         return returns, tuple(frame.pending)
 
     def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
@@ -731,13 +812,18 @@ class Interpreter:
             return frozenset([NullContext()])
         if name in api.BACKWARD_FUNCTIONS:
             receivers = positional(args, 0) or keyword_arg(args, api.BACKWARD_FUNCTIONS[name]) or frozenset()
-            self.record_backward(receivers, site, f"{name}()", frame)
+            self.record_backward(receivers, site, f"{name}()", frame, create_graph_of(args, api.CREATE_GRAPH_POSITION[name]))
             return frozenset([PLAIN])
+        if name in api.AUTOGRAD_FUNCTIONAL:
+            self.autograd_functional(name, args, site, frame)
+            return frozenset([derived(iter_values(args))])
         if name in api.COLLECTION_OF_ELEMENTS:
             return frozenset([Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())])
         if name in api.SEQUENTIAL:
             items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
             return frozenset([Collection(normalize(items), sequential=True)])
+        if name.split(".", 1)[0] != "torch":
+            self.escape(iter_values(args), site, frame)  # ``wandb.log(aux)``, ``print(out)``: a backward may hide there
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.isupper():
             return frozenset([ExternalInstance(name)])
@@ -791,14 +877,36 @@ class Interpreter:
         if frame.record and frame.stack:
             self.caller_requests.add(frame.stack[0][1].rsplit(".", 1)[-1])
 
-    def record_backward(self, receivers: Values, site: Location, spelling: str, frame: Frame) -> None:
+    def record_backward(self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False) -> None:
         data = derived(receivers)
         origins = data.origins
         if not origins and data.from_parameter:
             self.request_callers(frame)
         if origins and frame.record:
             ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
-            self.events.append(BackwardThroughCompiled(site, spelling, frame.ctx.autocast, ordered))
+            self.events.append(BackwardThroughCompiled(site, spelling, frame.ctx.autocast, ordered, create_graph, data.elements))
+
+    def autograd_functional(self, name: str, args: Args, site: Location, frame: Frame) -> None:
+        """``torch.autograd.functional.hvp(f, inputs, ...)``: call ``f`` on ``inputs`` and record
+        the compiled calls its result goes through when the function may differentiate twice (CAL004)."""
+        spec = api.AUTOGRAD_FUNCTIONAL[name]
+        second_order = True if spec.always_second_order else create_graph_of(args, spec.create_graph_position)
+        functions = positional(args, 0) or keyword_arg(args, "func")
+        if second_order is False or not functions:
+            return
+        inputs = positional(args, 1) or keyword_arg(args, "inputs") or frozenset([UNKNOWN])
+        spread = (("*", self.elements(inputs)),) if any(isinstance(v, Collection) for v in inputs) else ((None, inputs),)
+        saved = frame.ctx
+        frame.ctx = replace(saved, region=None)  # reverse mode: no forward-AD region inside
+        try:
+            span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+            returned = self.call_values(functions, spread, span, frame)
+        finally:
+            frame.ctx = saved
+        origins = derived(returned).origins
+        if origins:
+            ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
+            self.record(FunctionalThroughCompiled(site, name, ordered, second_order), frame)
 
 
 _MISSING = object()
@@ -810,6 +918,20 @@ def positional(args: Args, index: int) -> Values:
         return plain[index]
     star = [values for keyword, values in args if keyword == "*"]
     return star[0] if star else frozenset()
+
+
+def create_graph_of(args: Args, position: int) -> bool | None:
+    """``create_graph=`` of a backward call: a constant, False when absent, None when not constant."""
+    values = keyword_arg(args, "create_graph")
+    if values is None:
+        plain = [values for keyword, values in args if keyword is None]
+        values = plain[position] if position < len(plain) else None
+    if not values:
+        return False
+    constants = {bool(v.value) for v in values if isinstance(v, ConstVal)}
+    if len(constants) == 1 and all(isinstance(v, ConstVal) for v in values):
+        return constants.pop()
+    return None
 
 
 def keyword_arg(args: Args, name: str) -> Values | None:

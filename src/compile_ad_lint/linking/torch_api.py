@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 #: Packages that are always treated as external, even when their sources are part of the checked
 #: tree (linting torch's own sources must not turn ``torch.compile`` into a project function).
 EXTERNAL_ROOTS = frozenset({"torch", "functools", "contextlib", "re", "builtins"})
@@ -43,6 +45,48 @@ SEQUENTIAL = frozenset({"torch.nn.Sequential"})
 #: Tensor methods whose result carries neither autograd history nor tangents.
 DETACHING_METHODS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
 BACKWARD_FUNCTIONS = {"torch.autograd.backward": "tensors", "torch.autograd.grad": "outputs"}
+#: Positional index of ``create_graph`` (torch/autograd/__init__.py ``backward``/``grad``,
+#: torch/_tensor.py ``Tensor.backward(gradient, retain_graph, create_graph)``) (CAL004).
+CREATE_GRAPH_POSITION = {"torch.autograd.backward": 3, "torch.autograd.grad": 4, "Tensor.backward": 2}
+
+
+@dataclass(frozen=True)
+class FunctionalSpec:
+    """A ``torch.autograd.functional`` function: whether it always differentiates twice (the
+    double-backward trick) or only with ``create_graph=True``, and what it does over a compiled
+    callable (torch 2.13 CPU, ``facts/double_backward_and_unused_outputs.py``)."""
+
+    always_second_order: bool
+    #: Positional index of ``create_graph`` in torch/autograd/functional.py's signature.
+    create_graph_position: int
+    outcome: str
+
+
+_DOUBLE_BACKWARD = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"
+_GRAPH_THROUGH_COMPILED = (
+    "its result's graph goes through the compiled backward, so a backward through it raises RuntimeError "
+    "(torch.compile with aot_autograd does not currently support double backward)"
+)
+#: ``torch.autograd.functional`` functions that may differentiate a function twice (CAL004);
+#: ``jacobian``'s forward-mode strategy is a CAL001 question, first-order ``vjp``/``jacobian`` are fine.
+AUTOGRAD_FUNCTIONAL = {
+    "torch.autograd.functional.jvp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
+    "torch.autograd.functional.hvp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
+    "torch.autograd.functional.vhp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
+    "torch.autograd.functional.hessian": FunctionalSpec(True, 2, "returns an all-zero Hessian with no error"),
+    "torch.autograd.functional.vjp": FunctionalSpec(False, 3, _GRAPH_THROUGH_COMPILED),
+    "torch.autograd.functional.jacobian": FunctionalSpec(False, 2, _GRAPH_THROUGH_COMPILED),
+}
+#: ``torch.nn`` classes that hold parameters (requires_grad by default): a leaf CAL005 can name.
+PARAMETERIZED_MODULES = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "Parameter Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d "
+        "Embedding EmbeddingBag LayerNorm GroupNorm RMSNorm BatchNorm1d BatchNorm2d BatchNorm3d PReLU RNN LSTM GRU "
+        "RNNCell LSTMCell GRUCell MultiheadAttention Transformer TransformerEncoder TransformerDecoder "
+        "TransformerEncoderLayer TransformerDecoderLayer"
+    ).split()
+)
 
 #: Backends that never drop forward-mode tangents (CAL001).
 TANGENT_SAFE_BACKENDS = frozenset({"eager", "aot_eager", "cudagraphs"})

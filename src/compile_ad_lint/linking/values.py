@@ -8,7 +8,7 @@ compiled calls it derives from, and whether it may be a dual tensor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..findings import Location
@@ -198,6 +198,15 @@ class CompiledOutput:
 
 
 @dataclass(frozen=True)
+class OutputElement:
+    """Output ``index`` of the compiled call at ``call_site``; ``None``: the whole result (or data
+    computed from all of it)."""
+
+    call_site: Location
+    index: int | None = None
+
+
+@dataclass(frozen=True)
 class Data:
     """Any other value (tensors above all).
 
@@ -208,6 +217,11 @@ class Data:
     origins: frozenset[CompiledOutput] = frozenset()
     dual: bool = False
     from_parameter: bool = False
+    #: Which outputs of compiled calls it derives from, element by element where the code indexed or
+    #: unpacked a result (CAL005).
+    elements: frozenset[OutputElement] = frozenset()
+    #: Call sites of compiled calls whose whole result this value is, not yet indexed or computed on.
+    exact: frozenset[Location] = frozenset()
 
 
 Value = (
@@ -243,20 +257,26 @@ def normalize(values) -> frozenset:
     data = [v for v in values if isinstance(v, Data)]
     if len(data) <= 1:
         return frozenset(values)
-    return frozenset([v for v in values if not isinstance(v, Data)] + [derived(data)])
+    merged = derived(data)
+    exact = frozenset().union(*(d.exact for d in data))  # alternatives, not a computation: still exact
+    if exact:
+        merged = replace(merged, exact=exact)
+    return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
 
 
 def derived(values) -> Data:
     """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
     origins: set[CompiledOutput] = set()
+    elements: set[OutputElement] = set()
     dual = from_parameter = False
     pending = list(values)
     while pending:
         value = pending.pop()
         if isinstance(value, Data):
             origins |= value.origins
+            elements |= value.elements
             dual = dual or value.dual
             from_parameter = from_parameter or value.from_parameter
         elif isinstance(value, Collection):
             pending.extend(value.items)
-    return Data(frozenset(origins), dual, from_parameter)
+    return Data(frozenset(origins), dual, from_parameter, elements=frozenset(elements))

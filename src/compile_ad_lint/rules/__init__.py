@@ -5,13 +5,17 @@ from __future__ import annotations
 from .backward_autocast_mismatch import BackwardAutocastMismatch
 from .base import Case, Rule
 from .compiled_callable_in_dual_level import CompiledCallableInDualLevel
+from .double_backward_through_compiled import DoubleBackwardThroughCompiled
 from .invalid_backward_pass_autocast import InvalidBackwardPassAutocast
 from .unparsable_file import UnparsableFile
+from .unused_compiled_output_zero_grad import UnusedCompiledOutputZeroGrad
 
 ALL_RULES: tuple[type[Rule], ...] = (
     CompiledCallableInDualLevel,
     BackwardAutocastMismatch,
     InvalidBackwardPassAutocast,
+    DoubleBackwardThroughCompiled,
+    UnusedCompiledOutputZeroGrad,
     UnparsableFile,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

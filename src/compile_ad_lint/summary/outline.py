@@ -19,8 +19,11 @@ from ..linking.torch_api import is_external_root
 from .model import ParseFailure, Suppression
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
-#: ``torch.autograd.grad``/``backward``, an imported ``grad(``) or a config write.
-ANCHOR_PATTERN = re.compile(r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast")
+#: ``torch.autograd.grad``/``backward``, an imported ``grad(``), a config write, or
+#: ``torch.autograd.functional`` (``hvp``, ``hessian``, ...: CAL004).
+ANCHOR_PATTERN = re.compile(
+    r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast|autograd\.functional|autograd import functional"
+)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300

@@ -1,0 +1,261 @@
+"""CAL004 double-backward-through-compiled."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..findings import Finding, RelatedLocation, Severity
+from ..linking import torch_api as api
+from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
+from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
+from .base import Case, Rule
+
+_RAISES = "RuntimeError: torch.compile with aot_autograd does not currently support double backward"
+_FIX = (
+    "Use the torch.func transform instead (torch.func.grad, vjp, jacrev, jacfwd and hessian are correct over "
+    "compiled callables), or keep this path eager: compile with backend='eager' or call the uncompiled function "
+    "or module here (torch.compiler.disable on the function itself; wrapping the compiled callable in it does not help)"
+)
+
+
+class DoubleBackwardThroughCompiled(Rule):
+    code = "CAL004"
+    name = "double-backward-through-compiled"
+    severity = Severity.ERROR
+    summary = "A second-order backward goes through a torch.compile'd region, whose backward cannot be differentiated."
+    what_it_does = """
+Flags a second-order backward through a region compiled with an AOTAutograd backend (inductor, the
+default, `"aot_eager"`, `"cudagraphs"`, or a backend that cannot be determined statically):
+
+- `torch.autograd.grad(..., create_graph=True)`, `t.backward(create_graph=True)` and
+  `torch.autograd.backward(..., create_graph=True)` whose tensors derive from the output of a compiled
+  call, reported at that backward call;
+- `torch.autograd.functional.jvp`, `hvp`, `vhp`, `hessian`, and `vjp` / `jacobian` with
+  `create_graph=True`, applied to a compiled callable or to a function that calls one, reported at
+  that call.
+
+A `create_graph` value that is not a constant (`create_graph=second_order`) may be true: the message
+says so. Related locations name the compiled call and the compile site.
+
+Not flagged: first-order `grad`/`backward`; `torch.func` transforms (`grad`, `jacrev`, `jacfwd`,
+`hessian`, `jvp`, `vjp`) over a compiled callable; `backend="eager"` (and `extend-safe-backends`);
+a function decorated with `torch.compiler.disable` instead of being compiled.
+"""
+    why_bad = """
+AOTAutograd's compiled backward is an `autograd.Function` whose own backward raises. With
+`create_graph=True` the first backward still works, but the gradients it returns carry that node, so
+the second backward (a gradient penalty, a MAML outer step, a second-order optimizer, a Hessian-vector
+product) raises `RuntimeError: torch.compile with aot_autograd does not currently support double
+backward`, typically hours into a run. Seen on torch 2.13 CPU (`facts/double_backward_and_unused_outputs.py`):
+
+| what, over a compiled callable | outcome |
+|---|---|
+| `grad(create_graph=True)` / `backward(create_graph=True)`, then a second backward (inductor, `aot_eager`) | the second backward raises |
+| the same with `backend="cudagraphs"` (on CPU: cudagraphs skipped, the AOTAutograd graph runs) | the second backward raises; after an earlier first-order backward, `create_graph=True` itself raises (donated buffers) |
+| `torch.autograd.functional.jvp`, `hvp`, `vhp` | raise |
+| `torch.autograd.functional.hessian` | an all-zero Hessian, no error |
+| `vjp(create_graph=True)`, `jacobian(create_graph=True)` | correct values; `.backward()` through them raises, `autograd.grad` w.r.t. the inputs finds them unused |
+| `torch.func.grad`, `jacrev`, `jacfwd`, `hessian`, `jvp`, `vjp` | correct |
+| `backend="eager"`, `torch.compiler.disable(f)` instead of compiling | correct |
+| `torch.compiler.disable(lambda x: compiled(x))` | the second backward still raises |
+"""
+    example = """
+import torch
+
+critic = torch.compile(Critic())
+
+def gradient_penalty(real, fake):
+    mix = (0.5 * real + 0.5 * fake).requires_grad_()
+    (grads,) = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)
+    return ((grads.norm(2, dim=1) - 1) ** 2).mean()  # its backward raises
+"""
+    use_instead = """
+import torch
+
+critic_module = Critic()
+critic = torch.compile(critic_module)
+
+def gradient_penalty(real, fake):
+    mix = (0.5 * real + 0.5 * fake).requires_grad_()
+    (grads,) = torch.autograd.grad(critic_module(mix).sum(), mix, create_graph=True)  # eager path
+    return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+"""
+    VALID = (
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin)
+(g,) = torch.autograd.grad(f(x).sum(), x)
+""",
+            note="first-order grad",
+        ),
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin, backend="eager")
+(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+""",
+            note="backend='eager' has an eager backward",
+        ),
+        Case(
+            """
+import torch
+
+def field(x):
+    return (x * x * x).sin().sum()
+
+f = torch.compile(field)
+h = torch.func.hessian(f)(x)
+g = torch.func.grad(f)(x)
+out, vjp_fn = torch.func.vjp(f, x)
+j = torch.func.jacrev(f)(x)
+""",
+            note="torch.func transforms over a compiled callable are correct",
+        ),
+        Case(
+            """
+import torch
+
+@torch.compiler.disable
+def field(x):
+    return (x * x * x).sin().sum()
+
+hv = torch.autograd.functional.hvp(field, x, v)
+""",
+            note="torch.compiler.disable on the function itself: never compiled",
+        ),
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin)
+out, vjp = torch.autograd.functional.vjp(f, x, v)
+jac = torch.autograd.functional.jacobian(f, x, create_graph=False)
+""",
+            note="first-order autograd.functional calls",
+        ),
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin)
+y = f(x)
+(g,) = torch.autograd.grad((w * x).sum(), w, create_graph=True)
+""",
+            note="the differentiated tensor does not come from the compiled call",
+        ),
+    )
+    INVALID = (
+        Case(
+            """
+import torch
+
+f = torch.compile(torch.sin)
+(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)  # expect: CAL004
+penalty = g.square().sum()
+penalty.backward()
+"""
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net, backend="aot_eager")
+
+def step(x):
+    model(x).sum().backward(create_graph=True)  # expect: CAL004
+"""
+        ),
+        Case(
+            """
+import torch
+from torch.autograd.functional import hessian, hvp
+
+loss_fn = torch.compile(lambda w: (w ** 4).sum())
+
+def curvature(w, v):
+    _, hv = hvp(loss_fn, w, v)  # expect: CAL004
+    return hv, hessian(lambda p: loss_fn(p), w)  # expect: CAL004
+"""
+        ),
+        Case(
+            """
+import torch
+
+model = torch.compile(net)
+
+def inner_step(x, y, params, second_order):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    return torch.autograd.grad(loss, params, create_graph=second_order)  # expect: CAL004
+""",
+            note="create_graph not constant: may be true",
+        ),
+    )
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        safe = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
+        for event in events:
+            if isinstance(event, BackwardThroughCompiled) and event.create_graph is not False:
+                origins = [o for o in event.origins if o.compiled.backend not in safe]
+                if origins:
+                    yield self.backward_finding(event, origins)
+            elif isinstance(event, FunctionalThroughCompiled) and event.second_order is not False:
+                origins = [o for o in event.origins if o.compiled.backend not in safe]
+                if origins:
+                    yield self.functional_finding(event, origins)
+
+    def backward_finding(self, event: BackwardThroughCompiled, origins: list[CompiledOutput]) -> Finding:
+        flag = "create_graph=True" if event.create_graph else "create_graph (not a constant, may be True)"
+        cudagraphs = any(o.compiled.backend == "cudagraphs" for o in origins)
+        message = (
+            f"{event.spelling} with {flag} differentiates through the compiled backward of {_where(origins[0], event.location.path)}"
+            f" ({_backend(origins[0])}): the gradients it returns carry a node whose backward raises {_RAISES}, so the "
+            f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time"
+            f"{' (with cudagraphs, create_graph=True itself can raise after a first-order backward)' if cudagraphs else ''}. {_FIX}."
+        )
+        return self._finding(event.location, message, origins, {"spelling": event.spelling, "create_graph": repr(event.create_graph)})
+
+    def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
+        spec = api.AUTOGRAD_FUNCTIONAL[event.function]
+        short = event.function.rsplit(".", 1)[-1]
+        condition = ""
+        if not spec.always_second_order:
+            condition = " with create_graph=True" if event.second_order else " with create_graph not a constant (may be True)"
+        origin = origins[0]
+        if origin.call_site == event.location:
+            site = origin.compiled.site
+            through = f"the callable compiled at {'line ' + str(site.line) if site.path == event.location.path else f'{site.path}:{site.line}'}"
+        else:
+            through = _where(origin, event.location.path)
+        message = (
+            f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
+            f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
+        )
+        return self._finding(event.location, message, origins, {"function": event.function, "second_order": repr(event.second_order)})
+
+    def _finding(self, location, message: str, origins: list[CompiledOutput], facts: dict[str, str]) -> Finding:
+        related: list[RelatedLocation] = []
+        for origin in origins:
+            if origin.call_site != location:
+                related.append(RelatedLocation(origin.call_site, "compiled call whose backward is differentiated again"))
+            related.append(RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})"))
+        facts = {**facts, "backend": origins[0].compiled.backend, "call_site": f"{origins[0].call_site.path}:{origins[0].call_site.line}"}
+        return Finding(
+            code=self.code,
+            message=message,
+            severity=self.severity,
+            location=location,
+            related=tuple(dict.fromkeys(related)),
+            facts=tuple(sorted(facts.items())),
+        )
+
+
+def _backend(origin: CompiledOutput) -> str:
+    return "an unknown backend" if origin.compiled.backend == UNKNOWN_BACKEND else f"backend={origin.compiled.backend!r}"
+
+
+def _where(origin: CompiledOutput, path: str) -> str:
+    site = origin.call_site
+    return f"the compiled call at line {site.line}" if site.path == path else f"the compiled call at {site.path}:{site.line}"

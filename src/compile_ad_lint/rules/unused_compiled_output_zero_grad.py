@@ -1,0 +1,336 @@
+"""CAL005 unused-compiled-output-zero-grad."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..findings import Finding, RelatedLocation, Severity
+from ..linking import torch_api as api
+from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
+from ..findings import Location
+from .base import Case, Rule
+
+
+class UnusedCompiledOutputZeroGrad(Rule):
+    code = "CAL005"
+    name = "unused-compiled-output-zero-grad"
+    severity = Severity.WARNING
+    summary = "A backward uses only some outputs of a compiled call: leaves only the others depend on get zero grads instead of None."
+    what_it_does = """
+Flags a backward (`loss.backward()`, `torch.autograd.backward`, `torch.autograd.grad`) that uses
+only some of the outputs of a compiled call, when the outputs it does not use depend on leaves
+(parameters, or modules and `nn.Parameter`s passed in) that the used ones do not: an auxiliary head,
+a second branch. Reported at the backward; related locations name the compiled call, each unused
+output and each such leaf.
+
+Only what can be shown is reported:
+
+- the compiled callable (a function, or a module's `forward`) visibly returns a tuple
+  (`return self.head(h), self.aux_head(h)`), and the call's result is unpacked
+  (`logits, aux = model(x)`);
+- no backward the analysis sees uses the other outputs, and they do not leave the code it sees (returned
+  to an unknown caller, stored on an attribute, passed to an unknown function, appended to a list);
+- the used outputs cannot reach the leaf: they do not call a method of `self` or a project function,
+  the leaf is not shared with another attribute (`self.a = self.b`, tied weights,
+  `nn.Sequential(self.block, ...)`) and is not read outside the module (`model.aux_head(...)`);
+- no `.grad = None` reset follows in the file.
+
+So `return logits, loss` (every parameter feeds the loss) is never reported.
+"""
+    why_bad = """
+The compiled backward computes a gradient for every input of the graph that requires grad, with zeros
+for outputs that got no gradient. A leaf only the unused outputs depend on therefore has `.grad`
+filled with zeros, where eager leaves it `None` (PyTorch documents this under "torch.compile has
+different autograd semantics"). Optimizers skip parameters whose `.grad` is `None` but not zeros:
+AdamW's weight decay and Adam's running moments, SGD's momentum then update parameters eager would
+have left untouched, and `p.grad is None` checks (freezing logic, gradient logging) change meaning.
+
+Seen on torch 2.13 CPU (`facts/double_backward_and_unused_outputs.py`): two outputs, only the first in
+the loss: the second one's leaf has `.grad` zeros compiled (inductor, `aot_eager`, also for a dict
+result) and `None` eager or with `backend="eager"`; a module's auxiliary head gets zeros and one
+`AdamW(weight_decay=0.1)` step moves it (eager: untouched). Returning only what the loss uses, or
+setting those leaves' `.grad` to `None` after the backward, gives `None` again; with
+`return logits, loss` every gradient equals eager.
+"""
+    example = """
+import torch
+
+class TwoHeads(torch.nn.Module):
+    def forward(self, x):
+        h = self.trunk(x)
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(TwoHeads())
+logits, aux = model(x)
+loss_fn(logits, y).backward()  # aux_head's .grad: zeros, not None
+optimizer.step()               # AdamW decays aux_head anyway
+"""
+    use_instead = """
+import torch
+
+class TwoHeads(torch.nn.Module):
+    def forward(self, x):
+        return self.head(self.trunk(x))  # return only what the loss uses
+
+model = torch.compile(TwoHeads())
+loss_fn(model(x), y).backward()
+optimizer.step()
+# or keep both outputs and reset after the backward:
+#     for p in model.aux_head.parameters(): p.grad = None
+"""
+    VALID = (
+        Case(
+            """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        logits = self.head(self.trunk(x))
+        return logits, nn.functional.cross_entropy(logits, y)
+
+model = torch.compile(TwoHeads())
+logits, loss = model(x, y)
+loss.backward()
+""",
+            note="return logits, loss: every parameter feeds the loss",
+        ),
+        Case(
+            """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(TwoHeads())
+main, aux = model(x)
+(main.sum() + 0.1 * aux.sum()).backward()
+""",
+            note="both outputs reach the loss",
+        ),
+        Case(
+            """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(TwoHeads(), backend="eager")
+main, aux = model(x)
+main.sum().backward()
+""",
+            note="backend='eager': eager autograd leaves the aux head's grad None",
+        ),
+        Case(
+            """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(TwoHeads())
+
+def step(x):
+    main, aux = model(x)
+    main.sum().backward()
+    return aux
+""",
+            note="the unused output is returned: the caller may backward it",
+        ),
+        Case(
+            """
+import torch
+from torch import nn
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        self.aux_head = nn.Linear(4, 4)
+        self.aux_head.weight = self.head.weight
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(Tied())
+main, aux = model(x)
+main.sum().backward()
+""",
+            note="tied weights: the used output reaches the shared parameter",
+        ),
+    )
+    INVALID = (
+        Case(
+            """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.trunk(x).relu()
+        return self.head(h), self.aux_head(h)
+
+model = torch.compile(TwoHeads())
+optimizer = torch.optim.AdamW(model.parameters(), weight_decay=0.1)
+
+def train_step(x, y):
+    logits, aux = model(x)
+    loss = nn.functional.cross_entropy(logits, y)
+    loss.backward()  # expect: CAL005
+    optimizer.step()
+"""
+        ),
+        Case(
+            """
+import torch
+from torch import nn
+
+u = nn.Parameter(torch.randn(3, 3))
+w = nn.Parameter(torch.randn(3, 3))
+
+@torch.compile
+def two(a, u, w):
+    return a @ u, a @ w
+
+p, _ = two(m, u, w)
+torch.autograd.backward(p.sum())  # expect: CAL005
+""",
+            note="the facts script's two-output function; parameters passed in",
+        ),
+    )
+
+    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+        safe = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
+        events = list(events)
+        results: dict[Location, list[CompiledResult]] = {}
+        used: dict[Location, set[int | None]] = {}
+        read: set[str] = set()
+        resets: set[str] = set()
+        backwards: list[BackwardThroughCompiled] = []
+        for event in events:
+            if isinstance(event, CompiledResult) and event.compiled.backend not in safe:
+                results.setdefault(event.call_site, []).append(event)
+            elif isinstance(event, (BackwardThroughCompiled, OutputsEscape)):
+                for element in event.elements:
+                    used.setdefault(element.call_site, set()).add(element.index)
+                if isinstance(event, BackwardThroughCompiled):
+                    backwards.append(event)
+            elif isinstance(event, LeafRead):
+                read.add(event.key)
+            elif isinstance(event, GradReset):
+                resets.add(event.location.path)
+        for backward in sorted(backwards, key=lambda b: b.location):
+            if backward.location.path in resets:
+                continue
+            for site in sorted({e.call_site for e in backward.elements if e.index is not None}):
+                indices = used.get(site, set())
+                if None in indices:
+                    continue
+                for result in results.get(site, ()):
+                    finding = self.finding(backward, result, indices, read)
+                    if finding is not None:
+                        yield finding
+                        break
+
+    def finding(self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set, read: set[str]) -> Finding | None:
+        used = [e for e in result.elements if e.index in indices]
+        unused = [e for e in result.elements if e.index not in indices]
+        if not used or not unused or any(e.opaque for e in used):
+            return None
+        covered = {leaf.key for e in used for leaf in e.leaves}
+        shown: dict[str, tuple[Leaf, list[int]]] = {}
+        for element in unused:
+            for leaf in sorted(element.leaves, key=lambda l: l.name):
+                if leaf.key not in covered and leaf.key not in read:
+                    shown.setdefault(leaf.key, (leaf, []))[1].append(element.index)
+        if not shown:
+            return None
+        leaves = [leaf for leaf, _ in shown.values()]
+        names = "; ".join(
+            f"{_describe(leaf)} feeds only output{'s' * (len(outputs) > 1)} {', '.join(map(str, outputs))}" for leaf, outputs in shown.values()
+        )
+        site = result.call_site
+        where = f"line {site.line}" if site.path == backward.location.path else f"{site.path}:{site.line}"
+        used_text = ", ".join(str(e.index) for e in used)
+        one = len(leaves) == 1
+        if backward.spelling.startswith("torch.autograd.grad"):
+            effect = (
+                f"the gradients it returns for {'it' if one else 'them'} are zeros (compiled) where eager returns None "
+                f"(allow_unused=True) or raises (not used in the graph)"
+            )
+            fix = "Return only what the loss uses from the compiled region, or do not differentiate with respect to those leaves"
+        else:
+            effect = (
+                f"after this backward {'its' if one else 'their'} .grad is zeros (compiled) instead of None (eager): AdamW's weight "
+                f"decay and Adam/SGD momentum then update {'it' if one else 'them'} anyway, and `p.grad is None` checks see a gradient"
+            )
+            fix = "Return only what the loss uses from the compiled region, or set those leaves' .grad to None after the backward"
+        message = (
+            f"{backward.spelling} uses only output{'s' * (len(used) > 1)} {used_text} of the {len(result.elements)} outputs the compiled "
+            f"call at {where} returns; {names}, so {effect}. {fix}."
+        )
+        related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
+        related.append(RelatedLocation(result.compiled.site, f"compiled here ({result.compiled.spelling}, backend={result.compiled.backend!r})"))
+        for element in unused:
+            related.append(RelatedLocation(element.location, f"output {element.index}, unused by this backward"))
+        for leaf in leaves:
+            if leaf.location is not None:
+                related.append(RelatedLocation(leaf.location, f"{_describe(leaf)} gets zero gradients instead of None"))
+        return Finding(
+            code=self.code,
+            message=message,
+            severity=self.severity,
+            location=backward.location,
+            related=tuple(dict.fromkeys(related)),
+            facts=tuple(
+                sorted(
+                    {
+                        "backend": result.compiled.backend,
+                        "call_site": f"{site.path}:{site.line}",
+                        "leaves": ",".join(leaf.name for leaf in leaves),
+                        "outputs": str(len(result.elements)),
+                        "unused_outputs": ",".join(str(e.index) for e in unused),
+                    }.items()
+                )
+            ),
+        )
+
+
+def _describe(leaf: Leaf) -> str:
+    if leaf.kind == "argument":
+        return f"the parameter passed as `{leaf.name}`"
+    if leaf.kind == "global":
+        return f"the module global `{leaf.name}`"
+    return f"`{leaf.name}`"
