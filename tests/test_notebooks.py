@@ -69,6 +69,12 @@ def test_notebooks_are_discovered_and_reported_per_cell(project):
     assert lines[-1].startswith("Found 1 finding in 2 files")
 
 
+def test_checkpoint_copies_are_not_checked(project):
+    write_files(project, {"notebooks/.ipynb_checkpoints/explore-checkpoint.ipynb": EXPLORE})
+    completed = cli(project, "check", ".", "--no-cache", "--concise")
+    assert "checkpoint" not in completed.stdout and "Found 1 finding in 2 files" in completed.stdout
+
+
 def test_json_has_the_cell(project):
     document = json.loads(cli(project, "check", ".", "--no-cache", "--format", "json").stdout)
     (finding,) = document["findings"]

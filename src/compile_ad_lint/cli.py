@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import NoReturn, Sequence, TextIO
 
 from . import __version__
 from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
@@ -29,7 +29,7 @@ _ARGUMENT_PREFIX = re.compile(r"^argument ((?:-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)*): 
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits with 2 too; keep its message format
+    def error(self, message: str) -> NoReturn:  # argparse exits with 2 too; keep its message format
         match = _ARGUMENT_PREFIX.match(message)
         if match is not None:  # "argument --jobs/-j: ..." -> "--jobs: ..."
             names = match.group(1).split("/")

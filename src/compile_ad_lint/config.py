@@ -34,6 +34,7 @@ DEFAULT_EXCLUDES = (
     "build",
     "dist",
     ".compile_ad_lint_cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of every notebook
     ".eggs",
     "*.egg-info",
 )
