@@ -1,0 +1,164 @@
+"""CAL004 and CAL005 beyond their rule cases: spellings, precision near-misses, the cache, the facts.
+
+Each case is a small project; lines that must be reported carry ``# expect: CODE`` and nothing
+else may be reported.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.api import Analyzer, RootResult, _Workspace
+from compile_ad_lint.cache import codec
+from compile_ad_lint.config import Config
+from compile_ad_lint.rules import Case
+from compile_ad_lint.testing import expected_in, reported, run_case, write_files
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+FACTS = ROOT / "facts" / "double_backward_and_unused_outputs.py"
+
+HEADS = """import torch
+from torch import nn
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+
+model = torch.compile(TwoHeads())
+"""
+
+CASES = {
+    # -- CAL004 -------------------------------------------------------------------------------
+    "cal004-positional-create-graph": Case(
+        "import torch\n\nf = torch.compile(torch.sin)\n"
+        "g = torch.autograd.grad(f(x).sum(), [x], None, None, True)  # expect: CAL004\n"
+        "torch.autograd.backward(f(x).sum(), None, None, True)  # expect: CAL004\n"
+        "f(x).sum().backward(None, None, True)  # expect: CAL004\n"
+    ),
+    "cal004-keyword-false-and-kwargs": Case(
+        "import torch\n\nf = torch.compile(torch.sin)\n"
+        "g = torch.autograd.grad(f(x).sum(), [x], create_graph=False)\n"
+        "h = torch.autograd.grad(f(x).sum(), [x], **options)\n"
+        "f(x).sum().backward(retain_graph=True)\n"
+    ),
+    "cal004-across-modules": Case(
+        "import torch\nfrom nets import critic\n\n"
+        "def penalty(x):\n    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # expect: CAL004\n    return g.norm()\n",
+        files=(("nets.py", "import torch\n\ncritic = torch.compile(torch.nn.Linear(4, 1), mode='max-autotune')\n"),),
+    ),
+    "cal004-functional-through-a-helper": Case(
+        "import torch\nfrom torch.autograd import functional\n\nnet = torch.compile(torch.nn.Linear(4, 1))\n\n"
+        "def loss(w):\n    return net(w).sum()\n\n"
+        "def curvature(w, v):\n    return functional.hvp(loss, w, v)  # expect: CAL004\n"
+    ),
+    "cal004-functional-create-graph-flag": Case(
+        "import torch\n\nf = torch.compile(torch.sin)\n\n"
+        "def jac(x, differentiable):\n    return torch.autograd.functional.jacobian(f, x, create_graph=differentiable)  # expect: CAL004\n"
+    ),
+    "cal004-eager-safe-spellings": Case(
+        "import torch\n\nf = torch.compile(torch.sin, backend='eager')\n"
+        "hv = torch.autograd.functional.hvp(f, x, v)\n"
+        "(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
+        "j = torch.autograd.functional.jacobian(f, x, strategy='forward-mode', vectorize=True)\n"
+    ),
+    "cal004-disable-around-compiled": Case(
+        "import torch\n\nf = torch.compile(torch.sin)\nwrapped = torch.compiler.disable(lambda x: f(x))\n"
+        "(g,) = torch.autograd.grad(wrapped(x).sum(), x, create_graph=True)  # expect: CAL004\n",
+        note="torch 2.13: a compiled callable inside a disable'd function still compiles",
+    ),
+    # -- CAL005 -------------------------------------------------------------------------------
+    "cal005-positive": Case(HEADS + "main, aux = model(x)\nmain.sum().backward()  # expect: CAL005\n"),
+    "cal005-stored-on-self": Case(
+        HEADS + "class Trainer:\n    def step(self, x):\n        main, aux = model(x)\n        self.last_aux = aux\n        main.sum().backward()\n"
+    ),
+    "cal005-passed-to-unknown-function": Case(HEADS + "import wandb\n\nmain, aux = model(x)\nwandb.log({'aux': aux})\nmain.sum().backward()\n"),
+    "cal005-detached-logging-still-reported": Case(
+        HEADS + "main, aux = model(x)\nprint(aux.detach().mean().item())\nmain.sum().backward()  # expect: CAL005\n"
+    ),
+    "cal005-grad-reset": Case(
+        HEADS + "main, aux = model(x)\nmain.sum().backward()\nfor p in model.aux_head.parameters():\n    p.grad = None\n"
+    ),
+    "cal005-aux-head-used-elsewhere": Case(HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"),
+    "cal005-used-output-calls-a-method": Case(
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.head = nn.Linear(4, 2)\n        self.aux_head = nn.Linear(4, 2)\n\n"
+        "    def main(self, h):\n        return self.head(h) + self.aux_head(h)\n\n"
+        "    def forward(self, h):\n        return self.main(h), self.aux_head(h)\n\n\n"
+        "model = torch.compile(M())\nmain, aux = model(x)\nmain.sum().backward()\n"
+    ),
+    "cal005-star-unpacking-of-three": Case(
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.a = nn.Linear(4, 2)\n        self.b = nn.Linear(4, 2)\n        self.c = nn.Linear(4, 2)\n\n"
+        "    def forward(self, h):\n        return self.a(h), self.b(h), self.c(h)\n\n\n"
+        "model = torch.compile(M())\nfirst, *rest = model(x)\n(first.sum() + rest[0].sum() + rest[1].sum()).backward()\n"
+    ),
+    "cal005-whole-result-indexed": Case(HEADS + "out = model(x)\nout[0].sum().backward()\n", note="no index tracking: the whole result counts as used"),
+    "cal005-parameterless-module": Case(
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.head = nn.Linear(4, 2)\n        self.act = nn.GELU()\n\n"
+        "    def forward(self, h):\n        return self.head(h), self.act(h)\n\n\n"
+        "model = torch.compile(M())\nmain, side = model(x)\nmain.sum().backward()\n",
+        note="the unused output's module has no parameters",
+    ),
+    "cal005-across-modules": Case(
+        "import torch\nfrom model import build\n\nnet = build()\n\ndef step(x):\n    main, aux = net(x)\n    main.mean().backward()  # expect: CAL005\n",
+        files=(("model.py", HEADS.replace("model = torch.compile(TwoHeads())\n", "") + "\ndef build():\n    return torch.compile(TwoHeads())\n"),),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=name) for name, c in CASES.items()])
+def test_case(case, tmp_path):
+    expected, found = run_case(case, tmp_path)
+    assert found == expected, case.note or case.code
+
+
+def test_fixtures_cover_both_rules_with_negatives():
+    files = [*FIXTURES.glob("cal004_*.py"), *FIXTURES.glob("cal005_*.py"), *(FIXTURES / "projects" / "aux_trainer").glob("*.py")]
+    codes = [code for path in files for _, _, code in expected_in(path)]
+    negatives = sum(line.count("# ok:") for path in files for line in path.read_text(encoding="utf-8").splitlines())
+    assert codes.count("CAL004") >= 10 and codes.count("CAL005") >= 5
+    assert negatives >= len(codes)
+
+
+def test_events_round_trip_through_the_cache_codec():
+    """RootResults holding every new event type survive the data-only cache unchanged."""
+    workspace = _Workspace(Config(), None, [FIXTURES], {}, {})
+    kinds = set()
+    for name in ("cal004_second_order.py", "cal005_aux_heads.py", "cal005_grad_reset.py", "cal005_functional_and_fixes.py"):
+        result = workspace.analyze(FIXTURES / name, frozenset())
+        kinds |= {type(event).__name__ for event in result.events}
+        assert codec.loads(codec.dumps(result), RootResult) == result
+    assert {"FunctionalThroughCompiled", "CompiledResult", "OutputsEscape", "LeafRead", "GradReset", "BackwardThroughCompiled"} <= kinds
+
+
+def test_warm_cache_gives_the_same_findings(tmp_path):
+    sources = {p.name: p.read_text(encoding="utf-8") for p in [*FIXTURES.glob("cal004_*.py"), *FIXTURES.glob("cal005_*.py")]}
+    write_files(tmp_path, sources)
+    analyzer = Analyzer(Config(), use_cache=True, jobs=1, cache_root=tmp_path)
+    cold = analyzer.check([str(tmp_path)])
+    warm = analyzer.check([str(tmp_path)])
+    assert reported(cold.findings) == reported(warm.findings)
+    assert {f.code for f in cold.findings} == {"CAL004", "CAL005"}
+    assert warm.stats.parsed == 0
+
+
+@pytest.mark.slow
+def test_runtime_facts_hold_on_the_installed_torch():
+    """Three of the facts script's cases (each compiles once): the premises of both rules."""
+    pytest.importorskip("torch")
+    cases = ["grad_create_graph_inductor", "func_hessian", "unused_output_inductor"]
+    done = subprocess.run([sys.executable, str(FACTS), "--check", "--jobs", "2", *cases], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
