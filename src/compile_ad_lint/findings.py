@@ -42,11 +42,6 @@ class Location:
     def point(cls, path: str, line: int = 1, column: int = 1) -> "Location":
         return cls(path, line, column, line, column + 1)
 
-    def where(self) -> str:
-        """``path:line:column``, or ``path:cell N:line:column`` in a notebook (not escaped)."""
-        cell = f"cell {self.cell}:" if self.cell is not None else ""
-        return f"{self.path}:{cell}{self.line}:{self.column}"
-
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.line, self.column)
 
