@@ -247,4 +247,4 @@ def read_source(path: Path) -> bytes:
 
 def has_anchor(source: bytes) -> bool:
     # Every anchor spelling contains one of these words; ``in`` finds them far faster than the regex.
-    return any(word in source for word in (b"grad", b"backward", b"dual_level")) and ANCHOR_BYTES.search(source) is not None
+    return any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments")) and ANCHOR_BYTES.search(source) is not None

@@ -30,6 +30,18 @@ class CompiledCallInDualRegion:
 
 
 @dataclass(frozen=True)
+class Island:
+    """Code inside a compiled region that autocast computes differently (an ``autocast(enabled=False)``
+    block, a ``.float()`` cast, an op autocast runs in float32): where a CAL002 mismatch changes
+    gradients numerically."""
+
+    #: The compile site of the region it is in (``Compiled.site``).
+    compiled_site: Location
+    location: Location
+    description: str
+
+
+@dataclass(frozen=True)
 class BackwardThroughCompiled:
     """A backward call whose graph goes through compiled call outputs."""
 
@@ -41,6 +53,8 @@ class BackwardThroughCompiled:
     create_graph: bool | None = False
     #: The compiled outputs, element by element, the backward's tensors derive from (CAL005).
     elements: frozenset[OutputElement] = frozenset()
+    #: Autocast-sensitive code visible in the compiled regions (CAL002's numeric effect).
+    islands: tuple["Island", ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from ..config import Config
 from ..findings import Location
 from ..project import ModuleIndex
 from ..summary import model as ir
+from . import frameworks as fw
 from . import torch_api as api
 from .events import (
     BackwardThroughCompiled,
@@ -31,6 +32,8 @@ from .events import (
     LeafRead,
     OutputsEscape,
 )
+from .islands import IslandScan
+from .reach import Reach, flag_key
 from .results import ResultAnalysis
 from .values import (
     DEFAULT_BACKEND,
@@ -56,12 +59,16 @@ from .values import (
     DualLevelContext,
     External,
     ExternalInstance,
+    FrameworkCall,
+    FrameworkObject,
     FunctionVal,
+    GradMode,
     Imported,
     Instance,
     ModuleRef,
     NullContext,
     OutputElement,
+    Wrapper,
     derived,
     normalize,
 )
@@ -79,6 +86,8 @@ class Context:
     region: Location | None = None
     autocast: AutocastState = NO_AUTOCAST
     config: ConfigState = DEFAULT_CONFIG
+    #: False inside ``torch.no_grad()``/``inference_mode()``: outputs carry no compiled backward.
+    grad_enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,12 @@ class Frame:
     closure: dict[str, Values] = field(default_factory=dict)
     pending: list[PendingCall] = field(default_factory=list)
     returns: set = field(default_factory=set)
+    #: Names bound to an element of a container expression (``for block in model.blocks``).
+    element_of: dict[str, ir.Expr] = field(default_factory=dict)
+    #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
+    assumptions: dict[str, bool] = field(default_factory=dict)
+    #: The argument expressions of the call being made (``enabled=<flag>`` of an autocast).
+    call_args: tuple[ir.Arg, ...] = ()
 
 
 class Interpreter:
@@ -132,6 +147,9 @@ class Interpreter:
         self.results = ResultAnalysis(self)
         self._result_sizes: dict[Location, set[int]] = {}
         self._recorded: set[Event] = set()
+        #: Issue 11: wrappers, in-place and element changes, registries, frameworks.
+        self.reach = Reach(self)
+        self.islands = IslandScan(self)
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -141,6 +159,7 @@ class Interpreter:
         view = self.index.view(path)
         if view.failure is not None:
             return
+        self.reach.root = path
         frame = Frame(path, {}, Context(), record=True)
         for index in view.effectful_blocks():
             self.exec_block(view.block(index).body, frame)
@@ -168,8 +187,9 @@ class Interpreter:
             values = self.eval(statement.value, frame)
             for target in statement.targets:
                 self.assign(target, values, frame, statement.span)
+            self.reach.note_element_binding(statement, frame)
         elif isinstance(statement, ir.Evaluate):
-            if not self.in_place_compile(statement.expr, frame):
+            if not self.in_place_compile(statement.expr, frame) and not self.reach.in_place_statement(statement.expr, frame):
                 self.eval(statement.expr, frame)
         elif isinstance(statement, ir.With):
             self.exec_with(statement, frame)
@@ -217,13 +237,19 @@ class Interpreter:
             if tests and all(isinstance(t, ConstVal) for t in tests) and len({bool(t.value) for t in tests}) == 1:
                 arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
         before_env, before_ctx = dict(frame.env), frame.ctx
+        # ``if <flag>:`` / ``else:``: each arm knows the flag (an ``autocast(enabled=<flag>)`` too).
+        flag = flag_key(statement.condition) if statement.condition is not None and len(arms) == 2 else None
+        before_assumptions = frame.assumptions
         outcomes = []
-        for arm in arms:
+        for position, arm in enumerate(arms):
             frame.env.clear()
             frame.env.update(before_env)
             frame.ctx = before_ctx
+            if flag is not None:
+                frame.assumptions = {**before_assumptions, flag: position == 0}
             self.exec_block(arm, frame)
             outcomes.append((dict(frame.env), frame.ctx))
+        frame.assumptions = before_assumptions
         merged: dict[str, set] = {}
         for env, _ in outcomes:
             for name, values in env.items():
@@ -258,6 +284,9 @@ class Interpreter:
         autocasts = sorted((v.state for v in values if isinstance(v, AutocastContext)), key=lambda s: (not s.active, s.device or "", s.dtype or ""))
         if autocasts:
             ctx = replace(ctx, autocast=autocasts[0])
+        modes = {v.enabled for v in values if isinstance(v, GradMode)}
+        if modes and len(modes) == 1 and all(isinstance(v, GradMode) for v in values) and next(iter(modes)) is not None:
+            ctx = replace(ctx, grad_enabled=next(iter(modes)))  # only a certain mode: ``nullcontext() if ...`` may keep grad
         patches = {v.state for v in values if isinstance(v, ConfigPatch) and v.state is not None}
         if len(patches) == 1:
             ctx = replace(ctx, config=patches.pop())
@@ -279,6 +308,7 @@ class Interpreter:
     def assign(self, target: ir.Target, values: Values, frame: Frame, span: ir.Span) -> None:
         if isinstance(target, ir.NameTarget):
             frame.env[target.name] = values
+            frame.element_of.pop(target.name, None)
         elif isinstance(target, ir.MultiTarget):
             for position, element in enumerate(target.targets):
                 self.assign(element, self.unpacked(values, position, len(target.targets)), frame, span)
@@ -297,15 +327,50 @@ class Interpreter:
                     if not values <= known:
                         self._instance_attrs[key] = normalize(known | values)
                         self._heap_version += 1
+            if target.attr == "forward":
+                self.replace_forward(target, bases, values, frame, span)
+            self.reach.parameter_flag(target, values, frame, span)
         else:
             for part in target.parts:
                 self.eval(part, frame)
+            if target.parts:  # ``container[key] = value``: the container may now hold ``value``
+                self.reach.store_element(target.parts[0], values, frame, span)
+
+    def replace_forward(self, target: ir.AttrTarget, bases: Values, values: Values, frame: Frame, span: ir.Span) -> None:
+        """``model.forward = torch.compile(model.forward)``: calls of ``model`` run the compiled forward.
+
+        On a project module the instance attribute does it (``call_one``); a module of unknown type
+        (``AutoModel.from_pretrained(...)``) is rebound to a compiled callable."""
+        compiled = [v for v in values if isinstance(v, Compiled)]
+        holder = self.reach_target(target.base)
+        if not compiled or holder is None:
+            return
+        others = frozenset(b for b in bases if not isinstance(b, Instance))
+        if others:
+            first = compiled[0]
+            rebound = frozenset(Compiled(None if isinstance(b, Data) else b, first.backend, first.site, f"{first.spelling} (replaces .forward)") for b in others)
+            self.assign(holder, rebound | frozenset(b for b in bases if isinstance(b, Instance)), frame, span)
+
+    @staticmethod
+    def reach_target(expr: ir.Expr) -> ir.Target | None:
+        if isinstance(expr, ir.Ref):
+            return ir.NameTarget(expr.name)
+        if isinstance(expr, ir.Attr):
+            return ir.AttrTarget(expr.base, expr.attr)
+        return None
 
     def unpacked(self, values: Values, position: int, count: int) -> Values:
         """What ``a, b = <values>`` binds to target ``position``: element ``position`` of a compiled
         call's result when it is a tuple of ``count`` outputs, else (over-approximated) the whole."""
         result = set()
         for value in values:
+            if isinstance(value, Collection) and not value.sequential:
+                # ``encoder, predictor = build()``: each name gets its element; unknown order: any element.
+                result |= value.positions[position] if len(value.positions) == count else (value.items or {UNKNOWN})
+                continue
+            if isinstance(value, ConstVal) and isinstance(value.value, tuple) and len(value.value) == count:
+                result.add(ConstVal(value.value[position]))
+                continue
             if isinstance(value, Data) and value.exact:
                 elements = set(value.elements)
                 for site in value.exact:
@@ -335,27 +400,58 @@ class Interpreter:
         frame.ctx = replace(frame.ctx, config=state)
 
     def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
+        if any(isinstance(v, ConstVal) for v in values):
+            # ``[{"dtype": torch.bfloat16}]`` evaluates to the literal plus what its names hold: the literal decides.
+            values = frozenset(v for v in values if not isinstance(v, Collection))
         normalized = {config_value(v.value) if isinstance(v, ConstVal) else None for v in values}
         value = normalized.pop() if len(normalized) == 1 else None
         return ConfigState(value, site, how)
 
     def in_place_compile(self, expr: ir.Expr, frame: Frame) -> bool:
-        """``model.compile(...)`` (``nn.Module.compile``) rebinds ``model`` to a compiled module."""
+        """``model.compile(...)`` (``nn.Module.compile``) rebinds ``model`` to a compiled module. An
+        element or attribute compiled in place (``for block in model.blocks: block.compile()``,
+        ``getattr(model, name).compile()``) changes what holds it too."""
         if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "compile"):
             return False
         receiver = expr.func.base
-        if not isinstance(receiver, (ir.Ref, ir.Attr)):
+        is_getattr = isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr"
+        if not (isinstance(receiver, (ir.Ref, ir.Attr, ir.Item)) or is_getattr):
             return False
         current = self.eval(receiver, frame)
-        if not current or not all(self.is_compilable_module(v) for v in current):
+        overrides = self.compile_overrides(current)
+        if overrides is None:
+            return False  # a project ``compile`` that never reaches ``nn.Module.compile``: an ordinary call
+        if not current or not all(self.is_compilable_module(v) or v in overrides for v in current):
             return False
         args = self.eval_args(expr.args, frame)
+        if overrides:  # the override's own body runs too
+            self.call_values(self.attribute(frozenset(overrides), "compile"), args, expr.span, frame, expr.func)
         backend = self.backend_of(args, positional_index=None)
         site = self.loc(frame.path, expr.span)
-        compiled = frozenset(Compiled(None if isinstance(v, Data) else v, backend, site, "nn.Module.compile()") for v in current)
-        target = ir.NameTarget(receiver.name) if isinstance(receiver, ir.Ref) else ir.AttrTarget(receiver.base, receiver.attr)
-        self.assign(target, compiled, frame, expr.span)
+        compiled = frozenset(Compiled(None if isinstance(v, Data) else v, backend, site, overrides.get(v, "nn.Module.compile()")) for v in current)
+        self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
+        target = self.reach_target(receiver)
+        if target is not None:
+            self.assign(target, compiled, frame, expr.span)
         return True
+
+    def compile_overrides(self, values: Values) -> dict[object, str] | None:
+        """Instances whose class overrides ``compile`` and calls ``super().compile()`` in it, with how
+        to name the call (``TrainingTask.compile()``); None when an override never calls it."""
+        found: dict[object, str] = {}
+        for value in values:
+            if not isinstance(value, Instance):
+                continue
+            members = self.find_member(value.cls, "compile")
+            if members is None:
+                continue
+            functions = [m for m in members if isinstance(m, FunctionVal)]
+            summaries = [self.index.view(f.path).function(f.qualname) for f in functions]
+            if not summaries or not all(s is not None and _calls_super_compile(s.body) for s in summaries):
+                return None
+            owner = functions[0].qualname.rsplit(".", 1)[0]
+            found[value] = f"{owner.rsplit('.', 1)[-1]}.compile() (overrides nn.Module.compile, calls super().compile())"
+        return found
 
     def is_compilable_module(self, value: object) -> bool:
         """Whether ``value.compile()`` compiles anything.
@@ -368,6 +464,8 @@ class Interpreter:
             return self.find_member(value.cls, "compile") is None and self.is_module_class(value.cls)
         if isinstance(value, Collection):
             return value.sequential and any(self.is_compilable_module(item) for item in value.items)
+        if isinstance(value, Wrapper):
+            return any(self.is_compilable_module(item) for item in value.inner)
         return isinstance(value, Data)
 
     # -- expressions ------------------------------------------------------------------------
@@ -391,9 +489,10 @@ class Interpreter:
         if isinstance(expr, ir.Choice):
             return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
         if isinstance(expr, ir.Elements):
-            return frozenset([Collection(normalize(frozenset().union(*(self.eval(p, frame) for p in expr.parts))))])
+            parts = tuple(self.eval(p, frame) for p in expr.parts)
+            return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts)])
         if isinstance(expr, ir.Item):
-            return self.elements(self.eval(expr.base, frame))
+            return self.reach.container_elements(expr.base, self.eval(expr.base, frame), frame)
         if isinstance(expr, ir.Combine):
             return frozenset([derived(v for part in expr.parts for v in self.eval(part, frame))])
         if isinstance(expr, ir.FunctionRef):
@@ -512,17 +611,25 @@ class Interpreter:
             if found is not None:
                 return found
             member = self.find_member(base.cls, name)
-            return self.bind_methods(member, base) if member is not None else frozenset([UNKNOWN])
+            if member is None:  # ``self.manual_backward`` inherited from a framework base class
+                return self.reach.framework_attribute(base, name) or frozenset([UNKNOWN])
+            return self.bind_methods(member, base)
         if isinstance(base, ClassVal):
             member = self.find_member(base, name)
             return member if member is not None else frozenset([UNKNOWN])
         if isinstance(base, Collection):
             return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items
         if isinstance(base, Compiled):
+            if name == "_orig_mod" and base.target is not None:
+                return frozenset([base.target])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else frozenset([UNKNOWN])
         if isinstance(base, Data):
             return frozenset([base])
+        if isinstance(base, Wrapper):
+            return self.reach.wrapper_attribute(base, name)
+        if isinstance(base, FrameworkObject):
+            return self.reach.framework_attribute(base, name) or frozenset([UNKNOWN])
         return frozenset([UNKNOWN])
 
     # -- classes ----------------------------------------------------------------------------
@@ -546,7 +653,7 @@ class Interpreter:
         return order
 
     def is_module_class(self, cls: ClassVal) -> bool:
-        return any(isinstance(b, External) and b.name.startswith("torch.nn.") for b in self.mro(cls))
+        return any(isinstance(b, External) and (b.name.startswith("torch.nn.") or b.name in fw.FRAMEWORK_BASES) for b in self.mro(cls))
 
     def find_member(self, cls: ClassVal, name: str) -> Values | None:
         """A class attribute (methods with their decorators applied) along the project MRO."""
@@ -623,6 +730,8 @@ class Interpreter:
                     self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph)
                     return frozenset([ConstVal(None)])
                 return frozenset([PLAIN])  # detached: no history, no tangent
+        if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
+            return self.reach.receiver_method(call, frame)  # ``.cuda()``, ``.children()``, ``.get()``, ...
         if isinstance(call.func, ir.Attr):
             bases = self.eval(call.func.base, frame)
             if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
@@ -630,7 +739,12 @@ class Interpreter:
             callees = self.attribute(bases, call.func.attr)
         else:
             callees = self.eval(call.func, frame)
-        return self.call_values(callees, self.eval_args(call.args, frame), call.span, frame, call.func)
+        args = self.eval_args(call.args, frame)
+        saved, frame.call_args = frame.call_args, call.args
+        try:
+            return self.call_values(callees, args, call.span, frame, call.func)
+        finally:
+            frame.call_args = saved
 
     def call_values(self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None) -> Values:
         result: set = set()
@@ -658,13 +772,25 @@ class Interpreter:
             initializer = self.find_member(callee, "__init__")
             if initializer is not None:  # binds constructor arguments stored on ``self``
                 self.call_values(self.bind_methods(initializer, instance), args, span, frame, func)
+            elif self.reach.keyword_fields(callee):  # a dataclass stores its fields
+                self.reach.construct_fields(callee, args)
             return frozenset([instance])
         if isinstance(callee, Instance):
             method = self.find_member(callee.cls, "__call__")
-            if method is None and self.is_module_class(callee.cls):
+            module = self.is_module_class(callee.cls)
+            if method is None and module:
                 method = self.find_member(callee.cls, "forward")
+                replaced = self.reach.instance_forward(callee)  # ``self.forward = torch.compile(self.forward)``
+                if replaced:
+                    callees = (self.bind_methods(method, callee) if method is not None else frozenset()) | replaced
+                    return self.reach.graded(self.call_values(callees, args, span, frame, func), frame)
             if method is not None:
-                return self.call_values(self.bind_methods(method, callee), args, span, frame, func)
+                results = self.call_values(self.bind_methods(method, callee), args, span, frame, func)
+                return self.reach.graded(results, frame, requires_grad=module)
+        if isinstance(callee, Wrapper):
+            return self.reach.call_wrapper(callee, args, span, frame, func)
+        if isinstance(callee, FrameworkCall):
+            return self.reach.call_framework(callee, args, span, frame)
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)
@@ -679,7 +805,10 @@ class Interpreter:
         if not (isinstance(callee, ExternalInstance) and callee.cls.startswith("torch.")):
             self.escape(iter_values(args), site, frame)  # an unknown callable may run a backward
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
-        return frozenset([derived([callee, *iter_values(args)])])
+        result = frozenset([derived([callee, *iter_values(args)])])
+        if isinstance(callee, ExternalInstance) and callee.cls in api.PARAMETERIZED_MODULES:
+            return self.reach.graded(result, frame)  # ``nn.Linear(...)(x)`` requires grad
+        return self.reach.graded(result, frame, requires_grad=False)
 
     def call_compiled(self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None) -> Values:
         dual = derived(iter_values(args)).dual
@@ -694,7 +823,8 @@ class Interpreter:
             self._result_sizes.setdefault(site, set()).add(len(structure))
             self.record(CompiledResult(site, compiled, structure), frame)
         elements = inputs.elements | {OutputElement(site)}
-        return frozenset([Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))])
+        result = frozenset([Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))])
+        return self.reach.compiled_output(compiled, result, inputs, frame, tuple(iter_values(args)))  # none under no_grad, or frozen
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
         summary = self.index.view(function.path).function(function.qualname)
@@ -747,7 +877,9 @@ class Interpreter:
             contexts = []
             for decorator in summary.decorators:
                 values = self.eval(decorator, frame)
-                if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch)) for v in values):
+                # ``@torch.no_grad`` without parentheses works too.
+                values = frozenset(GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v for v in values)
+                if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch, GradMode)) for v in values):
                     contexts.append((values, self.loc(function.path, summary.span)))
             self._entry_contexts[key] = contexts
         return self._entry_contexts[key]
@@ -782,6 +914,9 @@ class Interpreter:
     # -- torch API --------------------------------------------------------------------------
 
     def call_external(self, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        handled = self.reach.external(name, args, site, frame)  # wrappers, grad modes, frameworks, ...
+        if handled is not None:
+            return handled
         if name in self.compile_names:
             backend = self.backend_of(args, positional_index=None)
             targets = positional(args, 0)
@@ -805,7 +940,7 @@ class Interpreter:
         if name in api.UNPACK_DUAL:
             return frozenset([Data(derived(iter_values(args)).origins, False)])
         if name in api.AUTOCAST:
-            return frozenset([AutocastContext(self.autocast_state(name, args, site))])
+            return frozenset([AutocastContext(self.autocast_state(name, args, site, frame))])
         if name in api.CONFIG_PATCH:
             return frozenset([ConfigPatch(self.config_patch(args, site, frame))])
         if name in api.NULL_CONTEXT:
@@ -838,7 +973,7 @@ class Interpreter:
         strings = {v.value for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
         return strings.pop() if len(strings) == 1 and len(values) == 1 else UNKNOWN_BACKEND
 
-    def autocast_state(self, name: str, args: Args, site: Location) -> AutocastState:
+    def autocast_state(self, name: str, args: Args, site: Location, frame: Frame | None = None) -> AutocastState:
         fixed_device, fixed_dtype = api.AUTOCAST[name]
         device = fixed_device
         if device is None:
@@ -847,8 +982,13 @@ class Interpreter:
         dtype = symbol_dtype(dtype_values) if dtype_values else (fixed_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
         enabled_values = keyword_arg(args, "enabled") or (positional(args, 0) if fixed_device else None)
         enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
+        # ``enabled=<flag>``: on exactly when the flag is; known inside an ``if <flag>:`` arm.
+        written = next((a.value for a in (frame.call_args if frame else ()) if a.keyword == "enabled"), None)
+        condition = flag_key(written) if enabled_values and not all(isinstance(v, ConstVal) for v in enabled_values) else None
+        if condition is not None and frame is not None and condition in frame.assumptions:
+            enabled, condition = {frame.assumptions[condition]}, None
         active = enabled != {False}  # "may be autocast" counts as autocast
-        return AutocastState(active, device, dtype if active else None, site, f"`{name}(...)`")
+        return AutocastState(active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None)
 
     def config_patch(self, args: Args, site: Location, frame: Frame) -> ConfigState | None:
         values = keyword_arg(args, api.CONFIG_KEY)
@@ -883,8 +1023,10 @@ class Interpreter:
         if not origins and data.from_parameter:
             self.request_callers(frame)
         if origins and frame.record:
-            ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
-            self.events.append(BackwardThroughCompiled(site, spelling, frame.ctx.autocast, ordered, create_graph, data.elements))
+            ordered = tuple(sorted(self.reach.refine(origins, frame), key=lambda o: (o.call_site, o.compiled.site)))
+            backward_autocast = self.reach.refined_state(frame.ctx.autocast, frame)
+            islands = self.islands.of(ordered)
+            self.events.append(BackwardThroughCompiled(site, spelling, backward_autocast, ordered, create_graph, data.elements, islands))
 
     def autograd_functional(self, name: str, args: Args, site: Location, frame: Frame) -> None:
         """``torch.autograd.functional.hvp(f, inputs, ...)``: call ``f`` on ``inputs`` and record
@@ -910,6 +1052,34 @@ class Interpreter:
 
 
 _MISSING = object()
+#: Methods whose receiver decides what they do (``Reach.receiver_method``).
+_RECEIVER_METHODS = frozenset(
+    {*api.MODULE_RETURNING_METHODS, *api.MODULE_CHILDREN_METHODS, *api.MODULE_PARAMETER_METHODS,
+     *api.CONTAINER_ELEMENT_METHODS, *api.MODULE_REGISTRATION_METHODS}
+)
+
+
+def _calls_super_compile(statements: Iterable[ir.Stmt]) -> bool:
+    """Whether a method body calls ``super().compile(...)`` (directly, not in a nested def)."""
+    pending: list[object] = list(statements)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ir.Call):
+            func = node.func
+            if isinstance(func, ir.Attr) and func.attr == "compile" and isinstance(func.base, ir.Call) and func.base.func == ir.Ref("super"):
+                return True
+            pending.extend([func, *(a.value for a in node.args)])
+        elif isinstance(node, (ir.Assign, ir.Evaluate, ir.Return)):
+            pending.append(getattr(node, "value", None) if not isinstance(node, ir.Evaluate) else node.expr)
+        elif isinstance(node, ir.With):
+            pending.extend(node.body)
+        elif isinstance(node, ir.Branch):
+            pending.extend(s for arm in node.arms for s in arm)
+        elif isinstance(node, (ir.Attr,)):
+            pending.append(node.base)
+        elif isinstance(node, (ir.Combine, ir.Elements, ir.Choice)):
+            pending.extend(getattr(node, "parts", None) or getattr(node, "options", ()))
+    return False
 
 
 def positional(args: Args, index: int) -> Values:

@@ -115,3 +115,153 @@ def dtype_name(qualified: str | None) -> str | None:
 
 def is_external_root(qualified: str) -> bool:
     return qualified.split(".", 1)[0] in EXTERNAL_ROOTS
+
+
+# ---------------------------------------------------------------------------------------------
+# Reach (issue 11): how real training code carries a compiled module around. Each row names the
+# torch 2.13 source it was read from (paths inside the installed ``torch`` package);
+# ``tests/test_reach.py`` has a case per row.
+
+
+@dataclass(frozen=True)
+class ModuleWrapper:
+    """A class whose instances wrap a module (argument 0, or ``module=``) and whose calls run it."""
+
+    names: frozenset[str]
+    label: str
+    source: str
+
+
+MODULE_WRAPPERS: tuple[ModuleWrapper, ...] = (
+    ModuleWrapper(
+        frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}),
+        "DistributedDataParallel",
+        "torch/nn/parallel/distributed.py: `self.module = module`; `_run_ddp_forward` returns `self.module(*inputs, **kwargs)`",
+    ),
+    ModuleWrapper(
+        frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}),
+        "DataParallel",
+        "torch/nn/parallel/data_parallel.py: `self.module = module`; `forward` returns `self.module(*inputs, **kwargs)` "
+        "(one device) or runs replicas of it",
+    ),
+    ModuleWrapper(
+        frozenset({"torch.distributed.fsdp.FullyShardedDataParallel",
+                   "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"}),
+        "FullyShardedDataParallel",
+        "torch/distributed/fsdp/fully_sharded_data_parallel.py: `forward` runs `self._fsdp_wrapped_module(*args, **kwargs)`; "
+        "the `module` property returns the wrapped module",
+    ),
+)
+WRAPPER_BY_NAME = {name: wrapper for wrapper in MODULE_WRAPPERS for name in wrapper.names}
+
+#: Functions that return their first argument, the same module (FSDP2 shards it in place).
+SAME_MODULE_FUNCTIONS = {
+    "torch.distributed.fsdp.fully_shard": "torch/distributed/fsdp/_fully_shard/_fully_shard.py: `fully_shard(module, ...)` "
+    "changes the module's class in place and returns `module`",
+    "torch.distributed._composable.fsdp.fully_shard": "torch/distributed/_composable/fsdp/__init__.py re-exports "
+    "`fully_shard` from torch/distributed/fsdp/_fully_shard",
+    "copy.deepcopy": "Python's copy.deepcopy: a copy of the same kind (a compiled module's copy is compiled)",
+    "copy.copy": "Python's copy.copy: a shallow copy of the same kind",
+}
+
+#: ``nn.Module`` methods that return ``self`` (torch/nn/modules/module.py: ``return self`` or
+#: ``return self._apply(...)``, which returns ``self``); an ``OptimizedModule`` inherits them, so
+#: ``torch.compile(net).cuda()`` is still the compiled module. ``requires_grad_`` also freezes or
+#: unfreezes every parameter (its ``requires_grad`` argument, default True).
+MODULE_RETURNING_METHODS = {
+    "cuda": "Module.cuda: return self._apply(lambda t: t.cuda(device))",
+    "cpu": "Module.cpu: return self._apply(lambda t: t.cpu())",
+    "xpu": "Module.xpu: return self._apply(...)",
+    "ipu": "Module.ipu: return self._apply(...)",
+    "mtia": "Module.mtia: return self._apply(...)",
+    "to": "Module.to: return self._apply(convert)",
+    "to_empty": "Module.to_empty: return self._apply(...)",
+    "type": "Module.type: return self._apply(lambda t: t.type(dst_type))",
+    "float": "Module.float: return self._apply(...)",
+    "double": "Module.double: return self._apply(...)",
+    "half": "Module.half: return self._apply(...)",
+    "bfloat16": "Module.bfloat16: return self._apply(...)",
+    "train": "Module.train: return self",
+    "eval": "Module.eval: return self.train(False)",
+    "requires_grad_": "Module.requires_grad_: sets p.requires_grad_(requires_grad) on every parameter, return self",
+    "share_memory": "Module.share_memory: return self._apply(...)",
+    "apply": "Module.apply: calls fn on every submodule, return self",
+}
+#: ``nn.Module`` methods yielding its submodules (torch/nn/modules/module.py ``children``,
+#: ``named_children``, ``modules``, ``named_modules``).
+MODULE_CHILDREN_METHODS = frozenset({"children", "named_children", "modules", "named_modules"})
+#: ``nn.Module`` methods yielding its parameters (``parameters``, ``named_parameters``): they require grad.
+MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+#: ``nn.Module.register_module(name, module)`` / ``add_module``: like ``setattr`` (torch/nn/modules/module.py
+#: ``add_module`` stores ``self._modules[name] = module``; ``register_module`` calls it); on an
+#: ``nn.ModuleDict`` the module becomes one of its items.
+MODULE_REGISTRATION_METHODS = frozenset({"register_module", "add_module"})
+#: Container methods returning one element (``dict.get``/``pop``/``setdefault``, ``list.pop``).
+CONTAINER_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "__getitem__"})
+#: Calls that build an empty container a registry starts from.
+EMPTY_CONTAINER_FACTORIES = frozenset({"builtins.dict", "collections.OrderedDict", "collections.defaultdict"})
+
+#: Grad-mode context managers and decorators: whether gradients are recorded inside
+#: (torch/autograd/grad_mode.py: ``no_grad``, ``enable_grad``, ``inference_mode(mode=True)``,
+#: ``set_grad_enabled(mode)``). Outputs computed with grad disabled carry no compiled backward.
+GRAD_MODES = {
+    "torch.no_grad": False,
+    "torch.autograd.no_grad": False,
+    "torch.autograd.grad_mode.no_grad": False,
+    "torch.enable_grad": True,
+    "torch.autograd.enable_grad": True,
+    "torch.autograd.grad_mode.enable_grad": True,
+    "torch.inference_mode": False,
+    "torch.autograd.inference_mode": False,
+    "torch.autograd.grad_mode.inference_mode": False,
+    "torch.set_grad_enabled": None,
+    "torch.autograd.set_grad_enabled": None,
+    "torch.autograd.grad_mode.set_grad_enabled": None,
+}
+#: The argument deciding the mode (``inference_mode(mode)``: False means grad stays as it was).
+GRAD_MODE_ARGUMENT = {"torch.set_grad_enabled": "mode", "torch.autograd.set_grad_enabled": "mode",
+                      "torch.autograd.grad_mode.set_grad_enabled": "mode", "torch.inference_mode": "mode",
+                      "torch.autograd.inference_mode": "mode", "torch.autograd.grad_mode.inference_mode": "mode"}
+
+#: Creating a parameter: it requires grad (torch/nn/parameter.py ``Parameter(data, requires_grad=True)``).
+PARAMETER_FACTORIES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+#: Functions that run their function argument under forward-mode AD (``dual_level`` + ``make_dual``
+#: inside): name -> (keyword, positional index, value) of the argument that selects forward mode,
+#: and the argument that must not be False. torch/autograd/functional.py ``jacobian``:
+#: ``strategy="forward-mode"`` calls ``_jacfwd``, which needs ``vectorize=True`` (else raises).
+FORWARD_MODE_FUNCTIONS = {
+    "torch.autograd.functional.jacobian": (("strategy", 5, "forward-mode"), ("vectorize", 4)),
+}
+
+#: Decorators making a class whose generated ``__init__`` stores keyword arguments as attributes
+#: (Python's dataclasses module; ``typing.NamedTuple`` bases do the same).
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass"})
+KEYWORD_FIELD_BASES = frozenset({"typing.NamedTuple"})
+
+#: Ops autocast runs in float32 whatever the region's dtype (PyTorch docs/source/amp.rst, "CUDA Ops
+#: that can autocast to float32" and "CPU Ops that can autocast to float32"; the lists come from
+#: aten/src/ATen/autocast_mode.h): a compiled region holding one computes its backward differently
+#: under another autocast state. Elementwise math on that list (exp, log, pow, sum, ...) is left out:
+#: nearly every region has some, and it rarely decides the numeric effect.
+AUTOCAST_FP32_OPS = frozenset(
+    {"softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "logsumexp", "normalize", "cosine_similarity",
+     "cdist", "pdist", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+     "binary_cross_entropy_with_logits", "binary_cross_entropy", "poisson_nll_loss", "cosine_embedding_loss",
+     "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss", "multi_margin_loss",
+     "soft_margin_loss", "triplet_margin_loss", "multilabel_soft_margin_loss"}
+)
+#: ``torch.nn`` modules whose forward runs one of ``AUTOCAST_FP32_OPS`` (torch/nn/modules/normalization.py,
+#: activation.py, loss.py, transformer.py: LayerNorm -> F.layer_norm, Softmax -> F.softmax,
+#: MultiheadAttention -> F.multi_head_attention_forward (softmax), Transformer layers -> both).
+AUTOCAST_FP32_MODULES = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "LayerNorm GroupNorm Softmax LogSoftmax Softmin CrossEntropyLoss NLLLoss MSELoss L1Loss SmoothL1Loss "
+        "HuberLoss KLDivLoss BCELoss BCEWithLogitsLoss CosineSimilarity MultiheadAttention Transformer "
+        "TransformerEncoder TransformerDecoder TransformerEncoderLayer TransformerDecoderLayer"
+    ).split()
+)
+#: Explicit casts to float32 (torch/_tensor.py, torch/_C ``Tensor.float``/``Tensor.to(dtype)``).
+FLOAT32_CAST_METHODS = frozenset({"float"})
+FLOAT32_DTYPES = frozenset({"torch.float32", "torch.float"})

@@ -70,11 +70,14 @@ class Instance:
 class Collection:
     """A list, tuple, dict or ``nn.ModuleList``/``nn.Sequential`` of ``items``.
 
-    A sequential collection (``nn.Sequential``) calls each item when called.
+    A sequential collection (``nn.Sequential``) calls each item when called. ``positions`` keeps
+    what each element of a tuple or list display may hold, in order, so that unpacking
+    (``encoder, predictor = build()``) gives each name its own element; empty when unknown.
     """
 
     items: frozenset
     sequential: bool = False
+    positions: tuple[frozenset["Value"], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,9 @@ class AutocastState:
     source: Location | None = None
     #: Human description of where the state comes from (``with torch.autocast(...)``, default, ...).
     origin: str = "no autocast"
+    #: ``enabled=<flag>`` with a flag not known statically: active exactly when the flag (named as
+    #: written, ``mixed_precision``, ``self.use_amp``) is true, so an ``if <flag>:`` arm can tell.
+    condition: str | None = None
 
     def key(self) -> tuple:
         return (self.active, self.device, self.dtype)
@@ -183,6 +189,60 @@ class NullContext:
 
 
 @dataclass(frozen=True)
+class GradMode:
+    """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(...)``,
+    ``torch.enable_grad()``: ``enabled`` is None when it cannot be known statically."""
+
+    enabled: bool | None
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A module wrapper whose calls run ``inner`` (DDP, ``DataParallel``, FSDP, a framework's
+    prepared module), optionally under ``autocast`` (accelerate's ``prepare`` with mixed precision,
+    Fabric's ``_FabricModule``), or with every parameter frozen (``requires_grad_(False)``).
+
+    ``module`` (and ``_orig_mod`` of a compiled inner) reach ``inner``; other attributes are
+    the inner module's.
+    """
+
+    inner: frozenset["Value"]
+    kind: str
+    site: Location | None = None
+    autocast: AutocastState | None = None
+    frozen: bool = False
+
+
+@dataclass(frozen=True)
+class FrameworkObject:
+    """An instance of a framework class from ``frameworks.FRAMEWORK_CLASSES`` (an accelerate
+    ``Accelerator``, a Lightning ``Trainer`` or ``Fabric``, Hugging Face ``TrainingArguments``/
+    ``Trainer``) with the settings that matter here, read from its constructor call."""
+
+    kind: str
+    site: Location
+    #: The autocast the framework enters around the model's forward (None: none).
+    autocast: AutocastState | None = None
+    #: The backend the framework compiles prepared models with (None: it does not compile).
+    compile_backend: str | None = None
+    #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
+    held: frozenset["Value"] = frozenset()
+    #: Where the precision setting was written (a related location of findings).
+    precision_site: Location | None = None
+
+
+@dataclass(frozen=True)
+class FrameworkCall:
+    """A method from ``frameworks.FRAMEWORK_METHODS`` bound to its framework object (or, for a
+    method inherited from a framework base class like ``LightningModule.manual_backward``, to
+    nothing)."""
+
+    owner: FrameworkObject | None
+    name: str
+    effect: str
+
+
+@dataclass(frozen=True)
 class ConstVal:
     value: LiteralValue
 
@@ -217,6 +277,10 @@ class Data:
     origins: frozenset[CompiledOutput] = frozenset()
     dual: bool = False
     from_parameter: bool = False
+    #: May require grad because it comes from a module call with trainable parameters, a
+    #: parameter, or an explicit ``requires_grad``: what makes a frozen compiled module's
+    #: backward run (unknown inputs are taken as data that does not require grad).
+    requires_grad: bool = False
     #: Which outputs of compiled calls it derives from, element by element where the code indexed or
     #: unpacked a result (CAL005).
     elements: frozenset[OutputElement] = frozenset()
@@ -241,6 +305,10 @@ Value = (
     | AutocastContext
     | ConfigPatch
     | NullContext
+    | GradMode
+    | Wrapper
+    | FrameworkObject
+    | FrameworkCall
     | ConstVal
     | Data
 )
@@ -268,7 +336,7 @@ def derived(values) -> Data:
     """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
     origins: set[CompiledOutput] = set()
     elements: set[OutputElement] = set()
-    dual = from_parameter = False
+    dual = from_parameter = requires_grad = False
     pending = list(values)
     while pending:
         value = pending.pop()
@@ -277,6 +345,7 @@ def derived(values) -> Data:
             elements |= value.elements
             dual = dual or value.dual
             from_parameter = from_parameter or value.from_parameter
+            requires_grad = requires_grad or value.requires_grad
         elif isinstance(value, Collection):
             pending.extend(value.items)
-    return Data(frozenset(origins), dual, from_parameter, elements=frozenset(elements))
+    return Data(frozenset(origins), dual, from_parameter, requires_grad, elements=frozenset(elements))

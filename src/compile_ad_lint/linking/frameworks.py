@@ -1,0 +1,275 @@
+"""What training frameworks do for the user, as data: which autocast they enter, where they run the
+backward, what their ``prepare``/``setup`` return, and whether they compile.
+
+The frameworks are not installed for the static analysis; they are known by qualified name. Each
+row says which file of the framework's source it was read from and what that code does (read with
+``git show HEAD:<file>`` on the snapshots named below). The interpreter implements a handful of
+generic effects (``EFFECTS``); a row only picks one. ``tests/test_frameworks.py`` has a case per row.
+
+Sources read (newest snapshots available here):
+
+* accelerate ``huggingface/accelerate`` at 16cb6eb8 (2026-07-24)
+* Lightning ``Lightning-AI/pytorch-lightning`` at 7f0c3436 (2026-07-20)
+* transformers ``huggingface/transformers`` ``src/transformers/trainer.py`` at 000945a9 and
+  ``training_args.py`` (read through the code search; the snapshot is too large to fetch)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The effects a framework method can have (implemented in ``Interpreter.call_framework``):
+#:
+#: * ``autocast``: returns an autocast context manager with the object's precision.
+#: * ``backward``: runs the backward of positional argument 0, in the caller's autocast context.
+#: * ``prepare``: returns its positional arguments (a tuple when several, positions kept); each
+#:   module among them is wrapped so its calls run under the object's autocast, and compiled by
+#:   the framework afterwards when it compiles (``compile_backend``).
+#: * ``setup``: like ``prepare`` (Fabric: the ``_FabricModule`` enters autocast around the module,
+#:   compiled or not; Fabric re-applies a user's ``torch.compile`` *inside* that wrapper).
+#: * ``fit``: Lightning ``Trainer.fit(model)``: runs ``training_step`` under the precision's
+#:   autocast and, with automatic optimization, the backward of its loss at the ``fit`` call,
+#:   outside autocast; a compiled LightningModule gets its ``training_step`` compiled.
+#: * ``train``: Hugging Face ``Trainer.train()``: prepares the held model like accelerate's
+#:   ``prepare`` and runs the backward of its output at the ``train`` call, outside autocast.
+#: * ``same``: returns positional argument 0 unchanged (``unwrap_model``).
+#: * ``null_context``: returns a context manager that changes nothing here (``accumulate``).
+EFFECTS = frozenset({"autocast", "backward", "prepare", "setup", "fit", "train", "same", "null_context"})
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How a constructor argument selects the autocast the framework enters.
+
+    ``values`` maps a literal argument value to the autocast dtype (None: no autocast). A value
+    not in the map, or an argument that is not a literal, means "may be autocast" with an unknown
+    dtype; ``absent`` is the dtype when the argument is not given at all (``"unknown"`` when it
+    comes from the environment, e.g. ``accelerate launch --mixed_precision``).
+    """
+
+    argument: str
+    values: tuple[tuple[object, str | None], ...]
+    absent: str | None
+    #: Constructor argument naming the accelerator (``"cpu"``, ``"gpu"``) that selects the device.
+    device_argument: str | None = None
+    device_values: tuple[tuple[str, str], ...] = ()
+    #: Other boolean flags that select a dtype when true (``TrainingArguments(bf16=True)``).
+    flags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """How constructor arguments make the framework compile the models it prepares."""
+
+    #: Arguments whose literal value names the backend (``"no"`` means none).
+    backend_arguments: tuple[str, ...] = ()
+    #: Boolean arguments that switch compilation on (the backend then comes from ``backend_arguments``
+    #: or is ``default_backend``).
+    flags: tuple[str, ...] = ()
+    #: Arguments holding a plugin object that carries the backend (accelerate ``dynamo_plugin``).
+    plugin_arguments: tuple[str, ...] = ()
+    default_backend: str = "inductor"
+    #: The backend when no argument says (None: no compilation; ``"<unknown>"``: from the environment).
+    absent_backend: str | None = None
+
+
+@dataclass(frozen=True)
+class FrameworkClass:
+    kind: str
+    names: frozenset[str]
+    source: str
+    precision: Precision | None = None
+    compilation: Compilation | None = None
+    #: Constructor arguments whose values the object holds (``Trainer(model=...)``), by keyword,
+    #: with the positional index they may also be passed at.
+    holds: tuple[tuple[str, int], ...] = ()
+    #: Constructor keyword arguments holding another framework object whose settings apply
+    #: (``Trainer(args=TrainingArguments(...))``), with their positional index.
+    settings_from: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class FrameworkMethod:
+    kind: str
+    method: str
+    effect: str
+    source: str
+
+
+_ACCELERATE_PRECISION = Precision(
+    "mixed_precision",
+    (("no", None), ("fp16", "float16"), ("bf16", "bfloat16"), ("fp8", "bfloat16")),
+    absent="unknown",
+)
+_LIGHTNING_PRECISION = Precision(
+    "precision",
+    (
+        ("16-mixed", "float16"), ("bf16-mixed", "bfloat16"), ("16", "float16"), (16, "float16"),
+        ("bf16", "bfloat16"), ("32-true", None), ("32", None), (32, None), ("64-true", None), ("64", None),
+        (64, None), ("bf16-true", None), ("16-true", None), ("transformer-engine", None),
+        ("transformer-engine-float16", None),
+    ),
+    absent=None,
+    device_argument="accelerator",
+    device_values=(("cpu", "cpu"), ("mps", "mps"), ("gpu", "cuda"), ("cuda", "cuda")),
+)
+
+FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
+    FrameworkClass(
+        "accelerate.Accelerator",
+        frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"}),
+        "accelerate src/accelerate/accelerator.py `Accelerator.__init__`: `mixed_precision` "
+        "('no'/'fp16'/'bf16'/'fp8', else from the environment or `accelerate config`) sets `native_amp`; "
+        "`dynamo_backend=` becomes `TorchDynamoPlugin(backend=...)`, `dynamo_plugin=` is used as given. "
+        "src/accelerate/utils/modeling.py `get_mixed_precision_context_manager`: "
+        "`torch.autocast(device_type=state.device.type, dtype=float16|bfloat16)` when native_amp, else nullcontext.",
+        precision=_ACCELERATE_PRECISION,
+        compilation=Compilation(backend_arguments=("dynamo_backend",), plugin_arguments=("dynamo_plugin",)),
+    ),
+    FrameworkClass(
+        "accelerate.TorchDynamoPlugin",
+        frozenset({"accelerate.utils.TorchDynamoPlugin", "accelerate.utils.dataclasses.TorchDynamoPlugin"}),
+        "accelerate src/accelerate/utils/dataclasses.py `TorchDynamoPlugin`: `backend` defaults to "
+        "the ACCELERATE_DYNAMO_BACKEND environment variable, else 'no'.",
+        compilation=Compilation(backend_arguments=("backend",), absent_backend="<unknown>"),
+    ),
+    FrameworkClass(
+        "lightning.Trainer",
+        frozenset(
+            {"lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+             "lightning.pytorch.trainer.trainer.Trainer", "pytorch_lightning.Trainer",
+             "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer"}
+        ),
+        "Lightning src/lightning/pytorch/trainer/connectors/accelerator_connector.py "
+        "`_check_and_init_precision`: '16-mixed'/'bf16-mixed' (aliases 16/'16'/'bf16' from "
+        "src/lightning/fabric/plugins/precision/precision.py `_PRECISION_INPUT_STR_ALIAS_CONVERSION`) "
+        "give `MixedPrecision(precision, device)`, device 'cpu'/'mps' when `accelerator=` says so, "
+        "else 'cuda' ('16-mixed' on cpu becomes 'bf16-mixed'); "
+        "src/lightning/pytorch/plugins/precision/amp.py `MixedPrecision.forward_context`: "
+        "`torch.autocast(self.device, dtype=bfloat16 if 'bf16-mixed' else half)`.",
+        precision=_LIGHTNING_PRECISION,
+    ),
+    FrameworkClass(
+        "lightning.Fabric",
+        frozenset({"lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric", "lightning_fabric.Fabric",
+                   "lightning_fabric.fabric.Fabric"}),
+        "Lightning src/lightning/fabric/connector.py `_check_and_init_precision`: '16-mixed'/'bf16-mixed' "
+        "give `MixedPrecision(precision, device)` ('cpu'/'mps' from `accelerator=`, else 'cuda'); "
+        "src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.forward_context`: "
+        "`torch.autocast(self.device, dtype=self._desired_input_dtype)`.",
+        precision=_LIGHTNING_PRECISION,
+    ),
+    FrameworkClass(
+        "transformers.TrainingArguments",
+        frozenset({"transformers.TrainingArguments", "transformers.training_args.TrainingArguments"}),
+        "transformers src/transformers/training_args.py `TrainingArguments.__post_init__`: "
+        "`mixed_precision` is 'fp16' with `fp16=True`, 'bf16' with `bf16=True`, else "
+        "ACCELERATE_MIXED_PRECISION (default 'no'); `torch_compile=True` (or a `torch_compile_backend`/"
+        "`torch_compile_mode`) selects a dynamo backend ('inductor' by default) that accelerate applies.",
+        precision=Precision("mixed_precision", (), absent=None, flags=(("fp16", "float16"), ("bf16", "bfloat16"))),
+        compilation=Compilation(backend_arguments=("torch_compile_backend",), flags=("torch_compile",)),
+    ),
+    FrameworkClass(
+        "transformers.Trainer",
+        frozenset({"transformers.Trainer", "transformers.trainer.Trainer"}),
+        "transformers src/transformers/trainer.py: `create_accelerator_and_postprocess` builds the "
+        "`Accelerator` (mixed precision and dynamo from the `TrainingArguments`); the training loop "
+        "prepares the model with `self.accelerator.prepare(...)` (autocast wrapper, then accelerate's "
+        "compile) and `training_step` calls `self.accelerator.backward(loss)` outside any autocast.",
+        holds=(("model", 0),),
+        settings_from=(("args", 1),),
+    ),
+)
+
+FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
+    FrameworkMethod(
+        "accelerate.Accelerator", "autocast", "autocast",
+        "accelerate src/accelerate/accelerator.py `Accelerator.autocast`: enters "
+        "`get_mixed_precision_context_manager(self.native_amp, ...)` around the block.",
+    ),
+    FrameworkMethod(
+        "accelerate.Accelerator", "backward", "backward",
+        "accelerate src/accelerate/accelerator.py `Accelerator.backward`: `self.scaler.scale(loss).backward()` "
+        "or `loss.backward()`; it enters no autocast.",
+    ),
+    FrameworkMethod(
+        "accelerate.Accelerator", "prepare", "prepare",
+        "accelerate src/accelerate/accelerator.py `Accelerator.prepare` returns its arguments prepared, "
+        "in order (one object alone); `prepare_model`: with native_amp, `model.forward = "
+        "convert_outputs_to_fp32(autocast_context(model.forward))` (autocast outside an already compiled "
+        "module), then last `torch.compile(model, **dynamo_plugin.to_kwargs())` unless `is_compiled_module(model)` "
+        "(the autocast wrapper is inside accelerate's own compile).",
+    ),
+    FrameworkMethod(
+        "accelerate.Accelerator", "prepare_model", "prepare",
+        "accelerate src/accelerate/accelerator.py `Accelerator.prepare_model` (see `prepare`).",
+    ),
+    FrameworkMethod(
+        "accelerate.Accelerator", "unwrap_model", "same",
+        "accelerate src/accelerate/accelerator.py `Accelerator.unwrap_model`: removes DDP/FSDP, keeps "
+        "the autocast forward (`keep_fp32_wrapper=True`) and torch.compile (`keep_torch_compile=True`) by default.",
+    ),
+    FrameworkMethod(
+        "accelerate.Accelerator", "accumulate", "null_context",
+        "accelerate src/accelerate/accelerator.py `Accelerator.accumulate`: gradient sync only, no autocast.",
+    ),
+    FrameworkMethod(
+        "lightning.Trainer", "fit", "fit",
+        "Lightning src/lightning/pytorch/trainer/trainer.py `fit`: `model = _maybe_unwrap_optimized(model)`; "
+        "src/lightning/pytorch/utilities/compile.py `from_compiled` replaces `training_step` by "
+        "`model.dynamo_ctx(orig_module.training_step)`; src/lightning/pytorch/strategies/strategy.py "
+        "`training_step`: `with self.precision_plugin.train_step_context(): return self.lightning_module.training_step(...)`; "
+        "src/lightning/pytorch/loops/optimization/automatic.py `Closure.closure`: `self._backward_fn(step_output.closure_loss)` "
+        "after the step returned (outside the step's autocast).",
+    ),
+    FrameworkMethod(
+        "lightning.LightningModule", "manual_backward", "backward",
+        "Lightning src/lightning/pytorch/core/module.py `manual_backward`: `self.trainer.strategy.backward(loss, None, ...)`, "
+        "called inside `training_step`, i.e. inside the precision's autocast.",
+    ),
+    FrameworkMethod(
+        "lightning.Fabric", "setup", "setup",
+        "Lightning src/lightning/fabric/fabric.py `Fabric.setup`: returns `_FabricModule(module, ...)` "
+        "(then the optimizers, in order); a compiled module is unwrapped and `torch.compile` re-applied to the "
+        "strategy-wrapped module *inside* the `_FabricModule` (`_reapply_compile=True`); src/lightning/fabric/wrappers.py "
+        "`_FabricModule.forward`: `with precision.forward_context(): output = self._forward_module(*args, **kwargs)`.",
+    ),
+    FrameworkMethod(
+        "lightning.Fabric", "setup_module", "setup",
+        "Lightning src/lightning/fabric/fabric.py `Fabric.setup_module` (see `setup`).",
+    ),
+    FrameworkMethod(
+        "lightning.Fabric", "autocast", "autocast",
+        "Lightning src/lightning/fabric/fabric.py `Fabric.autocast`: `return self._precision.forward_context()`.",
+    ),
+    FrameworkMethod(
+        "lightning.Fabric", "backward", "backward",
+        "Lightning src/lightning/fabric/fabric.py `Fabric.backward`: `self._strategy.backward(tensor, module, ...)` "
+        "(src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.backward`: scaler then `tensor.backward`); no autocast.",
+    ),
+    FrameworkMethod(
+        "transformers.Trainer", "train", "train",
+        "transformers src/transformers/trainer.py `train` -> `_inner_training_loop`: the model is prepared by "
+        "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`.",
+    ),
+)
+
+#: Framework base classes of user modules: the class is an ``nn.Module`` and inherits these methods.
+FRAMEWORK_BASES: dict[str, str] = {
+    name: "lightning.LightningModule"
+    for name in (
+        "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule", "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule", "pytorch_lightning.core.module.LightningModule",
+    )
+}
+#: Where ``FRAMEWORK_BASES`` comes from.
+FRAMEWORK_BASES_SOURCE = (
+    "Lightning src/lightning/pytorch/core/module.py: `class LightningModule(..., torch.nn.Module)`; "
+    "`automatic_optimization` defaults to True."
+)
+
+CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASSES for name in cls.names}
+METHODS: dict[tuple[str, str], FrameworkMethod] = {(m.kind, m.method): m for m in FRAMEWORK_METHODS}
+
+assert all(method.effect in EFFECTS for method in FRAMEWORK_METHODS)

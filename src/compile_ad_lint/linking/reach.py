@@ -1,0 +1,868 @@
+"""Reach: the shapes real training code hides compiled regions in (issue 11).
+
+A compiled module wrapped in DDP or a framework's prepared module, moved with ``.cuda()``,
+compiled block by block in place, returned in a tuple by a factory, stored in a dataclass in a
+registry; forward replaced by its compiled version; a frozen module; outputs computed under
+``no_grad``; autocast switched by a flag. The interpreter calls into ``Reach`` at a few hooks; what
+torch and the frameworks do is read from the tables in ``torch_api`` and ``frameworks``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from ..findings import Location
+from ..summary import model as ir
+from . import frameworks as fw
+from . import torch_api as api
+from .values import (
+    PARAMETER,
+    UNKNOWN,
+    UNKNOWN_BACKEND,
+    AutocastContext,
+    AutocastState,
+    ClassVal,
+    Collection,
+    Compiled,
+    CompiledOutput,
+    ConstVal,
+    Data,
+    External,
+    ExternalInstance,
+    FrameworkCall,
+    FrameworkObject,
+    FunctionVal,
+    GradMode,
+    Imported,
+    Instance,
+    ModuleRef,
+    NullContext,
+    Wrapper,
+    derived,
+    normalize,
+)
+
+if TYPE_CHECKING:
+    from .interpreter import Args, Frame, Interpreter, Values
+
+#: Most modules whose import side effects (registrations) are run for one analysis.
+MAX_SIDE_EFFECT_MODULES = 64
+
+
+def _positional(args: "Args", index: int) -> frozenset:
+    plain = [values for keyword, values in args if keyword is None]
+    if index < len(plain):
+        return plain[index]
+    star = [values for keyword, values in args if keyword == "*"]
+    return star[0] if star else frozenset()
+
+
+def _keyword(args: "Args", name: str) -> frozenset | None:
+    for keyword, values in args:
+        if keyword == name:
+            return values
+    return None
+
+
+def _argument(args: "Args", keyword: str, index: int | None) -> frozenset | None:
+    found = _keyword(args, keyword)
+    if found is None and index is not None:
+        found = _positional(args, index) or None
+    return found
+
+
+def _constants(values: Iterable[object] | None) -> set | None:
+    """The literal values among ``values``, or None when one of them is not a literal."""
+    if values is None:
+        return None
+    values = list(values)
+    if not values or not all(isinstance(v, ConstVal) for v in values):
+        return None
+    return {v.value for v in values}
+
+
+def _iter(args: "Args") -> Iterable[object]:
+    for _, values in args:
+        yield from values
+
+
+def flag_key(expr: ir.Expr | None) -> str | None:
+    """``mixed_precision``, ``self.use_amp``, ``args.amp``: a flag as written, for path sensitivity."""
+    if isinstance(expr, ir.Ref):
+        return expr.name
+    if isinstance(expr, ir.Attr):
+        base = flag_key(expr.base)
+        return f"{base}.{expr.attr}" if base else None
+    return None
+
+
+def target_of(expr: ir.Expr) -> ir.Target | None:
+    """The assignment target that rebinds what ``expr`` names (a name or an attribute)."""
+    if isinstance(expr, ir.Ref):
+        return ir.NameTarget(expr.name)
+    if isinstance(expr, ir.Attr):
+        return ir.AttrTarget(expr.base, expr.attr)
+    return None
+
+
+def container_of(expr: ir.Expr) -> ir.Expr:
+    """``model.layers`` for ``model.layers.values()``, ``enumerate(model.layers)``, ``model.layers.named_children()``."""
+    while isinstance(expr, ir.Call):
+        func = expr.func
+        if isinstance(func, ir.Attr) and func.attr in ("values", "items", "keys", "children", "named_children") and not expr.args:
+            expr = func.base
+        elif isinstance(func, ir.Ref) and func.name in ("enumerate", "reversed", "list", "tuple", "iter", "sorted", "zip") and expr.args:
+            expr = expr.args[0].value
+        else:
+            break
+    return expr
+
+
+class Reach:
+    def __init__(self, interpreter: "Interpreter") -> None:
+        self.interp = interpreter
+        #: The module being analyzed (its import side effects run when a registry is read).
+        self.root: Path | None = None
+        self._side_effects_done = False
+        self._keyword_fields: dict[ClassVal, bool] = {}
+
+    # -- what a value is --------------------------------------------------------------------
+
+    def is_module_value(self, value: object) -> bool:
+        """Whether ``value`` is an ``nn.Module`` (compiled or not, wrapped or not)."""
+        interp = self.interp
+        if isinstance(value, Wrapper):
+            return True
+        if isinstance(value, Compiled):
+            return value.target is None or isinstance(value.target, Data) or self.is_module_value(value.target)
+        if isinstance(value, Instance):
+            return interp.is_module_class(value.cls)
+        if isinstance(value, ExternalInstance):
+            return value.cls.startswith("torch.nn.") and value.cls not in api.PARAMETER_FACTORIES
+        if isinstance(value, Collection):
+            return value.sequential
+        return False
+
+    def has_project_member(self, value: object, name: str) -> bool:
+        """A project class defines ``name`` itself (its own ``to``, ``train``, ``compile``, ...)."""
+        while isinstance(value, (Compiled, Wrapper)):
+            if isinstance(value, Wrapper):
+                return any(self.has_project_member(v, name) for v in value.inner)
+            value = value.target
+        return isinstance(value, Instance) and self.interp.find_member(value.cls, name) is not None
+
+    def is_framework_module_class(self, cls: ClassVal) -> bool:
+        return any(isinstance(b, External) and b.name in fw.FRAMEWORK_BASES for b in self.interp.mro(cls))
+
+    # -- grad: frozen modules, no_grad, requires_grad ----------------------------------------
+
+    def graded(self, values: "Values", frame: "Frame", requires_grad: bool = True) -> "Values":
+        """Results of a module call: they require grad, unless grad recording is off."""
+        if not frame.ctx.grad_enabled:
+            return self.without_graph(values)
+        if not requires_grad:
+            return values
+        return frozenset(replace(v, requires_grad=True) if isinstance(v, Data) and not v.requires_grad else v for v in values)
+
+    @staticmethod
+    def without_graph(values: "Values", keep: Data | None = None) -> "Values":
+        """The same data without autograd history (what ``no_grad`` or a frozen module yields);
+        ``keep``: the inputs' history, which a frozen module's output still carries."""
+        kept = keep.origins if keep is not None else frozenset()
+        elements = keep.elements if keep is not None else frozenset()
+        return frozenset(
+            replace(v, origins=v.origins & kept, requires_grad=False, elements=v.elements & elements, exact=frozenset())
+            if isinstance(v, Data) else v
+            for v in values
+        )
+
+    def compiled_output(self, compiled: Compiled, output: "Values", inputs: Data, frame: "Frame", arguments: tuple = ()) -> "Values":
+        """A compiled call's result: no backward under ``no_grad``, or through a frozen module whose
+        inputs do not require grad."""
+        if not frame.ctx.grad_enabled:
+            return self.without_graph(output)
+        if self.frozen(compiled.target) and not self.need_grad(inputs, arguments):
+            return self.without_graph(output, inputs)
+        return frozenset(replace(v, requires_grad=True) if isinstance(v, Data) else v for v in output)
+
+    @staticmethod
+    def need_grad(inputs: Data, values: Iterable[object]) -> bool:
+        """Whether inputs require grad: module outputs, parameters (``nn.Parameter(...)``), explicit flags."""
+        return inputs.requires_grad or bool(inputs.origins) or any(
+            isinstance(v, ExternalInstance) and v.cls in api.PARAMETER_FACTORIES for v in values
+        )
+
+    @staticmethod
+    def frozen(value: object) -> bool:
+        return isinstance(value, Wrapper) and value.frozen
+
+    def freeze(self, values: "Values", site: Location, frozen: bool) -> "Values":
+        """``module.requires_grad_(frozen is False)``: the same modules, frozen or unfrozen."""
+        result = set()
+        for value in values:
+            if isinstance(value, Wrapper) and value.frozen and not frozen:
+                result |= value.inner
+            elif frozen and self.is_module_value(value) and not self.frozen(value):
+                result.add(Wrapper(frozenset([value]), "requires_grad_(False)", site, frozen=True))
+            else:
+                result.add(value)
+        return frozenset(result)
+
+    def freeze_expr(self, expr: ir.Expr, frame: "Frame", span: ir.Span, frozen: bool) -> None:
+        """Rebind what ``expr`` names to its frozen (or unfrozen) version."""
+        target = target_of(expr)
+        if target is None:
+            return
+        values = self.interp.eval(expr, frame)
+        if isinstance(target, ir.AttrTarget):
+            self.replace_attribute(target, values, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame)
+        else:
+            self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
+
+    def requires_grad_argument(self, args: "Args") -> bool | None:
+        values = _argument(args, "requires_grad", 0)
+        if values is None:
+            return True
+        constants = _constants(values)
+        return bool(constants.pop()) if constants and len(constants) == 1 else None
+
+    # -- receiver methods: ``.cuda()``, ``.children()``, ``.get()``, ``register_module`` -----
+
+    def receiver_method(self, call: ir.Call, frame: "Frame") -> "Values":
+        """``<receiver>.<method>(...)`` for the methods whose receiver matters (api tables)."""
+        interp = self.interp
+        func = call.func
+        assert isinstance(func, ir.Attr)
+        name = func.attr
+        receivers = interp.eval(func.base, frame)
+        args = interp.eval_args(call.args, frame)
+        site = interp.loc(frame.path, call.span)
+        result: set = set()
+        rest: set = set()
+        for receiver in receivers:
+            if name in api.MODULE_RETURNING_METHODS and self.is_module_value(receiver) and not self.has_project_member(receiver, name):
+                if name == "requires_grad_":
+                    grad = self.requires_grad_argument(args)
+                    result |= self.freeze(frozenset([receiver]), site, frozen=True) if grad is False else (
+                        self.freeze(frozenset([receiver]), site, frozen=False) if grad else {receiver}
+                    )
+                else:
+                    result.add(receiver)
+            elif name in api.MODULE_CHILDREN_METHODS and isinstance(receiver, (Instance, Wrapper, Compiled)) and not self.has_project_member(receiver, name):
+                result.add(Collection(self.submodules(receiver)))
+            elif name in api.MODULE_PARAMETER_METHODS and self.is_module_value(receiver) and not self.has_project_member(receiver, name):
+                result.add(Data(requires_grad=not self.frozen(receiver)))
+            elif name in api.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
+                result |= self.container_elements(func.base, frozenset([receiver]), frame)
+            elif name in api.MODULE_REGISTRATION_METHODS and isinstance(receiver, (Instance, Collection)):
+                self.register_module(func.base, receiver, args, frame, call.span)
+                result.add(ConstVal(None))
+            elif name == "requires_grad_" and isinstance(receiver, Data):
+                grad = self.requires_grad_argument(args)
+                result.add(replace(receiver, requires_grad=grad is not False))
+            else:
+                rest.add(receiver)
+        if rest:
+            callees = interp.attribute(frozenset(rest), name)
+            result |= interp.call_values(callees, args, call.span, frame, func)
+        return normalize(result) if result else frozenset([UNKNOWN])
+
+    def submodules(self, value: object) -> frozenset:
+        """What ``module.children()``/``modules()`` may yield: module-valued attributes of ``self``."""
+        interp = self.interp
+        if isinstance(value, Wrapper):
+            return frozenset().union(*(self.submodules(v) for v in value.inner))
+        if isinstance(value, Compiled):
+            return self.submodules(value.target) if value.target is not None else frozenset([UNKNOWN])
+        found: set = set()
+        if isinstance(value, Instance):
+            for klass in interp.mro(value.cls):
+                if isinstance(klass, ClassVal):
+                    interp.harvest_instance_attributes(klass, value.cls)
+                    for (owner, _), values in list(interp._instance_attrs.items()):
+                        if owner == klass:
+                            found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
+        items: set = set()
+        for v in found:
+            items |= v.items if isinstance(v, Collection) and not v.sequential else {v}
+        return normalize(items) if items else frozenset([UNKNOWN])
+
+    def register_module(self, receiver_expr: ir.Expr, receiver: object, args: "Args", frame: "Frame", span: ir.Span) -> None:
+        """``parent.register_module(name, module)`` / ``add_module``: like ``setattr``; on an
+        ``nn.ModuleDict``/``nn.ModuleList`` the module becomes one of its items."""
+        module = _argument(args, "module", 1) or frozenset()
+        if isinstance(receiver, Collection):
+            self.store_element(receiver_expr, module, frame, span)
+        elif isinstance(receiver, Instance):
+            self.set_attribute(frozenset([receiver]), _argument(args, "name", 0), module)
+
+    # -- element stores: ``layers[i] = torch.compile(layer)``, registries --------------------
+
+    def store_element(self, container: ir.Expr, values: "Values", frame: "Frame", span: ir.Span) -> None:
+        """``container[key] = values`` (or an in-place change of one of its elements): iterating or
+        indexing ``container`` may now yield ``values`` too."""
+        interp = self.interp
+        if not values:
+            return
+        added = frozenset([Collection(normalize(values))])
+        if isinstance(container, ir.Ref):
+            name = container.name
+            if name in frame.env:
+                frame.env[name] = normalize(frame.env[name] | added)
+            elif name in frame.closure:
+                frame.closure[name] = normalize(frame.closure[name] | added)
+            else:
+                self.store_global(frame.path, name, added)
+        elif isinstance(container, ir.Attr):
+            bases = interp.eval(container.base, frame)
+            self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
+
+    def store_global(self, path: Path, name: str, added: "Values") -> None:
+        """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function)."""
+        interp = self.interp
+        interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
+        env = interp._globals.setdefault(path, {})
+        current = env.get(name)
+        if current is None:
+            return
+        imported = [v for v in current if isinstance(v, Imported)]
+        if imported:  # ``from registry import SPECS``: the registry lives in the module it comes from
+            for value in imported:
+                split = interp.index.split_qualified(value.name, value.importer) if not api.is_external_root(value.name) else None
+                if split is not None and len(split[1]) == 1 and split[0] != path:
+                    self.store_global(split[0], split[1][0], added)
+            return
+        if not added <= current:
+            env[name] = normalize(current | added)
+            interp._heap_version += 1
+
+    def set_attribute(self, bases: "Values", names: "Values | None", values: "Values") -> None:
+        """``setattr(obj, name, value)``: a known name stores the attribute; an unknown name replaces
+        whichever attribute held the module ``value`` was made from (``setattr(model, n, torch.compile(child))``)."""
+        interp = self.interp
+        constants = _constants(names)
+        for base in bases:
+            if not isinstance(base, Instance):
+                continue
+            if constants is not None and all(isinstance(c, str) for c in constants):
+                for attr in constants:
+                    key = (base.cls, attr)
+                    known = interp._instance_attrs.get(key, frozenset())
+                    if not values <= known:
+                        interp._instance_attrs[key] = normalize(known | values)
+                        interp._heap_version += 1
+            else:
+                self.replace_everywhere(base, values)
+
+    def replace_everywhere(self, base: Instance, values: "Values") -> None:
+        sources = {v.target for v in values if isinstance(v, Compiled)} | {i for v in values if isinstance(v, Wrapper) for i in v.inner}
+        interp = self.interp
+        for klass in interp.mro(base.cls):
+            if not isinstance(klass, ClassVal):
+                continue
+            interp.harvest_instance_attributes(klass, base.cls)
+            for key, held in list(interp._instance_attrs.items()):
+                if key[0] != klass:
+                    continue
+                hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
+                if hit and not values <= held:
+                    interp._instance_attrs[key] = normalize(held | (values if held & sources else {Collection(normalize(values))}))
+                    interp._heap_version += 1
+
+    def replace_attribute(self, target: ir.AttrTarget, old: "Values", new: "Values", frame: "Frame") -> None:
+        """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
+        bases = self.interp.eval(target.base, frame)
+        self.set_attribute(bases, frozenset([ConstVal(target.attr)]), new)
+
+    def in_place_elsewhere(self, receiver: ir.Expr, compiled: "Values", frame: "Frame", span: ir.Span) -> None:
+        """``block.compile()`` changed an object that is also held elsewhere: the loop variable's
+        container (``for block in model.blocks``), the subscripted container, or ``getattr``'s object."""
+        if isinstance(receiver, ir.Ref) and receiver.name in frame.element_of:
+            self.store_element(container_of(frame.element_of[receiver.name]), compiled, frame, span)
+        elif isinstance(receiver, ir.Item):
+            self.store_element(container_of(receiver.base), compiled, frame, span)
+        elif isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr" and len(receiver.args) >= 2:
+            interp = self.interp
+            objects = interp.eval(receiver.args[0].value, frame)
+            names = interp.eval(receiver.args[1].value, frame)
+            self.set_attribute(objects, names, compiled)
+
+    def in_place_statement(self, expr: ir.Expr, frame: "Frame") -> bool:
+        """``teacher.requires_grad_(False)`` as a statement freezes ``teacher`` itself."""
+        if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "requires_grad_"):
+            return False
+        receiver = expr.func.base
+        if target_of(receiver) is None:
+            return False
+        current = self.interp.eval(receiver, frame)
+        if not any(self.is_module_value(v) and not self.has_project_member(v, "requires_grad_") for v in current):
+            return False
+        grad = self.requires_grad_argument(self.interp.eval_args(expr.args, frame))
+        if grad is None:
+            return True  # may or may not freeze: keep what may run a backward
+        self.freeze_expr(receiver, frame, expr.span, frozen=not grad)
+        return True
+
+    def note_element_binding(self, statement: ir.Assign, frame: "Frame") -> None:
+        """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
+        value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``)."""
+        if not isinstance(statement.value, ir.Item):
+            return
+        pending = list(statement.targets)
+        while pending:
+            target = pending.pop()
+            if isinstance(target, ir.NameTarget):
+                frame.element_of[target.name] = statement.value.base
+            elif isinstance(target, ir.MultiTarget):
+                pending.extend(target.targets)
+
+    def parameter_flag(self, target: ir.AttrTarget, values: "Values", frame: "Frame", span: ir.Span) -> None:
+        """``for p in model.parameters(): p.requires_grad = False`` freezes ``model``."""
+        if target.attr != "requires_grad" or not isinstance(target.base, ir.Ref):
+            return
+        source = frame.element_of.get(target.base.name)
+        if not (isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_PARAMETER_METHODS):
+            return
+        constants = _constants(values)
+        if constants == {False}:
+            self.freeze_expr(source.func.base, frame, span, frozen=True)
+
+    # -- containers and registries ---------------------------------------------------------
+
+    def container_elements(self, base: ir.Expr, values: "Values", frame: "Frame") -> "Values":
+        """What ``base[key]`` / ``base.get(key)`` yields. A module-level registry that the analysis
+        has seen no registration into runs the import side effects first; one that is still empty
+        stands for registrations made elsewhere (unknown, and worth asking the callers about)."""
+        interp = self.interp
+        if isinstance(base, ir.Ref) and base.name not in frame.env and base.name not in frame.closure and self.empty_registry(values):
+            if not self._side_effects_done:
+                self.run_import_side_effects()
+                values = interp.eval(base, frame)
+            if self.empty_registry(values):
+                return frozenset([replace(PARAMETER, dual=False)])
+        result: set = set()
+        for value in values:
+            if isinstance(value, ConstVal) and isinstance(value.value, (tuple, ir.ListLiteral, ir.DictLiteral)):
+                items = value.value if isinstance(value.value, tuple) else value.value.items
+                if isinstance(value.value, ir.DictLiteral):
+                    items = tuple(v for _, v in items)
+                result |= {ConstVal(item) for item in items if not isinstance(item, ir.Symbol)}
+                if any(isinstance(item, ir.Symbol) for item in items) or not items:
+                    result.add(Data())
+            else:
+                result |= interp.elements(frozenset([value]))
+        return normalize(result) if result else frozenset([UNKNOWN])
+
+    @staticmethod
+    def empty_registry(values: "Values") -> bool:
+        """A global holding only an empty ``{}``/``[]``/``dict()`` (filled at run time)."""
+        if not values:
+            return False
+        for value in values:
+            if isinstance(value, ConstVal) and isinstance(value.value, (ir.DictLiteral, ir.ListLiteral)) and not value.value.items:
+                continue
+            if isinstance(value, Collection) and not value.items:
+                continue
+            return False
+        return True
+
+    def run_import_side_effects(self) -> None:
+        """Run the module-level code of the project modules the analyzed module imports (its package
+        ``__init__`` chain first, then its imports, transitively): registrations happen there
+        (``import torchtitan.models`` registering train specs)."""
+        self._side_effects_done = True
+        interp = self.interp
+        root = self.root
+        if root is None:
+            return
+        from .interpreter import Context, Frame
+
+        order: list[Path] = []
+        seen: set[Path] = set()
+        pending = [*self.package_chain(root), root]
+        while pending and len(order) < MAX_SIDE_EFFECT_MODULES:
+            path = pending.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            view = interp.index.view(path)
+            if view.failure is not None or api.is_external_root(view.module):
+                continue
+            order.append(path)
+            for dotted in self.imported_modules(view):
+                found = interp.index.find_module(dotted, path)
+                if found is not None and found not in seen:
+                    pending.extend([*self.package_chain(found), found])
+        for path in order:
+            if path == root:
+                continue  # its module-level code already ran as the analysis root
+            view = interp.index.view(path)
+            env = interp._globals.setdefault(path, {})
+            for index in view.effectful_blocks():
+                if (path, index) not in interp._globals_run:
+                    interp._globals_run.add((path, index))
+                    interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+
+    def package_chain(self, path: Path) -> list[Path]:
+        """The ``__init__.py`` files Python runs before ``path`` (outermost first)."""
+        chain = []
+        directory = path.parent
+        while (directory / "__init__.py").is_file() and directory.parent != directory:
+            init = (directory / "__init__.py").resolve()
+            if init != path:
+                chain.append(init)
+            directory = directory.parent
+        return chain[::-1]
+
+    @staticmethod
+    def imported_modules(view) -> list[str]:
+        """Dotted names of the modules imported by ``view``'s module-level code (CPython's ``ast``)."""
+        names: list[str] = []
+        from ..summary.extract import resolve_relative
+
+        for block in view.blocks:
+            if block.is_definition:
+                continue
+            text = "".join(view.lines[block.first_line - 1 : block.last_line])
+            if "import" not in text:
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names.extend(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    base = "." * node.level + (node.module or "")
+                    base = resolve_relative(base, view.module, view.is_package) if node.level else base
+                    if base:
+                        names.append(base)
+                    names.extend(f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*")
+        return names
+
+    # -- classes whose constructor stores keyword arguments (dataclasses) -------------------
+
+    def keyword_fields(self, cls: ClassVal) -> bool:
+        if cls not in self._keyword_fields:
+            interp = self.interp
+            self._keyword_fields[cls] = False
+            summary = interp.class_summary(cls)
+            if summary is not None:
+                from .interpreter import Context, Frame
+
+                frame = Frame(cls.path, {}, Context(), record=False)
+                decorators = [v for d in summary.decorators for v in interp.eval(d, frame)]
+                bases = interp.bases(cls)
+                self._keyword_fields[cls] = any(
+                    isinstance(v, External) and v.name in api.DATACLASS_DECORATORS for v in decorators
+                ) or any(isinstance(b, External) and b.name in api.KEYWORD_FIELD_BASES for b in bases)
+        return self._keyword_fields[cls]
+
+    def construct_fields(self, cls: ClassVal, args: "Args") -> None:
+        """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments."""
+        instance = frozenset([Instance(cls)])
+        for keyword, values in args:
+            if keyword not in (None, "*", "**"):
+                self.set_attribute(instance, frozenset([ConstVal(keyword)]), values)
+
+    # -- torch and framework calls by qualified name ---------------------------------------
+
+    def external(self, name: str, args: "Args", site: Location, frame: "Frame") -> "Values | None":
+        """Calls of the ``torch_api``/``frameworks`` rows this module implements; None for others."""
+        interp = self.interp
+        wrapper = api.WRAPPER_BY_NAME.get(name)
+        if wrapper is not None:
+            inner = _argument(args, "module", 0) or frozenset([UNKNOWN])
+            return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
+        if name in api.SAME_MODULE_FUNCTIONS:
+            return _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
+        if name in api.GRAD_MODES:
+            return frozenset([GradMode(self.grad_mode(name, args))])
+        if name in api.DATACLASS_DECORATORS:
+            return frozenset([External(name)])
+        if name in api.EMPTY_CONTAINER_FACTORIES and not args:
+            return frozenset([Collection(frozenset())])
+        if name == "builtins.getattr" and len(args) >= 2:
+            objects, names = _positional(args, 0), _positional(args, 1)
+            constants = _constants(names)
+            default = _positional(args, 2)
+            if constants is not None and all(isinstance(c, str) for c in constants):
+                return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
+            return normalize(frozenset().union(*(self.submodules(o) for o in objects if isinstance(o, Instance))) | default) or frozenset([UNKNOWN])
+        if name == "builtins.setattr" and len(args) >= 3:
+            self.set_attribute(_positional(args, 0), _positional(args, 1), _positional(args, 2))
+            return frozenset([ConstVal(None)])
+        if name in api.FORWARD_MODE_FUNCTIONS:
+            self.forward_mode_call(name, args, site, frame)
+            return None  # the reverse-mode questions (CAL004) still apply
+        row = fw.CLASS_BY_NAME.get(name)
+        if row is not None:
+            return frozenset([self.framework_object(row, args, site)])
+        if _keyword(args, "requires_grad") is not None and _constants(_keyword(args, "requires_grad")) != {False}:
+            return frozenset([replace(derived(_iter(args)), requires_grad=True)])
+        return None
+
+    def grad_mode(self, name: str, args: "Args") -> bool | None:
+        default = api.GRAD_MODES[name]
+        keyword = api.GRAD_MODE_ARGUMENT.get(name)
+        if keyword is None:
+            return default
+        values = _argument(args, keyword, 0)
+        if values is None:
+            return False if default is False else None  # inference_mode() disables grad by default
+        constants = _constants(values)
+        if constants is None or len(constants) != 1:
+            return None
+        flag = bool(constants.pop())
+        if default is False:  # inference_mode(mode): mode=False leaves grad as it was
+            return False if flag else None
+        return flag
+
+    def forward_mode_call(self, name: str, args: "Args", site: Location, frame: "Frame") -> None:
+        """``jacobian(f, x, strategy="forward-mode", vectorize=True)`` calls ``f`` on dual tensors inside
+        a ``dual_level`` of its own: a CAL001 region at this call."""
+        (keyword, index, value), (guard, guard_index) = api.FORWARD_MODE_FUNCTIONS[name]
+        if _constants(_argument(args, keyword, index)) != {value}:
+            return
+        vectorize = _argument(args, guard, guard_index)
+        if vectorize is None or _constants(vectorize) == {False}:
+            return  # without vectorize=True it raises NotImplementedError at once: loud
+        interp = self.interp
+        functions = _argument(args, "func", 0) or frozenset()
+        saved = frame.ctx
+        frame.ctx = replace(saved, region=site)
+        start = len(frame.pending)
+        try:
+            span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+            interp.call_values(functions, ((None, frozenset([Data(dual=True)])),), span, frame, ir.Ref(name.rsplit(".", 1)[-1]))
+        finally:
+            frame.ctx = saved
+        interp.finish_region(frame, site, start)
+
+    # -- wrappers ---------------------------------------------------------------------------
+
+    def call_wrapper(self, wrapper: Wrapper, args: "Args", span: ir.Span, frame: "Frame", func: ir.Expr | None) -> "Values":
+        saved = frame.ctx
+        if wrapper.autocast is not None:
+            frame.ctx = replace(saved, autocast=wrapper.autocast)
+        try:
+            results = self.interp.call_values(wrapper.inner, args, span, frame, func)
+        finally:
+            frame.ctx = saved
+        if wrapper.frozen:
+            inputs = derived(_iter(args))
+            if not self.need_grad(inputs, _iter(args)):
+                return self.without_graph(results, inputs)
+        return results
+
+    def wrapper_attribute(self, wrapper: Wrapper, name: str) -> "Values":
+        interp = self.interp
+        if name == "module" and not wrapper.frozen:
+            return wrapper.inner
+        found = interp.attribute(wrapper.inner, name)
+        if wrapper.frozen and name in ("forward", "__call__"):
+            return frozenset([Wrapper(found, wrapper.kind, wrapper.site, frozen=True)])
+        return found
+
+    def instance_forward(self, instance: Instance) -> "Values":
+        """``self.forward = torch.compile(self.forward)``: calls of the module run the replacement."""
+        interp = self.interp
+        replaced = interp.instance_attribute(instance.cls, "forward")
+        return interp.bind_methods(replaced, instance) if replaced else frozenset()
+
+    # -- frameworks -------------------------------------------------------------------------
+
+    def framework_object(self, row: fw.FrameworkClass, args: "Args", site: Location) -> FrameworkObject:
+        autocast = self.framework_precision(row, args, site)
+        backend = self.framework_backend(row, args)
+        held = frozenset().union(*(_argument(args, keyword, index) or frozenset() for keyword, index in row.holds)) if row.holds else frozenset()
+        precision_site = site if autocast is not None else None
+        for keyword, index in row.settings_from:
+            for value in _argument(args, keyword, index) or ():
+                if isinstance(value, FrameworkObject):
+                    autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
+        return FrameworkObject(row.kind, site, autocast, backend, normalize(held), precision_site)
+
+    def framework_precision(self, row: fw.FrameworkClass, args: "Args", site: Location) -> AutocastState | None:
+        precision = row.precision
+        if precision is None:
+            return None
+        device = None
+        if precision.device_argument is not None:
+            constants = _constants(_keyword(args, precision.device_argument))
+            if constants is not None and len(constants) == 1:
+                device = dict(precision.device_values).get(str(constants.pop()))
+        origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
+        maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
+        if precision.flags:
+            for flag, dtype in precision.flags:
+                values = _keyword(args, flag)
+                if values is None:
+                    continue
+                constants = _constants(values)
+                if constants is None or len(constants) != 1:
+                    return maybe
+                if constants.pop():
+                    return AutocastState(True, device, dtype, site, f"{origin} ({flag}=True)")
+            return None
+        values = _argument(args, precision.argument, None)
+        if values is None:
+            if precision.absent == "unknown":
+                return replace(maybe, origin=f"{origin} (not set in the code: `accelerate launch`/`accelerate config` may enable it)")
+            return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
+        constants = _constants(values)
+        table = dict(precision.values)
+        if constants is None or len(constants) != 1 or next(iter(constants)) not in table:
+            return maybe
+        written = constants.pop()
+        dtype = table[written]
+        if dtype is None:
+            return None
+        if device == "cpu" and dtype == "float16" and row.kind.startswith("lightning"):
+            dtype = "bfloat16"  # Lightning turns '16-mixed' on CPU into 'bf16-mixed'
+        return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
+
+    def framework_backend(self, row: fw.FrameworkClass, args: "Args") -> str | None:
+        """The backend the framework compiles prepared models with, None when it does not."""
+        compilation = row.compilation
+        if compilation is None:
+            return None
+        for keyword in compilation.backend_arguments:
+            values = _keyword(args, keyword)
+            if values is not None:
+                constants = _constants(values)
+                if constants is None or len(constants) != 1:
+                    return UNKNOWN_BACKEND
+                backend = str(constants.pop()).lower()
+                return None if backend == "no" else backend
+        for keyword in compilation.plugin_arguments:
+            for value in _keyword(args, keyword) or ():
+                if isinstance(value, FrameworkObject):
+                    return value.compile_backend
+        for flag in compilation.flags:
+            values = _keyword(args, flag)
+            if values is not None:
+                constants = _constants(values)
+                if constants == {True}:
+                    return compilation.default_backend
+                return None if constants == {False} else UNKNOWN_BACKEND
+        return compilation.absent_backend
+
+    def framework_attribute(self, value: object, name: str) -> "Values | None":
+        if isinstance(value, FrameworkObject):
+            method = fw.METHODS.get((value.kind, name))
+            return frozenset([FrameworkCall(value, name, method.effect)]) if method is not None else None
+        if isinstance(value, Instance) and self.is_framework_module_class(value.cls):
+            for base in self.interp.mro(value.cls):
+                if isinstance(base, External) and base.name in fw.FRAMEWORK_BASES:
+                    method = fw.METHODS.get((fw.FRAMEWORK_BASES[base.name], name))
+                    if method is not None:
+                        return frozenset([FrameworkCall(None, name, method.effect)])
+        return None
+
+    def call_framework(self, call: FrameworkCall, args: "Args", span: ir.Span, frame: "Frame") -> "Values":
+        interp = self.interp
+        site = interp.loc(frame.path, span)
+        owner = call.owner
+        kind = owner.kind.rsplit(".", 1)[-1] if owner is not None else "LightningModule"
+        if call.effect == "autocast":
+            state = owner.autocast if owner is not None else None
+            return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
+        if call.effect == "backward":
+            receivers = _argument(args, "loss", 0) or _argument(args, "tensor", 0) or frozenset()
+            interp.record_backward(receivers, site, f"{kind}.{call.name}()", frame)
+            return frozenset([ConstVal(None)])
+        if call.effect == "null_context":
+            return frozenset([NullContext()])
+        if call.effect == "same":
+            return _argument(args, "model", 0) or frozenset([UNKNOWN])
+        if call.effect in ("prepare", "setup") and owner is not None:
+            items = [values for keyword, values in args if keyword is None] or [_keyword(args, "module") or frozenset([UNKNOWN])]
+            prepared = [self.prepare(values, owner, site, call) for values in items]
+            if len(prepared) == 1:
+                return prepared[0]
+            return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
+        if call.effect == "fit" and owner is not None:
+            self.lightning_fit(owner, _argument(args, "model", 0) or frozenset(), site, span, frame)
+            return frozenset([ConstVal(None)])
+        if call.effect == "train" and owner is not None:
+            self.hf_train(owner, site, span, frame)
+            return frozenset([Data()])
+        return frozenset([UNKNOWN])
+
+    def prepare(self, values: "Values", owner: FrameworkObject, site: Location, call: FrameworkCall) -> "Values":
+        """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows)."""
+        kind = owner.kind.rsplit(".", 1)[-1]
+        label = f"{kind}.{call.name}()"
+        result = set()
+        for value in values:
+            if not self.is_module_value(value):
+                result.add(value)
+                continue
+            wrapped = Wrapper(frozenset([value]), label, site, owner.autocast)
+            if call.effect == "prepare" and owner.compile_backend is not None and not isinstance(value, Compiled):
+                # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
+                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} (dynamo backend {owner.compile_backend!r})"))
+            else:
+                result.add(wrapped)
+        return frozenset(result)
+
+    def lightning_fit(self, trainer: FrameworkObject, models: "Values", site: Location, span: ir.Span, frame: "Frame") -> None:
+        """``Trainer.fit(model)``: ``training_step`` under the precision's autocast, then (automatic
+        optimization) the backward of its loss here, outside autocast."""
+        interp = self.interp
+        saved = frame.ctx
+        step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
+        for model in models:
+            compiled = model if isinstance(model, Compiled) else None
+            module = compiled.target if compiled is not None else model
+            if not isinstance(module, Instance):
+                continue
+            steps = interp.find_member(module.cls, "training_step")
+            if steps is None:
+                continue
+            bound = interp.bind_methods(steps, module)
+            if trainer.autocast is not None:
+                frame.ctx = replace(saved, autocast=trainer.autocast)
+            try:
+                if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
+                    step = frozenset(replace(compiled, target=b, spelling=f"{compiled.spelling}; Lightning compiles training_step") for b in bound)
+                    loss = interp.call_values(step, step_args, span, frame, ir.Ref("training_step"))
+                else:
+                    loss = interp.call_values(bound, step_args, span, frame, ir.Ref("training_step"))
+            finally:
+                frame.ctx = saved
+            manual = interp.instance_attribute(module.cls, "automatic_optimization")
+            if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
+                continue
+            interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
+
+    def hf_train(self, trainer: FrameworkObject, site: Location, span: ir.Span, frame: "Frame") -> None:
+        """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
+        a batch, and ``accelerator.backward(loss)`` outside autocast."""
+        interp = self.interp
+        prepared = self.prepare(trainer.held, trainer, site, FrameworkCall(trainer, "prepare", "prepare"))
+        outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, ir.Ref("model"))
+        interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
+
+    # -- path sensitivity on a flag --------------------------------------------------------
+
+    def refine(self, origins: Iterable[CompiledOutput], frame: "Frame") -> list[CompiledOutput]:
+        """Inside ``if <flag>:``/``else:``, an autocast ``enabled=<flag>`` is known on or off."""
+        refined = []
+        for origin in origins:
+            state = self.refined_state(origin.forward_autocast, frame)
+            refined.append(origin if state is origin.forward_autocast else replace(origin, forward_autocast=state))
+        return refined
+
+    @staticmethod
+    def refined_state(state: AutocastState, frame: "Frame") -> AutocastState:
+        if state.condition is None or state.condition not in frame.assumptions:
+            return state
+        if frame.assumptions[state.condition]:
+            return replace(state, condition=None)
+        return AutocastState(False, source=state.source, origin=f"{state.origin} with `{state.condition}` false on this path")
