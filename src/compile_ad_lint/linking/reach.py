@@ -803,7 +803,8 @@ class Reach:
             if not self.is_module_value(value):
                 result.add(value)
                 continue
-            wrapped = Wrapper(frozenset([value]), label, site, owner.autocast)
+            autocast = replace(owner.autocast, source=site, origin=f"{label} runs the forward under autocast: {owner.autocast.origin}") if owner.autocast else None
+            wrapped = Wrapper(frozenset([value]), label, site, autocast)
             if call.effect == "prepare" and owner.compile_backend is not None and not isinstance(value, Compiled):
                 # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
                 result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} (dynamo backend {owner.compile_backend!r})"))

@@ -27,13 +27,29 @@ The assumption is `torch._functorch.config.backward_pass_autocast` as in effect 
 `@torch.autocast` decorators, contexts entered in calling functions, nested `enabled=False`). The
 finding is reported at the backward call; related locations name the compiled call, the compile site
 and where the autocast context and the config come from.
+
+The compiled module is followed through wrappers (`DDP(...)`, `DataParallel`, FSDP, `.module`,
+`._orig_mod`), module-preserving calls (`.cuda()`, `.to(...)`, `.train()`, ...), submodules compiled in
+place or assigned back, factories returning tuples, dataclass fields and registries, and
+`self.forward = torch.compile(self.forward)`. Frameworks that enter autocast or run the backward for
+the user are known from a table (`linking/frameworks.py`): accelerate's `Accelerator.autocast()`,
+`prepare()` and `backward()`; Lightning `Trainer(precision=...).fit(...)` (reported at `fit`) and
+Fabric `setup()`/`backward()`; Hugging Face `Trainer.train()` with `TrainingArguments(bf16=...)`.
+Outputs computed under `torch.no_grad()`/`inference_mode()`, detached outputs, and frozen modules whose
+inputs do not require grad carry no compiled backward.
 """
     why_bad = """
 AOTAutograd traces the backward graph once, at the compiled callable's first call, under the autocast
 state that `backward_pass_autocast` describes. The real `backward()` does not re-trace: if it runs
-under another autocast context, the compiled backward computes different gradients than eager would,
-silently. The AMP-recommended pattern (forward under autocast, backward outside) mismatches the
-default `"same_as_forward"`.
+under another autocast context, the compiled backward can compute different gradients than eager
+would, with no error. The AMP-recommended pattern (forward under autocast, backward outside)
+mismatches the default `"same_as_forward"`.
+
+Whether the gradients actually change depends on the region: they do when its backward has ops that
+autocast computes differently, such as an `autocast(enabled=False)` fp32 island, explicit
+`.float()` casts, or ops autocast runs in float32 (softmax, layer_norm, losses). The finding's
+`numeric_effect` fact says `likely` (with the island as a related location) when the compiled region
+visibly holds one, `unknown` otherwise; `--confirm` measures it.
 """
     example = """
 import torch
@@ -167,11 +183,19 @@ def train(x):
         where = f"line {origin.call_site.line}"
         if origin.call_site.path != event.location.path:
             where = f"{origin.call_site.path}:{origin.call_site.line}"
+        sites = {output.compiled.site for output, _ in mismatched}
+        islands = [island for island in event.islands if island.compiled_site in sites]
+        if islands:
+            island = islands[0]
+            at = f"line {island.location.line}" if island.location.path == event.location.path else f"{island.location.path}:{island.location.line}"
+            numeric = f"numeric effect likely: the compiled region holds {island.description} at {at}"
+        else:
+            numeric = "numeric effect unknown: no autocast-sensitive op is visible in the compiled region"
         message = (
             f"{event.spelling} runs with {actual.describe()}, but the compiled call at {where} "
             f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
-            f"{origin.forward_autocast.describe()}): gradients silently differ from eager. To restore eager "
-            f"semantics, {fix}."
+            f"{origin.forward_autocast.describe()}): the compiled backward can compute different gradients "
+            f"than eager ({numeric}). To restore eager semantics, {fix}."
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:
@@ -183,6 +207,8 @@ def train(x):
                 related.append(RelatedLocation(output.config.source, f"{output.config.describe()} set here ({output.config.origin})"))
         if actual.source is not None:
             related.append(RelatedLocation(actual.source, f"backward autocast context: {actual.origin}"))
+        for island in islands:
+            related.append(RelatedLocation(island.location, f"autocast-sensitive code in the compiled region: {island.description}"))
         return Finding(
             code=self.code,
             message=message,
@@ -198,6 +224,7 @@ def train(x):
                         "backward_autocast": _state_fact(actual),
                         "matching_config": repr(matching_config(origin, actual)),
                         "call_site": f"{origin.call_site.path}:{origin.call_site.line}",
+                        "numeric_effect": "likely" if islands else "unknown",
                     }.items()
                 )
             ),

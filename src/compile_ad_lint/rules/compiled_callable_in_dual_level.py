@@ -22,6 +22,10 @@ function decorated with `@dual_level()`) that reaches, directly or through a cha
 functions and modules, a callable compiled with a tangent-dropping backend (inductor, the default, or
 a backend that cannot be determined statically), when dual tensors can flow into it.
 
+`torch.autograd.functional.jacobian(f, x, strategy="forward-mode", vectorize=True)` runs `f` under
+forward-mode AD itself: a compiled `f` (or one reaching a compiled callable) is reported at the
+`jacobian` call; reverse mode, `torch.func.jacfwd` and `torch.func.jvp` are fine.
+
 Compiled callables are recognized however they are spelled: `torch.compile(f)`, `@torch.compile`,
 `@torch.compile(...)`, `from torch import compile as jit`, `torch._dynamo.optimize(...)`,
 `functools.partial(torch.compile, ...)`, `model.compile()` in place, and compiled modules held in
@@ -212,6 +216,8 @@ def check(x, t):
         outcome, consequence = _outcome(compiled)
         backend = "an unknown backend" if compiled.backend == UNKNOWN_BACKEND else f"backend={compiled.backend!r}"
         first = event.chain[0].callee
+        if event.region == event.chain[0].location:
+            return self.forward_mode_finding(event, backend)
         if len(event.chain) == 1:
             reach = f"`{first}(...)` calls a callable compiled with {compiled.spelling} ({backend})"
         else:
@@ -238,6 +244,35 @@ def check(x, t):
                         "expected": outcome,
                         "hops": str(len(event.chain)),
                     }.items()
+                )
+            ),
+        )
+
+
+    def forward_mode_finding(self, event: CompiledCallInDualRegion, backend: str) -> Finding:
+        """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
+        ``dual_level`` the function enters itself (``facts/other_autograd_differences.py``)."""
+        compiled = event.compiled
+        first = event.chain[0].callee
+        hops = len(event.chain) - 1
+        through = f" through {hops} call{'s' * (hops > 1)}" if hops else ""
+        message = (
+            f"`{first}(..., strategy='forward-mode')` differentiates a callable compiled with {compiled.spelling} "
+            f"({backend}){through} in forward mode: the Jacobian comes out wrong with no error (all zeros) or the "
+            f"call fails with BackendCompilerFailed, depending on shapes. Use strategy='reverse-mode' or "
+            f"torch.func.jacfwd, or run the function eagerly (torch.compiler.disable)."
+        )
+        related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
+        related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
+        return Finding(
+            code=self.code,
+            message=message,
+            severity=self.severity,
+            location=event.chain[0].location,
+            related=tuple(related),
+            facts=tuple(
+                sorted(
+                    {"backend": compiled.backend, "spelling": compiled.spelling, "expected": "wrong-jacobian", "hops": str(len(event.chain))}.items()
                 )
             ),
         )
