@@ -236,6 +236,8 @@ class Interpreter:
             tests = self.eval(statement.condition, frame)
             if tests and all(isinstance(t, ConstVal) for t in tests) and len({bool(t.value) for t in tests}) == 1:
                 arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
+        elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
+            arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
         before_env, before_ctx = dict(frame.env), frame.ctx
         # ``if <flag>:`` / ``else:``: each arm knows the flag (an ``autocast(enabled=<flag>)`` too).
         flag = flag_key(statement.condition) if statement.condition is not None and len(arms) == 2 else None

@@ -69,7 +69,7 @@ class IslandScan:
                 yield from self.value_islands(item, compiled, visited, depth)
         elif isinstance(value, ExternalInstance) and value.cls in api.AUTOCAST_FP32_MODULES:
             name = value.cls.replace("torch.nn.", "nn.")
-            yield _FP32_OP, Island(compiled.site, compiled.site, f"`{name}` runs ops autocast computes in float32 (layer_norm, softmax, losses)")
+            yield _FP32_OP, Island(compiled.site, compiled.site, f"`{name}`, whose layer_norm/softmax/loss autocast runs in float32")
         elif isinstance(value, FunctionVal):
             yield from self.function_islands(value, compiled, visited, depth)
         elif isinstance(value, Instance):
@@ -107,7 +107,10 @@ class IslandScan:
                     yield kind, Island(compiled.site, interp.loc(function.path, node.span), text)
                 elif _plain_chain(node.func):
                     for callee in interp.eval(node.func, frame):
-                        if isinstance(callee, (FunctionVal, Instance, ExternalInstance, Wrapper, Compiled)):
+                        if isinstance(callee, ExternalInstance) and callee.cls in api.AUTOCAST_FP32_MODULES:
+                            written, name = _written(node.func), callee.cls.replace("torch.nn.", "nn.")
+                            yield _FP32_OP, Island(compiled.site, interp.loc(function.path, node.span), f"`{written}` ({name}), which autocast runs in float32")
+                        elif isinstance(callee, (FunctionVal, Instance, Wrapper, Compiled)):
                             yield from self.value_islands(callee, compiled, visited, depth + 1)
 
 
@@ -168,7 +171,7 @@ def _call_island(call: ir.Call) -> tuple[int, str] | None:
     if func.attr == "to" and any(_is_float32(arg.value) for arg in call.args if arg.keyword in (None, "dtype")):
         return _CAST, "an explicit `.to(torch.float32)` cast"
     if func.attr in api.AUTOCAST_FP32_OPS:
-        return _FP32_OP, f"`{func.attr}` (autocast runs it in float32)"
+        return _FP32_OP, f"`{func.attr}`, which autocast runs in float32"
     return None
 
 
@@ -178,6 +181,12 @@ def _is_float32(expr: ir.Expr) -> bool:
     if isinstance(expr, ir.Attr) and isinstance(expr.base, ir.Ref):
         return f"{expr.base.name}.{expr.attr}" in api.FLOAT32_DTYPES
     return False
+
+
+def _written(expr: ir.Expr) -> str:
+    if isinstance(expr, ir.Attr):
+        return f"{_written(expr.base)}.{expr.attr}"
+    return expr.name if isinstance(expr, ir.Ref) else "..."
 
 
 def _plain_chain(expr: ir.Expr) -> bool:

@@ -212,7 +212,15 @@ class Reach:
         return frozenset(result)
 
     def freeze_expr(self, expr: ir.Expr, frame: "Frame", span: ir.Span, frozen: bool) -> None:
-        """Rebind what ``expr`` names to its frozen (or unfrozen) version."""
+        """Rebind what ``expr`` names to its frozen (or unfrozen) version. Unfreezing a part
+        (``model.head.requires_grad_(True)``, ``model.get_classifier().parameters()``) unfreezes the
+        whole: it trains again, partly."""
+        if not frozen:
+            root = expr
+            while isinstance(root, (ir.Attr, ir.Call, ir.Item)):
+                root = root.base if isinstance(root, (ir.Attr, ir.Item)) else root.func
+            if root is not expr and isinstance(root, ir.Ref):
+                self.freeze_expr(root, frame, span, frozen=False)
         target = target_of(expr)
         if target is None:
             return
@@ -406,6 +414,14 @@ class Reach:
         self.freeze_expr(receiver, frame, expr.span, frozen=not grad)
         return True
 
+    @staticmethod
+    def always_iterates(first: ir.Stmt) -> bool:
+        """A loop over ``module.parameters()`` (a module has parameters: the body runs)."""
+        if not (isinstance(first, ir.Assign) and isinstance(first.value, ir.Item)):
+            return False
+        source = first.value.base
+        return isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_PARAMETER_METHODS
+
     def note_element_binding(self, statement: ir.Assign, frame: "Frame") -> None:
         """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
         value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``)."""
@@ -429,6 +445,8 @@ class Reach:
         constants = _constants(values)
         if constants == {False}:
             self.freeze_expr(source.func.base, frame, span, frozen=True)
+        elif constants != {False}:
+            self.freeze_expr(source.func.base, frame, span, frozen=False)
 
     # -- containers and registries ---------------------------------------------------------
 
