@@ -389,7 +389,14 @@ class Reach:
         """``block.compile()`` changed an object that is also held elsewhere: the loop variable's
         container (``for block in model.blocks``), the subscripted container, or ``getattr``'s object."""
         if isinstance(receiver, ir.Ref) and receiver.name in frame.element_of:
-            self.store_element(container_of(frame.element_of[receiver.name]), compiled, frame, span)
+            source = frame.element_of[receiver.name]
+            if isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_CHILDREN_METHODS:
+                # ``for child in model.children()``: a module's children are its attributes.
+                owners = frozenset(v for v in self.interp.eval(source.func.base, frame) if isinstance(v, Instance))
+                if owners:
+                    self.set_attribute(owners, None, compiled)
+                    return
+            self.store_element(container_of(source), compiled, frame, span)
         elif isinstance(receiver, ir.Item):
             self.store_element(container_of(receiver.base), compiled, frame, span)
         elif isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr" and len(receiver.args) >= 2:

@@ -1,0 +1,187 @@
+"""The framework table (``linking/frameworks.py``): every row cites the framework source it was read
+from, and has a case here. The frameworks are not installed; they are known by qualified name."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from compile_ad_lint.linking import frameworks as fw
+from compile_ad_lint.rules import Case
+from compile_ad_lint.testing import run_case
+
+NET = (
+    "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.l = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.l(x).sum()\n\n\n"
+)
+
+
+def _check(code: str, tmp_path) -> None:
+    expected, reported = run_case(Case(code), tmp_path)
+    assert reported == expected
+
+
+@pytest.mark.parametrize("row", [*fw.FRAMEWORK_CLASSES, *fw.FRAMEWORK_METHODS], ids=lambda r: f"{r.kind}.{getattr(r, 'method', '')}")
+def test_every_row_cites_its_source(row):
+    assert re.search(r"src/[\w/]+\.py", row.source), row.source
+
+
+def test_effects_are_known():
+    assert {m.effect for m in fw.FRAMEWORK_METHODS} <= fw.EFFECTS
+
+
+# -- accelerate ----------------------------------------------------------------------------------------
+
+ACCELERATE = NET + "from accelerate import Accelerator\nfrom accelerate.utils import TorchDynamoPlugin\n\n\n"
+
+
+@pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["accelerate.Accelerator"].names))
+def test_accelerator_class_names(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    code = NET + f"from {module} import {cls}\n\n\ndef train(loader):\n    accelerator = {cls}(mixed_precision='bf16')\n"
+    code += "    model = accelerator.prepare(torch.compile(Net()))\n    for x in loader:\n        accelerator.backward(model(x))  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize(("precision", "marker"), [("'bf16'", "  # expect: CAL002"), ("'fp16'", "  # expect: CAL002"), ("'no'", "  # ok"), ("args.mp", "  # expect: CAL002")])
+def test_accelerator_precision_and_prepare(precision, marker, tmp_path):
+    code = ACCELERATE + f"def train(loader, args):\n    accelerator = Accelerator(mixed_precision={precision})\n    model = torch.compile(Net())\n"
+    code += f"    model, loader = accelerator.prepare(model, loader)\n    for x in loader:\n        accelerator.backward(model(x)){marker}\n"
+    _check(code, tmp_path)
+
+
+def test_accelerator_precision_from_the_environment(tmp_path):
+    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator()\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        accelerator.backward(model(x))  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+def test_accelerator_autocast(tmp_path):
+    code = ACCELERATE + "model = torch.compile(Net())\n\n\ndef train(loader):\n    accelerator = Accelerator(mixed_precision='fp16')\n    for x in loader:\n"
+    code += "        with accelerator.autocast():\n            loss = model(x)\n        accelerator.backward(loss)  # expect: CAL002\n"
+    code += "        with accelerator.autocast():\n            loss = model(x)\n            accelerator.backward(loss)  # ok: same autocast\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize("setting", ["dynamo_backend='inductor'", "dynamo_plugin=TorchDynamoPlugin(backend='inductor')"])
+def test_accelerator_compiles_after_its_autocast(setting, tmp_path):
+    code = ACCELERATE + f"def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16', {setting})\n    model = accelerator.prepare_model(Net())\n"
+    code += "    for x in loader:\n        accelerator.backward(model(x))  # ok: autocast inside accelerate's compiled graph\n"
+    _check(code, tmp_path)
+
+
+def test_accelerator_compile_is_a_compiled_callable_for_forward_ad(tmp_path):
+    code = ACCELERATE + "import torch.autograd.forward_ad as fwAD\n\n\ndef jvp(x, t):\n    accelerator = Accelerator(dynamo_backend='inductor')\n"
+    code += "    model = accelerator.prepare(Net())\n    with fwAD.dual_level():\n        return model(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    _check(code, tmp_path)
+
+
+def test_accelerator_unwrap_and_accumulate(tmp_path):
+    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16')\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        with accelerator.accumulate(model):\n            loss = accelerator.unwrap_model(model)(x)\n"
+    code += "        accelerator.backward(loss)  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+# -- Lightning ------------------------------------------------------------------------------------------
+
+LIT = (
+    "import torch\nimport lightning as L\n\n\nclass Lit(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.net = torch.nn.Linear(4, 4)\n\n    def training_step(self, batch, batch_idx):\n        return self.net(batch).sum()\n\n\n"
+)
+
+
+@pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["lightning.Trainer"].names))
+def test_lightning_trainer_names(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    base = "lightning.pytorch" if module.startswith("lightning") else "pytorch_lightning"
+    code = LIT.replace("import lightning as L", f"import {base} as L\nfrom {module} import {cls} as T")
+    code += "def main(dm):\n    T(precision='bf16-mixed').fit(torch.compile(Lit()), datamodule=dm)  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("precision", "marker"),
+    [("'16-mixed'", "  # expect: CAL002"), ("'bf16-mixed'", "  # expect: CAL002"), ("16", "  # expect: CAL002"), ("'bf16'", "  # expect: CAL002"),
+     ("'32-true'", "  # ok"), ("'bf16-true'", "  # ok"), ("64", "  # ok")],
+)
+def test_lightning_precisions(precision, marker, tmp_path):
+    _check(LIT + f"def main(dm):\n    L.Trainer(precision={precision}).fit(torch.compile(Lit()), datamodule=dm){marker}\n", tmp_path)
+
+
+def test_lightning_16_mixed_on_cpu_is_bf16(tmp_path):
+    from compile_ad_lint.api import Analyzer
+    from compile_ad_lint.config import Config
+    from compile_ad_lint.testing import write_case
+
+    write_case(Case(LIT + "def main(dm):\n    L.Trainer(accelerator='cpu', precision='16-mixed').fit(torch.compile(Lit()), datamodule=dm)  # expect: CAL002\n"), tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert finding.facts_dict["forward_autocast"] == "cpu/bfloat16"
+
+
+def test_lightning_manual_backward_is_inside_the_step(tmp_path):
+    code = LIT.replace("        return self.net(batch).sum()\n", "        self.manual_backward(self.net(batch).sum())  # ok: inside the step's autocast\n")
+    code = code.replace("        self.net = torch.nn.Linear(4, 4)\n", "        self.automatic_optimization = False\n        self.net = torch.compile(torch.nn.Linear(4, 4))\n")
+    _check(code + "def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm)\n", tmp_path)
+
+
+def test_lightning_compiled_submodule(tmp_path):
+    code = LIT.replace("        self.net = torch.nn.Linear(4, 4)\n", "        self.net = torch.compile(torch.nn.Linear(4, 4))\n")
+    _check(code + "def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm)  # expect: CAL002\n", tmp_path)
+
+
+FABRIC = NET + "from lightning.fabric import Fabric\n\n\n"
+
+
+@pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["lightning.Fabric"].names))
+def test_fabric_names(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    code = NET + f"from {module} import {cls}\n\n\ndef run(loader):\n    fabric = {cls}(precision='bf16-mixed')\n"
+    code += "    model = fabric.setup(torch.compile(Net()))\n    for x in loader:\n        fabric.backward(model(x))  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+def test_fabric_setup_with_optimizers_and_setup_module(tmp_path):
+    code = FABRIC + "def run(loader):\n    fabric = Fabric(precision='16-mixed')\n    model = torch.compile(Net())\n"
+    code += "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model, opt = fabric.setup(model, opt)\n    other = fabric.setup_module(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        fabric.backward(model(x))  # expect: CAL002\n        fabric.backward(other(x))  # expect: CAL002\n"
+    code += "        with fabric.autocast():\n            loss = model(x)\n            fabric.backward(loss)  # ok: inside fabric.autocast()\n"
+    _check(code, tmp_path)
+
+
+def test_fabric_full_precision(tmp_path):
+    code = FABRIC + "def run(loader):\n    fabric = Fabric(precision='32-true')\n    model = fabric.setup(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        fabric.backward(model(x))  # ok: no autocast\n"
+    _check(code, tmp_path)
+
+
+# -- Hugging Face ---------------------------------------------------------------------------------------
+
+HF = NET.replace("    def forward(self, x):\n        return self.l(x).sum()\n", "    def forward(self, **inputs):\n        return self.l(inputs['x']).sum()\n")
+HF += "from transformers import Trainer, TrainingArguments\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "model", "marker"),
+    [
+        ("bf16=True, torch_compile=True", "Net()", "  # ok: compiled inside accelerate"),
+        ("bf16=True", "torch.compile(Net())", "  # expect: CAL002"),
+        ("fp16=True", "torch.compile(Net())", "  # expect: CAL002"),
+        ("bf16=args.bf16", "torch.compile(Net())", "  # expect: CAL002"),
+        ("", "torch.compile(Net())", "  # ok: no mixed precision"),
+        ("bf16=False", "torch.compile(Net())", "  # ok: no mixed precision"),
+    ],
+)
+def test_hf_trainer(arguments, model, marker, tmp_path):
+    code = HF + f"def main(ds, args):\n    targs = TrainingArguments(output_dir='out', {arguments})\n"
+    code += f"    trainer = Trainer(model={model}, args=targs, train_dataset=ds)\n    trainer.train(){marker}\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["transformers.Trainer"].names))
+def test_hf_trainer_names(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    code = HF + f"from {module} import {cls} as T\n\n\ndef main(ds):\n    args = TrainingArguments(output_dir='out', bf16=True)\n"
+    code += "    T(torch.compile(Net()), args, train_dataset=ds).train()  # expect: CAL002\n"
+    _check(code, tmp_path)

@@ -1,0 +1,329 @@
+"""Issue 11 ("Reach"): the shapes real training code hides compiled regions in, one case per row of
+the ``torch_api`` tables they are read from, plus the path-sensitivity, registry and numeric-effect
+behaviour. Lines that must be reported carry ``# expect: CODE``; nothing else may be reported.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import Config
+from compile_ad_lint.linking import torch_api as api
+from compile_ad_lint.rules import Case
+from compile_ad_lint.testing import run_case, write_case
+
+NET = (
+    "import torch\nfrom torch import nn\n\n"
+    "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(4, 4)\n\n"
+    "    def forward(self, x):\n        return self.l(x)\n\n\n"
+)
+AMP = "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n"
+
+
+def _step(setup: str, marker: str = "  # expect: CAL002") -> Case:
+    return Case(NET + "def step(x):\n" + "".join(f"    {line}\n" for line in setup.splitlines()) + AMP + f"    loss.backward(){marker}\n")
+
+
+def _check(case: Case, tmp_path) -> None:
+    expected, reported = run_case(case, tmp_path)
+    assert reported == expected
+
+
+# -- rows of the torch_api tables ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(api.WRAPPER_BY_NAME))
+def test_module_wrapper_rows(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    case = _step(f"from {module} import {cls} as Wrapper\nmodel = Wrapper(torch.compile(Net()))")
+    _check(case, tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(api.WRAPPER_BY_NAME))
+def test_module_wrapper_rows_module_attribute(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    case = _step(f"from {module} import {cls} as Wrapper\nwrapped = Wrapper(torch.compile(Net()))\nmodel = wrapped.module")
+    _check(case, tmp_path)
+
+
+def test_wrapper_of_eager_module_is_eager(tmp_path):
+    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(Net().to('cuda'))", "  # ok"), tmp_path)
+
+
+def test_compiling_the_wrapper(tmp_path):
+    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.compile(DDP(Net()))"), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(api.SAME_MODULE_FUNCTIONS))
+def test_same_module_function_rows(name, tmp_path):
+    module, function = name.rsplit(".", 1)
+    _check(_step(f"from {module} import {function} as same\nmodel = same(torch.compile(Net()))"), tmp_path)
+
+
+_METHOD_ARGUMENTS = {"to": "'cuda'", "type": "torch.float32", "apply": "print", "to_empty": "device='cpu'"}
+
+
+@pytest.mark.parametrize("method", sorted(api.MODULE_RETURNING_METHODS))
+def test_module_returning_method_rows(method, tmp_path):
+    _check(_step(f"model = torch.compile(Net()).{method}({_METHOD_ARGUMENTS.get(method, '')})"), tmp_path)
+
+
+def test_module_method_overridden_by_the_project(tmp_path):
+    code = NET + "class Odd(Net):\n    def cuda(self):\n        return Net()\n\n\ndef step(x):\n    model = torch.compile(Odd()).cuda()\n" + AMP
+    _check(Case(code + "    loss.backward()  # ok: Odd.cuda returns an eager module\n"), tmp_path)
+
+
+def test_orig_mod_is_eager(tmp_path):
+    _check(_step("model = torch.compile(Net())._orig_mod", "  # ok"), tmp_path)
+
+
+@pytest.mark.parametrize("method", sorted(api.MODULE_CHILDREN_METHODS))
+def test_children_method_rows(method, tmp_path):
+    loop = "for name, child in" if method.startswith("named") else "for child in"
+    code = (
+        NET + "class Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = Net()\n        self.b = Net()\n\n"
+        "    def forward(self, x):\n        return self.b(self.a(x))\n\n\n"
+        f"def step(x):\n    model = Pair()\n    {loop} model.{method}():\n        child.compile()\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("method", sorted(api.MODULE_PARAMETER_METHODS))
+def test_parameter_method_rows_freeze(method, tmp_path):
+    target = "_, p" if method.startswith("named") else "p"
+    _check(_step(f"model = torch.compile(Net())\nfor {target} in model.{method}():\n    p.requires_grad = False", "  # ok: frozen"), tmp_path)
+
+
+@pytest.mark.parametrize("method", sorted(api.MODULE_REGISTRATION_METHODS))
+def test_registration_method_rows(method, tmp_path):
+    code = (
+        NET + "class Holder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.enc = Net()\n\n"
+        "    def forward(self, x):\n        return self.enc(x)\n\n\n"
+        f"def step(x):\n    model = Holder()\n    model.{method}('enc', torch.compile(model.enc))\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_registration_into_module_dict(tmp_path):
+    code = (
+        NET + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layers = nn.ModuleDict()\n"
+        "        for i in range(2):\n            self.layers[str(i)] = Net()\n\n"
+        "    def forward(self, x):\n        for layer in self.layers.values():\n            x = layer(x)\n        return x\n\n\n"
+        "def step(x):\n    model = Stack()\n    for layer_id, block in model.layers.named_children():\n"
+        "        model.layers.register_module(layer_id, torch.compile(block))\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("method", sorted(api.CONTAINER_ELEMENT_METHODS - {"__getitem__", "popitem"}))
+def test_container_element_method_rows(method, tmp_path):
+    code = NET + "MODELS = {}\n\n\ndef register(name, model):\n    MODELS[name] = model\n\n\nregister('net', torch.compile(Net()))\n\n\n"
+    code += f"def step(x, name):\n    model = MODELS.{method}(name)\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("factory", sorted(api.EMPTY_CONTAINER_FACTORIES))
+def test_empty_container_factory_rows(factory, tmp_path):
+    module, name = factory.rsplit(".", 1)
+    imports = "" if module == "builtins" else f"from {module} import {name}\n"
+    call = f"{name}()" if name != "defaultdict" else f"{name}()"
+    code = NET + imports + f"REGISTRY = {call}\n\n\ndef add(name, fn):\n    REGISTRY[name] = fn\n\n\nadd('net', torch.compile(Net()))\n\n\n"
+    code += "def step(x, name):\n    model = REGISTRY[name]\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, mode in api.GRAD_MODES.items() if mode is not True))
+def test_grad_mode_rows_disable(name, tmp_path):
+    module, function = name.rsplit(".", 1)
+    argument = "False" if function == "set_grad_enabled" else ""
+    code = NET + f"from {module} import {function} as mode\n\nmodel = torch.compile(Net())\n\n\ndef step(x, y):\n"
+    code += f"    with torch.autocast('cpu', dtype=torch.bfloat16):\n        with mode({argument}):\n            target = model(x)\n"
+    code += "        loss = (y - target).pow(2).sum()\n    loss.backward()  # ok: no graph through the compiled call\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, mode in api.GRAD_MODES.items() if mode is True))
+def test_grad_mode_rows_enable(name, tmp_path):
+    module, function = name.rsplit(".", 1)
+    code = NET + f"from {module} import {function} as mode\n\nmodel = torch.compile(Net())\n\n\ndef step(x):\n"
+    code += "    with torch.no_grad(), mode():\n        with torch.autocast('cpu', dtype=torch.bfloat16):\n            loss = model(x).sum()\n"
+    code += "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+
+
+def test_inference_mode_false_keeps_grad(tmp_path):
+    code = NET + "model = torch.compile(Net())\n\n\ndef step(x):\n    with torch.inference_mode(False):\n" + AMP.replace("    ", "        ", 1).replace("\n        loss", "\n            loss")
+    code += "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+
+
+def test_no_grad_decorator_without_parentheses(tmp_path):
+    code = NET + "model = torch.compile(Net())\n\n\n@torch.no_grad\ndef target(x):\n    return model(x)\n\n\ndef step(x, y):\n"
+    code += "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = (y - target(x)).pow(2).sum()\n    loss.backward()  # ok\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(api.FORWARD_MODE_FUNCTIONS))
+def test_forward_mode_function_rows(name, tmp_path):
+    module, function = name.rsplit(".", 1)
+    code = f"import torch\nfrom {module} import {function}\n\nf = torch.compile(lambda x: x.sin())\n\n\ndef jac(x):\n"
+    code += f"    a = {function}(f, x, strategy='forward-mode', vectorize=True)  # expect: CAL001\n"
+    code += f"    b = {function}(f, x)  # ok: reverse mode\n    c = {function}(f, x, strategy='forward-mode')  # ok: raises at once\n    return a, b, c\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("decorator", sorted(api.DATACLASS_DECORATORS))
+def test_dataclass_decorator_rows(decorator, tmp_path):
+    module, name = decorator.rsplit(".", 1)
+    code = NET + f"from {module} import {name}\n\n\n@{name}\nclass Spec:\n    model_fn: object\n    name: str = 'x'\n\n\n"
+    code += "def build():\n    return torch.compile(Net())\n\n\nSPEC = Spec(model_fn=build)\n\n\ndef step(x):\n    model = SPEC.model_fn()\n" + AMP
+    _check(Case(code + "    loss.backward()  # expect: CAL002\n"), tmp_path)
+
+
+@pytest.mark.parametrize("base", sorted(api.KEYWORD_FIELD_BASES))
+def test_keyword_field_base_rows(base, tmp_path):
+    module, name = base.rsplit(".", 1)
+    code = NET + f"from {module} import {name}\n\n\nclass Spec({name}):\n    model: object\n\n\n"
+    code += "SPEC = Spec(model=torch.compile(Net()))\n\n\ndef step(x):\n    model = SPEC.model\n" + AMP
+    _check(Case(code + "    loss.backward()  # expect: CAL002\n"), tmp_path)
+
+
+# -- shapes ------------------------------------------------------------------------------------------
+
+
+def test_two_line_compile_then_ddp(tmp_path):
+    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nmodel = torch.compile(model)\nmodel = DDP(model, device_ids=[0])"), tmp_path)
+
+
+def test_in_place_compile_of_loop_variable(tmp_path):
+    code = (
+        NET + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([Net() for _ in range(3)])\n\n"
+        "    def forward(self, x):\n        for block in self.blocks:\n            x = block(x)\n        return x\n\n\n"
+        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_in_place_compile_of_builtin_elements_compiles_nothing(tmp_path):
+    code = (
+        NET + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n\n"
+        "    def forward(self, x):\n        for block in self.blocks:\n            x = block(x)\n        return x\n\n\n"
+        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n" + AMP + "    loss.backward()  # ok\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_factory_tuple_positions(tmp_path):
+    code = NET + "def build():\n    return torch.compile(Net()), Net()\n\n\ndef step(x):\n    model, other = build()\n" + AMP
+    code += "    loss.backward()  # expect: CAL002\n\n\ndef other_step(x):\n    other, model = build()\n" + AMP + "    loss.backward()  # ok: eager element\n"
+    _check(Case(code), tmp_path)
+
+
+def test_forward_replaced_in_init(tmp_path):
+    code = NET.replace("        self.l = nn.Linear(4, 4)\n", "        self.l = nn.Linear(4, 4)\n        self.forward = torch.compile(self.forward)\n")
+    _check(Case(code + "def step(x):\n    model = Net()\n" + AMP + "    loss.backward()  # expect: CAL002\n"), tmp_path)
+
+
+def test_compile_override_calling_super_is_named(tmp_path):
+    code = NET + "class TrainingTask(Net):\n    def compile(self, **kwargs):\n        super().compile(**kwargs)\n\n\n"
+    code += "def step(x):\n    model = TrainingTask()\n    model.compile(mode='max-autotune')\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    write_case(Case(code), tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert any("TrainingTask.compile()" in r.message and "nn.Module.compile()" not in r.message.split("(")[1] for r in finding.related)
+
+
+def test_compile_override_without_super_is_an_ordinary_call(tmp_path):
+    code = NET + "class Task(Net):\n    def compile(self):\n        self.ready = True\n\n\n"
+    code += "def step(x):\n    model = Task()\n    model.compile()\n" + AMP + "    loss.backward()  # ok: Task.compile never compiles\n"
+    _check(Case(code), tmp_path)
+
+
+def test_frozen_module_with_input_requiring_grad(tmp_path):
+    code = NET + "disc = torch.compile(Net())\ngen = Net()\n\n\ndef step(z):\n    disc.requires_grad_(False)\n"
+    code += "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = disc(gen(z)).sum()\n    loss.backward()  # expect: CAL002\n"
+    code += "\n\ndef probe(x):\n    disc.requires_grad_(False)\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = disc(x).sum()\n"
+    code += "    loss.backward()  # ok: frozen and its input does not require grad\n"
+    _check(Case(code), tmp_path)
+
+
+def test_flag_path_sensitivity(tmp_path):
+    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, amp, scaler):\n    with torch.autocast('cuda', enabled=amp):\n        loss = model(x).sum()\n"
+    code += "    if amp:\n        scaler.scale(loss).backward()  # expect: CAL002\n    else:\n        loss.backward()  # ok: autocast was off on this path\n"
+    _check(Case(code), tmp_path)
+
+
+def test_flag_inside_arm_decides_the_autocast(tmp_path):
+    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, amp):\n    if not_amp_related():\n        pass\n    if amp:\n        pass\n"
+    code += "    else:\n        with torch.autocast('cuda', enabled=amp):\n            loss = model(x).sum()\n        loss.backward()  # ok: amp is false in this arm: autocast off\n"
+    _check(Case(code), tmp_path)
+
+
+def test_registry_filled_by_import_side_effects(tmp_path):
+    files = (
+        ("pkg/__init__.py", "import pkg.models  # noqa: F401\n"),
+        ("pkg/registry.py", "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n"),
+        ("pkg/models.py", "import torch\nfrom pkg.registry import register\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n"),
+        (
+            "pkg/train.py",
+            "import torch\nfrom pkg.registry import get\n\n\ndef step(x, name):\n    model = get(name)\n"
+            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+        ),
+    )
+    _check(Case("", files=files), tmp_path)
+
+
+def test_registry_without_registrations_asks_the_callers(tmp_path):
+    files = (
+        ("registry.py", "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n"),
+        (
+            "trainer.py",
+            "import torch\nfrom registry import get\n\n\ndef fit(x, name):\n    model = get(name)\n"
+            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+        ),
+        ("main.py", "import torch\nfrom registry import register\nfrom trainer import fit\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n\nif __name__ == '__main__':\n    fit(torch.ones(4), 'lin')\n"),
+    )
+    _check(Case("", files=files), tmp_path)
+
+
+# -- numeric effect ------------------------------------------------------------------------------------
+
+
+def _finding(code: str, tmp_path):
+    write_case(Case(code), tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    return finding
+
+
+def test_numeric_effect_likely_with_fp32_island(tmp_path):
+    code = (
+        "import torch\nfrom torch import nn\n\n\nclass Scorer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x):\n        h = self.proj(x)\n        with torch.autocast('cpu', enabled=False):\n            return h.float().exp()\n\n\n"
+        "model = torch.compile(Scorer())\n\n\ndef step(x):\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    )
+    finding = _finding(code, tmp_path)
+    assert finding.facts_dict["numeric_effect"] == "likely"
+    assert "can compute different gradients" in finding.message and "silently differ" not in finding.message
+    island = [r for r in finding.related if r.message.startswith("autocast-sensitive code")]
+    assert island and island[0].location.line == 12 and "autocast(enabled=False)" in island[0].message
+
+
+@pytest.mark.parametrize("op", ["x.softmax(-1)", "torch.nn.functional.layer_norm(x, (4,))", "x.logsumexp(-1)", "torch.nn.functional.mse_loss(x, x)", "x.to(torch.float32)"])
+def test_numeric_effect_likely_ops(op, tmp_path):
+    code = f"import torch\n\n\n@torch.compile\ndef region(x):\n    return {op}\n\n\ndef step(x):\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+    code += "        loss = region(x).sum()\n    loss.backward()  # expect: CAL002\n"
+    assert _finding(code, tmp_path).facts_dict["numeric_effect"] == "likely"
+
+
+def test_numeric_effect_unknown(tmp_path):
+    code = "import torch\n\n\n@torch.compile\ndef region(x):\n    return torch.tanh(x) * 2\n\n\ndef step(x):\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+    code += "        loss = region(x).sum()\n    loss.backward()  # expect: CAL002\n"
+    finding = _finding(code, tmp_path)
+    assert finding.facts_dict["numeric_effect"] == "unknown"
+    assert "numeric effect unknown" in finding.message
+
+
+@pytest.mark.parametrize("module", sorted(api.AUTOCAST_FP32_MODULES))
+def test_fp32_module_rows(module, tmp_path):
+    code = f"import torch\n\nmodel = torch.compile({module}())\n\n\ndef step(x):\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    assert _finding(code, tmp_path).facts_dict["numeric_effect"] == "likely"
