@@ -32,6 +32,11 @@ SEEN = {
         "with non-empty donated buffers which requires create_graph=False and retain_graph=False"
     ),
     "grad_create_graph_cudagraphs_fresh": f"grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
+    # a module whose backward saves activations: after a first-order backward, create_graph=True itself raises
+    "create_graph_after_first_order_module_inductor": (
+        "first-order backward correct; grad(create_graph=True) raises RuntimeError: This backward function was compiled "
+        "with non-empty donated buffers which requires create_graph=False and retain_graph=False"
+    ),
     "grad_create_graph_eager_backend": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
     "grad_create_graph_disable": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
     "grad_create_graph_disable_around_compiled": f"first-order grad correct; grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
@@ -54,6 +59,8 @@ SEEN = {
     "func_hessian": "correct",
     "func_jvp": "correct",
     "func_vjp": "correct",
+    # call order: once a torch.func transform has run a compiled function, later calls of it run eagerly
+    "func_then_functional_hessian": "after torch.func.hessian: autograd.functional.hessian correct",
     # -- CAL005: zeros instead of None ------------------------------------------------------------
     "unused_output_inductor": "eager None; compiled zeros; compiled + .grad = None after backward: None",
     "unused_output_aot_eager": "eager None; compiled zeros",
@@ -177,6 +184,17 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
             return _double_backward(torch.compiler.disable(lambda t: inner(t)), x)
         kwargs = {} if backend == "inductor" else {"backend": "eager" if backend == "eager_backend" else backend}
         return _double_backward(compiled(field, **kwargs), x)
+    if case == "create_graph_after_first_order_module_inductor":
+        net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        cnet = compiled(net)
+        batch = torch.randn(3, 4)
+        eager_grads = torch.autograd.grad(net(batch).sum(), list(net.parameters()))
+        first = _verdict(all(_close(a, b) for a, b in zip(torch.autograd.grad(cnet(batch).sum(), list(net.parameters())), eager_grads)))
+        try:
+            torch.autograd.grad(cnet(batch).sum(), list(net.parameters()), create_graph=True)
+        except Exception as error:
+            return f"first-order backward {first}; grad(create_graph=True) {_raised(error)}"
+        return f"first-order backward {first}; grad(create_graph=True) correct"
     if case == "disable_around_compiled_forward_ad":
         import torch.autograd.forward_ad as fwAD
 
@@ -240,6 +258,11 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
         if name == "vjp":
             return _attempt(lambda: _close(func.vjp(compiled(field), xp)[1](v)[0], func.vjp(field, xp)[1](v)[0]))
 
+    if case == "func_then_functional_hessian":
+        cs = compiled(scalar_field)
+        func.hessian(cs)(xp)
+        got, want = functional.hessian(cs, xp), functional.hessian(scalar_field, xp)
+        return f"after torch.func.hessian: autograd.functional.hessian {_verdict(_close(got, want))}"
     if case.startswith("unused_output_"):
         variant = case.removeprefix("unused_output_")
         eager = _unused_leaf_grad(_two_outputs)

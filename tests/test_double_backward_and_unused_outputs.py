@@ -133,12 +133,14 @@ def test_fixtures_cover_both_rules_with_negatives():
     assert negatives >= len(codes)
 
 
-def test_events_round_trip_through_the_cache_codec():
+def test_events_round_trip_through_the_cache_codec(tmp_path):
     """RootResults holding every new event type survive the data-only cache unchanged."""
-    workspace = _Workspace(Config(), None, [FIXTURES], {}, {})
+    write_files(tmp_path, {"leaf_read.py": HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"})
+    workspace = _Workspace(Config(), None, [FIXTURES, tmp_path], {}, {})
     kinds = set()
-    for name in ("cal004_second_order.py", "cal005_aux_heads.py", "cal005_grad_reset.py", "cal005_functional_and_fixes.py"):
-        result = workspace.analyze(FIXTURES / name, frozenset())
+    paths = [FIXTURES / name for name in ("cal004_second_order.py", "cal005_aux_heads.py", "cal005_grad_reset.py", "cal005_functional_and_fixes.py")]
+    for path in [*paths, tmp_path / "leaf_read.py"]:
+        result = workspace.analyze(path, frozenset())
         kinds |= {type(event).__name__ for event in result.events}
         assert codec.loads(codec.dumps(result), RootResult) == result
     assert {"FunctionalThroughCompiled", "CompiledResult", "OutputsEscape", "LeafRead", "GradReset", "BackwardThroughCompiled"} <= kinds
@@ -162,3 +164,87 @@ def test_runtime_facts_hold_on_the_installed_torch():
     cases = ["grad_create_graph_inductor", "func_hessian", "unused_output_inductor"]
     done = subprocess.run([sys.executable, str(FACTS), "--check", "--jobs", "2", *cases], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- confirm mode: verdict logic (no torch) and one real run (slow) ---------------------------------
+
+from compile_ad_lint.confirm import compare  # noqa: E402
+from compile_ad_lint.findings import Verdict  # noqa: E402
+
+DOUBLE = {"type": "RuntimeError", "message": "torch.compile with aot_autograd does not currently support double backward", "frames": []}
+
+
+def _load(values):
+    return lambda entry: values[entry["offset"]]
+
+
+def _tensor(offset, shape=(3,)):
+    return {"offset": offset, "count": 3, "numel": 3, "dtype": "float32", "shape": list(shape)}
+
+
+def test_cal004_later_backward_through_created_gradients_confirms():
+    site = compare.Site("/p/m.py", (10, 10))
+    grad = {"kind": "grad", "stack": [["/p/m.py", 10]], "tensors": [], "keys": [], "create_graph": True}
+    penalty = {"kind": "backward-error", "stack": [["/p/m.py", 14]], "raised": DOUBLE, "create_graph": False}
+    eager = {"status": "ok", "records": [grad]}
+    result = compare.verdict_cal004(eager, _load({}), {"status": "ok", "records": [grad, penalty]}, _load({}), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "m.py:14" in result.detail
+
+
+def test_cal004_another_create_graph_call_in_between_owns_the_error():
+    site = compare.Site("/p/m.py", (10, 10))
+    grad = {"kind": "grad", "stack": [["/p/m.py", 10]], "tensors": [], "keys": [], "create_graph": True}
+    other = {"kind": "grad", "stack": [["/p/m.py", 30]], "tensors": [], "keys": [], "create_graph": True}
+    penalty = {"kind": "backward-error", "stack": [["/p/m.py", 31]], "raised": DOUBLE, "create_graph": False}
+    result = compare.verdict_cal004({"status": "ok", "records": [grad]}, _load({}), {"status": "ok", "records": [grad, other, penalty]}, _load({}), site, "cpu")
+    assert result.verdict is Verdict.NOT_REPRODUCED and "nothing differentiated" in result.detail
+
+
+def test_cal004_all_zero_hessian_confirms_without_an_error():
+    site = compare.Site("/p/m.py", (5, 5))
+    record = lambda offset: {"kind": "functional", "name": "hessian", "stack": [["/p/m.py", 5]], "raised": None, "tensors": [_tensor(offset)]}  # noqa: E731
+    values = {0: [1.0, 2.0, 3.0], 1: [0.0, 0.0, 0.0]}
+    result = compare.verdict_cal004({"status": "ok", "records": [record(0)]}, _load(values), {"status": "ok", "records": [record(1)]}, _load(values), site, "cpu")
+    assert result.verdict is Verdict.CONFIRMED and "all zeros" in result.detail
+
+
+def test_cal005_zeros_compiled_none_eager_confirms_and_other_leaves_do_not():
+    site = compare.Site("/p/m.py", (8, 8))
+    eager = {"status": "ok", "records": [{"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0)], "keys": [0]}]}
+    compiled = {"status": "ok", "records": [{"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0), _tensor(1)], "keys": [0, 1]}]}
+    values = {0: [1.0, 2.0, 3.0], 1: [0.0, 0.0, 0.0]}
+    result = compare.verdict_cal005(eager, _load(values), compiled, _load(values), site, "self.aux_head")
+    assert result.verdict is Verdict.CONFIRMED and "parameter #1" in result.detail and "self.aux_head" in result.detail
+    same = compare.verdict_cal005(eager, _load(values), eager, _load(values), site)
+    assert same.verdict is Verdict.NOT_REPRODUCED
+
+
+@pytest.mark.slow
+def test_confirm_runs_both_rules_on_real_code(tmp_path):
+    """One project, one eager and one compiled run: a gradient penalty and an unused auxiliary head."""
+    pytest.importorskip("torch")
+    from compile_ad_lint.confirm import ConfirmOptions, confirm_findings
+
+    source = HEADS + (
+        "critic = torch.compile(nn.Linear(4, 1))\n\n\n"
+        "def penalty(x):\n"
+        "    x = x.requires_grad_()\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # expect: CAL004\n"
+        "    g.square().sum().backward()\n\n\n"
+        "def aux_step(x):\n"
+        "    main, aux = model(x)\n"
+        "    main.sum().backward()  # expect: CAL005\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    aux_step(torch.randn(2, 4))\n"
+        "    try:\n"
+        "        penalty(torch.randn(2, 4))\n"
+        "    except RuntimeError as error:\n"
+        "        print(error)\n"
+    )
+    write_files(tmp_path, {"train.py": source})
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
+    assert {f.code for f in report.findings} == {"CAL004", "CAL005"}
+    confirmed = confirm_findings(report.findings, ConfirmOptions(devices=["cpu"], project_root=tmp_path, use_cache=False, jobs=2))
+    verdicts = {f.code: dict(f.confirm)["cpu"] for f in confirmed}
+    assert verdicts["CAL004"].verdict is Verdict.CONFIRMED, verdicts["CAL004"].detail
+    assert verdicts["CAL005"].verdict is Verdict.CONFIRMED, verdicts["CAL005"].detail

@@ -12,8 +12,10 @@ Instrumentation (installed before user code is imported, so ``from ... import un
 ``torch.autograd.forward_ad.unpack_dual`` (tangent ``None`` or its value), every call of a
 ``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors (its outputs' tangents
 or its exception, even one the user's code catches), ``Tensor.backward``, ``torch.autograd.backward``
-and ``torch.autograd.grad`` (resulting gradients), the entry point's exception, and (when asked) the
-lines executed in the flagged files, to tell whether the entry reached the site.
+and ``torch.autograd.grad`` (resulting gradients with their leaves' parameter serials and
+``create_graph``, or the exception they raise), the ``torch.autograd.functional`` functions (result
+or exception), the entry point's exception, and (when asked) the lines executed in the flagged files,
+to tell whether the entry reached the site.
 
 Processes: on Linux this process is a child subreaper, so whatever the user's code starts stays in
 its tree even after its parent exits (daemons that called ``setsid`` included); before exiting it
@@ -82,6 +84,7 @@ class Recorder:
         self.forced_hits = []
         self.running = []  # handles of the compiled callables executing now, innermost last
         self.handle_calls = set()  # (handle, caller frames): which call sites reach which compiled callable
+        self.in_functional = False  # inside a recorded torch.autograd.functional call
 
     def real_path(self, filename):
         real = self.real.get(filename)
@@ -190,9 +193,26 @@ class Recorder:
 
         torch.nn.Parameter.__new__ = staticmethod(parameter_new)
 
-    def record_grads(self, kind, grads, stack):
+    def record_grads(self, kind, grads, stack, leaves=(), create_graph=False):
+        """``keys``: each leaf's parameter serial (None for other tensors), so runs pair leaves (CAL005)."""
         if len(self.records) < MAX_RECORDS:
-            self.add({"kind": kind, "stack": stack, "tensors": [None if grad is None else self.store(grad) for grad in grads]})
+            keys = [getattr(leaf, "_cal_serial", None) for leaf in leaves]
+            self.add(
+                {
+                    "kind": kind,
+                    "stack": stack,
+                    "tensors": [None if grad is None else self.store(grad) for grad in grads],
+                    "keys": keys,
+                    "create_graph": bool(create_graph),
+                }
+            )
+
+    def record_error(self, error, stack, create_graph=False):
+        """A backward or ``autograd.grad`` that raised (the user's code may catch it): CAL004's evidence."""
+        try:
+            self.add({"kind": "backward-error", "stack": stack, "raised": _describe(error), "create_graph": bool(create_graph)})
+        except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
+            pass
 
     def install(self):
         torch = self.torch
@@ -222,7 +242,7 @@ class Recorder:
 
         original_backward = torch.autograd.backward
 
-        def run_backward(kind, roots, inputs, call):
+        def run_backward(kind, roots, inputs, call, create_graph=False):
             """``call(inputs)`` runs the user's backward; gradients it adds to the leaves are recorded."""
             if torch.compiler.is_compiling() or recorder.busy:
                 return call(inputs)
@@ -242,13 +262,17 @@ class Recorder:
                     before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
                 except Exception:  # noqa: BLE001
                     leaves, before = [], []
-                result = call(inputs)
+                try:
+                    result = call(inputs)
+                except BaseException as error:
+                    recorder.record_error(error, stack, create_graph)
+                    raise
                 try:
                     grads = []
                     for leaf, old in zip(leaves, before):
                         grad = leaf.grad
                         grads.append(None if grad is None else (grad.detach() if old is None else grad.detach() - old))
-                    recorder.record_grads(kind, grads, stack)
+                    recorder.record_grads(kind, grads, stack, leaves, create_graph)
                 except Exception:  # noqa: BLE001
                     pass
                 return result
@@ -262,6 +286,7 @@ class Recorder:
                 roots,
                 inputs,
                 lambda inputs: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
+                create_graph,
             )
 
         torch.autograd.backward = backward
@@ -274,6 +299,7 @@ class Recorder:
                 [self],
                 inputs,
                 lambda inputs: original_tensor_backward(self, gradient, retain_graph, create_graph, inputs=inputs),
+                create_graph,
             )
 
         torch.Tensor.backward = tensor_backward
@@ -285,12 +311,20 @@ class Recorder:
                 return original_grad(outputs, inputs, *args, **kwargs)
             if not isinstance(inputs, torch.Tensor):
                 inputs = list(inputs)
-            result = original_grad(outputs, inputs, *args, **kwargs)
+            create_graph = kwargs.get("create_graph", args[2] if len(args) > 2 else False)
+            try:
+                result = original_grad(outputs, inputs, *args, **kwargs)
+            except BaseException as error:
+                stack = recorder.user_stack()
+                if recorder.wanted(stack):
+                    recorder.record_error(error, stack, create_graph)
+                raise
             recorder.busy = True
             try:
                 stack = recorder.user_stack()
                 if recorder.wanted(stack):
-                    recorder.record_grads("grad", list(result), stack)
+                    leaves = [inputs] if isinstance(inputs, torch.Tensor) else inputs
+                    recorder.record_grads("grad", list(result), stack, leaves, create_graph)
             except Exception:  # noqa: BLE001
                 pass
             finally:
@@ -298,8 +332,51 @@ class Recorder:
             return result
 
         torch.autograd.grad = grad
+        self.install_functional_probes()
         self.install_compiled_call_probes(original_unpack)
         self.number_parameters()
+
+    def install_functional_probes(self):
+        """Record ``torch.autograd.functional`` calls (result tensors or exception): CAL004's evidence
+        for ``hessian``'s all-zero result, and where ``hvp``/``jvp`` raise."""
+        import functools
+
+        import torch.autograd.functional as functional
+        from torch.utils._pytree import tree_leaves
+
+        torch = self.torch
+        recorder = self
+
+        def probe(name, original):
+            @functools.wraps(original)
+            def call(*args, **kwargs):
+                if torch.compiler.is_compiling() or recorder.busy or recorder.in_functional:
+                    return original(*args, **kwargs)  # ``hessian`` calls ``jacobian``: only the outer call is recorded
+                stack = recorder.user_stack()
+                if not recorder.wanted(stack):
+                    return original(*args, **kwargs)
+                recorder.in_functional = True
+                try:
+                    result = original(*args, **kwargs)
+                except BaseException as error:
+                    recorder.add({"kind": "functional", "name": name, "stack": stack, "raised": _describe(error), "tensors": []})
+                    raise
+                finally:
+                    recorder.in_functional = False
+                recorder.busy = True
+                try:
+                    found = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)][:8]
+                    recorder.add({"kind": "functional", "name": name, "stack": stack, "raised": None, "tensors": [recorder.store(t) for t in found]})
+                except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
+                    pass
+                finally:
+                    recorder.busy = False
+                return result
+
+            return call
+
+        for name in ("jvp", "vjp", "hvp", "vhp", "hessian", "jacobian"):
+            setattr(functional, name, probe(name, getattr(functional, name)))
 
     def install_compiled_call_probes(self, original_unpack):
         """Record each call of a ``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors.

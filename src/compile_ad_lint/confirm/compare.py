@@ -252,3 +252,113 @@ def verdict_cal002(
 
 def _backward_records(run: dict, site: Site) -> list[dict]:
     return [r for r in run.get("records", []) if r.get("kind") in ("backward", "grad") and site.on_stack(r.get("stack", []))]
+
+
+# -- CAL004 -------------------------------------------------------------------------------------
+
+#: What a compiled backward that cannot be differentiated raises (torch 2.13): the double backward
+#: itself, or, after an earlier first-order backward donated its buffers, ``create_graph=True``.
+DOUBLE_BACKWARD_ERRORS = ("does not currently support double backward", "donated buffers which requires create_graph=False")
+
+
+def _is_double_backward(exception: dict | None) -> bool:
+    return bool(exception) and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
+
+
+def _line(record: dict) -> str:
+    stack = record.get("stack") or []
+    return _short(stack[0]) if stack else "?"
+
+
+def verdict_cal004(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+    """Confirmed when, in the compiled run only, the flagged call raises the double-backward error (a
+    ``torch.autograd.functional`` call, or ``create_graph=True`` after donated buffers), a later backward
+    raises it before another ``create_graph=True`` call elsewhere runs, or a flagged
+    ``torch.autograd.functional`` call returns values that differ from eager (``hessian``'s zeros)."""
+    records = compiled.get("records", [])
+    at_site = [i for i, r in enumerate(records) if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))]
+    eager_raises = any(_is_double_backward(r.get("raised")) for r in eager.get("records", [])) or _is_double_backward(eager.get("exception"))
+    if at_site and not eager_raises:
+        for index in at_site:
+            record = records[index]
+            if _is_double_backward(record.get("raised")):
+                return ConfirmResult(Verdict.CONFIRMED, f"the flagged call raises {exception_text(record['raised'])} in the compiled run; eager runs it")
+        functional = [i for i in at_site if records[i].get("kind") == "functional"]
+        if functional:  # ``vjp``/``jacobian(create_graph=True)`` return a graph; the others fail inside or not at all
+            created = [i for i in functional if records[i].get("name") in ("vjp", "jacobian")]
+        else:
+            created = [i for i in at_site if records[i].get("create_graph")]
+        if created:
+            for later in records[created[0] + 1 :]:
+                if later.get("create_graph") and not site.on_stack(later.get("stack", [])):
+                    break  # another create_graph=True call (or its failure): a later error may be its own
+                if later.get("kind") == "functional":
+                    break
+                if later.get("kind") == "backward-error" and _is_double_backward(later.get("raised")):
+                    return ConfirmResult(
+                        Verdict.CONFIRMED,
+                        f"the backward at {_line(later)} through the gradients the flagged create_graph=True call created raises "
+                        f"{exception_text(later['raised'])} in the compiled run; eager runs it",
+                    )
+    eager_calls = [r for r in eager.get("records", []) if r.get("kind") == "functional" and site.on_stack(r.get("stack", []))]
+    compiled_calls = [records[i] for i in at_site if records[i].get("kind") == "functional"]
+    for e, c in zip(eager_calls, compiled_calls):
+        if e.get("raised") or c.get("raised") or e.get("name") != c.get("name"):
+            continue
+        ev, edt, elay = grad_vector(e, eager_load)
+        cv, _, clay = grad_vector(c, compiled_load)
+        if not ev or elay != clay:
+            continue
+        rel = relative_difference(cv, ev)
+        tol = tolerance(TANGENT_TOLERANCE, edt, device)
+        if rel > tol:
+            zeros = " (all zeros)" if not any(cv) and any(ev) else ""
+            return ConfirmResult(
+                Verdict.CONFIRMED,
+                f"torch.autograd.functional.{c['name']} returns different values compiled{zeros}, with no error: relative difference {_fmt(rel)} > tolerance {_fmt(tol)}",
+            )
+    if not at_site:
+        if compiled.get("status") == "exception":
+            return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "the compiled run never ran a backward or torch.autograd.functional call at the flagged line")
+    if eager_raises:
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "eager raises the double-backward error too")
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        "the flagged call ran compiled without the double-backward error and with eager's values (nothing differentiated its gradients again before the run ended)",
+    )
+
+
+# -- CAL005 -------------------------------------------------------------------------------------
+
+
+def verdict_cal005(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, named: str = "") -> ConfirmResult:
+    """Confirmed when a leaf's gradient at the flagged backward is all zeros compiled and None (or not
+    reached at all) eager; leaves are paired by parameter serial (creation order), ``autograd.grad``'s
+    results by position."""
+    eager_records = _backward_records(eager, site)
+    compiled_records = _backward_records(compiled, site)
+    if not compiled_records:
+        if compiled.get("status") == "exception":
+            return ConfirmResult(Verdict.ERROR, f"the compiled run raised {exception_text(compiled['exception'])} before the flagged backward recorded gradients")
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the compiled run")
+    if not eager_records:
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the eager run")
+    zeroed: dict[tuple, str] = {}
+    compared = 0
+    for e, c in zip(eager_records, compiled_records):
+        by_position = e.get("kind") == "grad"
+        eager_grads = dict(enumerate(e["tensors"])) if by_position else {k: t for k, t in zip(e.get("keys", []), e["tensors"]) if k is not None}
+        compiled_grads = dict(enumerate(c["tensors"])) if by_position else {k: t for k, t in zip(c.get("keys", []), c["tensors"]) if k is not None}
+        for key, tensor in compiled_grads.items():
+            compared += 1
+            if tensor is None or eager_grads.get(key) is not None:
+                continue
+            if not any(compiled_load(tensor)):
+                zeroed.setdefault((by_position, key), f"{'result ' if by_position else 'parameter #'}{key} {tuple(tensor['shape'])}")
+    if zeroed:
+        names = list(zeroed.values())
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        leaves = f" (the finding names {named})" if named else ""
+        return ConfirmResult(Verdict.CONFIRMED, f"{len(zeroed)} gradient(s) are all zeros compiled where eager has None{leaves}: {shown}")
+    return ConfirmResult(Verdict.NOT_REPRODUCED, f"compared {compared} gradient(s) at the flagged backward: none is zeros compiled and None eager")

@@ -103,6 +103,12 @@ def describe(facts: dict, code: str, device: str) -> str:
     """What a probe for ``facts`` ran, for the verdict's detail."""
     if code == "CAL001":
         return f"backend={_backend(facts)!r}, {'compiled nn.Linear' if facts.get('expected') == 'raises' else 'compiled function'}"
+    if code == "CAL004":
+        name = facts.get("function", "").rsplit(".", 1)[-1]
+        how = f"torch.autograd.functional.{name}" if name in _FUNCTIONAL_CALLS else "grad(create_graph=True), then a second backward"
+        return f"{how} over a function compiled with backend={_backend(facts)!r}"
+    if code == "CAL005":
+        return f"two outputs of a function compiled with backend={_backend(facts)!r}, only the first in the loss"
     forward = _autocast_state(facts.get("forward_autocast"), device)
     backward = _autocast_state(facts.get("backward_autocast"), device)
 
@@ -149,6 +155,58 @@ def probe():
             z = fn(x, w)  # CALL
     with torch.autocast({backward_device!r}, dtype={backward_dtype}, enabled={backward_on}):
         z.backward()  # SITE
+'''
+
+
+_FUNCTIONAL_CALLS = {
+    "jvp": "functional.jvp(field, x, v)",
+    "vjp": "functional.vjp(field, x, v, create_graph=True)[1].sum().backward()",
+    "jacobian": "functional.jacobian(field, x, create_graph=True).sum().backward()",
+    "hvp": "functional.hvp(scalar, x, v)",
+    "vhp": "functional.vhp(scalar, x, v)",
+    "hessian": "functional.hessian(scalar, x)",
+}
+
+
+def cal004_probe(facts: dict) -> str:
+    """A second-order use of a compiled callable: the finding's ``torch.autograd.functional`` call, or a
+    ``create_graph=True`` gradient differentiated again (a gradient penalty)."""
+    backend = _backend(facts)
+    name = facts.get("function", "").rsplit(".", 1)[-1]
+    if name in _FUNCTIONAL_CALLS:
+        body = f"    {_FUNCTIONAL_CALLS[name]}  # SITE"
+    else:
+        body = "    (g,) = torch.autograd.grad(field(x).sum(), x, create_graph=True)  # SITE\n    g.square().sum().backward()"
+    return f'''import torch
+from torch.autograd import functional
+
+BACKEND = {backend!r}
+
+
+def probe():
+    torch.manual_seed(0)
+    field = torch.compile(lambda a: (a * a * a).sin(), backend=BACKEND)
+    scalar = torch.compile(lambda a: (a * a * a).sin().sum(), backend=BACKEND)
+    x = torch.randn(4, requires_grad=True)
+    v = torch.randn(4)
+{body}
+'''
+
+
+def cal005_probe(facts: dict) -> str:
+    """Two outputs of a compiled function, only the first in the loss (the facts script's case)."""
+    backend = _backend(facts)
+    return f'''import torch
+
+BACKEND = {backend!r}
+
+
+def probe():
+    torch.manual_seed(0)
+    two = torch.compile(lambda a, u, w: (a @ u, a @ w), backend=BACKEND)
+    u, w = torch.nn.Parameter(torch.randn(3, 3)), torch.nn.Parameter(torch.randn(3, 3))
+    used, unused = two(torch.randn(3, 3), u, w)
+    used.sum().backward()  # SITE
 '''
 
 

@@ -36,7 +36,7 @@ from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, SourceTree, run_child
 
-CONFIRMABLE = ("CAL001", "CAL002")
+CONFIRMABLE = ("CAL001", "CAL002", "CAL004", "CAL005")
 _FORMAT = 3
 DEFAULT_TIMEOUT = 300.0
 
@@ -399,6 +399,10 @@ def _compare(
     facts = finding.facts_dict
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
+    if finding.code == "CAL004":
+        return compare.verdict_cal004(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
+    if finding.code == "CAL005":
+        return compare.verdict_cal005(eager.result, eager.tensor, compiled.result, compiled.tensor, site, facts.get("leaves", "")), False
     handles = forces.handles.get(index)
     if not handles:
         return ConfirmResult(
@@ -447,7 +451,8 @@ def _call_site(finding: Finding) -> list | None:
 
 def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[ConfirmResult, bool]:
     facts = finding.facts_dict
-    source = probes.cal001_probe(facts) if finding.code == "CAL001" else probes.cal002_probe(facts, device)
+    builders = {"CAL001": probes.cal001_probe, "CAL004": probes.cal004_probe, "CAL005": probes.cal005_probe}
+    source = builders[finding.code](facts) if finding.code in builders else probes.cal002_probe(facts, device)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     probe_path = (session.work / f"probe-{digest}" / "cal_probe.py").resolve()
     with session.lock:  # findings and devices that share a probe must not rewrite it while a run loads it

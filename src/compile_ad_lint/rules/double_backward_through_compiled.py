@@ -51,13 +51,17 @@ backward`, typically hours into a run. Seen on torch 2.13 CPU (`facts/double_bac
 | what, over a compiled callable | outcome |
 |---|---|
 | `grad(create_graph=True)` / `backward(create_graph=True)`, then a second backward (inductor, `aot_eager`) | the second backward raises |
-| the same with `backend="cudagraphs"` (on CPU: cudagraphs skipped, the AOTAutograd graph runs) | the second backward raises; after an earlier first-order backward, `create_graph=True` itself raises (donated buffers) |
+| the same with `backend="cudagraphs"` (on CPU: cudagraphs skipped, the AOTAutograd graph runs) | the second backward raises |
+| `create_graph=True` after a first-order backward through the same compiled callable (a module saving activations with inductor; a plain function with cudagraphs) | `create_graph=True` itself raises (`non-empty donated buffers which requires create_graph=False`) |
 | `torch.autograd.functional.jvp`, `hvp`, `vhp` | raise |
 | `torch.autograd.functional.hessian` | an all-zero Hessian, no error |
 | `vjp(create_graph=True)`, `jacobian(create_graph=True)` | correct values; `.backward()` through them raises, `autograd.grad` w.r.t. the inputs finds them unused |
 | `torch.func.grad`, `jacrev`, `jacfwd`, `hessian`, `jvp`, `vjp` | correct |
 | `backend="eager"`, `torch.compiler.disable(f)` instead of compiling | correct |
 | `torch.compiler.disable(lambda x: compiled(x))` | the second backward still raises |
+
+Once a `torch.func` transform has run a compiled function, later calls of it in the same process run
+eagerly (`autograd.functional.hessian` is then correct): the failure can depend on call order.
 """
     example = """
 import torch
@@ -208,12 +212,11 @@ def inner_step(x, y, params, second_order):
 
     def backward_finding(self, event: BackwardThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         flag = "create_graph=True" if event.create_graph else "create_graph (not a constant, may be True)"
-        cudagraphs = any(o.compiled.backend == "cudagraphs" for o in origins)
         message = (
             f"{event.spelling} with {flag} differentiates through the compiled backward of {_where(origins[0], event.location.path)}"
             f" ({_backend(origins[0])}): the gradients it returns carry a node whose backward raises {_RAISES}, so the "
-            f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time"
-            f"{' (with cudagraphs, create_graph=True itself can raise after a first-order backward)' if cudagraphs else ''}. {_FIX}."
+            f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time (after a "
+            f"first-order backward through the same compiled callable, create_graph=True itself can raise: donated buffers). {_FIX}."
         )
         return self._finding(event.location, message, origins, {"spelling": event.spelling, "create_graph": repr(event.create_graph)})
 
