@@ -73,6 +73,11 @@ CASES = {
         "(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
         "j = torch.autograd.functional.jacobian(f, x, strategy='forward-mode', vectorize=True)\n"
     ),
+    "cal004-cudagraphs": Case(
+        "import torch\n\nf = torch.compile(torch.sin, backend='cudagraphs')\n"
+        "(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)  # expect: CAL004\n",
+        note="facts: on CPU cudagraphs is skipped and the AOTAutograd graph's second backward raises",
+    ),
     "cal004-disable-around-compiled": Case(
         "import torch\n\nf = torch.compile(torch.sin)\nwrapped = torch.compiler.disable(lambda x: f(x))\n"
         "(g,) = torch.autograd.grad(wrapped(x).sum(), x, create_graph=True)  # expect: CAL004\n",

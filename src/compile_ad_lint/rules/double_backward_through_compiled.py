@@ -114,7 +114,8 @@ f = torch.compile(field)
 h = torch.func.hessian(f)(x)
 g = torch.func.grad(f)(x)
 out, vjp_fn = torch.func.vjp(f, x)
-j = torch.func.jacrev(f)(x)
+j = torch.func.jacrev(f)(x), torch.func.jacfwd(f)(x)
+value, tangent = torch.func.jvp(f, (x,), (v,))
 """,
             note="torch.func transforms over a compiled callable are correct",
         ),

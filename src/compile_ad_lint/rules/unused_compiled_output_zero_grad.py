@@ -33,7 +33,7 @@ Only what can be shown is reported:
 - the used outputs cannot reach the leaf: they do not call a method of `self` or a project function,
   the leaf is not shared with another attribute (`self.a = self.b`, tied weights,
   `nn.Sequential(self.block, ...)`) and is not read outside the module (`model.aux_head(...)`);
-- no `.grad = None` reset follows in the file.
+- no `.grad = None` assignment (the suggested fix) appears in the backward's file.
 
 So `return logits, loss` (every parameter feeds the loss) is never reported.
 """
