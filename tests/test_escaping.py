@@ -49,9 +49,9 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _check(project: Path, fmt: str) -> str:
+def _check(project: Path, fmt: str, *extra: str) -> str:
     completed = subprocess.run(
-        [sys.executable, "-m", "compile_ad_lint", "check", "--no-cache", "--format", fmt, "."],
+        [sys.executable, "-m", "compile_ad_lint", "check", "--no-cache", "--format", fmt, *extra, "."],
         cwd=project,
         capture_output=True,
         timeout=300,
@@ -76,14 +76,18 @@ def test_every_literal_reaches_a_message(project: Path):
     assert any(r"backend='eager\u202e\nfake.py" in text for text in texts)  # the rule quotes backends with repr
 
 
-def test_text_output(project: Path):
-    output = _check(project, "text")
+@pytest.mark.parametrize("layout", ["chain", "concise"])
+def test_text_output(project: Path, layout: str):
+    output = _check(project, "text", *(["--concise"] if layout == "concise" else []))
     assert "\r" not in output
     lines = output.splitlines()
     _assert_clean(lines)
-    assert all(line.startswith("train.py:") for line in lines[:-1]) and lines[-1].startswith("Found 3 findings")
+    findings = [line for line in lines[:-1] if not line.startswith("    ")]  # chain lines are indented
+    assert len(findings) == 3 and all(line.startswith("train.py:") for line in findings) and lines[-1].startswith("Found 3 findings")
+    if layout == "concise":
+        assert findings == lines[:-1]
     assert r"(cpu\nfake.py:1:1: CAL000 forged\x1b[2J\u202e, bfloat16)" in output
-    assert r"'x\nfake.py:1:1: CAL000 forged\x1b[2J'" in output  # CAL003 quotes with repr already: not doubled
+    assert r'"x\nfake.py:1:1: CAL000 forged\x1b[2J"' in output  # CAL003 renders the value as source, escaped once
 
 
 def test_github_output(project: Path):

@@ -141,7 +141,7 @@ def test_bad_input_file(tmp_path, name, source, expect):
 def test_crlf_text_output_positions(tmp_path):
     """The text format too: path:line:column with CRLF endings (no off-by-one from the \\r)."""
     write(tmp_path, {"m.py": _crlf(HAZARD + "\nwith fwAD.dual_level():\n    z = f(fwAD.make_dual(x, t))\n")})
-    result = run_cli(["check", "m.py", "--no-cache"], tmp_path)
+    result = run_cli(["check", "m.py", "--no-cache", "--concise"], tmp_path)
     assert_contract(result, (1,))
     lines = result.stdout.splitlines()
     assert lines[0].startswith("m.py:6:9: CAL001"), lines

@@ -750,7 +750,8 @@ class Interpreter:
 
     def call_values(self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None) -> Values:
         result: set = set()
-        for callee in sorted(callees, key=repr):
+        # A fixed order makes events reproducible; ``repr`` is costly, and most calls have one callee.
+        for callee in sorted(callees, key=repr) if len(callees) > 1 else callees:
             result |= self.call_one(callee, args, span, frame, func)
         return normalize(result) if result else frozenset([UNKNOWN])
 

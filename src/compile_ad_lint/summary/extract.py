@@ -1,4 +1,4 @@
-"""Turn one module's source into a ``ModuleSummary`` with LibCST.
+"""Turn one top-level block of a module into a ``BlockSummary``, from CPython's ``ast``.
 
 Import statements become assignments of ``Import`` expressions, wherever they stand (module level,
 inside functions, under ``try``/``if``), and every other name becomes a ``Ref``. The linker resolves
@@ -6,19 +6,20 @@ inside functions, under ``try``/``if``), and every other name becomes a ``Ref``.
 ``compile`` or a local variable named ``torch`` never look like ``torch.compile``, while aliases
 (``jit = torch.compile``, ``from torch import compile as jit``) do.
 
-LibCST's ``ScopeProvider``/``QualifiedNameProvider`` would answer the same question but cost about
-3.5 times the parse itself on large modules (measured on torch's sources); the interpreter needs an
-environment anyway, so it does the scoping and only ``PositionProvider`` metadata is computed here.
+Why ``ast`` and not LibCST: the summary needs expressions and positions, not formatting. LibCST's
+parse plus its ``PositionProvider`` cost 13.6 of 18.5 s of a cold run on three torch packages
+(positions alone 10.2 s), CPython's parser about a twentieth of that, and the outline already uses
+it. LibCST stays where formatting must survive (fixes). Positions are the same as LibCST's: 1-based
+lines, columns in characters (``ast`` counts UTF-8 bytes; ``_Positions`` converts), parentheses
+around an expression excluded, a definition's span on its name.
 """
-
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from typing import Iterable, Sequence
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .model import (
     Arg,
@@ -47,6 +48,7 @@ from .model import (
     OtherTarget,
     ParseFailure,
     Import,
+    LiteralValue,
     Ref,
     Return,
     Span,
@@ -92,314 +94,355 @@ def find_suppressions(source: bytes) -> tuple[Suppression, ...]:
 def summarize_block(text: str, module: str, is_package: bool, first_line: int = 1) -> BlockSummary:
     """Summarize ``text`` (top-level statements starting at line ``first_line`` of the module).
 
-    A parse failure becomes a summary carrying the failure, with CPython's message and position
-    where CPython has one.
+    A parse failure becomes a summary carrying the failure, with CPython's message and position.
     """
     try:
-        tree = cst.parse_module(text)
-    except cst.ParserSyntaxError as error:
-        return _syntax_failure(text, error, first_line)
-    except RecursionError:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        return _failed(f"syntax error: {error.msg}", (error.lineno or 1) + first_line - 1, error.offset or 1)
+    except (RecursionError, MemoryError):
         return _failed("cannot parse: nesting too deep for the parser", first_line, from_recursion_limit=True)
+    except ValueError as error:  # NUL bytes
+        return _failed(f"cannot parse: {error}", first_line)
     try:
-        return _Summarizer(tree, module, is_package, first_line - 1).summarize()
+        return _Summarizer(text, module, is_package, first_line - 1).summarize(tree)
     except RecursionError:
         return _failed("cannot analyze: nesting too deep", first_line, from_recursion_limit=True)
-
-
-def _syntax_failure(text: str, error: cst.ParserSyntaxError, first_line: int) -> BlockSummary:
-    offset = first_line - 1
-    try:
-        ast.parse(text)
-    except SyntaxError as python_error:
-        return _failed(f"syntax error: {python_error.msg}", (python_error.lineno or 1) + offset, python_error.offset or 1)
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    else:
-        reason = f"syntax not supported by the LibCST parser (newer than it knows?): {error.message}"
-        return _failed(reason, error.raw_line + offset, error.raw_column + 1)
-    return _failed(f"syntax error: {error.message}", error.raw_line + offset, error.raw_column + 1)
 
 
 def _failed(message: str, line: int = 1, column: int = 1, *, from_recursion_limit: bool = False) -> BlockSummary:
     return BlockSummary((), (), (), failure=ParseFailure(message, max(line, 1), max(column, 1), from_recursion_limit))
 
 
+class _Positions:
+    """``ast``'s (line, UTF-8 byte offset) pairs as 1-based character columns of the block's text."""
+
+    def __init__(self, text: str, line_offset: int) -> None:
+        self.lines = text.split("\n")  # ast numbers lines by \n, \r\n and \r; \r only ends a line
+        if "\r" in text:  # inside the \n-split pieces when the file uses it alone
+            self.lines = re.split(r"\r\n|\r|\n", text)
+        self.offset = line_offset
+
+    def column(self, line: int, byte_offset: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if text.isascii():
+            return byte_offset + 1
+        return len(text.encode("utf-8", "surrogatepass")[:byte_offset].decode("utf-8", "replace")) + 1
+
+    def span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        column = self.column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_column = self.column(end_line, node.end_col_offset if node.end_col_offset is not None else node.col_offset)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Tuple):
+            line, column, end_line, end_column = self._inside_parentheses(line, column, end_line, end_column)
+        return Span(line + self.offset, column, end_line + self.offset, end_column)
+
+    def parenthesized(self, node: ast.Tuple) -> bool:
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        raw = (line, self.column(line, node.col_offset), end_line, self.column(end_line, node.end_col_offset or node.col_offset))
+        return self._inside_parentheses(*raw) != raw
+
+    def _inside_parentheses(self, line: int, column: int, end_line: int, end_column: int) -> tuple[int, int, int, int]:
+        """A parenthesized tuple's span without its parentheses (``ast`` includes them, LibCST not).
+
+        The span runs from the first token after ``(`` to the last before ``)``, comments excluded;
+        ``(a), (b)`` starts and ends with parentheses that are not the tuple's: the tokens tell.
+        """
+        unchanged = (line, column, end_line, end_column)
+        segment = [self.lines[number - 1] for number in range(line, end_line + 1)]
+        segment[-1] = segment[-1][: end_column - 1]
+        segment[0] = segment[0][column - 1 :]
+        if not (segment[0].startswith("(") and segment[-1].endswith(")")):
+            return unchanged
+        try:
+            tokens = [t for t in tokenize.generate_tokens(io.StringIO("\n".join(segment)).readline) if t.type not in _TRIVIA]
+        except (tokenize.TokenError, SyntaxError):
+            return unchanged
+        depth = 0
+        for token in tokens[:-1]:
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+            if depth == 0:
+                return unchanged  # the first parenthesis closed before the end: not the tuple's
+        if len(tokens) < 2:
+            return unchanged
+        inner = tokens[1:-1] or [tokens[-1]]  # ``()``: an empty span where the ``)`` stands
+        first, last = inner[0].start, (inner[-1].end if len(tokens) > 2 else tokens[-1].start)
+
+        def absolute(row: int, col: int) -> tuple[int, int]:
+            return line + row - 1, col + (column if row == 1 else 1)
+
+        return (*absolute(*first), *absolute(*last))
+
+    def name_span(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Span:
+        """The span of the defined name (``def`` and ``class`` nodes start at their keyword)."""
+        text = self.lines[node.lineno - 1]
+        start = len(text.encode("utf-8", "surrogatepass")[: node.col_offset].decode("utf-8", "replace"))
+        match = _DEFINITION_NAME.match(text, start)
+        column = match.start("name") if match else start
+        return Span(node.lineno + self.offset, column + 1, node.lineno + self.offset, column + 1 + len(node.name))
+
+
+#: Tokens that are not part of an expression's extent.
+_TRIVIA = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+
+
+#: ``ast`` expression nodes whose parts the summaries take as their parent's own parts (LibCST's
+#: tree has no expression node there; keeping that shape keeps summaries and cache keys stable).
+_NOT_EXPRESSIONS_IN_LIBCST = (ast.FormattedValue, ast.Slice)
+
+#: ``def name``, ``async def name``, ``class name`` at a definition's position.
+_DEFINITION_NAME = re.compile(r"(?:async\s+)?(?:def|class)\s+(?P<name>\w+)")
+
+
 class _Summarizer:
-    def __init__(self, tree: cst.Module, module: str, is_package: bool, line_offset: int) -> None:
+    def __init__(self, text: str, module: str, is_package: bool, line_offset: int) -> None:
         self.module = module
-        self.line_offset = line_offset
         self.is_package = is_package
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        self.tree = wrapper.module
-        self.positions = wrapper.resolve(PositionProvider)
+        self.positions = _Positions(text, line_offset)
+        self.span = self.positions.span
         self.functions: list[FunctionSummary] = []
         self.classes: list[ClassSummary] = []
         self.star_imports: list[str] = []
 
     # -- entry ------------------------------------------------------------------------------
 
-    def summarize(self) -> BlockSummary:
-        body = self.block(self.tree.body, scope="", owner_class=None, module_level=True)
+    def summarize(self, tree: ast.Module) -> BlockSummary:
+        body = self.block(tree.body, scope="", owner_class=None, module_level=True)
         return BlockSummary(body, tuple(self.functions), tuple(self.classes), tuple(self.star_imports))
-
-    # -- helpers ----------------------------------------------------------------------------
-
-    def span(self, node: cst.CSTNode) -> Span:
-        code_range = self.positions[node]
-        offset = self.line_offset
-        return Span(code_range.start.line + offset, code_range.start.column + 1, code_range.end.line + offset, code_range.end.column + 1)
 
     # -- statements -------------------------------------------------------------------------
 
-    def block(self, statements: Sequence[cst.CSTNode], scope: str, owner_class: str | None, module_level=False) -> tuple[Stmt, ...]:
+    def block(self, statements: Sequence[ast.stmt], scope: str, owner_class: str | None = None, module_level: bool = False) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
         for statement in statements:
             out.extend(self.statement(statement, scope, owner_class, module_level))
         return tuple(out)
 
-    def body_of(self, node: cst.BaseSuite, scope: str, owner_class: str | None = None) -> tuple[Stmt, ...]:
-        if isinstance(node, cst.IndentedBlock):
-            return self.block(node.body, scope, owner_class)
-        if isinstance(node, cst.SimpleStatementSuite):
-            return self.block(node.body, scope, owner_class)
-        return ()
-
-    def statement(self, node: cst.CSTNode, scope: str, owner_class: str | None, module_level: bool) -> Iterable[Stmt]:
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                yield from self.small_statement(small, scope, module_level)
-        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return, cst.Import, cst.ImportFrom, cst.Raise, cst.Del, cst.Assert)):
-            yield from self.small_statement(node, scope, module_level)
-        elif isinstance(node, cst.FunctionDef):
+    def statement(self, node: ast.stmt, scope: str, owner_class: str | None, module_level: bool) -> Iterable[Stmt]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield self.function_def(node, scope, owner_class)
-        elif isinstance(node, cst.ClassDef):
+        elif isinstance(node, ast.ClassDef):
             yield self.class_def(node, scope)
-        elif isinstance(node, cst.If):
+        elif isinstance(node, ast.If):
             test = self.expr(node.test, scope)
             yield Evaluate(test)
             orelse: tuple[Stmt, ...] = ()
-            if isinstance(node.orelse, cst.If):
-                orelse = tuple(self.statement(node.orelse, scope, owner_class, module_level))
-            elif isinstance(node.orelse, cst.Else):
-                orelse = self.body_of(node.orelse.body, scope, owner_class)
-            yield Branch((self.body_of(node.body, scope, owner_class), orelse), condition=test)
-        elif isinstance(node, cst.For):
+            if node.orelse:  # ``elif`` and ``else:`` alike
+                orelse = self.block(node.orelse, scope, owner_class)
+            yield Branch((self.block(node.body, scope, owner_class), orelse), condition=test)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
             iterable = self.expr(node.iter, scope)
             loop_var = Assign((self.target(node.target, scope),), Item(iterable), self.span(node.target))
-            body = (loop_var, *self.body_of(node.body, scope, owner_class))
-            yield Branch((body, ()))
-            if node.orelse is not None:
-                yield Branch((self.body_of(node.orelse.body, scope, owner_class), ()))
-        elif isinstance(node, cst.While):
+            yield Branch(((loop_var, *self.block(node.body, scope, owner_class)), ()))
+            if node.orelse:
+                yield Branch((self.block(node.orelse, scope, owner_class), ()))
+        elif isinstance(node, ast.While):
             yield Evaluate(self.expr(node.test, scope))
-            yield Branch((self.body_of(node.body, scope, owner_class), ()))
-            if node.orelse is not None:
-                yield Branch((self.body_of(node.orelse.body, scope, owner_class), ()))
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            main = self.body_of(node.body, scope, owner_class)
-            if node.orelse is not None:
-                main = (*main, *self.body_of(node.orelse.body, scope, owner_class))
-            arms = [main] + [self.body_of(h.body, scope, owner_class) for h in node.handlers]
+            yield Branch((self.block(node.body, scope, owner_class), ()))
+            if node.orelse:
+                yield Branch((self.block(node.orelse, scope, owner_class), ()))
+        elif isinstance(node, (ast.Try, ast.TryStar)):
+            main = (*self.block(node.body, scope, owner_class), *self.block(node.orelse, scope, owner_class))
+            arms = [main] + [self.block(h.body, scope, owner_class) for h in node.handlers]
             yield Branch(tuple(arms))
-            if node.finalbody is not None:
-                yield from self.body_of(node.finalbody.body, scope, owner_class)
-        elif isinstance(node, cst.With):
+            if node.finalbody:
+                yield from self.block(node.finalbody, scope, owner_class)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
             items = tuple(
-                WithItem(self.expr(item.item, scope), self.target(item.asname.name, scope) if item.asname else None)
+                WithItem(self.expr(item.context_expr, scope), self.target(item.optional_vars, scope) if item.optional_vars is not None else None)
                 for item in node.items
             )
-            yield With(items, self.body_of(node.body, scope, owner_class), self.span(node))
-        elif isinstance(node, cst.Match):
+            yield With(items, self.block(node.body, scope, owner_class), self.span(node))
+        elif isinstance(node, ast.Match):
             yield Evaluate(self.expr(node.subject, scope))
-            yield Branch(tuple(self.body_of(case.body, scope, owner_class) for case in node.cases) + ((),))
+            yield Branch(tuple(self.block(case.body, scope, owner_class) for case in node.cases) + ((),))
+        else:
+            yield from self.small_statement(node, scope, module_level)
 
-    def small_statement(self, node: cst.CSTNode, scope: str, module_level: bool) -> Iterable[Stmt]:
-        if isinstance(node, cst.Assign):
-            targets = tuple(self.target(t.target, scope) for t in node.targets)
+    def small_statement(self, node: ast.stmt, scope: str, module_level: bool) -> Iterable[Stmt]:
+        if isinstance(node, ast.Assign):
+            targets = tuple(self.target(t, scope) for t in node.targets)
             yield Assign(targets, self.expr(node.value, scope), self.span(node))
-        elif isinstance(node, cst.AnnAssign):
+        elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 yield Assign((self.target(node.target, scope),), self.expr(node.value, scope), self.span(node))
-        elif isinstance(node, cst.AugAssign):
+        elif isinstance(node, ast.AugAssign):
             current = self.expr(node.target, scope)
             yield Assign((self.target(node.target, scope),), Combine((current, self.expr(node.value, scope))), self.span(node))
-        elif isinstance(node, cst.Expr):
+        elif isinstance(node, ast.Expr):
             yield Evaluate(self.expr(node.value, scope))
-        elif isinstance(node, cst.Return):
+        elif isinstance(node, ast.Return):
             yield Return(self.expr(node.value, scope) if node.value is not None else None)
-        elif isinstance(node, cst.Raise) and node.exc is not None:
+        elif isinstance(node, ast.Raise) and node.exc is not None:
             yield Evaluate(self.expr(node.exc, scope))
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
             yield from self.import_bindings(node, module_level)
 
-    def import_bindings(self, node: cst.Import | cst.ImportFrom, module_level: bool) -> Iterable[Stmt]:
+    def import_bindings(self, node: ast.Import | ast.ImportFrom, module_level: bool) -> Iterable[Stmt]:
         """``import a.b as c`` binds ``c`` to module ``a.b``; ``import a.b`` binds ``a``; and so on."""
         span = self.span(node)
-        if isinstance(node, cst.Import):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                dotted = _dotted(alias.name)
                 if alias.asname is not None:
-                    yield Assign((NameTarget(_dotted(alias.asname.name)),), Import(dotted), span)
+                    yield Assign((NameTarget(alias.asname),), Import(alias.name), span)
                 else:
-                    head = dotted.split(".")[0]
+                    head = alias.name.split(".")[0]
                     yield Assign((NameTarget(head),), Import(head), span)
             return
-        base = "." * len(node.relative) + (_dotted(node.module) if node.module is not None else "")
-        base = resolve_relative(base, self.module, self.is_package) if node.relative else base
-        if isinstance(node.names, cst.ImportStar):
+        base = "." * node.level + (node.module or "")
+        base = resolve_relative(base, self.module, self.is_package) if node.level else base
+        if any(alias.name == "*" for alias in node.names):
             if module_level:
                 self.star_imports.append(base)
             return
         for alias in node.names:
-            name = _dotted(alias.name)
-            local = _dotted(alias.asname.name) if alias.asname is not None else name
-            yield Assign((NameTarget(local),), Import(f"{base}.{name}" if base else name), span)
+            local = alias.asname if alias.asname is not None else alias.name
+            yield Assign((NameTarget(local),), Import(f"{base}.{alias.name}" if base else alias.name), span)
 
-    def function_def(self, node: cst.FunctionDef, scope: str, owner_class: str | None) -> Define:
-        qualname = f"{scope}{node.name.value}"
-        decorators = tuple(self.expr(d.decorator, scope) for d in node.decorators)
-        inner_scope = f"{qualname}.<locals>."
-        params = _parameter_names(node.params)
+    def function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: str, owner_class: str | None) -> Define:
+        qualname = f"{scope}{node.name}"
+        decorators = tuple(self.expr(d, scope) for d in node.decorator_list)
         self.functions.append(
             FunctionSummary(
-                name=node.name.value,
+                name=node.name,
                 qualname=qualname,
-                params=params,
+                params=_parameter_names(node.args),
                 decorators=decorators,
-                body=self.body_of(node.body, inner_scope),
-                span=self.span(node.name),
+                body=self.block(node.body, f"{qualname}.<locals>."),
+                span=self.positions.name_span(node),
                 owner_class=owner_class,
                 is_staticmethod=any(isinstance(d, Ref) and d.name == "staticmethod" for d in decorators),
             )
         )
-        return Define(node.name.value, qualname, is_class=False)
+        return Define(node.name, qualname, is_class=False)
 
-    def class_def(self, node: cst.ClassDef, scope: str) -> Define:
-        qualname = f"{scope}{node.name.value}"
-        body = self.body_of(node.body, f"{qualname}.", owner_class=qualname)
+    def class_def(self, node: ast.ClassDef, scope: str) -> Define:
+        qualname = f"{scope}{node.name}"
+        body = self.block(node.body, f"{qualname}.", owner_class=qualname)
         methods = tuple((s.name, s.qualname) for s in body if isinstance(s, Define) and not s.is_class)
         self.classes.append(
             ClassSummary(
-                name=node.name.value,
+                name=node.name,
                 qualname=qualname,
-                bases=tuple(self.expr(base.value, scope) for base in node.bases if base.keyword is None),
-                decorators=tuple(self.expr(d.decorator, scope) for d in node.decorators),
+                bases=tuple(self.expr(base, scope) for base in node.bases),
+                decorators=tuple(self.expr(d, scope) for d in node.decorator_list),
                 methods=methods,
                 body=body,
-                span=self.span(node.name),
+                span=self.positions.name_span(node),
             )
         )
-        return Define(node.name.value, qualname, is_class=True)
+        return Define(node.name, qualname, is_class=True)
 
     # -- targets and expressions ------------------------------------------------------------
 
-    def target(self, node: cst.BaseExpression, scope: str) -> Target:
-        if isinstance(node, cst.Name):
-            return NameTarget(node.value)
-        if isinstance(node, cst.Attribute):
-            return AttrTarget(self.expr(node.value, scope), node.attr.value)
-        if isinstance(node, (cst.Tuple, cst.List)):
+    def target(self, node: ast.expr, scope: str) -> Target:
+        if isinstance(node, ast.Name):
+            return NameTarget(node.id)
+        if isinstance(node, ast.Attribute):
+            return AttrTarget(self.expr(node.value, scope), node.attr)
+        if isinstance(node, (ast.Tuple, ast.List)):
             # Unpacking spreads the whole value over each element: ``logits, loss = model(x)``.
-            return MultiTarget(tuple(self.target(element.value, scope) for element in node.elements))
-        if isinstance(node, cst.StarredElement):
+            return MultiTarget(tuple(self.target(element, scope) for element in node.elts))
+        if isinstance(node, ast.Starred):
             return self.target(node.value, scope)
         return OtherTarget(tuple(self.children(node, scope)))
 
-    def children(self, node: cst.CSTNode, scope: str) -> Iterable[Expr]:
-        for child in node.children:
-            if isinstance(child, cst.BaseExpression):
+    def children(self, node: ast.AST, scope: str) -> Iterable[Expr]:
+        """The expressions inside ``node``, in source order (operands, slices, comprehension parts)."""
+        children = _source_ordered_children(node)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and not self.positions.parenthesized(node.slice):
+            children = [node.value, *node.slice.elts]  # ``a[i, j]``: two indices, as LibCST has them
+        for child in children:
+            if isinstance(child, ast.expr) and not isinstance(child, _NOT_EXPRESSIONS_IN_LIBCST):
                 yield self.expr(child, scope)
-            elif not isinstance(child, (cst.BaseSuite, cst.BaseStatement)):
+            elif not isinstance(child, (ast.stmt, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)):
                 yield from self.children(child, scope)
 
-    def expr(self, node: cst.BaseExpression, scope: str) -> Expr:
-        if isinstance(node, cst.Name):
-            if node.value in _CONSTANT_NAMES:
-                return Const(_CONSTANT_NAMES[node.value], self.span(node))
-            return Ref(node.value)
-        if isinstance(node, cst.Attribute):
-            return Attr(self.expr(node.value, scope), node.attr.value)
-        if isinstance(node, cst.Call):
+    def expr(self, node: ast.expr, scope: str) -> Expr:
+        if isinstance(node, ast.Name):
+            return Ref(node.id)
+        if isinstance(node, ast.Attribute):
+            return Attr(self.expr(node.value, scope), node.attr)
+        if isinstance(node, ast.Call):
+            arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))
             args = tuple(
-                Arg(self.expr(a.value, scope), "*" * len(a.star) if a.star else (a.keyword.value if a.keyword else None))
-                for a in node.args
+                Arg(self.expr(a.value, scope), "*") if isinstance(a, ast.Starred)
+                else Arg(self.expr(a.value, scope), a.arg if a.arg is not None else "**") if isinstance(a, ast.keyword)
+                else Arg(self.expr(a, scope))
+                for a in arguments
             )
             return Call(self.expr(node.func, scope), args, self.span(node))
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary)):
+        if isinstance(node, ast.Constant):
             return self.literal(node)
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
             return self.container(node, scope)
-        if isinstance(node, cst.IfExp):
+        if isinstance(node, ast.IfExp):
             return Choice((self.expr(node.body, scope), self.expr(node.orelse, scope)))
-        if isinstance(node, cst.BooleanOperation):
-            return Choice((self.expr(node.left, scope), self.expr(node.right, scope)))
-        if isinstance(node, cst.Lambda):
+        if isinstance(node, ast.BoolOp):
+            return _boolean_choice([self.expr(value, scope) for value in node.values])
+        if isinstance(node, ast.Lambda):
             return self.lambda_function(node, scope)
-        if isinstance(node, (cst.Await, cst.StarredElement)):
-            inner = node.expression if isinstance(node, cst.Await) else node.value
-            return self.expr(inner, scope)
-        if isinstance(node, cst.NamedExpr):
+        if isinstance(node, (ast.Await, ast.Starred)):
             return self.expr(node.value, scope)
-        if isinstance(node, cst.Subscript):
+        if isinstance(node, ast.NamedExpr):
+            return self.expr(node.value, scope)
+        if isinstance(node, ast.Subscript):
             return Item(self.expr(node.value, scope))
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return Elements((self.expr(node.elt, scope),))
-        if isinstance(node, cst.DictComp):
+        if isinstance(node, ast.DictComp):
             return Elements((self.expr(node.value, scope),))
         return Combine(tuple(self.children(node, scope)))
 
-    def literal(self, node: cst.BaseExpression) -> Expr:
+    def literal(self, node: ast.Constant) -> Expr:
         try:
             return Const(self.literal_value(node), self.span(node))
         except _NotLiteral:
             return Combine(())
 
-    def container(self, node: cst.List | cst.Tuple | cst.Set | cst.Dict, scope: str) -> Expr:
+    def container(self, node: ast.List | ast.Tuple | ast.Set | ast.Dict, scope: str) -> Expr:
         try:
             return Const(self.literal_value(node), self.span(node))
         except _NotLiteral:
             pass
         # Dict displays keep their values (``**mapping`` entries their mapping); keys do not matter here.
-        return Elements(tuple(self.expr(element.value, scope) for element in node.elements))
+        elements = node.values if isinstance(node, ast.Dict) else node.elts
+        return Elements(tuple(self.expr(element, scope) for element in elements))
 
-    def literal_value(self, node: cst.BaseExpression) -> object:
+    def literal_value(self, node: ast.expr) -> LiteralValue:
         """The hashable Python value of a literal, with imported names kept as ``Symbol``s."""
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float, cst.Imaginary)):
-            try:
-                value = node.evaluated_value
-            except (ValueError, SyntaxError, MemoryError, RecursionError) as error:
-                raise _NotLiteral from error
-            if value is None or isinstance(value, bytes) and not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-                raise _NotLiteral  # an f-string part: not a literal
-            return value
-        if isinstance(node, cst.Name) and node.value in _CONSTANT_NAMES:
-            return _CONSTANT_NAMES[node.value]
-        if isinstance(node, cst.Attribute) and _dotted(node):
+        if isinstance(node, ast.Constant):
+            if node.value is Ellipsis:
+                raise _NotLiteral
+            return node.value
+        if isinstance(node, ast.Attribute) and _dotted(node):
             return Symbol(_dotted(node))
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            value = self.literal_value(node.expression)
-            if isinstance(value, (int, float, complex)):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = self.literal_value(node.operand)
+            if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
                 return -value
-        if isinstance(node, (cst.List, cst.Set, cst.Tuple)):
-            if not all(isinstance(e, cst.Element) for e in node.elements):
+        if isinstance(node, (ast.List, ast.Set, ast.Tuple)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
                 raise _NotLiteral
-            items = tuple(self.literal_value(e.value) for e in node.elements)
-            return items if isinstance(node, cst.Tuple) else ListLiteral(items)
-        if isinstance(node, cst.Dict):
-            if not all(isinstance(e, cst.DictElement) for e in node.elements):
+            items = tuple(self.literal_value(e) for e in node.elts)
+            return items if isinstance(node, ast.Tuple) else ListLiteral(items)
+        if isinstance(node, ast.Dict):
+            if any(key is None for key in node.keys):  # ``**mapping``
                 raise _NotLiteral
-            return DictLiteral(tuple((self.literal_value(e.key), self.literal_value(e.value)) for e in node.elements))
+            return DictLiteral(tuple((self.literal_value(k), self.literal_value(v)) for k, v in zip(node.keys, node.values)))  # type: ignore[arg-type]
         raise _NotLiteral
 
-    def lambda_function(self, node: cst.Lambda, scope: str) -> FunctionRef:
+    def lambda_function(self, node: ast.Lambda, scope: str) -> FunctionRef:
         span = self.span(node)
         qualname = f"{scope}<lambda:{span.line}:{span.column}>"
         self.functions.append(
             FunctionSummary(
                 name="<lambda>",
                 qualname=qualname,
-                params=_parameter_names(node.params),
+                params=_parameter_names(node.args),
                 decorators=(),
                 body=(Return(self.expr(node.body, f"{qualname}.<locals>.")),),
                 span=span,
@@ -412,21 +455,40 @@ class _NotLiteral(Exception):
     pass
 
 
-def _parameter_names(params: cst.Parameters) -> tuple[str, ...]:
-    names = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        names.append("*" + params.star_arg.name.value)
-    names.extend(p.name.value for p in params.kwonly_params)
-    if params.star_kwarg is not None:
-        names.append("**" + params.star_kwarg.name.value)
+def _parameter_names(params: ast.arguments) -> tuple[str, ...]:
+    names = [p.arg for p in (*params.posonlyargs, *params.args)]
+    if params.vararg is not None:
+        names.append("*" + params.vararg.arg)
+    names.extend(p.arg for p in params.kwonlyargs)
+    if params.kwarg is not None:
+        names.append("**" + params.kwarg.arg)
     return tuple(names)
 
 
-def _dotted(node: cst.BaseExpression) -> str:
+def _dotted(node: ast.expr) -> str:
     """``a.b.c`` for a chain of names, else the empty string."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else ""
+        return f"{base}.{node.attr}" if base else ""
     return ""
+
+
+def _boolean_choice(options: list[Expr]) -> Expr:
+    """``a or b or c`` as left-nested two-way choices, ``((a or b) or c)``, as written."""
+    result = options[0]
+    for option in options[1:]:
+        result = Choice((result, option))
+    return result
+
+
+def _source_ordered_children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` in source order: dict keys and values interleave, as written."""
+    if isinstance(node, ast.Dict):
+        return [child for pair in zip(node.keys, node.values) for child in pair if child is not None]
+    if isinstance(node, ast.JoinedStr):
+        return [child for child in node.values if not isinstance(child, ast.Constant)]
+    if isinstance(node, ast.FormattedValue):
+        return [node.value] + ([node.format_spec] if node.format_spec is not None else [])
+    return list(ast.iter_child_nodes(node))

@@ -1,9 +1,9 @@
 """A cheap outline of a module: its top-level statements ("blocks"), what each binds, and where
 the anchors are.
 
-The outline comes from CPython's ``ast`` (about ten times faster than LibCST here); each block is
-then parsed with LibCST only when the analysis needs it (``ModuleView.block``). On large modules
-with one relevant function this skips most of the LibCST work.
+The outline comes from CPython's ``ast``; each block is then summarized only when the analysis
+needs it (``ModuleView.block``). On large modules with one relevant function this skips most of
+the work.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ ANCHOR_PATTERN = re.compile(
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300
-#: Deepest syntax tree handed to LibCST (its native parser and our summarizer recurse per level).
-_MAX_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -45,10 +43,6 @@ class Block:
     #: Module-level code that calls something or enters a context (imports and constants do not):
     #: only such code is interpreted when the module is analyzed; the rest only when a name is looked up.
     has_effect: bool = False
-    #: A whole-file block (the LibCST fallback) may bind any name.
-    binds_everything: bool = False
-    #: Nested deeper than the parsers can take: reported, never parsed with LibCST.
-    too_deep: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,7 +52,7 @@ class ModuleOutline:
     blocks: tuple[Block, ...]
     star_imports: tuple[str, ...]
     suppressions: tuple[Suppression, ...]
-    #: Set when CPython cannot parse the file; the whole file is then handed to LibCST as one block.
+    #: Set when CPython cannot parse the file (reported as CAL900; nothing in it is analyzed).
     failure: ParseFailure | None = None
 
 
@@ -105,10 +99,6 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
         is_definition = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         text = "".join(lines[first - 1 : last])
         anchored = ANCHOR_PATTERN.search(text) is not None
-        if len(text) > _MAX_DEPTH and _depth(statement) > _MAX_DEPTH:
-            # LibCST's parser overflows the C stack on such code: keep it out of every other block.
-            blocks.append(Block(first, last, frozenset(_bound_names(statement)), is_definition, anchored, too_deep=True))
-            continue
         block = Block(
             first,
             last,
@@ -120,11 +110,11 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
         if anchored and isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
             aliases |= block.binds  # ``level = fwAD.dual_level``, ``from ... import dual_level as level``
         previous = blocks[-1] if blocks else None
-        # Runs of module-level code become one block (one LibCST parse); so do statements sharing a line.
+        # Runs of module-level code become one block (one parse); so do statements sharing a line.
         same_line = previous is not None and previous.last_line >= first
         joinable = (
             previous is not None
-            and not (previous.is_definition or is_definition or previous.too_deep)
+            and not (previous.is_definition or is_definition)
             and last - previous.first_line < _MAX_RUN_LINES
         )
         if same_line or joinable:
@@ -159,15 +149,6 @@ def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -
 #: Module-level code mentioning these may create compiled callables or contexts.
 _INTERESTING = re.compile(r"compile|optimize|autocast|dual_level|patch|disable|backward|\bgrad\b|config")
 _BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def _depth(node: ast.AST) -> int:
-    deepest, pending = 0, [(node, 1)]
-    while pending:
-        current, depth = pending.pop()
-        deepest = max(deepest, depth)
-        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
-    return deepest
 
 
 def _external_names(tree: ast.Module) -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""``ModuleView``: a module's outline plus its blocks, summarized with LibCST on first use.
+"""``ModuleView``: a module's outline plus its blocks, each summarized (``extract``) on first use.
 
 Outlines and block summaries are cached by content (``compile_ad_lint.cache``), so a warm run
 parses nothing that has not changed.
@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from ..cache import SummaryCache, cache_key, content_digest
 from .extract import find_suppressions, summarize_block
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
-from .outline import _MAX_DEPTH, ANCHOR_PATTERN, Block, ModuleOutline, decode, outline_source, split_lines
+from .outline import Block, ModuleOutline, decode, outline_source, split_lines
 
 
 @dataclass
 class ParseCounter:
-    """How many LibCST parses a run did, and how many it took from the cache (per file)."""
+    """Which files a run summarized (parsed blocks of), and which it took from the cache."""
 
     parsed: set = field(default_factory=set)
     cached: set = field(default_factory=set)
@@ -32,7 +32,6 @@ class ModuleView:
         self.counter = counter
         self._blocks: dict[int, BlockSummary] = {}
         self._binders: dict[str, list[int]] | None = None
-        self._binds_everything: list[int] = []
         self.digest = content_digest(source)
         self.suppressions = find_suppressions(source)
         self.failure: ParseFailure | None = None
@@ -45,10 +44,7 @@ class ModuleView:
             return
         self.lines = split_lines(self.text)
         self.outline = self._load_outline(source)
-        if self.outline.failure is not None and self.outline.failure.message.startswith("syntax error"):
-            self._whole_file_fallback()  # maybe syntax newer than this Python knows
-        elif self.outline.failure is not None:
-            self.failure = self.outline.failure  # NUL bytes, nesting CPython rejects: LibCST would crash
+        self.failure = self.outline.failure  # a syntax error, NUL bytes, nesting CPython rejects
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -67,18 +63,6 @@ class ModuleView:
     def _load_outline(self, source: bytes) -> ModuleOutline:
         return self._cached("outline", source, lambda: outline_source(self.text, self.module, self.is_package, self.suppressions), ModuleOutline)
 
-    def _whole_file_fallback(self) -> None:
-        """CPython cannot parse the file: let LibCST try the whole file (newer syntax), as one block."""
-        summary = self._summarize(self.text, 1)
-        if summary.failure is not None:
-            python_failure = self.outline.failure
-            self.failure = summary.failure if "LibCST" in summary.failure.message else python_failure
-            return
-        anchored = ANCHOR_PATTERN.search(self.text) is not None
-        block = Block(1, len(self.lines), frozenset(), False, anchored, has_effect=True, binds_everything=True)
-        self.outline = ModuleOutline(self.module, self.is_package, (block,), summary.star_imports, self.suppressions)
-        self._blocks[0] = summary
-
     def _summarize(self, text: str, first_line: int) -> BlockSummary:
         def build() -> BlockSummary:
             self.counter.parsed.add(self.name)
@@ -90,11 +74,7 @@ class ModuleView:
         summary = self._blocks.get(index)
         if summary is None:
             block = self.outline.blocks[index]
-            if block.too_deep:
-                failure = ParseFailure(f"nested deeper than {_MAX_DEPTH} levels: lines {block.first_line}-{block.last_line} not analyzed", block.first_line)
-                summary = BlockSummary((), (), (), failure=failure)
-            else:
-                summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
+            summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
             self._blocks[index] = summary
         return summary
 
@@ -122,9 +102,7 @@ class ModuleView:
             for i, block in enumerate(self.blocks):
                 for bound in block.binds:
                     self._binders.setdefault(bound, []).append(i)
-            self._binds_everything = [i for i, block in enumerate(self.blocks) if block.binds_everything]
-        found = self._binders.get(name, [])
-        return sorted(found + self._binds_everything) if self._binds_everything else found
+        return self._binders.get(name, [])
 
     def root_blocks(self, mentions: frozenset[str] = frozenset()) -> list[int]:
         """Blocks whose functions are analyzed as entry points: anchored ones, or ones calling ``mentions``."""
