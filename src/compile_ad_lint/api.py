@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .cache import SummaryCache, build_digest, content_digest
+from .cache import EntryMemory, SummaryCache, build_digest, content_digest
 from .config import Config, code_matches
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
@@ -85,9 +85,10 @@ class _Workspace:
     are the same whichever process, order or partition analyzes the roots, and can be cached.
     """
 
-    def __init__(self, config: Config, cache_root: str | None, extra_roots: list[Path], displays: dict[Path, str], overrides: Mapping[Path, bytes]) -> None:
+    def __init__(self, config: Config, cache_root: str | None, extra_roots: list[Path], displays: dict[Path, str], overrides: Mapping[Path, bytes], cache: SummaryCache | None = None) -> None:
         self.config = config
-        self.cache = SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None
+        # In process the run's cache object (with its in-memory entries) serves; a worker opens its own.
+        self.cache = cache or (SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None)
         self.counter = ParseCounter()
         self.overrides = overrides
         self.index = ModuleIndex(self._provide, extra_roots)
@@ -158,12 +159,15 @@ class Analyzer:
         jobs: int | None = None,
         cache_root: Path | None = None,
         progress: Callable[[int, int], None] | None = None,
+        memory: EntryMemory | None = None,
     ) -> None:
+        """``memory`` keeps decoded cache entries across checks (a long-lived front end's)."""
         self.config = config or Config()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.use_cache = use_cache
         self.cache_root = cache_root
         self.progress = progress
+        self.memory = memory
 
     def check(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report:
         """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
@@ -202,7 +206,7 @@ class Analyzer:
     def _cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
         if not self.use_cache:
             return None
-        return SummaryCache.open(self.cache_root or self.config.root or default_root(paths))
+        return SummaryCache.open(self.cache_root or self.config.root or default_root(paths), memory=self.memory)
 
     @staticmethod
     def _read(files: list[SourceFile], events: list[Event], overrides: Mapping[Path, bytes]) -> dict[Path, bytes]:
@@ -319,7 +323,7 @@ class _Run:
         progress = self.analyzer.progress
         if jobs <= 1 or len(tasks) < _PARALLEL_THRESHOLD or self.overrides:
             if self._local is None:
-                self._local = _Workspace(*self.workspace_arguments)
+                self._local = _Workspace(*self.workspace_arguments, cache=self.cache)
             results = []
             for done, (path, mentions) in enumerate(tasks, start=1):
                 results.append(self._local.analyze(Path(path), mentions))

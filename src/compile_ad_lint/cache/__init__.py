@@ -30,6 +30,8 @@ import shutil
 import stat
 import sys
 import time
+import typing
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -90,16 +92,41 @@ def warn_once(message: str) -> None:
         print(f"compile-ad-lint: {message}", file=sys.stderr)
 
 
+class EntryMemory:
+    """Decoded entries kept in memory across checks by a long-lived front end (language server).
+
+    Keys are content-addressed and values immutable, so a remembered entry is never stale; the
+    least recently used ones are dropped beyond ``capacity``.
+    """
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, key: str) -> Any:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+
 class SummaryCache:
     """A validated cache directory. Build it with ``open``; its methods never raise for bad data."""
 
-    def __init__(self, directory: Path, secret: bytes) -> None:
+    def __init__(self, directory: Path, secret: bytes, memory: EntryMemory | None = None) -> None:
         self.directory = directory
         self._secret = secret
         self._folders: set[str] = set()
+        self.memory = memory
 
     @classmethod
-    def open(cls, root: Path, *, create: bool = True, warn: Callable[[str], None] | None = warn_once) -> "SummaryCache | None":
+    def open(cls, root: Path, *, create: bool = True, warn: Callable[[str], None] | None = warn_once, memory: EntryMemory | None = None) -> "SummaryCache | None":
         """The cache under ``root``, creating it if allowed; None (with the reason warned) if unusable.
 
         A tree where the directory cannot be created (read-only) is analyzed without a cache and
@@ -116,7 +143,7 @@ class SummaryCache:
             except OSError:
                 return None
             if created is not None:
-                return cls(directory, created)
+                return cls(directory, created, memory)
             info = os.lstat(directory)  # a concurrent run created it first
         except OSError as error:
             return _refuse(warn, directory, f"cannot inspect it: {error.strerror or error}")
@@ -127,7 +154,7 @@ class SummaryCache:
         secret = _read_marker(directory, info)
         if isinstance(secret, str):
             return _refuse(warn, directory, secret)
-        cache = cls(directory, secret)
+        cache = cls(directory, secret, memory)
         if create:
             cache._remove_orphans()
         return cache
@@ -136,6 +163,10 @@ class SummaryCache:
 
     def load(self, key: str, expected: Any) -> Any:
         """The value stored under ``key`` if it is authentic and of type ``expected``, else None."""
+        if self.memory is not None:
+            remembered = self.memory.get(key)  # this process decoded or built it: already checked
+            if isinstance(remembered, typing.get_origin(expected) or expected):
+                return remembered
         data = _read_regular(self.directory, key[:2], f"{key}.json")
         if data is None or not data.startswith(_ENTRY_MAGIC):
             return None
@@ -143,11 +174,16 @@ class SummaryCache:
         if not hmac.compare_digest(mac, self._mac(key, payload)):
             return None
         try:
-            return codec.loads(payload, expected)
+            value = codec.loads(payload, expected)
         except codec.SchemaError:
             return None
+        if self.memory is not None:
+            self.memory.put(key, value)
+        return value
 
     def store(self, key: str, value: object) -> None:
+        if self.memory is not None:
+            self.memory.put(key, value)
         try:
             payload = codec.dumps(value)
         except (TypeError, ValueError, RecursionError):

@@ -10,9 +10,14 @@ computed per flake8 process and shared by every file of that project.
 Positions: flake8 takes 0-based columns and prints ``column + 1``, so we hand it ``column - 1``
 and flake8 shows the same 1-based column as ``compile-ad-lint check``. flake8's ``# noqa`` applies
 as usual. Messages are escaped like the text output (``printable``): they quote the checked code,
-and a newline or terminal escape in a string literal must not forge a flake8 line. The plugin never
-writes files (no summary cache) and runs the analyzer in-process
-(flake8 already spreads files over worker processes).
+and a newline or terminal escape in a string literal must not forge a flake8 line.
+
+The plugin shares the project's ``.compile_ad_lint_cache/`` with the CLI and the language server
+(the only thing it writes; the user's files never): right after ``compile-ad-lint check .`` a
+``flake8`` run is served from the cache. The project is named as the CLI would name it from the
+working directory (``.`` when flake8 runs at the project root), because cached results are keyed
+by how paths are shown. It runs the analyzer in-process (flake8 already spreads files over worker
+processes).
 
 Options (command line or the ``[flake8]`` config section): ``--cal-select``, ``--cal-ignore``
 (codes or prefixes, comma-separated) and ``--cal-max-call-depth``; they override
@@ -125,17 +130,17 @@ class CompileAdLintChecker:
     def _findings_for(self, resolved: Path) -> list[Finding]:
         root, pyproject = project_root(resolved)
         config = self._config(pyproject)
-        target = root if root is not None else resolved
+        target = _as_the_cli_names_it(root if root is not None else resolved)
         source = self._unsaved_source(resolved)
         if source is not None:  # stdin / editor buffer that differs from the file on disk
-            report = Analyzer(config, use_cache=False, jobs=1).check([str(target)], sources={resolved: source})
+            report = Analyzer(config, jobs=1).check([target], sources={resolved: source})
             return list(_ProjectReport(report.findings, 0).by_file.get(resolved, ()))
         key = (target, config)
         with self._lock:
             cached = self._reports.get(key)
             if cached is None or _modified_since(resolved, cached.started_ns):
                 started = time.time_ns()
-                report = Analyzer(config, use_cache=False, jobs=1).check([str(target)])
+                report = Analyzer(config, jobs=1).check([target])
                 cached = self._reports[key] = _ProjectReport(report.findings, started)
         return list(cached.by_file.get(resolved, ()))
 
@@ -159,6 +164,15 @@ class CompileAdLintChecker:
         if checked.lstrip("\ufeff") == on_disk.lstrip("\ufeff"):
             return None
         return checked.encode("utf-8")
+
+
+def _as_the_cli_names_it(path: Path) -> str:
+    """``path`` relative to the working directory when inside it (``.`` for the project root)."""
+    try:
+        relative = path.relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return str(path)
+    return str(relative) if relative.parts else "."
 
 
 def _modified_since(path: Path, started_ns: int) -> bool:

@@ -2,8 +2,10 @@
 
 A thin adapter over ``Analyzer``. It analyzes the open documents of a project together, with the
 unsaved contents of every open buffer passed as ``sources``, so that a change in one file updates
-the diagnostics of the files that depend on it. It never writes files (no summary cache) and never
-runs user code: the analysis is static.
+the diagnostics of the files that depend on it. It never runs user code (the analysis is static)
+and never writes the user's files; like the CLI and flake8 it reads and writes the project's
+``.compile_ad_lint_cache/``, so a first open after ``compile-ad-lint check`` is served from it, and
+it keeps decoded entries in memory between edits.
 
 Lines: LSP ends a line only at ``\\n``, ``\\r\\n`` and ``\\r``, and so does CPython's tokenizer, which
 numbers the lines of our findings. Python's ``str.splitlines`` (used by pygls's ``TextDocument``)
@@ -48,6 +50,7 @@ from pygls.workspace import TextDocument, Workspace
 
 from .. import __version__
 from ..api import Analyzer
+from ..cache import EntryMemory
 from ..config import Config, ConfigError, find_pyproject, load_config
 from ..findings import Finding, Location, Severity
 from ..rules import RULES_BY_CODE
@@ -282,6 +285,7 @@ class CompileAdLintServer(LanguageServer):
         #: One analysis at a time: the project is small enough, and the CPUs are the user's.
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint")
         self._reported_config_errors: set[str] = set()
+        self._memory = EntryMemory()
         #: Workspace key of each open document → the stamp of its current text.
         self._stamps: dict[str, int] = {}
         self._clock = itertools.count(1)
@@ -434,11 +438,13 @@ class CompileAdLintServer(LanguageServer):
     def _analyze(self, snapshot: _Snapshot) -> tuple[Finding, ...] | None:
         """Runs in the analysis thread; None (nothing analyzed) when the snapshot went stale while queued.
 
-        Static only: nothing is imported or executed, nothing written.
+        Static only: nothing is imported or executed. The only thing written is the project's
+        ``.compile_ad_lint_cache/`` (shared with the CLI and flake8); decoded entries also stay in
+        ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed.
         """
         if self._stale(snapshot):
             return None
-        analyzer = Analyzer(self._config(snapshot.root), use_cache=False, jobs=1)
+        analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
         return analyzer.check([str(buffer.path) for buffer in snapshot.buffers], sources=snapshot.sources).findings
 
     def _publish(self, snapshot: _Snapshot, findings: tuple[Finding, ...]) -> None:

@@ -1,0 +1,100 @@
+"""One cache for every front end: the CLI, flake8 and the language server share
+``.compile_ad_lint_cache/`` (the only thing any of them writes) and report the same findings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.cache import CACHE_DIRECTORY
+
+from robustness_helpers import FIXTURES, assert_contract, run_cli, tree_digest
+from test_cache_security import _lsp_message, _read_lsp_messages
+
+BIN = Path(sys.executable).parent
+
+
+def _entries(project: Path) -> dict[str, int]:
+    return {str(p.relative_to(project)): p.stat().st_mtime_ns for p in (project / CACHE_DIRECTORY).glob("??/*.json")}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "gpt"
+    shutil.copytree(FIXTURES / "projects" / "gpt_train", root)
+    (root / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    return root
+
+
+def _flake8(project: Path, *paths: str) -> set[tuple[str, int, int, str]]:
+    completed = subprocess.run([str(BIN / "flake8"), "--select", "CAL", *paths], cwd=project, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in completed.stderr, completed.stderr
+    found = set()
+    for line in completed.stdout.splitlines():
+        path, row, column, rest = line.split(":", 3)
+        found.add((Path(path).name, int(row), int(column), rest.split()[0]))
+    return found
+
+
+def _cli(project: Path, *extra: str) -> set[tuple[str, int, int, str]]:
+    result = run_cli(["check", ".", "--format", "json", *extra], project)
+    assert_contract(result, (1,))
+    return {(Path(f["path"]).name, f["line"], f["column"], f["code"]) for f in result.findings}
+
+
+def test_flake8_after_a_warm_cli_run_is_served_from_the_cache(project):
+    expected = _cli(project, "--no-cache")
+    assert _cli(project) == expected
+    before = _entries(project)
+    assert before
+    assert _flake8(project, ".") == expected
+    assert _flake8(project, "train.py") == {f for f in expected if f[0] == "train.py"}
+    assert _entries(project) == before, "flake8 re-analyzed what the CLI had cached"
+
+
+def test_flake8_cold_writes_the_cache_the_cli_then_uses(project):
+    sources = tree_digest(project)
+    found = _flake8(project, ".")
+    assert _entries(project), "flake8 wrote no cache"
+    assert tree_digest(project) == sources, "flake8 wrote outside the cache"
+    warm = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(warm, (1,))
+    assert warm.document["stats"]["parsed"] == 0
+    assert {(Path(f["path"]).name, f["line"], f["column"], f["code"]) for f in warm.findings} == found
+
+
+def test_language_server_reads_and_writes_the_same_cache(project):
+    pytest.importorskip("pygls")
+    expected = {(line, column, code) for name, line, column, code in _cli(project, "--no-cache") if name == "train.py"}
+    shutil.rmtree(project / CACHE_DIRECTORY, ignore_errors=True)
+    sources = tree_digest(project)
+    train = project / "train.py"
+    server = subprocess.Popen([sys.executable, "-m", "compile_ad_lint", "lsp"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}}},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": train.as_uri(), "languageId": "python", "version": 1, "text": train.read_text()}}},
+        ):
+            server.stdin.write(_lsp_message(message))
+        server.stdin.flush()
+        published = _read_lsp_messages(server.stdout, "textDocument/publishDiagnostics", time.monotonic() + 120)
+        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + _lsp_message({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.flush()
+        server.wait(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    diagnostics = published["params"]["diagnostics"]
+    found = {(d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1, d["code"]) for d in diagnostics}
+    assert found == expected
+    assert _entries(project), "the language server wrote no cache"
+    assert tree_digest(project) == sources, "the language server wrote outside the cache"
+    document = json.loads(run_cli(["check", "train.py", "--format", "json"], project).stdout)
+    assert document["stats"]["parsed"] == 0, "the CLI re-parsed what the language server had cached"
