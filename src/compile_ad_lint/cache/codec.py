@@ -6,7 +6,7 @@ does not expect. Entries are JSON; a dataclass is written as ``{"ClassName": [fi
 decoded only into classes reachable from the type the caller asks for, each field checked against
 its annotation. Anything else raises ``SchemaError``, and the caller rebuilds the entry.
 
-Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
+An enum member is ``{"EnumName": value}``. Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
 ``{"#path": "..."}``, ``{"#bytes": "hex"}``, ``{"#complex": [re, im]}``; JSON lists are tuples,
 because every container in the summaries is a tuple.
 """
@@ -14,6 +14,7 @@ because every container in the summaries is a tuple.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import types
 import typing
@@ -61,7 +62,7 @@ def loads(data: bytes, expected: Any) -> Any:
 
 
 def _encode(value: object) -> object:
-    if isinstance(value, _PRIMITIVES):
+    if type(value) in _PRIMITIVES:  # exactly: a str enum or an int subclass is tagged below
         return value
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
@@ -76,6 +77,8 @@ def _encode(value: object) -> object:
     if isinstance(value, complex):
         return {"#complex": [value.real, value.imag]}
     cls = type(value)
+    if isinstance(value, enum.Enum):
+        return {cls.__name__: value.value}
     if dataclasses.is_dataclass(cls):
         return {cls.__name__: [_encode(getattr(value, name)) for name in _field_names(cls)]}
     raise TypeError(f"cannot serialize {cls.__name__}")
@@ -116,6 +119,11 @@ def _decode(document: object, schema: _Schema) -> object:
     cls = schema.classes.get(tag)
     if cls is None:
         raise SchemaError(f"unexpected type {tag!r}")
+    if issubclass(cls, enum.Enum):
+        try:
+            return cls(payload)
+        except ValueError as error:
+            raise SchemaError(f"{tag}: {error}") from error
     values = [_decode(item, schema) for item in _list(payload)]
     checks = schema.checks[cls]
     if len(values) != len(checks):
@@ -152,13 +160,15 @@ def _schema_for(expected: Any) -> _Schema:
         if id(hint) in seen:
             continue
         seen.add(id(hint))
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum)):
             if classes.setdefault(hint.__name__, hint) is not hint:
                 raise TypeError(f"two cacheable classes named {hint.__name__}")
-            pending.extend(_hints(hint).values())
+            if dataclasses.is_dataclass(hint):
+                pending.extend(_hints(hint).values())
         pending.extend(typing.get_args(hint))
-    fields = {cls: _field_names(cls) for cls in classes.values()}
-    checks = {cls: tuple(_checker(_hints(cls)[name]) for name in fields[cls]) for cls in classes.values()}
+    records = [cls for cls in classes.values() if dataclasses.is_dataclass(cls)]
+    fields = {cls: _field_names(cls) for cls in records}
+    checks = {cls: tuple(_checker(_hints(cls)[name]) for name in fields[cls]) for cls in records}
     return _Schema(classes, fields, checks)
 
 

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cache import SummaryCache
 from .runner import run_child
 
 KNOWN_DEVICES = ("cpu", "cuda")
@@ -92,21 +93,17 @@ def torch_version_without_import() -> str | None:
     return None
 
 
-def detect(cache_dir: Path | None, timeout: float = 120.0) -> TorchEnvironment:
+def detect(cache: SummaryCache | None, timeout: float = 120.0) -> TorchEnvironment:
     """The installed torch and its CUDA devices (subprocess, cached per interpreter, torch version and host)."""
     version = torch_version_without_import()
     if version is None:
         return TorchEnvironment(None, problem="`import torch` would fail for " + sys.executable)
     key = hashlib.sha256(
-        json.dumps([sys.executable, version, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")]).encode()
-    ).hexdigest()[:24]
-    cached = cache_dir / f"env-{key}.json" if cache_dir is not None else None
+        json.dumps(["torch-environment", sys.executable, version, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")]).encode()
+    ).hexdigest()
+    cached = cache.load(key, TorchEnvironment) if cache is not None else None
     if cached is not None:
-        try:
-            data = json.loads(cached.read_text(encoding="utf-8"))
-            return TorchEnvironment(data["torch"], bool(data["cuda"]), tuple(data["gpus"]), data.get("problem"))
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+        return cached
     with tempfile.TemporaryDirectory(prefix="cal-confirm-env-") as temp:
         outcome = run_child({"mode": "env"}, Path(temp), timeout)
     result = outcome.result or {}
@@ -114,12 +111,8 @@ def detect(cache_dir: Path | None, timeout: float = 120.0) -> TorchEnvironment:
         problem = result.get("error") or ("timed out" if outcome.timed_out else "; ".join(outcome.stderr_tail[-2:]) or "no answer")
         return TorchEnvironment(None, problem=problem)
     env = TorchEnvironment(result["torch"], bool(result.get("cuda")), tuple(result.get("gpus", ())), result.get("cuda_error"))
-    if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps({"torch": env.version, "cuda": env.cuda, "gpus": list(env.gpus), "problem": env.problem}), encoding="utf-8")
-        except OSError:
-            pass
+    if cache is not None:
+        cache.store(key, env)
     return env
 
 

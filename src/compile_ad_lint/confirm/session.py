@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .. import __version__
-from ..cache import CACHE_DIRECTORY, content_digest
+from ..cache import SummaryCache, build_digest, content_digest
 from ..findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
 from . import compare, probes
@@ -51,10 +50,6 @@ class ConfirmOptions:
     jobs: int | None = None  # concurrent subprocess runs; None: CPU count, at most 4
     log: Callable[[str], None] | None = None
     environment: TorchEnvironment | None = None  # tests inject one; None: detect
-
-
-def confirm_dir(root: Path) -> Path:
-    return root / CACHE_DIRECTORY / "confirm"
 
 
 class _Session:
@@ -122,8 +117,10 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
     if not findings:
         return findings
     root = options.project_root or Path.cwd()
-    cache_dir = confirm_dir(root) if options.use_cache else None
-    env = options.environment or detect(cache_dir)
+    # Verdicts live in the project's cache beside the summaries: the same checks apply to them
+    # (a directory this tool created here, authenticated entries, plain data).
+    cache = SummaryCache.open(root) if options.use_cache else None
+    env = options.environment or detect(cache)
     plans = plan_devices(options.devices, env)
     roots = _roots(findings, options)
     work = Path(tempfile.mkdtemp(prefix="cal-confirm-"))
@@ -133,7 +130,7 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
         fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
         with ThreadPoolExecutor(max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding") as evaluators:
-            verdicts = list(evaluators.map(lambda task: _confirm_one(session, findings, task[0], task[1], watch, cache_dir, fixes), tasks))
+            verdicts = list(evaluators.map(lambda task: _confirm_one(session, findings, task[0], task[1], watch, cache, fixes), tasks))
     finally:
         session.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -238,7 +235,7 @@ def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Se
     """Torch, device, entries, every CAL002 fix (they share matching runs) and ``sources`` decide a verdict."""
     location = finding.location
     where = [location.path, location.line, location.column, location.end_line, location.end_column]
-    key = [__version__, _FORMAT, env.version, device, finding.code, finding.facts, where, [e.label for e in entries], fixes, sources]
+    key = [build_digest(), _FORMAT, env.version, device, finding.code, finding.facts, where, [e.label for e in entries], fixes, sources]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
 
@@ -259,48 +256,22 @@ def sources_digest(tree: SourceTree) -> str:
     return digest.hexdigest()
 
 
-def _cache_load(cache_dir: Path | None, key: str) -> ConfirmResult | None:
-    if cache_dir is None:
-        return None
-    try:
-        data = json.loads((cache_dir / f"{key}.json").read_text(encoding="utf-8"))
-        return ConfirmResult(Verdict(data["verdict"]), data["detail"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _cache_store(cache_dir: Path | None, key: str, result: ConfirmResult) -> None:
-    if cache_dir is None:
-        return
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        gitignore = cache_dir.parent / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text("# Created by compile-ad-lint\n*\n", encoding="utf-8")
-        descriptor, temporary = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump({"verdict": result.verdict.value, "detail": result.detail}, handle)
-        os.replace(temporary, cache_dir / f"{key}.json")
-    except OSError:
-        pass
-
-
 # -- one finding on one device ------------------------------------------------------------------
 
 
-def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: DevicePlan, watch: list[str], cache_dir: Path | None, fixes: str) -> ConfirmResult:
+def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: DevicePlan, watch: list[str], cache: SummaryCache | None, fixes: str) -> ConfirmResult:
     finding = findings[index]
     if plan.skip_reason is not None:
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
     key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes, session.sources)
-    cached = _cache_load(cache_dir, key)
+    cached = cache.load(key, ConfirmResult) if cache is not None else None
     if cached is not None:
         return cached
     result, transient = _evaluate(session, finding, index, plan.device, watch)
-    if not transient:
-        _cache_store(cache_dir, key, result)
+    if not transient and cache is not None:
+        cache.store(key, result)
     return result
 
 
