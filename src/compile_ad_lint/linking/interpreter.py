@@ -132,6 +132,7 @@ class Interpreter:
         self._globals_run: set[tuple[Path, int]] = set()
         self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...]]] = {}
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
+        self._mros: dict[ClassVal, list[object]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
         #: Bumped whenever an attribute stored on instances gains values: memoized walks that read
@@ -647,11 +648,17 @@ class Interpreter:
         return [v for base in summary.bases for v in self.eval(base, frame)]
 
     def mro(self, cls: ClassVal, seen: frozenset = frozenset()) -> list[object]:
+        """``cls`` and its bases, depth first (asked for on every attribute of an instance: memoized;
+        the bases are module-level names, bound once)."""
         if cls in seen:
             return []
+        if not seen and cls in self._mros:
+            return self._mros[cls]
         order: list[object] = [cls]
         for base in self.bases(cls):
             order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
+        if not seen:
+            self._mros[cls] = order
         return order
 
     def is_module_class(self, cls: ClassVal) -> bool:
