@@ -1,10 +1,9 @@
 """compile-ad-lint: find the autograd decisions torch.compile bakes in silently."""
 
-__version__ = "0.1.0"
-
-from .api import Analyzer, Report, Stats, check  # noqa: E402
-from .config import Config, ConfigError, load_config  # noqa: E402
-from .findings import ConfirmResult, Finding, Location, RelatedLocation, Severity, Verdict  # noqa: E402
+from ._version import __version__
+from .api import Analyzer, Report, Stats, check
+from .config import Config, ConfigError, load_config
+from .findings import ConfirmResult, Finding, Location, RelatedLocation, Severity, Verdict
 
 __all__ = [
     "Analyzer",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn, Sequence, TextIO
 
-from . import __version__
+from ._version import __version__
 from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
 from .project import default_root, project_root
 

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import __version__
+from .._version import __version__
 from . import codec
 
 CACHE_DIRECTORY = ".compile_ad_lint_cache"

@@ -33,7 +33,7 @@ import tokenize
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..api import Analyzer
 from ..config import Config, ConfigError, parse_codes, read_config_file
 from ..findings import Finding

@@ -48,7 +48,7 @@ from pygls.protocol.language_server import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
-from .. import __version__
+from .._version import __version__
 from ..api import Analyzer
 from ..cache import EntryMemory
 from ..config import Config, ConfigError, find_pyproject, load_config
