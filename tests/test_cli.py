@@ -65,7 +65,14 @@ def test_json_contract(project, capsys):
         "end_line": 6,
         "end_column": 32,
     }
-    assert finding["fix"] is None and finding["confirm"] is None
+    assert finding["confirm"] is None
+    # The fix calls the uncompiled function in the region (unsafe); compiling with the eager backend is the alternative.
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert finding["fix"]["edits"] == [
+        {"path": "hazard.py", "line": 6, "column": 9, "end_line": 6, "end_column": 10, "replacement": "f.__wrapped__"}
+    ]
+    [alternative] = finding["alternative_fixes"]
+    assert alternative["edits"][0]["replacement"].endswith('backend="eager"')
     messages = [r["message"] for r in finding["related"]]
     assert messages[0] == "forward-AD region entered here"
     assert any(m.startswith("compiled here") for m in messages)

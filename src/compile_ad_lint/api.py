@@ -50,6 +50,9 @@ class Stats:
 class Report:
     findings: tuple[Finding, ...]
     stats: Stats
+    #: (resolved path, content digest) of every file the analysis read: fixes are built and applied
+    #: only on files that still hold that content.
+    digests: tuple[tuple[str, str], ...] = ()
 
 
 def load_view(path: Path, display: str, cache: SummaryCache | None, counter: ParseCounter, source: bytes | None = None) -> ModuleView:
@@ -184,11 +187,13 @@ class Analyzer:
 
         pending, mentions, asked = roots, frozenset(), frozenset()
         analyzed: set[str] = set()
+        read: dict[str, str] = {str(path): digest for path, digest in digests.items()}
         for _ in range(self.config.max_call_depth + 1):
             results = run.analyze([(root, mentions) for root in pending])
             for result in results:
                 events.extend(result.events)
                 analyzed.update(dependency for dependency, _ in result.dependencies)
+                read.update(result.dependencies)
             # Functions whose anchors depend on their parameters: analyze the code that calls them.
             mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
             if not mentions:
@@ -199,7 +204,7 @@ class Analyzer:
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
         stats = _stats(files, analyzed, run, started)
-        return Report(findings, stats)
+        return Report(findings, stats, tuple(sorted(read.items())))
 
     # -- stages -----------------------------------------------------------------------------
 

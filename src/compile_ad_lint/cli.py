@@ -67,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("--max-call-depth", type=_depth, metavar="N", help="how many calls deep to follow from each anchor (default: the config's max-call-depth, else 8)")
     scope.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache (.compile_ad_lint_cache/)")
     scope.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)")
+    fixes = check.add_argument_group("fixes (write files only when asked)")
+    fixes.add_argument("--fix", action="store_true", help="apply the safe fixes in place, re-analyze, and report what remains")
+    fixes.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: apply the unsafe fixes too (they change more than the hazard: speed, other compiled calls, a guessed value)")
+    fixes.add_argument("--diff", action="store_true", help="print the changes --fix would make as a unified diff; write nothing")
+    fixes.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to the line of every finding reported (codes already listed are kept, not repeated)")
+    baseline = check.add_argument_group("baseline")
+    baseline.add_argument("--baseline", metavar="FILE", help="report only findings that FILE does not record (default: the config's baseline)")
+    baseline.add_argument("--write-baseline", metavar="FILE", help="record every current finding in FILE (the baseline is ignored), report them, and exit 0")
     confirm = check.add_argument_group("confirm mode (runs your code)")
     confirm.add_argument("--confirm", action="store_true", help="run each finding's code eagerly and compiled and attach a verdict")
     confirm.add_argument("--devices", metavar="DEVICES", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
@@ -411,6 +419,9 @@ def _check(args: argparse.Namespace) -> int:
         for flag, given in (("--concise", args.concise), ("--show-source", args.show_source), ("--statistics", args.statistics)):
             if given:
                 return _error(f"{flag} applies to --format text, not {args.format}")
+    problem = _fix_options_problem(args)
+    if problem is not None:
+        return _error(problem)
     if args.stdin_filename is not None and args.paths in ([], [STDIN]):
         start = args.stdin_filename  # the configuration of the file stdin stands for
     else:
@@ -447,6 +458,68 @@ def _check(args: argparse.Namespace) -> int:
     if scope.stdin_failure is not None and config.enables("CAL900"):
         report = replace(report, findings=(_stdin_failure(scope), *report.findings))
     checked = scope.checked if scope.checked is not None else report.stats.files
+    read = _reader(scope)
+    if args.write_baseline:
+        from .baseline import BaselineError, write_baseline
+
+        try:
+            written = write_baseline(Path(args.write_baseline), report.findings, read)
+        except BaselineError as error:
+            return _error(str(error))
+        if not args.quiet:
+            print(f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}", file=sys.stderr)
+    baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
+    baseline = None
+    if baseline_path is not None:
+        from .baseline import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(baseline_path)
+        except BaselineError as error:
+            return _error(str(error))
+        filtered = baseline.filter(report.findings, read)
+        report = replace(report, findings=filtered.findings)
+        if not args.quiet:
+            note = f"compile-ad-lint: note: {_count(filtered.matched, 'finding')} in the baseline {baseline_path} not reported"
+            note += f"; {_count(len(filtered.gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(filtered.gone) == 1 else 'occur'}"
+            print(note, file=sys.stderr)
+    fixed_note = None
+    if args.fix or args.diff:
+        from .fixes.apply import fix_loop, unified_diff, write_changes
+
+        def reanalyze(contents):  # type: ignore[no-untyped-def]
+            again = _narrowed(analyzer.check(scope.paths, sources={**scope.sources, **contents} or None), scope)
+            return replace(again, findings=baseline.filter(again.findings, read).findings) if baseline is not None else again
+
+        try:
+            outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
+        except Exception:  # noqa: BLE001
+            print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)
+            traceback.print_exc()
+            return EXIT_ERROR
+        hidden = f" ({_count(outcome.unsafe_left, 'more fix', 'more fixes')} with --unsafe-fixes)" if outcome.unsafe_left and not args.unsafe_fixes else ""
+        if args.diff:
+            diff = unified_diff(outcome)
+            _emit(diff, args.output)
+            if not args.quiet:
+                print(f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}", file=sys.stderr)
+            for display in outcome.stale:
+                print(f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes are not shown", file=sys.stderr)
+            return EXIT_FINDINGS if diff and not args.exit_zero else EXIT_CLEAN
+        stale = write_changes(outcome, dict(report.digests))
+        for display in stale:
+            print(f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied", file=sys.stderr)
+        report = outcome.report if not stale else reanalyze({})  # type: ignore[assignment]
+        written = sum(1 for display, _, _ in outcome.changed.values() if display not in stale)
+        fixed_note = f"Fixed {_count(outcome.fixed, 'finding')} in {_count(written, 'file')}{hidden}." if outcome.fixed or hidden else None
+    if args.add_noqa:
+        from .fixes.apply import add_noqa
+
+        added, skipped = add_noqa(report.findings, dict(report.digests))
+        for display, line, reason in skipped:
+            print(f"compile-ad-lint: warning: {display}:{line}: no noqa added ({reason})", file=sys.stderr)
+        if not args.quiet:
+            print(f"compile-ad-lint: added {_count(added, 'noqa directive')}", file=sys.stderr)
     if args.confirm and checked:
         try:
             report = _confirm(report, config, args)
@@ -459,6 +532,10 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     # The summary's time is the whole run's: configuration, discovery, analysis and confirm.
     report = replace(report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3)))
+    if args.format in ("json", "sarif"):  # their reports carry each fix's edits
+        from .fixes import Sources, resolve
+
+        report = replace(report, findings=resolve(report.findings, Sources(scope.sources, dict(report.digests))))
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,
@@ -469,26 +546,75 @@ def _check(args: argparse.Namespace) -> int:
             source_line=_stdin_lines(scope) if scope.stdin is not None else None,
         )
         rendered = render_text(report, options)
+        if fixed_note is not None and not args.quiet:
+            lines = rendered.splitlines(keepends=True)
+            rendered = "".join([*lines[:-1], fixed_note + "\n", *lines[-1:]]) if lines else fixed_note + "\n"
     else:
         rendered = FORMATS[args.format](report)
-    # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
-    rendered = rendered.encode("utf-8", "backslashreplace").decode("utf-8")
-    if args.output:
-        try:
-            Path(args.output).write_text(rendered, encoding="utf-8")
-        except OSError as error:
-            print(f"compile-ad-lint: cannot write {args.output}: {error.strerror}", file=sys.stderr)
-            return EXIT_ERROR
-    else:
-        sys.stdout.write(rendered)
-        sys.stdout.flush()
+    if fixed_note is not None and args.format != "text" and not args.quiet:
+        print(f"compile-ad-lint: {fixed_note}", file=sys.stderr)
+    if not _emit(rendered, args.output):
+        return EXIT_ERROR
     if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
         print("compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr)
     if not checked:
         return _error(_no_file_checked(report, args))
-    if report.findings and not args.exit_zero:
+    if report.findings and not (args.exit_zero or args.write_baseline or args.add_noqa):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _emit(rendered: str, output: str | None) -> bool:
+    """Write a report (or diff) to ``output`` or stdout; False when the file cannot be written."""
+    # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
+    rendered = rendered.encode("utf-8", "backslashreplace").decode("utf-8")
+    if output:
+        try:
+            Path(output).write_text(rendered, encoding="utf-8")
+        except OSError as error:
+            print(f"compile-ad-lint: cannot write {output}: {error.strerror}", file=sys.stderr)
+            return False
+    else:
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+    return True
+
+
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number} {noun if number == 1 else (plural or noun + 's')}"
+
+
+def _fix_options_problem(args: argparse.Namespace) -> str | None:
+    """Combinations of the fix and baseline options that make no sense (a usage error)."""
+    writes = [flag for flag, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given]
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        return "--unsafe-fixes applies with --fix or --diff"
+    if args.add_noqa and (args.fix or args.diff):
+        return "--add-noqa cannot be combined with --fix or --diff: run them one after the other"
+    if args.write_baseline and writes:
+        return f"--write-baseline records findings; it cannot be combined with {writes[0]}"
+    stdin = args.paths == [STDIN] or (not args.paths and args.stdin_filename is not None)
+    if stdin and (writes or args.write_baseline):
+        return f"{(writes or ['--write-baseline'])[0]} works on files on disk; it cannot be used with stdin"
+    if args.diff and args.format != "text":
+        return f"--diff prints a diff, not a {args.format} report"
+    if args.add_noqa and args.confirm:
+        return "--add-noqa cannot be combined with --confirm"
+    return None
+
+
+def _reader(scope: _Scope):  # type: ignore[no-untyped-def]
+    """A displayed file's bytes for fingerprints: stdin's own text, else the file on disk."""
+
+    def read(display: str) -> bytes | None:
+        if scope.stdin is not None and display == scope.stdin[0]:
+            return next(iter(scope.sources.values()), scope.stdin[1])
+        try:
+            return Path(display).read_bytes()
+        except OSError:
+            return None
+
+    return read
 
 
 def _stdin_failure(scope: _Scope):  # type: ignore[no-untyped-def]

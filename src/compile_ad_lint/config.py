@@ -66,6 +66,9 @@ class Config:
     max_call_depth: int = 8
     compile_wrappers: frozenset[str] = frozenset()
     entry_points: tuple[str, ...] = ()
+    #: A baseline file (``baseline = "..."``, relative to the pyproject.toml): findings recorded in it
+    #: are not reported. Not part of the analysis (its cache keys ignore it).
+    baseline: Path | None = field(default=None, compare=False, repr=False)
     #: Directory holding the pyproject.toml the values came from (the project root), if any.
     root: Path | None = None
     source: str | None = field(default=None, compare=False)
@@ -189,6 +192,8 @@ def parse_section(section: dict, source: str, root: Path | None = None) -> Confi
             raise ConfigError(source, key, f"unknown key (known keys: {known})")
         attribute, convert = parser
         values[attribute] = convert(raw, source, key)
+    if isinstance(values.get("baseline"), str):
+        values["baseline"] = (root / values["baseline"]) if root is not None else Path(values["baseline"])  # type: ignore[operator]
     return Config(root=root, source=source, **values)
 
 
@@ -270,6 +275,12 @@ def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
     return frozenset(_string_list(raw, source, key))
 
 
+def _path_string(raw: object, source: str, key: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(source, key, f"expected a path (relative to the pyproject.toml), got {raw!r}")
+    return raw
+
+
 def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
     if not isinstance(raw, dict):
         raise ConfigError(source, key, f'expected a table of globs to codes, like {{"tests/*" = ["CAL001"]}}, got {raw!r}')
@@ -291,6 +302,7 @@ _PARSERS = {
     "max-call-depth": ("max_call_depth", _depth),
     "compile-wrappers": ("compile_wrappers", _string_set),
     "entry-points": ("entry_points", _strings),
+    "baseline": ("baseline", _path_string),
 }
 
 

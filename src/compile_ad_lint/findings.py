@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from .fixes.plans import FixPlan
 
 
 class Severity(str, enum.Enum):
@@ -52,11 +55,51 @@ class RelatedLocation:
     message: str
 
 
+class Applicability(str, enum.Enum):
+    """Ruff's convention: ``--fix`` applies safe fixes; unsafe ones need ``--unsafe-fixes``.
+
+    A safe fix keeps what the code computes (it restores eager semantics without changing anything
+    else); an unsafe one changes something else too (speed, the config of other compiled calls,
+    a value whose intended meaning is a guess).
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace the text from ``line:column`` to ``end_line:end_column`` (1-based, end exclusive,
+    columns in characters, like ``Location``) of the file ``path`` with ``replacement``.
+
+    An insertion has an empty range (``end`` equal to the start)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    replacement: str
+
+
 @dataclass(frozen=True)
 class Fix:
-    """A suggested change; never applied unless the user asks for it."""
+    """A suggested change; never applied unless the user asks for it.
+
+    Rules build a fix with a ``plan`` (what to change, from the interpreter's facts); ``fixes.resolve``
+    turns the plan into ``edits`` against the files' current text with LibCST. A fix whose plan
+    cannot be carried out safely on that text is dropped there, so a resolved finding only offers
+    fixes with edits.
+    """
 
     description: str
+    applicability: Applicability = Applicability.SAFE
+    edits: tuple[Edit, ...] = ()
+    plan: "FixPlan | None" = None
+
+    @property
+    def safe(self) -> bool:
+        return self.applicability is Applicability.SAFE
 
 
 @dataclass(frozen=True)
@@ -73,6 +116,8 @@ class Finding:
     location: Location
     related: tuple[RelatedLocation, ...] = ()
     fix: Fix | None = None
+    #: Other ways to fix it, offered by the editor and listed in JSON; ``--fix`` applies ``fix`` only.
+    alternative_fixes: tuple[Fix, ...] = ()
     #: Machine-readable facts behind the finding (backend, config value, autocast kwargs, ...),
     #: sorted ``(key, value)`` pairs so the finding stays hashable. Confirm mode builds probes from them.
     facts: tuple[tuple[str, str], ...] = ()
@@ -88,3 +133,8 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (*self.location.sort_key(), self.code)
+
+    @property
+    def fixes(self) -> tuple[Fix, ...]:
+        """The preferred fix first, then the alternatives."""
+        return ((self.fix,) if self.fix is not None else ()) + self.alternative_fixes

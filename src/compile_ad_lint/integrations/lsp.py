@@ -53,6 +53,7 @@ from ..api import Analyzer
 from ..cache import EntryMemory
 from ..config import Config, ConfigError, find_pyproject, load_config
 from ..findings import Finding, Location, Severity
+from ..fixes.noqa import noqa_insertion
 from ..rules import RULES_BY_CODE
 
 SOURCE = "compile-ad-lint"
@@ -63,12 +64,8 @@ MAX_MESSAGE_BYTES = 1 << 30
 logger = logging.getLogger(__name__)
 
 _SEVERITIES = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
-#: An existing ``# noqa`` comment: bare (suppresses everything) or with a code list to extend.
-_NOQA = re.compile(r"#\s*noqa(?P<colon>:\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 #: The line ends of LSP (and of CPython's tokenizer); nothing else ends a line.
 _LINE_END = re.compile(r"\r\n|\r|\n")
-#: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
-_PYTHON_WHITESPACE = " \t\x0c"
 
 
 def _unit_counter(encoding: str | None) -> Callable[[str], int]:
@@ -515,23 +512,14 @@ class CompileAdLintServer(LanguageServer):
 
 
 def noqa_edit(table: LineTable, line: int, code: str) -> types.TextEdit | None:
-    """The edit that adds ``code`` to ``line``'s noqa comment (or adds one); None if there is nothing to do."""
+    """The edit that adds ``code`` to ``line``'s noqa comment (or adds one); None if there is nothing
+    to do. The grammar is the analyzer's (``fixes.noqa``)."""
     if not 0 <= line < table.line_count:
         return None
-    text = table.line(line)
-    match = _NOQA.search(text)
-    if match is not None:
-        codes = match.group("codes")
-        if codes is None:
-            return None  # a bare ``# noqa`` already suppresses every code
-        if code.upper() in {c.upper() for c in re.findall(r"[A-Za-z]+[0-9]+", codes)}:
-            return None
-        start, end, new_text = match.end("codes"), match.end("codes"), f", {code}"
-    else:
-        stripped = len(text.rstrip(_PYTHON_WHITESPACE))
-        if text[:stripped].endswith("\\"):
-            return None  # a comment after a line continuation would be a syntax error
-        start, end, new_text = stripped, len(text), f"  # noqa: {code}"
+    insertion = noqa_insertion(table.line(line), [code])
+    if insertion is None:
+        return None
+    start, end, new_text = insertion
     return types.TextEdit(range=types.Range(table.position(line, start), table.position(line, end)), new_text=new_text)
 
 

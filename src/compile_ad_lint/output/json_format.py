@@ -3,15 +3,31 @@
 In a notebook, ``cell`` is the 1-based cell number (every cell counts) and ``line``/``end_line`` are
 lines of that cell; ``cell`` is null in a Python file. ``stats.parsed + stats.cached`` is
 ``stats.analyzed``, the files the analysis read; ``stats.files`` counts the files checked.
+
+``fix`` is the fix ``--fix`` applies (safe) or ``--unsafe-fixes`` adds (unsafe), with its edits:
+``path`` (as findings show paths), a 1-based range of that file's current text (``end_column``
+exclusive; an insertion has an empty range) and the ``replacement`` text. ``alternative_fixes`` are
+other ways to fix it (the language server offers them too); ``--fix`` never applies those.
 """
 
 from __future__ import annotations
 
 import json
 
-from .. import __version__
+from .._version import __version__
 from ..api import Report
-from ..findings import Finding
+from ..findings import Finding, Fix
+
+
+def fix_to_dict(fix: Fix) -> dict:
+    return {
+        "description": fix.description,
+        "applicability": fix.applicability.value,
+        "edits": [
+            {"path": e.path, "line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column, "replacement": e.replacement}
+            for e in fix.edits
+        ],
+    }
 
 
 def finding_to_dict(finding: Finding) -> dict:
@@ -30,7 +46,8 @@ def finding_to_dict(finding: Finding) -> dict:
             {"path": r.location.path, "cell": r.location.cell, "line": r.location.line, "column": r.location.column, "message": r.message}
             for r in finding.related
         ],
-        "fix": {"description": finding.fix.description} if finding.fix else None,
+        "fix": fix_to_dict(finding.fix) if finding.fix else None,
+        "alternative_fixes": [fix_to_dict(fix) for fix in finding.alternative_fixes],
         "facts": dict(finding.facts),
         "confirm": (
             {device: {"verdict": result.verdict.value, "detail": result.detail} for device, result in finding.confirm}

@@ -13,20 +13,25 @@ text), with the cell number and the position in the cell as region properties.
 
 ``partialFingerprints`` lets code scanning match a result across runs even when lines move: the
 key hashes the rule, the file and the flagged source text (whitespace-collapsed) plus the result's
-rank among identical ones in that file, never a line number.
+rank among identical ones in that file, never a line number (``baseline.Fingerprints``, which
+``--baseline`` matches with too).
+
+A finding with a fix carries it as SARIF ``fixes`` (one per fix, preferred first): each edit is a
+``replacement`` of a ``deletedRegion`` (an empty one for an insertion) by ``insertedContent``; whether
+it is safe (``--fix``) or unsafe (``--unsafe-fixes``) is in the fix's ``properties.applicability``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path, PurePath
 from urllib.parse import quote
 
-from .. import __version__
+from .._version import __version__
 from ..api import Report
-from ..findings import Finding, Location, Severity
+from ..baseline import Fingerprints
+from ..findings import Edit, Finding, Fix, Location, Severity
 from ..notebook import load
 from ..rules import ALL_RULES
 from ..rules.base import Rule
@@ -49,7 +54,7 @@ def render(report: Report) -> str:
 def sarif_log(report: Report) -> dict:
     """The SARIF log as a JSON-ready dict (one run)."""
     rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
-    fingerprints = _Fingerprints()
+    fingerprints = Fingerprints()
     results = [_result(finding, rule_index, fingerprints) for finding in report.findings]
     run: dict = {
         "tool": {
@@ -83,7 +88,7 @@ def _rule_descriptor(rule: type[Rule]) -> dict:
     }
 
 
-def _result(finding: Finding, rule_index: dict[str, int], fingerprints: "_Fingerprints") -> dict:
+def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerprints) -> dict:
     result: dict = {"ruleId": finding.code}
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
@@ -96,16 +101,41 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: "_Finger
             for number, related in enumerate(finding.related, start=1)
         ]
     result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprints.of(finding)}
+    fixes = [_fix(fix) for fix in finding.fixes if fix.edits]
+    if fixes:
+        result["fixes"] = fixes
     properties: dict = {}
     if finding.facts:
         properties["facts"] = dict(finding.facts)
-    if finding.fix is not None:
-        properties["fix"] = finding.fix.description
     if finding.confirm is not None:
         properties["confirm"] = {device: {"verdict": r.verdict.value, "detail": r.detail} for device, r in finding.confirm}
     if properties:
         result["properties"] = properties
     return result
+
+
+def _fix(fix: Fix) -> dict:
+    """A SARIF fix: the edits grouped by file, each a replacement of a region (1-based, end exclusive)."""
+    by_path: dict[str, list[Edit]] = {}
+    for edit in fix.edits:
+        by_path.setdefault(edit.path, []).append(edit)
+    return {
+        "description": {"text": _message_text(fix.description)},
+        "artifactChanges": [
+            {
+                "artifactLocation": artifact_location(path),
+                "replacements": [
+                    {
+                        "deletedRegion": {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column},
+                        "insertedContent": {"text": e.replacement},
+                    }
+                    for e in edits
+                ],
+            }
+            for path, edits in by_path.items()
+        ],
+        "properties": {"applicability": fix.applicability.value},
+    }
 
 
 def _message_text(text: str) -> str:
@@ -170,40 +200,3 @@ def artifact_location(path: str) -> dict:
 def _directory_uri(directory: Path) -> str:
     uri = directory.as_uri()
     return uri if uri.endswith("/") else uri + "/"
-
-
-class _Fingerprints:
-    """Line-independent fingerprints; identical (rule, file, source text) results are numbered."""
-
-    def __init__(self) -> None:
-        self._lines: dict[str, list[str] | None] = {}
-        self._seen: dict[str, int] = {}
-
-    def of(self, finding: Finding) -> str:
-        location = finding.location
-        snippet = self._snippet(location)
-        if snippet is None:  # the file cannot be read: the message, with its line numbers dropped
-            snippet = "message:" + re.sub(r"\d+", "#", finding.message)
-        base = "\0".join((finding.code, PurePath(location.path).as_posix(), snippet))
-        occurrence = self._seen.get(base, 0)
-        self._seen[base] = occurrence + 1
-        return hashlib.sha256(f"{base}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-    def _snippet(self, location: Location) -> str | None:
-        if location.cell is not None:  # the cell's own lines, not the JSON around them
-            notebook = load(location.path)
-            cell = notebook.cell(location.cell) if notebook is not None else None
-            if cell is None or not 1 <= location.line <= len(cell.lines):
-                return None
-            return " ".join(" ".join(cell.lines[location.line - 1 : max(location.line, location.end_line)]).split())
-        if location.path not in self._lines:
-            try:
-                text = Path(location.path).read_bytes().decode("utf-8", errors="replace")
-                self._lines[location.path] = text.splitlines()
-            except OSError:
-                self._lines[location.path] = None
-        lines = self._lines[location.path]
-        if lines is None or not 1 <= location.line <= len(lines):
-            return None
-        chosen = lines[location.line - 1 : max(location.line, location.end_line)]
-        return " ".join(" ".join(chosen).split())

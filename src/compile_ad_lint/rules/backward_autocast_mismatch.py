@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..findings import Finding, RelatedLocation, Severity
+from ..findings import Applicability, Finding, Fix, Location, RelatedLocation, Severity
+from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..linking import torch_api as api
-from ..linking.events import BackwardThroughCompiled
+from ..linking.events import BackwardThroughCompiled, ConfigWrite
 from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput
 from .base import Case, Rule
 
@@ -163,9 +164,10 @@ def train(x):
 
     def findings(self, events: Iterable[object]) -> Iterator[Finding]:
         eager_backward = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
-        for event in events:
-            if not isinstance(event, BackwardThroughCompiled):
-                continue
+        events = list(events)
+        backwards = [event for event in events if isinstance(event, BackwardThroughCompiled)]
+        context = _FixContext(backwards, eager_backward, {event.location.path for event in events if isinstance(event, ConfigWrite)})
+        for event in backwards:
             mismatched = [
                 (origin, assumed)
                 for origin in event.origins
@@ -174,9 +176,11 @@ def train(x):
                 if assumed is not None and assumed.differs_from(event.backward_autocast)
             ]
             if mismatched:
-                yield self.finding(event, mismatched)
+                yield self.finding(event, mismatched, context)
 
-    def finding(self, event: BackwardThroughCompiled, mismatched: list[tuple[CompiledOutput, AutocastState]]) -> Finding:
+    def finding(
+        self, event: BackwardThroughCompiled, mismatched: list[tuple[CompiledOutput, AutocastState]], context: "_FixContext | None" = None
+    ) -> Finding:
         origin, assumed = mismatched[0]
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
@@ -209,12 +213,15 @@ def train(x):
             related.append(RelatedLocation(actual.source, f"backward autocast context: {actual.origin}"))
         for island in islands:
             related.append(RelatedLocation(island.location, f"autocast-sensitive code in the compiled region: {island.description}"))
+        fixes = context.fixes(event, [output for output, _ in mismatched]) if context is not None else ()
         return Finding(
             code=self.code,
             message=message,
             severity=self.severity,
             location=event.location,
             related=tuple(dict.fromkeys(related)),
+            fix=fixes[0] if fixes else None,
+            alternative_fixes=tuple(fixes[1:]),
             facts=tuple(
                 sorted(
                     {
@@ -264,6 +271,84 @@ def suggested_config(origin: CompiledOutput, actual: AutocastState) -> str:
     else:
         literal = f'"{value}"'
     return f"wrap the compiled call in torch._functorch.config.patch(backward_pass_autocast={literal})"
+
+
+class _FixContext:
+    """What the fixes of one run's CAL002 findings must respect: every compiled call's backwards.
+
+    A compiled call traces one backward, for one config: a fix may set the config at a call only
+    when every backward through it (flagged or not) needs that same value, and a ``with`` block
+    must never take in another compiled call whose backwards need something else.
+    """
+
+    def __init__(self, backwards: list[BackwardThroughCompiled], eager_backward: frozenset[str], config_files: set[str]) -> None:
+        #: compiled call site -> the values its backwards need (None: not known for certain).
+        self.needs: dict[Location, set[ConfigLiteral | None]] = {}
+        #: compiled call site -> whether its config is the default (nothing sets it).
+        self.default_config: dict[Location, bool] = {}
+        for event in backwards:
+            for origin in event.origins:
+                if origin.compiled.backend in eager_backward:
+                    continue
+                known = assumed_backward_autocast(origin) is not None
+                self.needs.setdefault(origin.call_site, set()).add(certain_matching_config(origin, event.backward_autocast) if known else None)
+                default = origin.config.source is None and self.default_config.get(origin.call_site, True)
+                self.default_config[origin.call_site] = default
+        self.config_files = config_files
+
+    def fixes(self, event: BackwardThroughCompiled, outputs: list[CompiledOutput]) -> list[Fix]:
+        """The wrap at the compiled calls (safe), then setting the config at module level (unsafe)."""
+        values = {certain_matching_config(output, event.backward_autocast) for output in outputs}
+        if len(values) != 1:
+            return []
+        value = values.pop()
+        calls = tuple(sorted({output.call_site for output in outputs}))
+        if value is None or any(self.needs.get(call) != {value} for call in calls):
+            return []  # unknown, or another backward through one of these calls needs another config
+        avoid = tuple(sorted(site for site in self.needs if site not in calls and site.path in {c.path for c in calls}))
+        literal = config_source(value)
+        where = ", ".join(f"{call.path}:{call.line}" if call.path != event.location.path else f"line {call.line}" for call in calls)
+        call_word = "call" if len(calls) == 1 else "calls"
+        fixes = [
+            Fix(
+                f"Wrap the compiled {call_word} at {where} in `with torch._functorch.config.patch(backward_pass_autocast={literal}):`",
+                Applicability.SAFE,
+                plan=WrapInConfigPatch(calls, value, avoid),
+            )
+        ]
+        paths = {call.path for call in calls}
+        if len(paths) == 1:
+            path = paths.pop()
+            in_module = [site for site in self.needs if site.path == path]
+            if path not in self.config_files and all(self.needs[site] == {value} and self.default_config.get(site, False) for site in in_module):
+                fixes.append(
+                    Fix(
+                        f"Set `torch._functorch.config.backward_pass_autocast = {literal}` once at the top of {path} "
+                        "(unsafe: it applies to every compiled call traced after the import, in every module)",
+                        Applicability.UNSAFE,
+                        plan=SetConfigAtModuleLevel(path, value),
+                    )
+                )
+        return fixes
+
+
+def certain_matching_config(origin: CompiledOutput, actual: AutocastState) -> ConfigLiteral | None:
+    """``matching_config`` when it is certain from the code, as a fix writes it; else None.
+
+    Not certain: an autocast that depends on a flag (``enabled=use_amp``), or a device or dtype the
+    code does not spell as a literal.
+    """
+    forward = origin.forward_autocast
+    if actual.condition is not None or (actual.active and (actual.device is None or actual.dtype is None)):
+        return None
+    value = matching_config(origin, actual)
+    if value == "off":
+        return "off"
+    if value == "same_as_forward":
+        return "same_as_forward" if forward.condition is None and forward.device is not None and forward.dtype is not None else None
+    assert isinstance(value, list)
+    pairs = tuple((entry["device_type"], entry["dtype"].removeprefix("torch.")) for entry in value)
+    return pairs if all(dtype.isidentifier() for _, dtype in pairs) else None
 
 
 def _state_fact(state: AutocastState) -> str:

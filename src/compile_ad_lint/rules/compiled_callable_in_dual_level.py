@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..findings import Finding, RelatedLocation, Severity
+from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity
+from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
 from ..linking import torch_api as api
 from ..linking.events import CompiledCallInDualRegion
 from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
@@ -230,6 +231,7 @@ def check(x, t):
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
+        fixes = _fixes(event)
         return Finding(
             code=self.code,
             message=message,
@@ -246,6 +248,8 @@ def check(x, t):
                     }.items()
                 )
             ),
+            fix=fixes[0] if fixes else None,
+            alternative_fixes=tuple(fixes[1:]),
         )
 
 
@@ -264,6 +268,12 @@ def check(x, t):
         )
         related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
+        reverse = Fix(
+            "Use strategy=\"reverse-mode\" (unsafe: one backward per output element instead of one forward per input)",
+            Applicability.UNSAFE,
+            plan=ReverseModeJacobian(event.chain[0].location),
+        )
+        backend_fix = _backend_fix(compiled)
         return Finding(
             code=self.code,
             message=message,
@@ -275,7 +285,51 @@ def check(x, t):
                     {"backend": compiled.backend, "spelling": compiled.spelling, "expected": "wrong-jacobian", "hops": str(len(event.chain))}.items()
                 )
             ),
+            fix=reverse,
+            alternative_fixes=(backend_fix,) if backend_fix is not None else (),
         )
+
+
+#: Spellings whose compile call ``CompileWithBackend`` knows how to edit; ``torch.compile (replaces
+#: .forward)`` and the like start with one of them.
+_EDITABLE_SPELLINGS = ("torch.compile", "@torch.compile", "torch._dynamo.optimize", "functools.partial(torch.compile)", "nn.Module.compile()")
+
+
+def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
+    """Calling the uncompiled callable in the region (only the region runs eagerly), then compiling
+    with ``backend="eager"`` (every call runs eagerly). Both unsafe: they change speed."""
+    compiled = event.compiled
+    fixes = []
+    target = compiled.target
+    is_module = isinstance(target, (Instance, ExternalInstance))
+    in_place = compiled.spelling.startswith("nn.Module.compile()")
+    if len(event.chain) == 1 and target is not None and not in_place and _editable(compiled.spelling):
+        spelled = "`._orig_mod`" if is_module else "the original function (`.__wrapped__`)"
+        fixes.append(
+            Fix(
+                f"Call the uncompiled callable in the forward-AD region, {spelled} (unsafe: this call runs eagerly)",
+                Applicability.UNSAFE,
+                plan=CallUncompiled(event.chain[0].location, compiled.site, is_module),
+            )
+        )
+    backend_fix = _backend_fix(compiled)
+    if backend_fix is not None:
+        fixes.append(backend_fix)
+    return fixes
+
+
+def _backend_fix(compiled: Compiled) -> Fix | None:
+    if not _editable(compiled.spelling):
+        return None
+    return Fix(
+        'Compile with backend="eager", which keeps tangents (unsafe: every call of it runs without inductor)',
+        Applicability.UNSAFE,
+        plan=CompileWithBackend(compiled.site, compiled.spelling),
+    )
+
+
+def _editable(spelling: str) -> bool:
+    return spelling in _EDITABLE_SPELLINGS or spelling.startswith("torch.compile (")
 
 
 def _outcome(compiled: Compiled) -> tuple[str, str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Iterable, Iterator
 
-from ..findings import Finding, Severity
+from ..findings import Applicability, Finding, Fix, Severity
+from ..fixes.plans import ReplaceConfigValue, string_literal
 from ..linking import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.interpreter import config_value
@@ -74,6 +75,7 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
                     severity=self.severity,
                     location=event.location,
                     facts=(("value", _show(event.value)),),
+                    fix=_fix(event),
                 )
 
 
@@ -94,17 +96,39 @@ def _show(value: object) -> str:
     return "..."  # not a literal the summaries produce; never show an internal object
 
 
-def _string(value: str) -> str:
-    """A double-quoted Python literal for ``value``, escaping what ``repr`` escapes."""
-    escaped = []
-    for char in value:
-        if char in '\\"':
-            escaped.append("\\" + char)
-        elif char.isprintable():
-            escaped.append(char)
-        else:
-            escaped.append(repr(char)[1:-1])
-    return '"' + "".join(escaped) + '"'
+_string = string_literal
+
+
+#: The keywords of ``torch.amp.autocast``: a dict with only these (and a device) means one autocast.
+_AUTOCAST_KWARGS = frozenset({"device_type", "dtype", "enabled", "cache_enabled"})
+
+
+def _fix(event: ConfigWrite) -> Fix | None:
+    """A dict of autocast kwargs (or a tuple of them) becomes a list: the meaning is certain, safe.
+    A misspelled string becomes the nearest valid one: a guess at the meaning, unsafe."""
+    value = event.value
+    dicts = value if isinstance(value, tuple) and value else (value,)
+    if all(isinstance(item, DictLiteral) and _autocast_kwargs(item) for item in dicts):
+        shown = "dict" if isinstance(value, DictLiteral) else "tuple of dicts"
+        return Fix(f"Make the {shown} a list: {_show(list_of(dicts))}", Applicability.SAFE, plan=ReplaceConfigValue(event.location))
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, api.VALID_CONFIG_STRINGS, n=1, cutoff=0.5)
+        if close:
+            return Fix(
+                f"Replace {_show(value)} with {string_literal(close[0])} (unsafe: a guess at what was meant)",
+                Applicability.UNSAFE,
+                plan=ReplaceConfigValue(event.location, close[0]),
+            )
+    return None
+
+
+def list_of(items: tuple) -> ListLiteral:
+    return ListLiteral(tuple(items))
+
+
+def _autocast_kwargs(value: DictLiteral) -> bool:
+    keys = [key for key, _ in value.items]
+    return all(isinstance(key, str) for key in keys) and "device_type" in keys and set(keys) <= _AUTOCAST_KWARGS and len(set(keys)) == len(keys)
 
 
 def _hint(value: object) -> str:

@@ -1,0 +1,211 @@
+"""``check --fix`` / ``--diff``: apply the fixes, re-analyze, repeat, then write (or show) the result.
+
+Each round resolves the findings' fixes against the contents of the previous round (in memory),
+applies every selected fix that does not overlap another in one LibCST pass per file, and analyzes
+the new contents again; fixes that overlapped get their turn in the next round, against the new
+text. A finding whose fix was applied is not fixed again even if it is still reported (so a fix
+that does not remove its finding cannot nest itself round after round). The rounds stop when no
+fix applies; the last analysis is what remains.
+
+Nothing is written before the end, and then only to files whose content on disk is still what the
+first analysis read: a file changed meanwhile (an editor saved it) keeps its content and is named
+in ``FixOutcome.stale``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..baseline import Fingerprints
+from ..cache import content_digest
+from ..findings import Finding
+from . import ops_for, resolve
+from .plans import paths_of
+from .source import Sources
+from .transform import Changes, PlanError
+
+#: Rounds at most (each re-analyzes the project); overlapping fixes rarely need more than two.
+MAX_ROUNDS = 8
+
+
+@dataclass
+class FixOutcome:
+    #: The analysis of the fixed contents (or of the disk, when a stale file kept its content).
+    report: object
+    #: resolved path -> (display, content the first analysis read, fixed content)
+    changed: dict[Path, tuple[str, bytes, bytes]] = field(default_factory=dict)
+    #: Fixes applied (a finding counts once).
+    fixed: int = 0
+    #: Findings left with a fix that needs ``--unsafe-fixes``.
+    unsafe_left: int = 0
+    #: Files not written because their content changed since the analysis (displayed paths).
+    stale: list[str] = field(default_factory=list)
+
+
+def _allowed(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and bool(finding.fix.edits) and (unsafe or finding.fix.safe)
+
+
+def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: bool) -> FixOutcome:  # type: ignore[no-untyped-def]
+    """Apply fixes to ``report``'s findings; ``analyze(contents)`` re-analyzes with ``contents``
+    (resolved path -> bytes) in place of the files on disk."""
+    contents: dict[Path, bytes] = {}
+    original: dict[Path, tuple[str, bytes]] = {}
+    applied_marks: set[str] = set()
+    fixed = 0
+    stale: set[str] = set()
+    for round_number in range(MAX_ROUNDS):
+        sources = Sources(contents, dict(report.digests))
+        if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
+            stale = {d for f in report.findings for fix in f.fixes if fix.plan is not None for d in paths_of(fix.plan) if not sources.fresh(d)}
+        findings = resolve(report.findings, sources)
+        marks = Fingerprints(read=lambda display: sources.data(display))
+        changes = Changes(sources)
+        applied = 0
+        for finding in findings:
+            mark = marks.of(finding)
+            if not _allowed(finding, unsafe) or mark in applied_marks:
+                continue
+            try:
+                changes.add(ops_for(finding.fix.plan, sources))  # type: ignore[union-attr, arg-type]
+            except PlanError:
+                continue  # overlaps a fix of this round: the next round tries again
+            applied_marks.add(mark)
+            applied += 1
+        if not applied:
+            break
+        for display, (parsed, module) in changes.render().items():
+            path = sources.path(display)
+            original.setdefault(path, (display, parsed.data))
+            contents[path] = parsed.encode(module)
+        fixed += applied
+        report = analyze(contents)
+    outcome = FixOutcome(report, fixed=fixed)
+    sources = Sources(contents, dict(report.digests))
+    outcome.unsafe_left = sum(1 for f in resolve(report.findings, sources) if f.fix is not None and f.fix.edits and not f.fix.safe)
+    for path, (display, before) in original.items():
+        if contents[path] != before:
+            outcome.changed[path] = (display, before, contents[path])
+    outcome.stale = sorted(stale)
+    return outcome
+
+
+def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str]) -> list[str]:
+    """Write the fixed files whose disk content is still what the analysis read; the displays of
+    those skipped (changed since)."""
+    stale = list(outcome.stale)
+    for path, (display, before, after) in sorted(outcome.changed.items()):
+        try:
+            current = path.read_bytes()
+        except OSError:
+            stale.append(display)
+            continue
+        if current != before or first_digests.get(str(path), content_digest(before)) != content_digest(current):
+            stale.append(display)
+            continue
+        _write_atomically(path, after)
+    outcome.stale = sorted(set(stale))
+    return outcome.stale
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content (the file itself, not a symlink to it), keeping its mode."""
+    target = path.resolve()
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".fix", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, target.stat().st_mode & 0o7777)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _decode(data: bytes) -> str:
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return data.decode("utf-8", errors="replace")
+
+
+def unified_diff(outcome: FixOutcome) -> str:
+    """The changes as one unified diff (``--- path`` / ``+++ path`` per file)."""
+    from .source import split_lines
+
+    chunks = []
+    for _path, (display, before, after) in sorted(outcome.changed.items(), key=lambda item: item[1][0]):
+        old, new = split_lines(_decode(before)), split_lines(_decode(after))
+        for lines in (old, new):
+            if lines and not lines[-1].endswith(("\n", "\r")):
+                lines[-1] += "\n\\ No newline at end of file\n"
+        chunks.append("".join(difflib.unified_diff(old, new, fromfile=display, tofile=display)))
+    return "".join(chunks)
+
+
+def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[int, list[tuple[str, int, str]]]:
+    """``--add-noqa``: a ``# noqa: CODE`` for every finding, on its line (extending a noqa comment
+    already there). Returns how many lines changed and ``(display, line, reason)`` for the findings
+    that got none. Files changed since the analysis, and notebooks, are left alone."""
+    from .noqa import PYTHON_WHITESPACE, lines_ending_in_strings, noqa_insertion
+    from .source import resolve_display, split_lines
+
+    by_file: dict[str, dict[int, list[str]]] = {}
+    skipped: list[tuple[str, int, str]] = []
+    for finding in findings:
+        location = finding.location
+        if location.cell is not None or location.path.lower().endswith(".ipynb"):
+            skipped.append((location.path, location.line, "notebooks are not edited"))
+            continue
+        by_file.setdefault(location.path, {}).setdefault(location.line, [])
+        if finding.code not in by_file[location.path][location.line]:
+            by_file[location.path][location.line].append(finding.code)
+    added = 0
+    for display, lines_codes in sorted(by_file.items()):
+        path = resolve_display(display)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            skipped += [(display, line, f"cannot read: {error.strerror or error}") for line in lines_codes]
+            continue
+        if digests.get(str(path)) != content_digest(data):
+            skipped += [(display, line, "the file changed since it was analyzed") for line in lines_codes]
+            continue
+        try:
+            encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+            text = data.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError):
+            skipped += [(display, line, "cannot decode the file") for line in lines_codes]
+            continue
+        lines = split_lines(text)
+        in_strings = lines_ending_in_strings(text)
+        changed = 0
+        for number, codes in sorted(lines_codes.items()):
+            if not 1 <= number <= len(lines):
+                skipped.append((display, number, "no such line"))
+                continue
+            if number in in_strings:
+                skipped.append((display, number, "the line ends inside a string"))
+                continue
+            full = lines[number - 1]
+            body = full.rstrip("\r\n")
+            insertion = noqa_insertion(body, codes)
+            if insertion is None:
+                if body.rstrip(PYTHON_WHITESPACE).endswith("\\"):
+                    skipped.append((display, number, "the line ends in a \\ continuation"))
+                continue
+            start, end, new_text = insertion
+            lines[number - 1] = body[:start] + new_text + body[end:] + full[len(body) :]
+            changed += 1
+        if changed:
+            _write_atomically(path, "".join(lines).encode(encoding))
+            added += changed
+    return added, skipped

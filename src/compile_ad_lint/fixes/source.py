@@ -1,0 +1,158 @@
+"""The files fixes read and edit: their bytes (editor buffers first), parsed once with LibCST.
+
+Findings name files as displayed (relative to the working directory, or as the user named them);
+``Sources`` resolves a display to the file, reads it once, and keeps its LibCST module with the
+metadata the fixes need (positions, parents, scopes). ``fresh`` tells whether a file still has the
+content the analysis saw (``Report.digests``): fixes are never built or applied on anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Mapping
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
+
+from ..cache import content_digest
+from ..findings import Location
+
+#: Where a line ends, for the analyzer, LSP and LibCST alike (``str.splitlines`` also splits at
+#: form feeds and U+2028, which no tokenizer does).
+LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def resolve_display(display: str) -> Path:
+    """The file a finding's path names (relative paths are relative to the working directory)."""
+    try:
+        return Path(os.path.abspath(display)).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(display))
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines with their line ends (the last one may have none)."""
+    lines, start = [], 0
+    for match in LINE_END.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+class ParsedModule:
+    """One file's LibCST module with positions and parents (scopes when first asked)."""
+
+    def __init__(self, display: str, data: bytes) -> None:
+        self.display = display
+        self.data = data
+        self.wrapper = MetadataWrapper(cst.parse_module(data))
+        self.module = self.wrapper.module
+        self.text = self.module.code
+        self.positions: Mapping[cst.CSTNode, CodeRange] = self.wrapper.resolve(PositionProvider)
+        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = self.wrapper.resolve(ParentNodeProvider)
+
+    @cached_property
+    def scopes(self) -> Mapping[cst.CSTNode, object]:
+        return self.wrapper.resolve(ScopeProvider)
+
+    def encode(self, module: cst.Module) -> bytes:
+        """A transformed module as bytes, in the file's own encoding."""
+        return module.bytes
+
+    def nodes_at(self, location: Location, *kinds: type) -> list[cst.CSTNode]:
+        """Nodes of ``kinds`` whose span is exactly ``location``'s (``Location`` columns are
+        1-based, LibCST's 0-based; both ends exclusive, parentheses around a node excluded)."""
+        wanted = (location.line, location.column - 1, location.end_line, location.end_column - 1)
+        return [
+            node
+            for node, span in self.positions.items()
+            if isinstance(node, kinds) and (span.start.line, span.start.column, span.end.line, span.end.column) == wanted
+        ]
+
+    def nodes_starting_at(self, location: Location, *kinds: type) -> list[cst.CSTNode]:
+        """Nodes of ``kinds`` that start where ``location`` does, outermost first."""
+        found = [
+            (node, span)
+            for node, span in self.positions.items()
+            if isinstance(node, kinds) and (span.start.line, span.start.column) == (location.line, location.column - 1)
+        ]
+        found.sort(key=lambda item: (item[1].end.line, item[1].end.column), reverse=True)
+        return [node for node, _ in found]
+
+    def ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """``node``'s parents, nearest first, up to the module."""
+        chain = []
+        while node in self.parents:
+            node = self.parents[node]
+            chain.append(node)
+        return chain
+
+
+@dataclass
+class _File:
+    path: Path
+    data: bytes | None
+    parsed: ParsedModule | None = None
+    failed: bool = False
+
+
+class Sources:
+    """Files as fixes see them: ``overrides`` (by resolved path: editor buffers) first, then the disk.
+
+    ``digests`` (resolved path string -> content digest, from ``Report.digests``) are the contents
+    the analysis read; when given, a file whose content differs (or that the analysis did not read)
+    is not ``fresh``, and fixes are neither built nor applied on it.
+    """
+
+    def __init__(self, overrides: Mapping[Path, bytes] | None = None, digests: Mapping[str, str] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        self.digests = dict(digests) if digests is not None else None
+        self._files: dict[str, _File] = {}
+
+    def _file(self, display: str) -> _File:
+        found = self._files.get(display)
+        if found is None:
+            path = resolve_display(display)
+            data = self.overrides.get(path)
+            if data is None:
+                try:
+                    data = path.read_bytes() if path.is_file() else None
+                except OSError:
+                    data = None
+            found = self._files[display] = _File(path, data)
+        return found
+
+    def path(self, display: str) -> Path:
+        return self._file(display).path
+
+    def data(self, display: str) -> bytes | None:
+        return self._file(display).data
+
+    def fresh(self, display: str) -> bool:
+        """Whether the file holds what the analysis read (always, when no digests were given)."""
+        file = self._file(display)
+        if file.data is None:
+            return False
+        if self.digests is None:
+            return True
+        return self.digests.get(str(file.path)) == content_digest(file.data)
+
+    def parsed(self, display: str) -> ParsedModule | None:
+        """The file's LibCST module; None for notebooks, unreadable, stale or unparsable files."""
+        file = self._file(display)
+        if file.parsed is not None or file.failed:
+            return file.parsed
+        if file.data is None or file.path.suffix.lower() == ".ipynb" or not self.fresh(display):
+            file.failed = True
+            return None
+        try:
+            file.parsed = ParsedModule(display, file.data)
+        except (cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, LookupError, SyntaxError, ValueError):
+            file.failed = True
+        return file.parsed
