@@ -127,8 +127,7 @@ def test_container_element_method_rows(method, tmp_path):
 def test_empty_container_factory_rows(factory, tmp_path):
     module, name = factory.rsplit(".", 1)
     imports = "" if module == "builtins" else f"from {module} import {name}\n"
-    call = f"{name}()" if name != "defaultdict" else f"{name}()"
-    code = NET + imports + f"REGISTRY = {call}\n\n\ndef add(name, fn):\n    REGISTRY[name] = fn\n\n\nadd('net', torch.compile(Net()))\n\n\n"
+    code = NET + imports + f"REGISTRY = {name}()\n\n\ndef add(name, fn):\n    REGISTRY[name] = fn\n\n\nadd('net', torch.compile(Net()))\n\n\n"
     code += "def step(x, name):\n    model = REGISTRY[name]\n" + AMP + "    loss.backward()  # expect: CAL002\n"
     _check(Case(code), tmp_path)
 
@@ -266,8 +265,10 @@ def test_registry_filled_by_import_side_effects(tmp_path):
         ("pkg/models.py", "import torch\nfrom pkg.registry import register\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n"),
         (
             "pkg/train.py",
-            "import torch\nfrom pkg.registry import get\n\n\ndef step(x, name):\n    model = get(name)\n"
-            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            (
+                "import torch\nfrom pkg.registry import get\n\n\ndef step(x, name):\n    model = get(name)\n"
+                "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n"
+            ),
         ),
     )
     _check(Case("", files=files), tmp_path)
@@ -278,8 +279,10 @@ def test_registry_without_registrations_asks_the_callers(tmp_path):
         ("registry.py", "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n"),
         (
             "trainer.py",
-            "import torch\nfrom registry import get\n\n\ndef fit(x, name):\n    model = get(name)\n"
-            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            (
+                "import torch\nfrom registry import get\n\n\ndef fit(x, name):\n    model = get(name)\n"
+                "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n"
+            ),
         ),
         ("main.py", "import torch\nfrom registry import register\nfrom trainer import fit\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n\nif __name__ == '__main__':\n    fit(torch.ones(4), 'lin')\n"),
     )

@@ -30,7 +30,7 @@ _FP32_BLOCK, _CAST, _FP32_OP = 0, 1, 2
 
 
 class IslandScan:
-    def __init__(self, interpreter: "Interpreter") -> None:
+    def __init__(self, interpreter: Interpreter) -> None:
         self.interp = interpreter
         self._found: dict[Compiled, Island | None] = {}
 
@@ -139,9 +139,7 @@ def _expr_nodes(expr: object) -> Iterator[object]:
         yield from _expr_nodes(expr.func)
         for arg in expr.args:
             yield from _expr_nodes(arg.value)
-    elif isinstance(expr, ir.Attr):
-        yield from _expr_nodes(expr.base)
-    elif isinstance(expr, ir.Item):
+    elif isinstance(expr, ir.Attr) or isinstance(expr, ir.Item):
         yield from _expr_nodes(expr.base)
     elif isinstance(expr, (ir.Combine, ir.Elements)):
         for part in expr.parts:

@@ -34,11 +34,9 @@ from .values import (
     ExternalInstance,
     FrameworkCall,
     FrameworkObject,
-    FunctionVal,
     GradMode,
     Imported,
     Instance,
-    ModuleRef,
     NullContext,
     Wrapper,
     derived,
@@ -52,7 +50,7 @@ if TYPE_CHECKING:
 MAX_SIDE_EFFECT_MODULES = 64
 
 
-def _positional(args: "Args", index: int) -> frozenset:
+def _positional(args: Args, index: int) -> frozenset:
     plain = [values for keyword, values in args if keyword is None]
     if index < len(plain):
         return plain[index]
@@ -60,14 +58,14 @@ def _positional(args: "Args", index: int) -> frozenset:
     return star[0] if star else frozenset()
 
 
-def _keyword(args: "Args", name: str) -> frozenset | None:
+def _keyword(args: Args, name: str) -> frozenset | None:
     for keyword, values in args:
         if keyword == name:
             return values
     return None
 
 
-def _argument(args: "Args", keyword: str, index: int | None) -> frozenset | None:
+def _argument(args: Args, keyword: str, index: int | None) -> frozenset | None:
     found = _keyword(args, keyword)
     if found is None and index is not None:
         found = _positional(args, index) or None
@@ -78,13 +76,13 @@ def _constants(values: Iterable[object] | None) -> set | None:
     """The literal values among ``values``, or None when one of them is not a literal."""
     if values is None:
         return None
-    values = list(values)
-    if not values or not all(isinstance(v, ConstVal) for v in values):
+    constants = [v for v in values if isinstance(v, ConstVal)]
+    if not constants or len(constants) != len(list(values)):
         return None
-    return {v.value for v in values}
+    return {v.value for v in constants}
 
 
-def _iter(args: "Args") -> Iterable[object]:
+def _iter(args: Args) -> Iterable[object]:
     for _, values in args:
         yield from values
 
@@ -122,11 +120,12 @@ def container_of(expr: ir.Expr) -> ir.Expr:
 
 
 class Reach:
-    def __init__(self, interpreter: "Interpreter") -> None:
+    def __init__(self, interpreter: Interpreter) -> None:
         self.interp = interpreter
         #: The module being analyzed (its import side effects run when a registry is read).
         self.root: Path | None = None
-        self._side_effects_done = False
+        #: Top-level packages whose import side effects already ran in this analysis.
+        self._side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
 
     # -- what a value is --------------------------------------------------------------------
@@ -159,7 +158,7 @@ class Reach:
 
     # -- grad: frozen modules, no_grad, requires_grad ----------------------------------------
 
-    def graded(self, values: "Values", frame: "Frame", requires_grad: bool = True) -> "Values":
+    def graded(self, values: Values, frame: Frame, requires_grad: bool = True) -> Values:
         """Results of a module call: they require grad, unless grad recording is off."""
         if not frame.ctx.grad_enabled:
             return self.without_graph(values)
@@ -168,7 +167,7 @@ class Reach:
         return frozenset(replace(v, requires_grad=True) if isinstance(v, Data) and not v.requires_grad else v for v in values)
 
     @staticmethod
-    def without_graph(values: "Values", keep: Data | None = None) -> "Values":
+    def without_graph(values: Values, keep: Data | None = None) -> Values:
         """The same data without autograd history (what ``no_grad`` or a frozen module yields);
         ``keep``: the inputs' history, which a frozen module's output still carries."""
         kept = keep.origins if keep is not None else frozenset()
@@ -179,7 +178,7 @@ class Reach:
             for v in values
         )
 
-    def compiled_output(self, compiled: Compiled, output: "Values", inputs: Data, frame: "Frame", arguments: tuple = ()) -> "Values":
+    def compiled_output(self, compiled: Compiled, output: Values, inputs: Data, frame: Frame, arguments: tuple = ()) -> Values:
         """A compiled call's result: no backward under ``no_grad``, or through a frozen module whose
         inputs do not require grad."""
         if not frame.ctx.grad_enabled:
@@ -199,9 +198,9 @@ class Reach:
     def frozen(value: object) -> bool:
         return isinstance(value, Wrapper) and value.frozen
 
-    def freeze(self, values: "Values", site: Location, frozen: bool) -> "Values":
+    def freeze(self, values: Values, site: Location, frozen: bool) -> Values:
         """``module.requires_grad_(frozen is False)``: the same modules, frozen or unfrozen."""
-        result = set()
+        result: set[object] = set()
         for value in values:
             if isinstance(value, Wrapper) and value.frozen and not frozen:
                 result |= value.inner
@@ -211,7 +210,7 @@ class Reach:
                 result.add(value)
         return frozenset(result)
 
-    def freeze_expr(self, expr: ir.Expr, frame: "Frame", span: ir.Span, frozen: bool) -> None:
+    def freeze_expr(self, expr: ir.Expr, frame: Frame, span: ir.Span, frozen: bool) -> None:
         """Rebind what ``expr`` names to its frozen (or unfrozen) version. Unfreezing a part
         (``model.head.requires_grad_(True)``, ``model.get_classifier().parameters()``) unfreezes the
         whole: it trains again, partly."""
@@ -230,7 +229,7 @@ class Reach:
         else:
             self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
 
-    def requires_grad_argument(self, args: "Args") -> bool | None:
+    def requires_grad_argument(self, args: Args) -> bool | None:
         values = _argument(args, "requires_grad", 0)
         if values is None:
             return True
@@ -239,7 +238,7 @@ class Reach:
 
     # -- receiver methods: ``.cuda()``, ``.children()``, ``.get()``, ``register_module`` -----
 
-    def receiver_method(self, call: ir.Call, frame: "Frame") -> "Values":
+    def receiver_method(self, call: ir.Call, frame: Frame) -> Values:
         """``<receiver>.<method>(...)`` for the methods whose receiver matters (api tables)."""
         interp = self.interp
         func = call.func
@@ -298,7 +297,7 @@ class Reach:
             items |= v.items if isinstance(v, Collection) and not v.sequential else {v}
         return normalize(items) if items else frozenset([UNKNOWN])
 
-    def register_module(self, receiver_expr: ir.Expr, receiver: object, args: "Args", frame: "Frame", span: ir.Span) -> None:
+    def register_module(self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span) -> None:
         """``parent.register_module(name, module)`` / ``add_module``: like ``setattr``; on an
         ``nn.ModuleDict``/``nn.ModuleList`` the module becomes one of its items."""
         module = _argument(args, "module", 1) or frozenset()
@@ -309,7 +308,7 @@ class Reach:
 
     # -- element stores: ``layers[i] = torch.compile(layer)``, registries --------------------
 
-    def store_element(self, container: ir.Expr, values: "Values", frame: "Frame", span: ir.Span) -> None:
+    def store_element(self, container: ir.Expr, values: Values, frame: Frame, span: ir.Span) -> None:
         """``container[key] = values`` (or an in-place change of one of its elements): iterating or
         indexing ``container`` may now yield ``values`` too."""
         interp = self.interp
@@ -328,7 +327,7 @@ class Reach:
             bases = interp.eval(container.base, frame)
             self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
 
-    def store_global(self, path: Path, name: str, added: "Values") -> None:
+    def store_global(self, path: Path, name: str, added: Values) -> None:
         """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function)."""
         interp = self.interp
         interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
@@ -347,7 +346,7 @@ class Reach:
             env[name] = normalize(current | added)
             interp._heap_version += 1
 
-    def set_attribute(self, bases: "Values", names: "Values | None", values: "Values") -> None:
+    def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None:
         """``setattr(obj, name, value)``: a known name stores the attribute; an unknown name replaces
         whichever attribute held the module ``value`` was made from (``setattr(model, n, torch.compile(child))``)."""
         interp = self.interp
@@ -365,7 +364,7 @@ class Reach:
             else:
                 self.replace_everywhere(base, values)
 
-    def replace_everywhere(self, base: Instance, values: "Values") -> None:
+    def replace_everywhere(self, base: Instance, values: Values) -> None:
         sources = {v.target for v in values if isinstance(v, Compiled)} | {i for v in values if isinstance(v, Wrapper) for i in v.inner}
         interp = self.interp
         for klass in interp.mro(base.cls):
@@ -380,12 +379,12 @@ class Reach:
                     interp._instance_attrs[key] = normalize(held | (values if held & sources else {Collection(normalize(values))}))
                     interp._heap_version += 1
 
-    def replace_attribute(self, target: ir.AttrTarget, old: "Values", new: "Values", frame: "Frame") -> None:
+    def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
         bases = self.interp.eval(target.base, frame)
         self.set_attribute(bases, frozenset([ConstVal(target.attr)]), new)
 
-    def in_place_elsewhere(self, receiver: ir.Expr, compiled: "Values", frame: "Frame", span: ir.Span) -> None:
+    def in_place_elsewhere(self, receiver: ir.Expr, compiled: Values, frame: Frame, span: ir.Span) -> None:
         """``block.compile()`` changed an object that is also held elsewhere: the loop variable's
         container (``for block in model.blocks``), the subscripted container, or ``getattr``'s object."""
         if isinstance(receiver, ir.Ref) and receiver.name in frame.element_of:
@@ -405,7 +404,7 @@ class Reach:
             names = interp.eval(receiver.args[1].value, frame)
             self.set_attribute(objects, names, compiled)
 
-    def in_place_statement(self, expr: ir.Expr, frame: "Frame") -> bool:
+    def in_place_statement(self, expr: ir.Expr, frame: Frame) -> bool:
         """``teacher.requires_grad_(False)`` as a statement freezes ``teacher`` itself."""
         if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "requires_grad_"):
             return False
@@ -429,7 +428,7 @@ class Reach:
         source = first.value.base
         return isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_PARAMETER_METHODS
 
-    def note_element_binding(self, statement: ir.Assign, frame: "Frame") -> None:
+    def note_element_binding(self, statement: ir.Assign, frame: Frame) -> None:
         """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
         value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``)."""
         if not isinstance(statement.value, ir.Item):
@@ -442,7 +441,7 @@ class Reach:
             elif isinstance(target, ir.MultiTarget):
                 pending.extend(target.targets)
 
-    def parameter_flag(self, target: ir.AttrTarget, values: "Values", frame: "Frame", span: ir.Span) -> None:
+    def parameter_flag(self, target: ir.AttrTarget, values: Values, frame: Frame, span: ir.Span) -> None:
         """``for p in model.parameters(): p.requires_grad = False`` freezes ``model``."""
         if target.attr != "requires_grad" or not isinstance(target.base, ir.Ref):
             return
@@ -457,14 +456,15 @@ class Reach:
 
     # -- containers and registries ---------------------------------------------------------
 
-    def container_elements(self, base: ir.Expr, values: "Values", frame: "Frame") -> "Values":
+    def container_elements(self, base: ir.Expr, values: Values, frame: Frame) -> Values:
         """What ``base[key]`` / ``base.get(key)`` yields. A module-level registry that the analysis
         has seen no registration into runs the import side effects first; one that is still empty
         stands for registrations made elsewhere (unknown, and worth asking the callers about)."""
         interp = self.interp
         if isinstance(base, ir.Ref) and base.name not in frame.env and base.name not in frame.closure and self.empty_registry(values):
-            if not self._side_effects_done:
-                self.run_import_side_effects()
+            package = interp.index.view(frame.path).module.split(".", 1)[0]
+            if package not in self._side_effects_done:
+                self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
             if self.empty_registry(values):
                 return frozenset([replace(PARAMETER, dual=False)])
@@ -482,7 +482,7 @@ class Reach:
         return normalize(result) if result else frozenset([UNKNOWN])
 
     @staticmethod
-    def empty_registry(values: "Values") -> bool:
+    def empty_registry(values: Values) -> bool:
         """A global holding only an empty ``{}``/``[]``/``dict()`` (filled at run time)."""
         if not values:
             return False
@@ -494,11 +494,12 @@ class Reach:
             return False
         return True
 
-    def run_import_side_effects(self) -> None:
-        """Run the module-level code of the project modules the analyzed module imports (its package
-        ``__init__`` chain first, then its imports, transitively): registrations happen there
-        (``import torchtitan.models`` registering train specs)."""
-        self._side_effects_done = True
+    def run_import_side_effects(self, package: str) -> None:
+        """Run the module-level code of the modules of ``package`` (the registry's top-level package)
+        that the analyzed module imports (its package ``__init__`` chain first, then its imports,
+        transitively): registrations happen there (``import torchtitan.models`` registering train
+        specs). Registrations from outside the package reach the registry through the callers."""
+        self._side_effects_done.add(package)
         interp = self.interp
         root = self.root
         if root is None:
@@ -517,13 +518,15 @@ class Reach:
             if view.failure is not None or api.is_external_root(view.module):
                 continue
             order.append(path)
+            if path != root and view.module.split(".", 1)[0] != package:
+                continue  # run nothing outside the registry's package, follow nothing from there
             for dotted in self.imported_modules(view):
                 found = interp.index.find_module(dotted, path)
                 if found is not None and found not in seen:
                     pending.extend([*self.package_chain(found), found])
         for path in order:
-            if path == root:
-                continue  # its module-level code already ran as the analysis root
+            if path == root or interp.index.view(path).module.split(".", 1)[0] != package:
+                continue  # the root's module-level code already ran; other packages register nothing here
             view = interp.index.view(path)
             env = interp._globals.setdefault(path, {})
             for index in view.effectful_blocks():
@@ -587,7 +590,7 @@ class Reach:
                 ) or any(isinstance(b, External) and b.name in api.KEYWORD_FIELD_BASES for b in bases)
         return self._keyword_fields[cls]
 
-    def construct_fields(self, cls: ClassVal, args: "Args") -> None:
+    def construct_fields(self, cls: ClassVal, args: Args) -> None:
         """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments."""
         instance = frozenset([Instance(cls)])
         for keyword, values in args:
@@ -596,7 +599,7 @@ class Reach:
 
     # -- torch and framework calls by qualified name ---------------------------------------
 
-    def external(self, name: str, args: "Args", site: Location, frame: "Frame") -> "Values | None":
+    def external(self, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
         """Calls of the ``torch_api``/``frameworks`` rows this module implements; None for others."""
         interp = self.interp
         wrapper = api.WRAPPER_BY_NAME.get(name)
@@ -631,7 +634,7 @@ class Reach:
             return frozenset([replace(derived(_iter(args)), requires_grad=True)])
         return None
 
-    def grad_mode(self, name: str, args: "Args") -> bool | None:
+    def grad_mode(self, name: str, args: Args) -> bool | None:
         default = api.GRAD_MODES[name]
         keyword = api.GRAD_MODE_ARGUMENT.get(name)
         if keyword is None:
@@ -647,7 +650,7 @@ class Reach:
             return False if flag else None
         return flag
 
-    def forward_mode_call(self, name: str, args: "Args", site: Location, frame: "Frame") -> None:
+    def forward_mode_call(self, name: str, args: Args, site: Location, frame: Frame) -> None:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)`` calls ``f`` on dual tensors inside
         a ``dual_level`` of its own: a CAL001 region at this call."""
         (keyword, index, value), (guard, guard_index) = api.FORWARD_MODE_FUNCTIONS[name]
@@ -670,7 +673,7 @@ class Reach:
 
     # -- wrappers ---------------------------------------------------------------------------
 
-    def call_wrapper(self, wrapper: Wrapper, args: "Args", span: ir.Span, frame: "Frame", func: ir.Expr | None) -> "Values":
+    def call_wrapper(self, wrapper: Wrapper, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None) -> Values:
         saved = frame.ctx
         if wrapper.autocast is not None:
             frame.ctx = replace(saved, autocast=wrapper.autocast)
@@ -684,7 +687,7 @@ class Reach:
                 return self.without_graph(results, inputs)
         return results
 
-    def wrapper_attribute(self, wrapper: Wrapper, name: str) -> "Values":
+    def wrapper_attribute(self, wrapper: Wrapper, name: str) -> Values:
         interp = self.interp
         if name == "module" and not wrapper.frozen:
             return wrapper.inner
@@ -693,7 +696,7 @@ class Reach:
             return frozenset([Wrapper(found, wrapper.kind, wrapper.site, frozen=True)])
         return found
 
-    def instance_forward(self, instance: Instance) -> "Values":
+    def instance_forward(self, instance: Instance) -> Values:
         """``self.forward = torch.compile(self.forward)``: calls of the module run the replacement."""
         interp = self.interp
         replaced = interp.instance_attribute(instance.cls, "forward")
@@ -701,7 +704,7 @@ class Reach:
 
     # -- frameworks -------------------------------------------------------------------------
 
-    def framework_object(self, row: fw.FrameworkClass, args: "Args", site: Location) -> FrameworkObject:
+    def framework_object(self, row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
         autocast = self.framework_precision(row, args, site)
         backend = self.framework_backend(row, args)
         held = frozenset().union(*(_argument(args, keyword, index) or frozenset() for keyword, index in row.holds)) if row.holds else frozenset()
@@ -712,7 +715,7 @@ class Reach:
                     autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
         return FrameworkObject(row.kind, site, autocast, backend, normalize(held), precision_site)
 
-    def framework_precision(self, row: fw.FrameworkClass, args: "Args", site: Location) -> AutocastState | None:
+    def framework_precision(self, row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
         precision = row.precision
         if precision is None:
             return None
@@ -724,7 +727,7 @@ class Reach:
         origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
         maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
         if precision.flags:
-            for flag, dtype in precision.flags:
+            for flag, flag_dtype in precision.flags:
                 values = _keyword(args, flag)
                 if values is None:
                     continue
@@ -732,7 +735,7 @@ class Reach:
                 if constants is None or len(constants) != 1:
                     return maybe
                 if constants.pop():
-                    return AutocastState(True, device, dtype, site, f"{origin} ({flag}=True)")
+                    return AutocastState(True, device, flag_dtype, site, f"{origin} ({flag}=True)")
             return None
         values = _argument(args, precision.argument, None)
         if values is None:
@@ -751,7 +754,7 @@ class Reach:
             dtype = "bfloat16"  # Lightning turns '16-mixed' on CPU into 'bf16-mixed'
         return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
 
-    def framework_backend(self, row: fw.FrameworkClass, args: "Args") -> str | None:
+    def framework_backend(self, row: fw.FrameworkClass, args: Args) -> str | None:
         """The backend the framework compiles prepared models with, None when it does not."""
         compilation = row.compilation
         if compilation is None:
@@ -777,7 +780,7 @@ class Reach:
                 return None if constants == {False} else UNKNOWN_BACKEND
         return compilation.absent_backend
 
-    def framework_attribute(self, value: object, name: str) -> "Values | None":
+    def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
             method = fw.METHODS.get((value.kind, name))
             return frozenset([FrameworkCall(value, name, method.effect)]) if method is not None else None
@@ -789,7 +792,7 @@ class Reach:
                         return frozenset([FrameworkCall(None, name, method.effect)])
         return None
 
-    def call_framework(self, call: FrameworkCall, args: "Args", span: ir.Span, frame: "Frame") -> "Values":
+    def call_framework(self, call: FrameworkCall, args: Args, span: ir.Span, frame: Frame) -> Values:
         interp = self.interp
         site = interp.loc(frame.path, span)
         owner = call.owner
@@ -819,7 +822,7 @@ class Reach:
             return frozenset([Data()])
         return frozenset([UNKNOWN])
 
-    def prepare(self, values: "Values", owner: FrameworkObject, site: Location, call: FrameworkCall) -> "Values":
+    def prepare(self, values: Values, owner: FrameworkObject, site: Location, call: FrameworkCall) -> Values:
         """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows)."""
         kind = owner.kind.rsplit(".", 1)[-1]
         label = f"{kind}.{call.name}()"
@@ -837,7 +840,7 @@ class Reach:
                 result.add(wrapped)
         return frozenset(result)
 
-    def lightning_fit(self, trainer: FrameworkObject, models: "Values", site: Location, span: ir.Span, frame: "Frame") -> None:
+    def lightning_fit(self, trainer: FrameworkObject, models: Values, site: Location, span: ir.Span, frame: Frame) -> None:
         """``Trainer.fit(model)``: ``training_step`` under the precision's autocast, then (automatic
         optimization) the backward of its loss here, outside autocast."""
         interp = self.interp
@@ -867,17 +870,17 @@ class Reach:
                 continue
             interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
 
-    def hf_train(self, trainer: FrameworkObject, site: Location, span: ir.Span, frame: "Frame") -> None:
+    def hf_train(self, trainer: FrameworkObject, site: Location, span: ir.Span, frame: Frame) -> None:
         """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
         a batch, and ``accelerator.backward(loss)`` outside autocast."""
         interp = self.interp
-        prepared = self.prepare(trainer.held, trainer, site, FrameworkCall(trainer, "prepare", "prepare"))
+        prepared = self.prepare(trainer.held, trainer, site, FrameworkCall(trainer, "train", "prepare"))  # accelerator.prepare inside
         outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, ir.Ref("model"))
         interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
 
     # -- path sensitivity on a flag --------------------------------------------------------
 
-    def refine(self, origins: Iterable[CompiledOutput], frame: "Frame") -> list[CompiledOutput]:
+    def refine(self, origins: Iterable[CompiledOutput], frame: Frame) -> list[CompiledOutput]:
         """Inside ``if <flag>:``/``else:``, an autocast ``enabled=<flag>`` is known on or off."""
         refined = []
         for origin in origins:
@@ -886,7 +889,7 @@ class Reach:
         return refined
 
     @staticmethod
-    def refined_state(state: AutocastState, frame: "Frame") -> AutocastState:
+    def refined_state(state: AutocastState, frame: Frame) -> AutocastState:
         if state.condition is None or state.condition not in frame.assumptions:
             return state
         if frame.assumptions[state.condition]:
