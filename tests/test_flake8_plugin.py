@@ -226,11 +226,14 @@ def test_stdin_with_display_name_checks_the_buffer(project: Path):
     assert found == {("clean.py", 9, 9, "CAL001")}
 
 
-def test_plugin_never_writes_files(project: Path):
-    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+def test_plugin_writes_only_the_cache(project: Path):
+    def outside_cache() -> list[tuple[Path, bytes]]:
+        return sorted((p.relative_to(project), p.read_bytes() if p.is_file() else b"") for p in project.rglob("*") if ".compile_ad_lint_cache" not in p.parts)
+
+    before = outside_cache()
     run_flake8(project, ".")
-    after = sorted(p.relative_to(project) for p in project.rglob("*"))
-    assert after == before
+    assert outside_cache() == before
+    assert any((project / ".compile_ad_lint_cache").glob("??/*.json")), "flake8 shares the project cache"
 
 
 def test_one_analysis_per_project_in_a_process(project: Path):

@@ -417,10 +417,12 @@ def test_named_pipe_does_not_hang(tmp_path):
 
 
 def test_nonexistent_path_alone(tmp_path):
+    """Missing paths are reported; with nothing at all checked the run is a usage error (exit 2)."""
     result = check_json(["nowhere.py", "no/such/dir"], tmp_path)
-    assert_contract(result, (1,))
+    assert_contract(result, (2,))
     assert {(f["path"], f["code"]) for f in result.findings} == {("nowhere.py", "CAL900"), ("no/such/dir", "CAL900")}
     assert all("does not exist" in f["message"] for f in result.findings)
+    assert "no file was checked" in result.stderr
 
 
 def test_directory_named_like_a_module(tmp_path):
@@ -436,8 +438,9 @@ def test_directory_named_like_a_module(tmp_path):
 def test_empty_directory_and_no_python_files(tmp_path):
     write(tmp_path, {"README.md": "x.backward()\n", "empty/.keep": ""})
     result = check_json(["."], tmp_path)
-    assert_contract(result, (0,))
+    assert_contract(result, (2,))  # nothing checked is never a silent "No findings"
     assert result.findings == [] and result.document["stats"]["files"] == 0
+    assert "no file was checked" in result.stderr
 
 
 def _undecodable_name_project(tmp_path: Path) -> bytes:
