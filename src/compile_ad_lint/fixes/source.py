@@ -21,6 +21,10 @@ from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, Posi
 from ..cache import content_digest
 from ..findings import Location
 
+#: Files larger than this get no fixes: LibCST with positions takes about 10 s and 1 GB per MB
+#: (a 10 MB generated module made a JSON report take minutes); the analysis itself uses ``ast``.
+MAX_FIX_FILE_BYTES = 1_000_000
+
 #: Where a line ends, for the analyzer, LSP and LibCST alike (``str.splitlines`` also splits at
 #: form feeds and U+2028, which no tokenizer does).
 LINE_END = re.compile(r"\r\n|\r|\n")
@@ -148,7 +152,7 @@ class Sources:
         file = self._file(display)
         if file.parsed is not None or file.failed:
             return file.parsed
-        if file.data is None or file.path.suffix.lower() == ".ipynb" or not self.fresh(display):
+        if file.data is None or file.path.suffix.lower() == ".ipynb" or len(file.data) > MAX_FIX_FILE_BYTES or not self.fresh(display):
             file.failed = True
             return None
         try:
