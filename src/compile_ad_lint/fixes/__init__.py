@@ -40,16 +40,20 @@ def ops_for(plan: plans.FixPlan, sources: Sources) -> list[Op]:
     raise PlanError(f"unknown plan {type(plan).__name__}")
 
 
-def resolve_fix(fix: Fix, sources: Sources) -> Fix | None:
-    """``fix`` with its edits, or None when its plan does not fit the code (or changes nothing)."""
+def resolve_fix(fix: Fix, sources: Sources, memo: dict | None = None) -> Fix | None:
+    """``fix`` with its edits, or None when its plan does not fit the code (or changes nothing).
+    ``memo`` shares the edits of equal plans (two findings fixed at one compile site)."""
     if fix.plan is None:
         return fix if fix.edits else None
-    changes = Changes(sources)
-    try:
-        changes.add(ops_for(fix.plan, sources))
-        edits = changes.edits()
-    except PlanError:
-        return None
+    memo = {} if memo is None else memo
+    if fix.plan not in memo:
+        changes = Changes(sources)
+        try:
+            changes.add(ops_for(fix.plan, sources))
+            memo[fix.plan] = changes.edits()
+        except PlanError:
+            memo[fix.plan] = ()
+    edits = memo[fix.plan]
     return replace(fix, edits=edits) if edits else None
 
 
@@ -60,11 +64,12 @@ def resolve(findings: Iterable[Finding], sources: Sources) -> tuple[Finding, ...
     the ``.ipynb`` file): such findings, and plans that edit a notebook, get none.
     """
     resolved = []
+    memo: dict = {}
     for finding in findings:
         if not finding.fixes:
             resolved.append(finding)
             continue
-        usable = [] if finding.location.cell is not None else [f for f in (resolve_fix(fix, sources) for fix in finding.fixes) if f is not None]
+        usable = [] if finding.location.cell is not None else [f for f in (resolve_fix(fix, sources, memo) for fix in finding.fixes) if f is not None]
         resolved.append(replace(finding, fix=usable[0] if usable else None, alternative_fixes=tuple(usable[1:])))
     return tuple(resolved)
 

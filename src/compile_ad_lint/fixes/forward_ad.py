@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
 from .plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian, string_literal
 from .source import ParsedModule, Sources
@@ -170,7 +169,7 @@ def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
     definition = next((d for d in definitions if isinstance(d, cst.FunctionDef)), None)
     if definition is None:
         raise PlanError("the compiled function is not where the analysis saw it")
-    names = parsed.wrapper.resolve(QualifiedNameProvider)
+    names = parsed.qualified_names
     found = [
         decorator
         for decorator in definition.decorators
@@ -178,14 +177,14 @@ def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
     ]
     if len(found) != 1:
         raise PlanError("no single @torch.compile decorator")
-    decorator = found[0]
+    expression = found[0].decorator
 
     def build(node: cst.CSTNode) -> cst.CSTNode:
-        assert isinstance(node, cst.Decorator)
+        assert isinstance(node, cst.BaseExpression)
         value = cst.SimpleString(string_literal(plan.backend))
-        return node.with_changes(decorator=cst.Call(func=node.decorator, args=[_keyword("backend", value)]))
+        return cst.Call(func=node, args=[_keyword("backend", value)])
 
-    return Replace(plan.site.path, decorator, build, ("backend", plan.backend))
+    return Replace(plan.site.path, expression, build, ("backend", plan.backend))
 
 
 def _qualified(value: object) -> set:

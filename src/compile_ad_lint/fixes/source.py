@@ -69,23 +69,41 @@ class ParsedModule:
         """A transformed module as bytes, in the file's own encoding."""
         return module.bytes
 
+    @cached_property
+    def lines(self) -> tuple[list[str], list[int]]:
+        """The text's lines (with their ends) and the offset where each starts (one past the end last)."""
+        lines = split_lines(self.text)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line))
+        return lines, starts
+
+    @cached_property
+    def _by_start(self) -> dict[tuple[int, int], list[tuple[cst.CSTNode, CodeRange]]]:
+        index: dict[tuple[int, int], list[tuple[cst.CSTNode, CodeRange]]] = {}
+        for node, span in self.positions.items():
+            index.setdefault((span.start.line, span.start.column), []).append((node, span))
+        return index
+
+    @cached_property
+    def qualified_names(self) -> Mapping[cst.CSTNode, object]:
+        from libcst.metadata import QualifiedNameProvider
+
+        return self.wrapper.resolve(QualifiedNameProvider)
+
     def nodes_at(self, location: Location, *kinds: type) -> list[cst.CSTNode]:
         """Nodes of ``kinds`` whose span is exactly ``location``'s (``Location`` columns are
         1-based, LibCST's 0-based; both ends exclusive, parentheses around a node excluded)."""
-        wanted = (location.line, location.column - 1, location.end_line, location.end_column - 1)
+        end = (location.end_line, location.end_column - 1)
         return [
             node
-            for node, span in self.positions.items()
-            if isinstance(node, kinds) and (span.start.line, span.start.column, span.end.line, span.end.column) == wanted
+            for node, span in self._by_start.get((location.line, location.column - 1), ())
+            if isinstance(node, kinds) and (span.end.line, span.end.column) == end
         ]
 
     def nodes_starting_at(self, location: Location, *kinds: type) -> list[cst.CSTNode]:
         """Nodes of ``kinds`` that start where ``location`` does, outermost first."""
-        found = [
-            (node, span)
-            for node, span in self.positions.items()
-            if isinstance(node, kinds) and (span.start.line, span.start.column) == (location.line, location.column - 1)
-        ]
+        found = [(node, span) for node, span in self._by_start.get((location.line, location.column - 1), ()) if isinstance(node, kinds)]
         found.sort(key=lambda item: (item[1].end.line, item[1].end.column), reverse=True)
         return [node for node, _ in found]
 

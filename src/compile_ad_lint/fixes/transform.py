@@ -131,9 +131,46 @@ class Changes:
     def edits(self) -> tuple[Edit, ...]:
         """The changes as minimal edits of the files' current text."""
         found: list[Edit] = []
-        for display, (parsed, module) in self.render().items():
-            found += edits_between(display, parsed.text, module.code)
+        for display, file in self._files.items():
+            local = _node_edits(display, file)
+            if local is None:
+                module = file.parsed.module.visit(_Apply(file))
+                assert isinstance(module, cst.Module)
+                local = edits_between(display, file.parsed.text, module.code)
+            found += local
         return tuple(sorted(found))
+
+
+def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
+    """Edits of node replacements that do not nest, each rendered on its own (no codegen of the
+    whole file, which would make a file with thousands of fixes quadratic); None otherwise."""
+    if file.wraps or file.after_imports:
+        return None
+    parsed = file.parsed
+    spans = []
+    for node in file.replaces:
+        span = parsed.positions.get(node)
+        if span is None:
+            return None
+        spans.append(((span.start.line, span.start.column), (span.end.line, span.end.column), node))
+    spans.sort(key=lambda item: (item[0], item[1]))
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+        if start < end:
+            return None  # nested or overlapping: the whole-file transformation composes them
+    lines, starts = parsed.lines
+    edits = []
+    for (line, column), (end_line, end_column), node in spans:
+        new = node
+        for replace in file.replaces[node]:
+            new = replace.build(new)
+        if getattr(new, "lpar", None) or getattr(new, "rpar", None):
+            new = new.with_changes(lpar=(), rpar=())  # positions exclude a node's own parentheses
+        start, end = starts[line - 1] + column, starts[end_line - 1] + end_column
+        start, end, replacement = _trim(parsed.text, start, end, parsed.module.code_for_node(new), start, end)
+        if start == end and not replacement:
+            continue
+        edits.append(Edit(display, *_position(lines, starts, start), *_position(lines, starts, end), replacement))
+    return edits
 
 
 class _Apply(cst.CSTTransformer):
@@ -191,6 +228,14 @@ def _add_after_imports(module: cst.Module, additions: list[AfterImports]) -> cst
     """Imports right after the leading imports; assignments after them, behind a blank line."""
     at = leading_import_count(module)
     body = list(module.body)
+    torch_at = max((i + 1 for i, statement in enumerate(body[:at]) if _imports_torch(statement)), default=0)
+    if torch_at and any(not a.separate for a in additions):  # next to the file's torch imports
+        imports_only = [a for a in additions if not a.separate]
+        rest_additions = [a for a in additions if a.separate]
+        module = module.with_changes(body=[*body[:torch_at], *(_parse(module, a) for a in imports_only), *body[torch_at:]])
+        if not rest_additions:
+            return module
+        return _add_after_imports(module, rest_additions)
 
     def parse(addition: AfterImports) -> cst.BaseStatement:
         return cst.parse_statement(addition.statement + module.default_newline, config=module.config_for_parsing)
@@ -206,6 +251,17 @@ def _add_after_imports(module: cst.Module, additions: list[AfterImports]) -> cst
     if others and rest and not rest[0].leading_lines:  # type: ignore[attr-defined]
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()])
     return module.with_changes(body=[*body[:at], *imports, *others, *rest])
+
+
+def _parse(module: cst.Module, addition: AfterImports) -> cst.BaseStatement:
+    return cst.parse_statement(addition.statement + module.default_newline, config=module.config_for_parsing)
+
+
+def _imports_torch(statement: cst.CSTNode) -> bool:
+    if not _is_import(statement):
+        return False
+    code = cst.Module([]).code_for_node(statement).strip()
+    return code.startswith(("import torch", "from torch"))
 
 
 def _is_import(statement: cst.CSTNode) -> bool:
@@ -226,24 +282,28 @@ def edits_between(display: str, old: str, new: str) -> list[Edit]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        start, end = starts[i1], starts[i2]
-        replacement = "".join(new_lines[j1:j2])
-        segment = old[start:end]
-        prefix = _common_prefix(segment, replacement)
-        segment, replacement, start = segment[prefix:], replacement[prefix:], start + prefix
-        suffix = _common_prefix(segment[::-1], replacement[::-1])
-        if suffix:
-            segment, replacement = segment[: len(segment) - suffix], replacement[: len(replacement) - suffix]
-        end = start + len(segment)
-        # Whole words: ``"of"`` -> ``"off"`` replaces ``of``, not an inserted ``f``.
-        while start > starts[i1] and _word(old[start - 1]) and (segment[:1] == "" or _word(segment[:1]) or _word(replacement[:1])):
-            start -= 1
-            segment, replacement = old[start] + segment, old[start] + replacement
-        while end < starts[i2] and _word(old[end]) and (segment[-1:] == "" or _word(segment[-1:]) or _word(replacement[-1:])):
-            segment, replacement = segment + old[end], replacement + old[end]
-            end += 1
+        start, end, replacement = _trim(old, starts[i1], starts[i2], "".join(new_lines[j1:j2]), starts[i1], starts[i2])
         edits.append(Edit(display, *_position(old_lines, starts, start), *_position(old_lines, starts, end), replacement))
     return edits
+
+
+def _trim(old: str, start: int, end: int, replacement: str, low: int, high: int) -> tuple[int, int, str]:
+    """``old[start:end]`` -> ``replacement`` narrowed to what differs, widened to whole words
+    (``"of"`` -> ``"off"`` replaces ``of``, not an inserted ``f``), within ``[low, high)``."""
+    segment = old[start:end]
+    prefix = _common_prefix(segment, replacement)
+    segment, replacement, start = segment[prefix:], replacement[prefix:], start + prefix
+    suffix = _common_prefix(segment[::-1], replacement[::-1])
+    if suffix:
+        segment, replacement = segment[: len(segment) - suffix], replacement[: len(replacement) - suffix]
+    end = start + len(segment)
+    while start > low and _word(old[start - 1]) and (segment[:1] == "" or _word(segment[:1]) or _word(replacement[:1])):
+        start -= 1
+        segment, replacement = old[start] + segment, old[start] + replacement
+    while end < high and _word(old[end]) and (segment[-1:] == "" or _word(segment[-1:]) or _word(replacement[-1:])):
+        segment, replacement = segment + old[end], replacement + old[end]
+        end += 1
+    return start, end, replacement
 
 
 def _word(char: str) -> bool:

@@ -23,6 +23,12 @@ open buffer carries a stamp that changes whenever its text may have (open, chang
 analysis whose buffers were re-stamped before it started is skipped, one re-stamped while it ran is
 dropped: a newer analysis of the same project is then due, and only it publishes.
 
+Code actions: for each diagnostic, its fixes as quick fixes (the preferred one first; a
+``WorkspaceEdit`` that may change other files too, e.g. a CAL002 fix at a compiled call in another
+module), then the ``# noqa`` suppression; and ``source.fixAll.compile-ad-lint``, every safe fix of the
+document at once. Fixes are resolved (``fixes.resolve``) when the analysis runs, against the buffers
+it saw, and offered only while every file they edit still holds that content.
+
 Process: ``exit`` ends the process at once (0 after ``shutdown``, 1 without, as the specification
 says), even while an analysis runs; ``FramedInput`` keeps malformed framing from making the server
 deaf or exhausting memory.
@@ -39,7 +45,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping, NoReturn
+from typing import Any, BinaryIO, Callable, Mapping, NoReturn, Sequence
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -50,13 +56,20 @@ from pygls.workspace import TextDocument, Workspace
 
 from .._version import __version__
 from ..api import Analyzer
-from ..cache import EntryMemory
+from ..cache import EntryMemory, content_digest
 from ..config import Config, ConfigError, find_pyproject, load_config
-from ..findings import Finding, Location, Severity
+from ..findings import Edit, Finding, Location, Severity
+from ..fixes import Changes as FixChanges
+from ..fixes import PlanError as FixPlanError
+from ..fixes import Sources as FixSources
+from ..fixes import ops_for as fix_ops
+from ..fixes import resolve as resolve_fixes
 from ..fixes.noqa import noqa_insertion
 from ..rules import RULES_BY_CODE
 
 SOURCE = "compile-ad-lint"
+#: The "fix all" source action's kind (clients ask for ``source.fixAll``, e.g. on save).
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 DEFAULT_DEBOUNCE_SECONDS = 0.3
 #: The largest message body accepted. A ``Content-Length`` above it is broken framing, not a message.
 MAX_MESSAGE_BYTES = 1 << 30
@@ -267,7 +280,8 @@ class _Files:
 
 
 class CompileAdLintServer(LanguageServer):
-    """Publishes compile-ad-lint findings as diagnostics and offers ``# noqa`` quick fixes."""
+    """Publishes compile-ad-lint findings as diagnostics; offers their fixes and ``# noqa`` as quick
+    fixes, and the safe fixes of a document as one "fix all" source action."""
 
     def __init__(self, debounce: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
         super().__init__(
@@ -283,6 +297,8 @@ class CompileAdLintServer(LanguageServer):
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint")
         self._reported_config_errors: set[str] = set()
         self._memory = EntryMemory()
+        #: Workspace key of each document published for → what its diagnostics were computed from.
+        self._published: dict[str, _Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
         self._stamps: dict[str, int] = {}
         self._clock = itertools.count(1)
@@ -294,7 +310,7 @@ class CompileAdLintServer(LanguageServer):
         self._register(
             types.TEXT_DOCUMENT_CODE_ACTION,
             self.code_action,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
         )
         self._register(types.SHUTDOWN, self.on_shutdown)
         self._register(types.EXIT, self.on_exit)
@@ -421,18 +437,18 @@ class CompileAdLintServer(LanguageServer):
         if self.shut_down:
             return
         try:
-            findings = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
+            analyzed = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
         except Exception as error:  # noqa: BLE001 - an analysis bug must not take the server down
             if self.shut_down:
                 return
             logger.exception("compile-ad-lint analysis failed")
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}"))
             return
-        if findings is None or self._stale(snapshot):
+        if analyzed is None or self._stale(snapshot):
             return  # superseded: the newer analysis publishes
-        self._publish(snapshot, findings)
+        self._publish(snapshot, *analyzed)
 
-    def _analyze(self, snapshot: _Snapshot) -> tuple[Finding, ...] | None:
+    def _analyze(self, snapshot: _Snapshot) -> tuple[tuple[Finding, ...], Mapping[str, str]] | None:
         """Runs in the analysis thread; None (nothing analyzed) when the snapshot went stale while queued.
 
         Static only: nothing is imported or executed. The only thing written is the project's
@@ -442,15 +458,20 @@ class CompileAdLintServer(LanguageServer):
         if self._stale(snapshot):
             return None
         analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
-        return analyzer.check([str(buffer.path) for buffer in snapshot.buffers], sources=snapshot.sources).findings
+        report = analyzer.check([str(buffer.path) for buffer in snapshot.buffers], sources=snapshot.sources)
+        digests = dict(report.digests)
+        # Each fix's edits, against the buffers as analyzed (the code actions offer them).
+        return resolve_fixes(report.findings, FixSources(snapshot.sources, digests)), digests
 
-    def _publish(self, snapshot: _Snapshot, findings: tuple[Finding, ...]) -> None:
+    def _publish(self, snapshot: _Snapshot, findings: tuple[Finding, ...], digests: Mapping[str, str] | None = None) -> None:
         by_path: dict[str, list[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.location.path, []).append(finding)
         files = _Files(self._open_documents(), self.workspace.position_encoding)
         for buffer in snapshot.buffers:
-            diagnostics = [self.diagnostic(finding, files) for finding in by_path.get(str(buffer.path), ())]
+            own = tuple(by_path.get(str(buffer.path), ()))
+            self._published[_workspace_key(buffer.uri)] = _Published(snapshot, own, dict(digests or {}))
+            diagnostics = [self.diagnostic(finding, files) for finding in own]
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=buffer.uri, diagnostics=diagnostics, version=buffer.version)
             )
@@ -491,24 +512,104 @@ class CompileAdLintServer(LanguageServer):
     # -- code actions -----------------------------------------------------------------------
 
     def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        document = self.workspace.get_text_document(params.text_document.uri)
+        """Quick fixes for the diagnostics asked about: each fix (preferred first), then the ``# noqa``
+        suppression; and a "fix all" source action for the document's safe fixes."""
+        uri = params.text_document.uri
+        document = self.workspace.get_text_document(uri)
         assert isinstance(document, _Document)  # _Workspace creates every document
+        only = params.context.only
         actions = []
-        for diagnostic in params.context.diagnostics:
-            if diagnostic.source != SOURCE or not isinstance(diagnostic.code, str):
-                continue
-            edit = noqa_edit(document.line_table, diagnostic.range.start.line, diagnostic.code)
-            if edit is None:
-                continue
-            actions.append(
-                types.CodeAction(
-                    title=f"Suppress {diagnostic.code} on this line (# noqa: {diagnostic.code})",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic],
-                    edit=types.WorkspaceEdit(changes={params.text_document.uri: [edit]}),
-                )
-            )
+        published = self._published.get(_workspace_key(uri))
+        current = published is not None and not self._stale(published.snapshot)
+        files = _Files(self._open_documents(), self.workspace.position_encoding)
+        if _wanted(only, types.CodeActionKind.QuickFix):
+            for diagnostic in params.context.diagnostics:
+                if diagnostic.source != SOURCE or not isinstance(diagnostic.code, str):
+                    continue
+                if current:
+                    assert published is not None
+                    for finding in published.findings:
+                        if finding.code != diagnostic.code or lsp_range(finding.location, document.line_table) != diagnostic.range:
+                            continue
+                        for number, fix in enumerate(finding.fixes):
+                            edit = self._workspace_edit(fix.edits, files, published)
+                            if edit is not None:
+                                actions.append(
+                                    types.CodeAction(
+                                        title=fix.description,
+                                        kind=types.CodeActionKind.QuickFix,
+                                        diagnostics=[diagnostic],
+                                        edit=edit,
+                                        is_preferred=(number == 0 and fix.safe) or None,
+                                    )
+                                )
+                        break
+                noqa = noqa_edit(document.line_table, diagnostic.range.start.line, diagnostic.code)
+                if noqa is not None:
+                    actions.append(
+                        types.CodeAction(
+                            title=f"Suppress {diagnostic.code} on this line (# noqa: {diagnostic.code})",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic],
+                            edit=types.WorkspaceEdit(changes={uri: [noqa]}),
+                        )
+                    )
+        if current and _wanted(only, FIX_ALL_KIND):
+            assert published is not None
+            fix_all = self._fix_all(published, files)
+            if fix_all is not None:
+                actions.append(fix_all)
         return actions
+
+    def _fix_all(self, published: "_Published", files: _Files) -> types.CodeAction | None:
+        """Every safe fix of the document's findings, applied together (overlapping ones left out)."""
+        safe = [f for f in published.findings if f.fix is not None and f.fix.safe and f.fix.plan is not None and f.fix.edits]
+        if not safe:
+            return None
+        sources = FixSources(published.snapshot.sources, published.digests)
+        changes = FixChanges(sources)
+        for finding in safe:
+            try:
+                changes.add(fix_ops(finding.fix.plan, sources))  # type: ignore[union-attr, arg-type]
+            except FixPlanError:
+                continue
+        try:
+            edits = changes.edits()
+        except FixPlanError:
+            return None
+        edit = self._workspace_edit(edits, files, published)
+        if edit is None:
+            return None
+        return types.CodeAction(title=f"{SOURCE}: apply every safe fix in this file", kind=FIX_ALL_KIND, edit=edit)
+
+    def _workspace_edit(self, edits: tuple[Edit, ...], files: _Files, published: "_Published") -> types.WorkspaceEdit | None:
+        """The edits as a WorkspaceEdit (files other than the document included); None when a file
+        they touch no longer holds what was analyzed."""
+        if not edits:
+            return None
+        changes: dict[str, list[types.TextEdit]] = {}
+        for edit in edits:
+            uri, table = files.get(edit.path)
+            if table is None or published.digests.get(str(_resolve_display(edit.path))) != content_digest(table.text.encode("utf-8", "surrogatepass")):
+                return None
+            where = Location(edit.path, edit.line, edit.column, edit.end_line, edit.end_column)
+            changes.setdefault(uri, []).append(types.TextEdit(range=lsp_range(where, table), new_text=edit.replacement))
+        return types.WorkspaceEdit(changes=changes)
+
+
+def _wanted(only: Sequence[str] | None, kind: str) -> bool:
+    """Whether a client's ``only`` filter asks for ``kind`` (``source.fixAll`` covers ``source.fixAll.x``)."""
+    return only is None or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+@dataclass(frozen=True)
+class _Published:
+    """The findings published for one document (fixes resolved), the analysis's snapshot and the
+    digests of the files it read: fixes are offered only while both still hold."""
+
+    snapshot: _Snapshot
+    findings: tuple[Finding, ...]
+    digests: Mapping[str, str]
 
 
 def noqa_edit(table: LineTable, line: int, code: str) -> types.TextEdit | None:

@@ -317,7 +317,10 @@ class _FixContext:
             )
         ]
         paths = {call.path for call in calls}
-        if len(paths) == 1:
+        # Module level only in the backward's own module: the config a module sets at import is what
+        # its own functions' compiled calls trace under (set in an imported module it would depend
+        # on import order, and the analysis could not show it took effect).
+        if paths == {event.location.path}:
             path = paths.pop()
             in_module = [site for site in self.needs if site.path == path]
             if path not in self.config_files and all(self.needs[site] == {value} and self.default_config.get(site, False) for site in in_module):
