@@ -158,6 +158,10 @@ class Baseline:
     path: Path
     entries: tuple[Entry, ...]
 
+    def file_of(self, entry: Entry) -> Path:
+        """The file an entry names (its path is relative to the baseline's folder)."""
+        return _folder(self.path) / entry.path
+
     def filter(self, findings: Sequence[Finding], read: Reader | None = None) -> Filtered:
         """``findings`` minus those the baseline records (each entry matches one finding)."""
         left = Counter(self.entries)

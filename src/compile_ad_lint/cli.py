@@ -443,6 +443,15 @@ def _check(args: argparse.Namespace) -> int:
         scope = _scope(args, config)
     except ValueError as error:
         return _error(str(error))
+    baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
+    baseline = baseline_result = None
+    if baseline_path is not None:
+        from .baseline import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(baseline_path)
+        except BaselineError as error:
+            return _error(str(error))
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs, progress=progress)
     try:
@@ -454,11 +463,21 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+    if baseline is not None:  # on the whole analysis, so that fingerprints rank findings as when it was written
+        baseline_result = baseline.filter(report.findings, _reader(scope))
+        report = replace(report, findings=baseline_result.findings)
     report = _narrowed(report, scope)
     if scope.stdin_failure is not None and config.enables("CAL900"):
         report = replace(report, findings=(_stdin_failure(scope), *report.findings))
     checked = scope.checked if scope.checked is not None else report.stats.files
     read = _reader(scope)
+    if baseline is not None:  # gone entries: only those of files this run analyzed
+        analyzed_files = {path for path, _ in report.digests}
+        gone = [e for e in baseline_result.gone if str(_absolute(baseline.file_of(e))) in analyzed_files] if baseline_result else []
+        if not args.quiet and baseline_result is not None:
+            note = f"compile-ad-lint: note: {_count(baseline_result.matched, 'finding')} in the baseline {baseline.path} not reported"
+            note += f"; {_count(len(gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(gone) == 1 else 'occur'}"
+            print(note, file=sys.stderr)
     if args.write_baseline:
         from .baseline import BaselineError, write_baseline
 
@@ -468,28 +487,15 @@ def _check(args: argparse.Namespace) -> int:
             return _error(str(error))
         if not args.quiet:
             print(f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}", file=sys.stderr)
-    baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
-    baseline = None
-    if baseline_path is not None:
-        from .baseline import BaselineError, load_baseline
-
-        try:
-            baseline = load_baseline(baseline_path)
-        except BaselineError as error:
-            return _error(str(error))
-        filtered = baseline.filter(report.findings, read)
-        report = replace(report, findings=filtered.findings)
-        if not args.quiet:
-            note = f"compile-ad-lint: note: {_count(filtered.matched, 'finding')} in the baseline {baseline_path} not reported"
-            note += f"; {_count(len(filtered.gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(filtered.gone) == 1 else 'occur'}"
-            print(note, file=sys.stderr)
     fixed_note = None
     if args.fix or args.diff:
         from .fixes.apply import fix_loop, unified_diff, write_changes
 
         def reanalyze(contents):  # type: ignore[no-untyped-def]
-            again = _narrowed(analyzer.check(scope.paths, sources={**scope.sources, **contents} or None), scope)
-            return replace(again, findings=baseline.filter(again.findings, read).findings) if baseline is not None else again
+            again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None)
+            if baseline is not None:
+                again = replace(again, findings=baseline.filter(again.findings, _reader(scope, contents)).findings)
+            return _narrowed(again, scope)
 
         try:
             outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
@@ -603,12 +609,16 @@ def _fix_options_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _reader(scope: _Scope):  # type: ignore[no-untyped-def]
-    """A displayed file's bytes for fingerprints: stdin's own text, else the file on disk."""
+def _reader(scope: _Scope, contents: "dict[Path, bytes] | None" = None):  # type: ignore[no-untyped-def]
+    """A displayed file's bytes for fingerprints: stdin's own text, contents being fixed, else the disk."""
 
     def read(display: str) -> bytes | None:
         if scope.stdin is not None and display == scope.stdin[0]:
             return next(iter(scope.sources.values()), scope.stdin[1])
+        if contents:
+            found = contents.get(_absolute(Path(display)))
+            if found is not None:
+                return found
         try:
             return Path(display).read_bytes()
         except OSError:

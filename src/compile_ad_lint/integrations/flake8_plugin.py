@@ -20,8 +20,9 @@ by how paths are shown. It runs the analyzer in-process (flake8 already spreads 
 processes).
 
 Options (command line or the ``[flake8]`` config section): ``--cal-select``, ``--cal-ignore``
-(codes or prefixes, comma-separated) and ``--cal-max-call-depth``; they override
-``[tool.compile-ad-lint]``.
+(codes or prefixes, comma-separated), ``--cal-max-call-depth`` and ``--cal-baseline`` (a file written
+by ``check --write-baseline``; findings it records are not reported); they override
+``[tool.compile-ad-lint]``, whose ``baseline`` applies otherwise.
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ class CompileAdLintChecker:
             parse_from_config=True,
             help="compile-ad-lint: how many calls deep to follow from each anchor (0-64, default 8)",
         )
+        option_manager.add_option(
+            "--cal-baseline",
+            default=None,
+            parse_from_config=True,
+            help="compile-ad-lint: a baseline file (check --write-baseline); findings it records are not reported (default: [tool.compile-ad-lint] baseline)",
+        )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
@@ -113,6 +120,9 @@ class CompileAdLintChecker:
             if not 0 <= depth <= 64:
                 raise _execution_error(f"flake8 option --cal-max-call-depth: expected an integer from 0 to 64, got {depth}")
             overrides["max_call_depth"] = depth
+        baseline = getattr(options, "cal_baseline", None)
+        if baseline:
+            overrides["baseline"] = Path(baseline)
         cls._overrides = overrides
         cls._reports.clear()
 
@@ -134,14 +144,15 @@ class CompileAdLintChecker:
         source = self._unsaved_source(resolved)
         if source is not None:  # stdin / editor buffer that differs from the file on disk
             report = Analyzer(config, jobs=1).check([target], sources={resolved: source})
-            return list(_ProjectReport(report.findings, 0).by_file.get(resolved, ()))
-        key = (target, config)
+            findings = _without_baselined(report.findings, config, {resolved: source})
+            return list(_ProjectReport(findings, 0).by_file.get(resolved, ()))
+        key = (target, config, config.baseline)
         with self._lock:
             cached = self._reports.get(key)
             if cached is None or _modified_since(resolved, cached.started_ns):
                 started = time.time_ns()
                 report = Analyzer(config, jobs=1).check([target])
-                cached = self._reports[key] = _ProjectReport(report.findings, started)
+                cached = self._reports[key] = _ProjectReport(_without_baselined(report.findings, config, {}), started)
         return list(cached.by_file.get(resolved, ()))
 
     def _config(self, pyproject: Path | None) -> Config:
@@ -164,6 +175,30 @@ class CompileAdLintChecker:
         if checked.lstrip("\ufeff") == on_disk.lstrip("\ufeff"):
             return None
         return checked.encode("utf-8")
+
+
+def _without_baselined(findings: Sequence[Finding], config: Config, sources: dict[Path, bytes]) -> Sequence[Finding]:
+    """``findings`` minus those the baseline (``--cal-baseline`` or the config's) records; matched
+    on the whole project's findings, as ``check --baseline`` does, so fingerprints agree."""
+    if config.baseline is None:
+        return findings
+    from ..baseline import BaselineError, load_baseline
+
+    try:
+        baseline = load_baseline(config.baseline)
+    except BaselineError as error:
+        raise _execution_error(str(error)) from error
+
+    def read(display: str) -> bytes | None:
+        path = _resolve(Path(display))
+        if path in sources:
+            return sources[path]
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    return baseline.filter(findings, read).findings
 
 
 def _as_the_cli_names_it(path: Path) -> str:
