@@ -338,6 +338,7 @@ def derived(values) -> Data:
     elements: set[OutputElement] = set()
     dual = from_parameter = requires_grad = False
     pending = list(values)
+    opened: set[int] = set()  # collections nest and repeat (a module's dicts of lists): open each once
     while pending:
         value = pending.pop()
         if isinstance(value, Data):
@@ -346,6 +347,7 @@ def derived(values) -> Data:
             dual = dual or value.dual
             from_parameter = from_parameter or value.from_parameter
             requires_grad = requires_grad or value.requires_grad
-        elif isinstance(value, Collection):
+        elif isinstance(value, Collection) and id(value) not in opened:
+            opened.add(id(value))
             pending.extend(value.items)
     return Data(frozenset(origins), dual, from_parameter, requires_grad, elements=frozenset(elements))
