@@ -493,7 +493,10 @@ class Interpreter:
             return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
         if isinstance(expr, ir.Elements):
             parts = tuple(self.eval(p, frame) for p in expr.parts)
-            return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts)])
+            # Positions for flat, short displays only (``return model, optimizer``): nested ones
+            # would hold every element twice per level.
+            flat = len(parts) <= _MAX_POSITIONS and not any(isinstance(v, Collection) and v.positions for part in parts for v in part)
+            return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts if flat else ())])
         if isinstance(expr, ir.Item):
             return self.reach.container_elements(expr.base, self.eval(expr.base, frame), frame)
         if isinstance(expr, ir.Combine):
@@ -1062,6 +1065,8 @@ class Interpreter:
 
 
 _MISSING = object()
+#: Longest tuple/list display whose elements are kept position by position.
+_MAX_POSITIONS = 8
 #: Methods whose receiver decides what they do (``Reach.receiver_method``).
 _RECEIVER_METHODS = frozenset(
     {*api.MODULE_RETURNING_METHODS, *api.MODULE_CHILDREN_METHODS, *api.MODULE_PARAMETER_METHODS,

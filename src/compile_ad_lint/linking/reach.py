@@ -87,6 +87,18 @@ def _iter(args: Args) -> Iterable[object]:
         yield from values
 
 
+def merged_store(current: frozenset, added: frozenset) -> frozenset:
+    """``current`` plus ``added``, the stored elements of a container kept in one collection
+    (one per store would nest and grow with every loop iteration)."""
+    stores = [v for v in added if isinstance(v, Collection) and not v.sequential and not v.positions]
+    if not stores:
+        return normalize(current | added)
+    old = [v for v in current if isinstance(v, Collection) and not v.sequential and not v.positions and v.items]
+    items = frozenset().union(*(c.items for c in old + stores))
+    kept = frozenset(v for v in current if v not in old) | frozenset(v for v in added if v not in stores)
+    return normalize(kept | {Collection(normalize(items))})
+
+
 def flag_key(expr: ir.Expr | None) -> str | None:
     """``mixed_precision``, ``self.use_amp``, ``args.amp``: a flag as written, for path sensitivity."""
     if isinstance(expr, ir.Ref):
@@ -312,15 +324,18 @@ class Reach:
         """``container[key] = values`` (or an in-place change of one of its elements): iterating or
         indexing ``container`` may now yield ``values`` too."""
         interp = self.interp
+        # Only what the rules can follow: modules, callables, specs, compiled outputs (plain data
+        # stored in caches and tables would only grow the containers).
+        values = frozenset(v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins))
         if not values:
             return
         added = frozenset([Collection(normalize(values))])
         if isinstance(container, ir.Ref):
             name = container.name
             if name in frame.env:
-                frame.env[name] = normalize(frame.env[name] | added)
+                frame.env[name] = merged_store(frame.env[name], added)
             elif name in frame.closure:
-                frame.closure[name] = normalize(frame.closure[name] | added)
+                frame.closure[name] = merged_store(frame.closure[name], added)
             else:
                 self.store_global(frame.path, name, added)
         elif isinstance(container, ir.Attr):
@@ -342,8 +357,9 @@ class Reach:
                 if split is not None and len(split[1]) == 1 and split[0] != path:
                     self.store_global(split[0], split[1][0], added)
             return
-        if not added <= current:
-            env[name] = normalize(current | added)
+        updated = merged_store(current, added)
+        if updated != current:
+            env[name] = updated
             interp._heap_version += 1
 
     def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None:
@@ -358,8 +374,9 @@ class Reach:
                 for attr in constants:
                     key = (base.cls, attr)
                     known = interp._instance_attrs.get(key, frozenset())
-                    if not values <= known:
-                        interp._instance_attrs[key] = normalize(known | values)
+                    updated = merged_store(known, values)
+                    if updated != known:
+                        interp._instance_attrs[key] = updated
                         interp._heap_version += 1
             else:
                 self.replace_everywhere(base, values)
