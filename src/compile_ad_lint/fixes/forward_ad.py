@@ -7,7 +7,9 @@
 - ``CompileWithBackend``: compile with ``backend="eager"`` (dynamo still captures graphs; they run
   eagerly, so forward AD works, also for modules with parameters, where ``"aot_eager"`` raises
   ``NotImplementedError`` like inductor). ``mode=``/``options=`` belong to inductor and are dropped.
-- ``ReverseModeJacobian``: ``jacobian(..., strategy="reverse-mode")``.
+- ``ReverseModeJacobian``: ``jacobian(..., strategy="reverse-mode")`` without ``vectorize=True``
+  (vectorized reverse mode over a compiled function fails with "Cannot access data pointer of
+  Tensor that doesn't have storage", torch 2.13; found by the runtime tests).
 """
 
 from __future__ import annotations
@@ -210,6 +212,18 @@ def reverse_mode_ops(plan: ReverseModeJacobian, sources: Sources) -> list[Op]:
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
         args = [arg.with_changes(value=new_value) if arg.keyword is not None and arg.keyword.value == "strategy" else arg for arg in node.args]
-        return node.with_changes(args=args)
+        return _without_keyword(node.with_changes(args=args), "vectorize")
 
     return [Replace(plan.call.path, call, build, ("reverse-mode",))]
+
+
+def _without_keyword(call: cst.Call, name: str) -> cst.Call:
+    """``call`` without the keyword argument ``name``; the last argument keeps the call's trailing comma style."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == name:
+            if index == len(args) - 1 and index > 0:
+                args[index - 1] = args[index - 1].with_changes(comma=arg.comma)
+            del args[index]
+            return call.with_changes(args=args)
+    return call

@@ -86,8 +86,9 @@ class CompileWithBackend:
 @dataclass(frozen=True)
 class ReverseModeJacobian:
     """CAL001, unsafe (reverse mode costs one backward per output element): the
-    ``jacobian(..., strategy="forward-mode")`` call at ``call`` gets ``strategy="reverse-mode"``,
-    which differentiates compiled callables correctly."""
+    ``jacobian(..., strategy="forward-mode")`` call at ``call`` gets ``strategy="reverse-mode"`` and
+    loses ``vectorize=True`` (vectorized reverse mode fails on compiled callables; plain reverse
+    mode differentiates them correctly)."""
 
     call: Location
 

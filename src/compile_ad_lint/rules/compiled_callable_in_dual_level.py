@@ -269,7 +269,7 @@ def check(x, t):
         related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
         reverse = Fix(
-            "Use strategy=\"reverse-mode\" (unsafe: one backward per output element instead of one forward per input)",
+            "Use strategy=\"reverse-mode\", not vectorized (unsafe: one backward per output element instead of one forward per input)",
             Applicability.UNSAFE,
             plan=ReverseModeJacobian(event.chain[0].location),
         )
