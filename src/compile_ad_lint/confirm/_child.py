@@ -15,13 +15,21 @@ or its exception, even one the user's code catches), ``Tensor.backward``, ``torc
 and ``torch.autograd.grad`` (resulting gradients with their leaves' parameter serials and
 ``create_graph``, or the exception they raise), the ``torch.autograd.functional`` functions (result
 or exception), the entry point's exception, and (when asked) the lines executed in the flagged files,
-to tell whether the entry reached the site.
+to tell whether the entry reached the site. Each probe is installed by its own ``Recorder.install_*``
+method through ``Recorder.patch``; ``Recorder.uninstall`` puts every original back when the entry point
+has returned.
+
+CAL002's extra runs: ``force`` (compiled) answers reads of ``backward_pass_autocast`` with the matching
+value while a flagged compiled callable runs (:func:`force_config`); ``assume`` (eager) runs the
+backward of each flagged region under the autocast state its compiled backward would have assumed
+(:func:`assume_backward_autocast`): the eager differential.
 
 Processes: on Linux this process is a child subreaper, so whatever the user's code starts stays in
 its tree even after its parent exits (daemons that called ``setsid`` included); before exiting it
 kills what is left of that tree, also processes that dropped the runner's environment marker.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -66,13 +74,16 @@ def env_mode(spec):
     _write(spec["out"], result)
 
 
+_MISSING = object()
+
+
 class Recorder:
     def __init__(self, torch, out, watched, focus):
         self.torch = torch
         self.records = []
         self.blob = open(os.path.join(out, "tensors.bin"), "wb")
         self.offset = 0
-        self.busy = False
+        self.busy = False  # instrumentation at work: the probes it triggers pass straight through (see guard)
         self.watched = {os.path.realpath(p) for p in watched}
         self.focus = {os.path.realpath(p) for p in focus}
         self.torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
@@ -81,10 +92,16 @@ class Recorder:
         self.handles = 0
         self.compiling = False
         self.module_handles = {}  # id(OptimizedModule) -> (handle, module kept alive)
-        self.forced_hits = []
+        self.forced_hits = []  # reads of backward_pass_autocast answered with the matching value
+        self.assumed_hits = []  # calls of a region whose backward the eager differential ran under the assumed autocast
+        self.regions = {}  # handle -> wrapper of that compiled callable's calls (the eager differential's)
         self.running = []  # handles of the compiled callables executing now, innermost last
         self.handle_calls = set()  # (handle, caller frames): which call sites reach which compiled callable
         self.in_functional = False  # inside a recorded torch.autograd.functional call
+        self.executed = {}  # watched file -> lines run (start_trace)
+        self.patches = []  # (owner, name, original) for each attribute a probe replaced, in order
+        self.tracers = None  # the trace functions start_trace replaced
+        self.original_unpack = None
 
     def real_path(self, filename):
         real = self.real.get(filename)
@@ -98,12 +115,17 @@ class Recorder:
 
     def note_handle_call(self, handle):
         if handle is not None and len(self.handle_calls) < 5000:
-            self.handle_calls.add((handle, tuple(tuple(frame) for frame in self.user_stack(3)[:8])))
+            self.handle_calls.add((handle, tuple(tuple(frame) for frame in self.user_stack()[:8])))
 
     # -- where a call came from -------------------------------------------------------------
-    def user_stack(self, depth=2):
+    def user_stack(self):
+        """The calling frames outside torch and outside this file, innermost first.
+
+        It starts at the direct caller: the probes calling it, and whatever else of this file is between
+        them and the user's call, are left out by the file filter, so no frame depth needs counting.
+        """
         frames = []
-        frame = sys._getframe(depth)
+        frame = sys._getframe(1)
         while frame is not None and len(frames) < 40:
             filename = self.real_path(frame.f_code.co_filename)
             if not filename.startswith(self.torch_dir) and filename != self.here and not filename.startswith("<"):
@@ -135,7 +157,55 @@ class Recorder:
         """Only events called from the files with findings are recorded (and only while there is room)."""
         return len(self.records) < MAX_RECORDS and any(frame[0] in self.focus for frame in stack)
 
-    # -- hooks ------------------------------------------------------------------------------
+    # -- installing and removing probes -----------------------------------------------------
+    def patch(self, owner, name, value):
+        """Replace ``owner.name`` with ``value``; :meth:`uninstall` puts back the original (a class's own
+        attribute exactly as stored, a ``staticmethod`` included, or none when it was inherited)."""
+        original = vars(owner).get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name)
+        self.patches.append((owner, name, original))
+        setattr(owner, name, value)
+
+    def uninstall(self):
+        """Undo every :meth:`patch`, newest first. Wrappers the user's code still holds (``from torch
+        import compile``) pass straight through from now on: the records are final."""
+        self.busy = True
+        while self.patches:
+            owner, name, original = self.patches.pop()
+            with contextlib.suppress(Exception):  # the run is over: a restore that fails changes no record
+                if original is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, original)
+
+    @contextlib.contextmanager
+    def guard(self, swallow=True):
+        """The one busy-flag block: while instrumentation works, the probes it triggers pass straight
+        through; the flag is restored afterwards (guards nest).
+
+        ``swallow``: an exception inside is instrumentation's own and is dropped (instrumentation never
+        breaks the user's run). ``swallow=False`` is for a block that runs the user's call, whose
+        exception must reach the user's code.
+        """
+        previous = self.busy
+        self.busy = True
+        try:
+            yield
+        except Exception:
+            if not swallow:
+                raise
+        finally:
+            self.busy = previous
+
+    def install(self):
+        """Install every probe; run before the user's code is imported, so ``from ... import`` binds them."""
+        self.install_unpack_dual_probe()
+        self.install_backward_probes()
+        self.install_grad_probe()
+        self.install_functional_probes()
+        self.install_compile_probes()
+        self.number_parameters()
+
+    # -- gradients ---------------------------------------------------------------------------
     def leaves(self, roots):
         seen, order, stack = set(), [], []
         for root in roots:
@@ -185,13 +255,11 @@ class Recorder:
         def parameter_new(cls, data=None, requires_grad=True):
             parameter = original_new(cls, data, requires_grad)
             if not torch.compiler.is_compiling() and "Fake" not in type(data).__name__:
-                try:
+                with contextlib.suppress(Exception):  # a tensor subclass that refuses attributes keeps value order
                     parameter._cal_serial = next(serials)
-                except Exception:  # noqa: BLE001 - a tensor subclass that refuses attributes keeps value order
-                    pass
             return parameter
 
-        torch.nn.Parameter.__new__ = staticmethod(parameter_new)
+        self.patch(torch.nn.Parameter, "__new__", staticmethod(parameter_new))
 
     def record_grads(self, kind, grads, stack, leaves=(), create_graph=False):
         """``keys``: each leaf's parameter serial (None for other tensors), so runs pair leaves (CAL005)."""
@@ -209,38 +277,38 @@ class Recorder:
 
     def record_error(self, error, stack, create_graph=False):
         """A backward or ``autograd.grad`` that raised (the user's code may catch it): CAL004's evidence."""
-        try:
+        with self.guard():
             self.add({"kind": "backward-error", "stack": stack, "raised": _describe(error), "create_graph": bool(create_graph)})
-        except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
-            pass
 
-    def install(self):
-        torch = self.torch
-        recorder = self
+    # -- probes ------------------------------------------------------------------------------
+    def install_unpack_dual_probe(self):
+        """``forward_ad.unpack_dual``: the tangent it returns (``None`` or its value)."""
         import torch.autograd.forward_ad as fwAD
 
-        original_unpack = fwAD.unpack_dual
+        torch = self.torch
+        recorder = self
+        original_unpack = self.original_unpack = fwAD.unpack_dual
 
         def unpack_dual(tensor, *, level=None):
             result = original_unpack(tensor, level=level)
             if torch.compiler.is_compiling() or recorder.busy:
                 return result
-            recorder.busy = True
-            try:
+            with recorder.guard():
                 stack = recorder.user_stack()
                 if recorder.wanted(stack):
                     tangent = result.tangent
                     recorder.add({"kind": "tangent", "stack": stack, "tangent": None if tangent is None else recorder.store(tangent)})
-            except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
-                pass
-            finally:
-                recorder.busy = False
             return result
 
         unpack_dual.__wrapped__ = original_unpack
-        fwAD.unpack_dual = unpack_dual
+        self.patch(fwAD, "unpack_dual", unpack_dual)
 
-        original_backward = torch.autograd.backward
+    def install_backward_probes(self):
+        """``torch.autograd.backward`` and ``Tensor.backward``: the gradients each adds to the leaves, or
+        its exception. The user's backward runs inside the guard, so torch's own nested call (``Tensor.backward``
+        calls ``torch.autograd.backward``) is not recorded twice."""
+        torch = self.torch
+        recorder = self
 
         def run_backward(kind, roots, inputs, call, create_graph=False):
             """``call(inputs)`` runs the user's backward; gradients it adds to the leaves are recorded."""
@@ -248,36 +316,33 @@ class Recorder:
                 return call(inputs)
             if inputs is not None and not isinstance(inputs, torch.Tensor):
                 inputs = list(inputs)  # a generator can be read once: by us, then by torch
-            stack = recorder.user_stack(3)
+            stack = recorder.user_stack()
             if not recorder.wanted(stack):
                 return call(inputs)
-            recorder.busy = True
-            try:
-                try:
+            with recorder.guard(swallow=False):
+                leaves, before = [], []
+                with recorder.guard():
                     if inputs is not None:
-                        leaves = [inputs] if isinstance(inputs, torch.Tensor) else inputs
+                        found = [inputs] if isinstance(inputs, torch.Tensor) else inputs
                     else:
-                        leaves = recorder.leaves(roots)
-                        leaves.sort(key=recorder.leaf_key)
-                    before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in leaves]
-                except Exception:  # noqa: BLE001
-                    leaves, before = [], []
+                        found = recorder.leaves(roots)
+                        found.sort(key=recorder.leaf_key)
+                    before = [None if leaf.grad is None else leaf.grad.detach().clone() for leaf in found]
+                    leaves = found
                 try:
                     result = call(inputs)
                 except BaseException as error:
                     recorder.record_error(error, stack, create_graph)
                     raise
-                try:
+                with recorder.guard():
                     grads = []
                     for leaf, old in zip(leaves, before):
                         grad = leaf.grad
                         grads.append(None if grad is None else (grad.detach() if old is None else grad.detach() - old))
                     recorder.record_grads(kind, grads, stack, leaves, create_graph)
-                except Exception:  # noqa: BLE001
-                    pass
                 return result
-            finally:
-                recorder.busy = False
+
+        original_backward = torch.autograd.backward
 
         def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
             roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
@@ -288,8 +353,6 @@ class Recorder:
                 lambda inputs: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
                 create_graph,
             )
-
-        torch.autograd.backward = backward
 
         original_tensor_backward = torch.Tensor.backward
 
@@ -302,8 +365,13 @@ class Recorder:
                 create_graph,
             )
 
-        torch.Tensor.backward = tensor_backward
+        self.patch(torch.autograd, "backward", backward)
+        self.patch(torch.Tensor, "backward", tensor_backward)
 
+    def install_grad_probe(self):
+        """``torch.autograd.grad``: its results (by position), or its exception."""
+        torch = self.torch
+        recorder = self
         original_grad = torch.autograd.grad
 
         def grad(outputs, inputs, *args, **kwargs):
@@ -319,29 +387,21 @@ class Recorder:
                 if recorder.wanted(stack):
                     recorder.record_error(error, stack, create_graph)
                 raise
-            recorder.busy = True
-            try:
+            with recorder.guard():
                 stack = recorder.user_stack()
                 if recorder.wanted(stack):
                     leaves = [inputs] if isinstance(inputs, torch.Tensor) else inputs
                     recorder.record_grads("grad", list(result), stack, leaves, create_graph)
-            except Exception:  # noqa: BLE001
-                pass
-            finally:
-                recorder.busy = False
             return result
 
-        torch.autograd.grad = grad
-        self.install_functional_probes()
-        self.install_compiled_call_probes(original_unpack)
-        self.number_parameters()
+        self.patch(torch.autograd, "grad", grad)
 
     def install_functional_probes(self):
         """Record ``torch.autograd.functional`` calls (result tensors or exception): CAL004's evidence
         for ``hessian``'s all-zero result, and where ``hvp``/``jvp`` raise."""
         import functools
 
-        import torch.autograd.functional as functional
+        from torch.autograd import functional
         from torch.utils._pytree import tree_leaves
 
         torch = self.torch
@@ -363,153 +423,152 @@ class Recorder:
                     raise
                 finally:
                     recorder.in_functional = False
-                recorder.busy = True
-                try:
+                with recorder.guard():
                     found = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)][:8]
                     recorder.add({"kind": "functional", "name": name, "stack": stack, "raised": None, "tensors": [recorder.store(t) for t in found]})
-                except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
-                    pass
-                finally:
-                    recorder.busy = False
                 return result
 
             return call
 
         for name in ("jvp", "vjp", "hvp", "vhp", "hessian", "jacobian"):
-            setattr(functional, name, probe(name, getattr(functional, name)))
+            self.patch(functional, name, probe(name, getattr(functional, name)))
 
-    def install_compiled_call_probes(self, original_unpack):
-        """Record each call of a ``torch.compile`` / ``torch._dynamo.optimize`` result that receives dual tensors.
+    # -- compiled callables -------------------------------------------------------------------
+    def tangents(self, values):
+        from torch.utils._pytree import tree_leaves
 
-        The record is the flagged call's own evidence for CAL001: tangents of the outputs (or the exception),
-        attributed by the caller's stack. In the eager run (dynamo disabled, so the compilers return their
-        argument) modules are wrapped in an ``OptimizedModule`` that runs eagerly, so both runs see the same
-        objects and call sites.
+        return [self.original_unpack(t).tangent for t in tree_leaves(values) if isinstance(t, self.torch.Tensor)]
+
+    def observe(self, handle, call, args, kwargs):
+        """One call of compiled callable ``handle``: which call site reached it, that it is running (for
+        the matching config), the eager differential's region wrapper, and its dual-tensor record."""
+        if self.torch.compiler.is_compiling() or self.busy:
+            return call(*args, **kwargs)
+        self.note_handle_call(handle)
+        region = self.regions.get(handle)
+        if region is not None:
+            call = region(handle, call)
+        self.running.append(handle)
+        try:
+            return self.observe_dual(call, args, kwargs)
+        finally:
+            self.running.pop()
+
+    def observe_dual(self, call, args, kwargs):
+        """The record of a call that receives dual tensors: its outputs' tangents, or its exception
+        (even one the user's code catches). CAL001's evidence, attributed by the caller's stack."""
+        import torch.autograd.forward_ad as fwAD
+
+        if fwAD._current_level < 0:
+            return call(*args, **kwargs)
+        try:
+            dual_input = any(t is not None for t in self.tangents((args, kwargs)))
+        except Exception:  # noqa: BLE001
+            dual_input = False
+        stack = self.user_stack()
+        if not dual_input or not self.wanted(stack):
+            return call(*args, **kwargs)
+        try:
+            result = call(*args, **kwargs)
+        except BaseException as error:
+            with self.guard():
+                self.add({"kind": "compiled-call", "stack": stack, "raised": _describe(error), "tangents": []})
+            raise
+        with self.guard():
+            found = self.tangents(result)
+            self.add({"kind": "compiled-call", "stack": stack, "raised": None, "tangents": [None if t is None else self.store(t) for t in found[:8]]})
+        return result
+
+    def observed(self, result, original):
+        """The user's handle on a compile result: a wrapper that observes each call (modules: the
+        ``OptimizedModule`` itself, registered here and observed by its patched ``__call__``).
+
+        In the eager run (dynamo disabled, so the compilers return their argument) a module is wrapped in
+        an ``OptimizedModule`` that runs eagerly, so both runs see the same objects and call sites.
         """
         import functools
 
-        import torch.autograd.forward_ad as fwAD
         from torch._dynamo import eval_frame
-        from torch.utils._pytree import tree_leaves
+
+        if isinstance(original, self.torch.nn.Module) and result is original:
+            result = eval_frame.OptimizedModule(original, eval_frame.DisableContext())
+        if isinstance(result, eval_frame.OptimizedModule):
+            self.module_handles[id(result)] = (self.new_handle(), result)
+            return result
+        if not callable(result):
+            return result
+        handle = self.new_handle()
+        recorder = self
+
+        @functools.wraps(result)
+        def compiled_call(*args, **kwargs):
+            return recorder.observe(handle, result, args, kwargs)
+
+        return compiled_call
+
+    def from_torch(self, caller):
+        """Whether the compile call made from frame ``caller`` is torch's own (or made by the compile call
+        being observed) rather than the user's; ``nn.Module.compile()`` is the user's call made through torch."""
+        code = caller.f_code
+        filename = self.real_path(code.co_filename)
+        in_place = code.co_name == "compile" and filename.endswith(os.path.join("nn", "modules", "module.py"))
+        return self.compiling or (filename.startswith(self.torch_dir) and not in_place)
+
+    def install_compile_probes(self):
+        """``torch.compile``, ``torch._dynamo.optimize`` and ``OptimizedModule.__call__``: every compile
+        result the user's code makes gets a handle (creation order, the same in every run of a
+        deterministic entry point), and each call of it is observed."""
+        import functools
+
+        from torch._dynamo import eval_frame
 
         torch = self.torch
         recorder = self
-
-        def tangents(values):
-            return [original_unpack(t).tangent for t in tree_leaves(values) if isinstance(t, torch.Tensor)]
-
-        def observe(handle, call, args, kwargs):
-            if torch.compiler.is_compiling() or recorder.busy:
-                return call(*args, **kwargs)
-            recorder.note_handle_call(handle)
-            recorder.running.append(handle)
-            try:
-                return observe_dual(call, args, kwargs)
-            finally:
-                recorder.running.pop()
-
-        def observe_dual(call, args, kwargs):
-            if fwAD._current_level < 0:
-                return call(*args, **kwargs)
-            try:
-                dual_input = any(t is not None for t in tangents((args, kwargs)))
-            except Exception:  # noqa: BLE001
-                dual_input = False
-            stack = recorder.user_stack(1)
-            if not dual_input or not recorder.wanted(stack):
-                return call(*args, **kwargs)
-            try:
-                result = call(*args, **kwargs)
-            except BaseException as error:
-                try:
-                    recorder.add({"kind": "compiled-call", "stack": stack, "raised": _describe(error), "tangents": []})
-                except Exception:  # noqa: BLE001
-                    pass
-                raise
-            recorder.busy = True
-            try:
-                found = tangents(result)
-                recorder.add(
-                    {
-                        "kind": "compiled-call",
-                        "stack": stack,
-                        "raised": None,
-                        "tangents": [None if t is None else recorder.store(t) for t in found[:8]],
-                    }
-                )
-            except Exception:  # noqa: BLE001 - instrumentation never breaks the user's run
-                pass
-            finally:
-                recorder.busy = False
-            return result
-
-        def observed(result, original):
-            if isinstance(original, torch.nn.Module) and result is original:
-                result = eval_frame.OptimizedModule(original, eval_frame.DisableContext())
-            if isinstance(result, eval_frame.OptimizedModule):
-                recorder.module_handles[id(result)] = (recorder.new_handle(), result)
-                return result
-            if not callable(result):
-                return result
-            handle = recorder.new_handle()
-
-            @functools.wraps(result)
-            def compiled_call(*args, **kwargs):
-                return observe(handle, result, args, kwargs)
-
-            return compiled_call
-
-        def from_torch():
-            """A compile call made by torch itself (or by the compile call being observed) is not the user's;
-            ``nn.Module.compile()`` is the user's call made through torch."""
-            code = sys._getframe(2).f_code
-            caller = recorder.real_path(code.co_filename)
-            in_place = code.co_name == "compile" and caller.endswith(os.path.join("nn", "modules", "module.py"))
-            return recorder.compiling or (caller.startswith(recorder.torch_dir) and not in_place)
-
         original_compile = torch.compile
 
         @functools.wraps(original_compile)
         def compile(model=None, **kwargs):
             if model is None:
                 return lambda target: compile(target, **kwargs)
-            if from_torch():
+            # Frame 1 is the caller of this wrapper: who asked for the compile decides whether it is observed.
+            if recorder.from_torch(sys._getframe(1)):
                 return original_compile(model, **kwargs)
             recorder.compiling = True
             try:
                 result = original_compile(model, **kwargs)
             finally:
                 recorder.compiling = False
-            return result if kwargs.get("disable") else observed(result, model)
-
-        torch.compile = compile
+            return result if kwargs.get("disable") else recorder.observed(result, model)
 
         class ObservedDecorator:
             def __init__(self, context):
                 self.context = context
 
             def __call__(self, fn):
-                return observed(self.context(fn), fn)
+                return recorder.observed(self.context(fn), fn)
 
         original_optimize = torch._dynamo.optimize
 
         @functools.wraps(original_optimize)
         def optimize(*args, **kwargs):
             context = original_optimize(*args, **kwargs)
-            return context if from_torch() or kwargs.get("disable") else ObservedDecorator(context)
-
-        torch._dynamo.optimize = optimize
+            # Frame 1 is the caller of this wrapper, as in ``compile`` above.
+            return context if recorder.from_torch(sys._getframe(1)) or kwargs.get("disable") else ObservedDecorator(context)
 
         original_module_call = eval_frame.OptimizedModule.__call__
 
         def module_call(self, *args, **kwargs):
             handle = recorder.module_handles.get(id(self), (None,))[0]
-            return observe(handle, lambda *a, **k: original_module_call(self, *a, **k), args, kwargs)
+            return recorder.observe(handle, lambda *a, **k: original_module_call(self, *a, **k), args, kwargs)
 
-        eval_frame.OptimizedModule.__call__ = module_call
+        self.patch(torch, "compile", compile)
+        self.patch(torch._dynamo, "optimize", optimize)
+        self.patch(eval_frame.OptimizedModule, "__call__", module_call)
 
     # -- reachability ----------------------------------------------------------------------
     def start_trace(self):
+        import threading
+
         watched = self.watched
         executed = self.executed = {path: set() for path in watched}
         cache = {}
@@ -531,16 +590,23 @@ class Recorder:
 
             return tracer
 
-        import threading
-
+        self.tracers = (sys.gettrace(), threading.gettrace())
         sys.settrace(global_trace)
         threading.settrace(global_trace)
 
     def stop_trace(self):
-        sys.settrace(None)
+        """Put back the trace functions :meth:`start_trace` replaced, in this thread and for new threads."""
+        import threading
+
+        if self.tracers is None:
+            return
+        previous, previous_threads = self.tracers
+        self.tracers = None
+        sys.settrace(previous)
+        threading.settrace(previous_threads)
 
 
-def _force_config(torch, forced, recorder):
+def force_config(torch, forced, recorder):
     """Make reads of ``backward_pass_autocast`` return the matching value while a flagged compiled callable runs.
 
     ``forced`` maps compiled-callable handles (creation order of ``torch.compile`` results, the same in
@@ -566,7 +632,7 @@ def _force_config(torch, forced, recorder):
     rules = {int(handle): decode(value) for handle, value in forced}
     cls = type(functorch_config)
     original = cls.__getattr__
-    hits = recorder.forced_hits = []
+    hits = recorder.forced_hits
 
     def __getattr__(self, name):
         if name == "backward_pass_autocast" and self is functorch_config:
@@ -579,7 +645,117 @@ def _force_config(torch, forced, recorder):
             return written
         return original(self, name)
 
-    cls.__getattr__ = __getattr__
+    recorder.patch(cls, "__getattr__", __getattr__)
+
+
+#: Autocast device types whose state the eager differential sets (with any a config list names).
+AUTOCAST_DEVICES = ("cpu", "cuda")
+MAX_ASSUMED_HITS = 200
+
+
+def assumed_autocast(torch, config):
+    """The autocast state, per device type, in which a region compiled now under ``config`` would have its
+    backward traced (AOTAutograd: ``same_as_forward`` keeps the ambient state, ``off`` disables autocast,
+    a list disables it and then enters each ``torch.amp.autocast(**kwargs)``): ``{device: (enabled, dtype)}``."""
+    state = {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in AUTOCAST_DEVICES}
+    if config == "same_as_forward":
+        return state
+    state = {device: (False, dtype) for device, (_, dtype) in state.items()}
+    for kwargs in config if isinstance(config, list) else []:
+        device = kwargs.get("device_type")
+        dtype = kwargs.get("dtype") or torch.get_autocast_dtype(device)
+        state[device] = (bool(kwargs.get("enabled", True)), dtype)
+    return state
+
+
+def describe_autocast(state):
+    enabled = [f"autocast({device!r}, {str(dtype).replace('torch.', '')})" for device, (on, dtype) in sorted(state.items()) if on]
+    return " + ".join(enabled) if enabled else "no autocast"
+
+
+def assume_backward_autocast(torch, handles, recorder):
+    """The eager differential's run (eager, dynamo disabled): the backward of each call of a flagged
+    compiled callable runs under the autocast state its compiled backward would have assumed, read from
+    the written ``backward_pass_autocast`` and the autocast state at the call (:func:`assumed_autocast`);
+    the rest of the backward runs as written.
+
+    The region's backward nodes are the autograd nodes created during the call (sequence numbers in
+    ``[before, after)``) that its outputs reach. A pre-hook sets the autocast state for each of them, a
+    post-hook puts the previous state back; the autocast cast cache is off meanwhile, so no cast made in
+    the backward outlives it (an optimizer step would make a cached copy stale).
+    """
+    import functools
+
+    import torch._functorch.config as functorch_config
+    from torch.utils._pytree import tree_leaves
+
+    def sequence_nr():
+        return torch._C._autograd._get_sequence_nr()
+
+    def region_nodes(result, before, after):
+        seen, nodes = set(), []
+        pending = [t.grad_fn for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        while pending and len(seen) < 200000:
+            node = pending.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if not before <= node._sequence_nr() < after:
+                continue  # made before the call (the inputs' history) or an AccumulateGrad leaf node
+            nodes.append(node)
+            pending.extend(child for child, _ in node.next_functions)
+        return nodes
+
+    def current(devices):
+        return {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in devices}
+
+    def hooks(state):
+        saved = []
+
+        def enter(grad_outputs):
+            with recorder.guard():
+                saved.append((current(state), torch.is_autocast_cache_enabled()))
+                torch.set_autocast_cache_enabled(False)
+                for device, (enabled, dtype) in state.items():
+                    torch.set_autocast_dtype(device, dtype)
+                    torch.set_autocast_enabled(device, enabled)
+
+        def leave(grad_inputs, grad_outputs):
+            with recorder.guard():
+                if saved:
+                    previous, cache = saved.pop()
+                    for device, (enabled, dtype) in previous.items():
+                        torch.set_autocast_enabled(device, enabled)
+                        torch.set_autocast_dtype(device, dtype)
+                    torch.set_autocast_cache_enabled(cache)
+
+        return enter, leave
+
+    # Dynamo traces a compiled callable again when the ambient autocast state changes (it guards on it),
+    # not when the config does: a region keeps the state assumed at its first call under each ambient state.
+    traced = {}
+
+    def region(handle, call):
+        @functools.wraps(call)
+        def run(*args, **kwargs):
+            written = functorch_config.backward_pass_autocast
+            ambient = tuple(sorted(current(AUTOCAST_DEVICES).items()))
+            state = traced.setdefault((handle, ambient), assumed_autocast(torch, written))
+            before = sequence_nr()
+            result = call(*args, **kwargs)
+            with recorder.guard():
+                nodes = region_nodes(result, before, sequence_nr())
+                enter, leave = hooks(state)
+                for node in nodes:
+                    node.register_prehook(enter)
+                    node.register_hook(leave)
+                if len(recorder.assumed_hits) < MAX_ASSUMED_HITS:
+                    recorder.assumed_hits.append({"handle": handle, "written": repr(written), "assumed": describe_autocast(state), "nodes": len(nodes)})
+            return result
+
+        return run
+
+    recorder.regions.update((int(handle), region) for handle in handles)
 
 
 def run_mode(spec):
@@ -588,7 +764,7 @@ def run_mode(spec):
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != script_dir]
     for root in reversed(spec["roots"]):
         sys.path.insert(0, root)
-    result = {"status": "ok", "exception": None, "records": [], "executed": {}, "forced_hits": []}
+    result = {"status": "ok", "exception": None, "records": [], "executed": {}, "forced_hits": [], "assumed_hits": []}
     try:
         import torch
     except Exception as error:  # noqa: BLE001
@@ -622,7 +798,9 @@ def run_mode(spec):
     recorder = Recorder(torch, out, spec.get("watch", []), spec.get("focus", []))
     recorder.install()
     if spec.get("force"):
-        _force_config(torch, spec["force"], recorder)
+        force_config(torch, spec["force"], recorder)
+    if spec.get("assume"):
+        assume_backward_autocast(torch, spec["assume"], recorder)
     entry = spec["entry"]
     if spec.get("watch"):
         recorder.start_trace()
@@ -656,9 +834,11 @@ def run_mode(spec):
         result["exception"] = _describe(error)
     finally:
         recorder.stop_trace()
+        recorder.uninstall()
     result["records"] = recorder.records
-    result["executed"] = {path: sorted(lines) for path, lines in getattr(recorder, "executed", {}).items()}
+    result["executed"] = {path: sorted(lines) for path, lines in recorder.executed.items()}
     result["forced_hits"] = recorder.forced_hits
+    result["assumed_hits"] = recorder.assumed_hits
     result["handle_calls"] = [[handle, list(map(list, stack))] for handle, stack in sorted(recorder.handle_calls)]
     recorder.blob.close()
     _write(out, result)

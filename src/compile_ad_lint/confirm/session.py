@@ -2,13 +2,15 @@
 
 Per finding and device: pick an entry point that reaches the flagged site (checked by tracing the
 eager run), run it eagerly and compiled as written (and, for CAL002, compiled under the matching
-config), compare, and cache the verdict under (the project's source files, torch version, device,
-the finding and the fixes that share its runs). With no entry
-point that reaches the site in both runs, a synthetic probe built from the finding's facts answers
-whether the installed torch has the hazard at all.
+config and eagerly with the flagged regions' backward under the autocast state their compiled backward
+assumed: the eager differential), compare, and cache the verdict under (the project's source files,
+torch version, device, the finding and the fixes that share its runs). With no entry point that
+reaches the site in both runs, a synthetic probe built from the finding's facts answers whether the
+installed torch has the hazard at all.
 
-Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled
-and one matching-config run per entry point and device serve every finding it reaches) and run
+Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled,
+one matching-config and one eager-differential run per entry point and device serve every finding it
+reaches; a fix that needs its own matching run gets its own eager-differential run too) and run
 ``jobs`` at a time, one at a time on a GPU. Each run works on a fresh copy of the project listed once
 per session (:class:`~.runner.SourceTree`); the same listing gives the cache key's source files.
 """
@@ -36,7 +38,7 @@ from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, SourceTree, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002", "CAL004", "CAL005")
-_FORMAT = 3
+_FORMAT = 4  # 4: CAL002 verdicts with the eager differential
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -79,13 +81,17 @@ class _Session:
             with self.lock:
                 self.options.log(message)
 
-    def run(self, key: tuple, spec: dict, compiled: bool) -> RunOutcome:
+    def submit(self, key: tuple, spec: dict, compiled: bool) -> Future[RunOutcome]:
+        """The run for ``key``, started now unless another finding already asked for it."""
         with self.lock:
             future = self.runs.get(key)
             if future is None:
                 self.counter += 1
                 future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec, compiled)
-        return future.result()
+        return future
+
+    def run(self, key: tuple, spec: dict, compiled: bool) -> RunOutcome:
+        return self.submit(key, spec, compiled).result()
 
     def _execute(self, number: int, spec: dict, compiled: bool) -> RunOutcome:
         entry = spec["entry"]
@@ -94,7 +100,8 @@ class _Session:
         if number == 1:
             left_out = f"; {self.tree.left_out} non-Python files over its size limits are left out" if self.tree.left_out else ""
             self.log(f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}")
-        self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{', matching config' if spec.get('force') else ''})")
+        variant = ", matching config" if spec.get("force") else ", backward under the assumed autocast" if spec.get("assume") else ""
+        self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{variant})")
         spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
         with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
             return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache, tree=self.tree)
@@ -337,10 +344,12 @@ def _device_note(finding: Finding, device: str) -> str:
     return f" (the code's autocast is for {names}: it does not change {device} tensors, so {device} cannot show this mismatch; check on {names})"
 
 
-def _spec(entry: Entry, device: str, focus: list[str], *, trace: bool = False, force: list | None = None) -> dict:
+def _spec(entry: Entry, device: str, focus: list[str], *, trace: bool = False, force: list | None = None, assume: list | None = None) -> dict:
     """``focus``: the files with findings (events called from elsewhere are not recorded); ``trace``: record
-    which of their lines ran (the eager run, to tell whether the entry reaches the site)."""
-    return {
+    which of their lines ran (the eager run, to tell whether the entry reaches the site); ``force``:
+    (handle, matching value) pairs for the matching-config run; ``assume``: the handles whose backward
+    the eager differential runs under the autocast state their compiled backward assumed."""
+    spec = {
         "mode": "run",
         "device": device,
         "entry": entry.spec(),
@@ -349,6 +358,9 @@ def _spec(entry: Entry, device: str, focus: list[str], *, trace: bool = False, f
         "watch": focus if trace else [],
         "force": force or [],
     }
+    if assume:
+        spec["assume"] = assume
+    return spec
 
 
 def _failure_text(outcome: RunOutcome) -> str:
@@ -381,10 +393,16 @@ def _compare(
             "the eager run reached the flagged backward but never called a torch.compile result from the flagged compiled call, so there was no compiled region to compare",
         ), False
     force = forces.force_for(index)
+    # The eager differential's run goes with the matching run (same regions, so it is shared the same way)
+    # and runs beside it.
+    assume = [handle for handle, _ in force]
+    assumed_run = session.submit(("eager-assumed", entry, device, json.dumps(assume)), _spec(entry, device, focus, assume=assume), compiled=False)
     matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True)
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
         return problem, True
+    assumed = assumed_run.result()
+    assumed_problem = _run_problem(assumed, "eager run under the assumed autocast", session)
     return compare.verdict_cal002(
         eager.result,
         eager.tensor,
@@ -398,7 +416,10 @@ def _compare(
         facts.get("matching_config", "?"),
         facts.get("backend", "?"),
         handles,
-    ), False
+        eager_assumed=None if assumed_problem is not None else assumed.result,
+        eager_assumed_load=assumed.tensor,
+        eager_assumed_problem=assumed_problem.detail if assumed_problem is not None else "",
+    ), assumed_problem is not None
 
 
 def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmResult | None:
