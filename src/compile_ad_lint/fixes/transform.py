@@ -149,10 +149,13 @@ def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
     parsed = file.parsed
     spans = []
     for node in file.replaces:
-        span = parsed.positions.get(node)
-        if span is None:
+        # The node with its own parentheses (positions leave them out): a build may change them.
+        first = node.lpar[0] if getattr(node, "lpar", None) else node  # type: ignore[attr-defined]
+        last = node.rpar[-1] if getattr(node, "rpar", None) else node  # type: ignore[attr-defined]
+        start_span, end_span = parsed.positions.get(first), parsed.positions.get(last)
+        if start_span is None or end_span is None:
             return None
-        spans.append(((span.start.line, span.start.column), (span.end.line, span.end.column), node))
+        spans.append(((start_span.start.line, start_span.start.column), (end_span.end.line, end_span.end.column), node))
     spans.sort(key=lambda item: (item[0], item[1]))
     for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
         if start < end:
@@ -163,8 +166,6 @@ def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
         new = node
         for replace in file.replaces[node]:
             new = replace.build(new)
-        if getattr(new, "lpar", None) or getattr(new, "rpar", None):
-            new = new.with_changes(lpar=(), rpar=())  # positions exclude a node's own parentheses
         start, end = starts[line - 1] + column, starts[end_line - 1] + end_column
         start, end, replacement = _trim(parsed.text, start, end, parsed.module.code_for_node(new), start, end)
         if start == end and not replacement:
@@ -279,9 +280,15 @@ def edits_between(display: str, old: str, new: str) -> list[Edit]:
         starts.append(starts[-1] + len(line))
     edits = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    hunks = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # line for line: an edit per changed line
+            hunks += [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2)) if old_lines[i] != new_lines[j]]
+        else:
+            hunks.append((i1, i2, j1, j2))
+    for i1, i2, j1, j2 in hunks:
         start, end, replacement = _trim(old, starts[i1], starts[i2], "".join(new_lines[j1:j2]), starts[i1], starts[i2])
         edits.append(Edit(display, *_position(old_lines, starts, start), *_position(old_lines, starts, end), replacement))
     return edits
