@@ -1,7 +1,8 @@
 """Adding ``# noqa: CODE`` to a line: ``check --add-noqa`` and the language server's quick fix.
 
 There is one noqa grammar: the one the analyzer suppresses findings with (``summary.extract``'s
-pattern, applied by ``find_suppressions`` to each line). Matching the line with that same pattern
+patterns, applied by ``find_suppressions`` to each line; ``# compile-ad-lint: ignore[CAL001]`` is
+extended the same way when a line has it). Matching the line with that same pattern
 here means an added code is always one the analyzer then honours, and an existing comment is
 extended rather than duplicated: ``# noqa: E501`` becomes ``# noqa: E501, CAL001``; a bare
 ``# noqa`` (which already suppresses everything) or one that lists the code is left alone.
@@ -14,7 +15,8 @@ import re
 import tokenize
 from typing import Sequence
 
-from ..summary.extract import _NOQA as NOQA_PATTERN  # the analyzer's own grammar (bytes)
+from ..summary.extract import _IGNORE as IGNORE_PATTERN  # the analyzer's own grammar (bytes)
+from ..summary.extract import _NOQA as NOQA_PATTERN
 
 #: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
 PYTHON_WHITESPACE = " \t\x0c"
@@ -26,7 +28,11 @@ def noqa_insertion(line: str, codes: Sequence[str]) -> tuple[int, int, str] | No
     character offsets in the line and the text that replaces them; None when nothing is needed or
     a comment cannot go there (after a ``\\`` continuation)."""
     data = line.encode("utf-8", "surrogatepass")
-    match = NOQA_PATTERN.search(data)
+    # The analyzer reads one suppression per line, a ``# compile-ad-lint: ignore[...]`` before a
+    # ``# noqa``: extend the one it reads.
+    match = IGNORE_PATTERN.search(data) or NOQA_PATTERN.search(data)
+    if match is not None and match.group("codes") is not None and not match.group("codes").strip():
+        return None  # ``ignore[]`` lists nothing: it suppresses every code
     if match is not None:
         listed = match.group("codes")
         if listed is None:
