@@ -47,7 +47,8 @@ class IslandScan:
             self._found[compiled] = None  # a region reached again while scanning it has none of its own
             visited: set[tuple] = set()
             try:
-                found = sorted(self.value_islands(compiled.target, compiled, visited, 0), key=lambda item: item[0])
+                # Most telling kind first, then by position: deterministic whatever the set order.
+                found = sorted(self.value_islands(compiled.target, compiled, visited, 0), key=lambda item: (item[0], item[1].location))
             except RecursionError:
                 found = []
             self._found[compiled] = found[0][1] if found else None
@@ -60,12 +61,12 @@ class IslandScan:
         if depth > MAX_DEPTH or len(visited) > MAX_FUNCTIONS:
             return
         if isinstance(value, Wrapper):
-            for inner in value.inner:
+            for inner in sorted(value.inner, key=repr):
                 yield from self.value_islands(inner, compiled, visited, depth)
         elif isinstance(value, Compiled):
             yield from self.value_islands(value.target, compiled, visited, depth)
         elif isinstance(value, Collection) and value.sequential:
-            for item in value.items:
+            for item in sorted(value.items, key=repr):
                 yield from self.value_islands(item, compiled, visited, depth)
         elif isinstance(value, ExternalInstance) and value.cls in api.AUTOCAST_FP32_MODULES:
             name = value.cls.replace("torch.nn.", "nn.")
@@ -76,7 +77,7 @@ class IslandScan:
             members = interp.find_member(value.cls, "__call__")
             if members is None and interp.is_module_class(value.cls):
                 members = (interp.find_member(value.cls, "forward") or frozenset()) | interp.reach.instance_forward(value)
-            for member in interp.bind_methods(members or frozenset(), value):
+            for member in sorted(interp.bind_methods(members or frozenset(), value), key=repr):
                 yield from self.value_islands(member, compiled, visited, depth)
 
     def function_islands(self, function: FunctionVal, compiled: Compiled, visited: set, depth: int) -> Iterator[tuple[int, Island]]:
@@ -106,7 +107,7 @@ class IslandScan:
                     kind, text = found
                     yield kind, Island(compiled.site, interp.loc(function.path, node.span), text)
                 elif _plain_chain(node.func):
-                    for callee in interp.eval(node.func, frame):
+                    for callee in sorted(interp.eval(node.func, frame), key=repr):
                         if isinstance(callee, ExternalInstance) and callee.cls in api.AUTOCAST_FP32_MODULES:
                             written, name = _written(node.func), callee.cls.replace("torch.nn.", "nn.")
                             yield _FP32_OP, Island(compiled.site, interp.loc(function.path, node.span), f"`{written}` ({name}), which autocast runs in float32")

@@ -863,7 +863,7 @@ class Reach:
         interp = self.interp
         saved = frame.ctx
         step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
-        for model in models:
+        for model in sorted(models, key=repr):
             compiled = model if isinstance(model, Compiled) else None
             module = compiled.target if compiled is not None else model
             if not isinstance(module, Instance):
