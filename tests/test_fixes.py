@@ -19,7 +19,12 @@ from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Applicability
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.fixes.apply import fix_loop, write_changes
-from compile_ad_lint.fixes.plans import CallUncompiled, CompileWithBackend, SetConfigAtModuleLevel, WrapInConfigPatch
+from compile_ad_lint.fixes.plans import (
+    CallUncompiled,
+    CompileWithBackend,
+    SetConfigAtModuleLevel,
+    WrapInConfigPatch,
+)
 from compile_ad_lint.fixes.transform import apply_edits, edits_between
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -38,7 +38,12 @@ from compile_ad_lint.cli import main
 from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Finding
 from compile_ad_lint.fixes import Changes, Sources, ops_for, resolve
-from compile_ad_lint.fixes.plans import PLAN_KINDS, CompileWithBackend, ReplaceConfigValue, WrapInConfigPatch
+from compile_ad_lint.fixes.plans import (
+    PLAN_KINDS,
+    CompileWithBackend,
+    ReplaceConfigValue,
+    WrapInConfigPatch,
+)
 from compile_ad_lint.rules.compiled_callable_in_dual_level import _EDITABLE_SPELLINGS
 
 pytestmark = [

@@ -12,9 +12,9 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
+from test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run  # noqa: E402
 
 from compile_ad_lint.integrations.lsp import FIX_ALL_KIND  # noqa: E402
-from test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run  # noqa: E402
 
 AMP = """\
 import torch

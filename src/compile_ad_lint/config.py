@@ -192,8 +192,9 @@ def parse_section(section: dict, source: str, root: Path | None = None) -> Confi
             raise ConfigError(source, key, f"unknown key (known keys: {known})")
         attribute, convert = parser
         values[attribute] = convert(raw, source, key)
-    if isinstance(values.get("baseline"), str):
-        values["baseline"] = (root / values["baseline"]) if root is not None else Path(values["baseline"])  # type: ignore[operator]
+    written = values.get("baseline")
+    if isinstance(written, str):
+        values["baseline"] = root / written if root is not None else Path(written)
     return Config(root=root, source=source, **values)
 
 

@@ -66,7 +66,7 @@ def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: 
         if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
             stale = {d for f in report.findings for fix in f.fixes if fix.plan is not None for d in paths_of(fix.plan) if not sources.fresh(d)}
         findings = resolve(report.findings, sources)
-        marks = Fingerprints(read=lambda display: sources.data(display))
+        marks = Fingerprints(read=sources.data)
         changes = Changes(sources)
         applied = 0
         for finding in findings:

@@ -19,7 +19,13 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
 from ..findings import Location
-from .imports import CONFIG_IMPORT, CONFIG_MODULE, config_imports, config_module, torch_name
+from .imports import (
+    CONFIG_IMPORT,
+    CONFIG_MODULE,
+    config_imports,
+    config_module,
+    torch_name,
+)
 from .plans import SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from .source import ParsedModule, Sources
 from .transform import AfterImports, Op, PlanError, Wrap, leading_import_count
@@ -52,7 +58,7 @@ def statement_path(parsed: ParsedModule, node: cst.CSTNode) -> tuple[cst.CSTNode
     child = ancestors[line_at]
     for parent in ancestors[line_at + 1 :]:
         if isinstance(parent, (cst.Module, cst.IndentedBlock)) and child in parent.body:
-            steps.append(_Step(parent, list(parent.body).index(child)))
+            steps.append(_Step(parent, list(parent.body).index(child)))  # type: ignore[arg-type]
             if isinstance(parent, cst.Module):
                 return parent, steps[::-1]
         elif isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):

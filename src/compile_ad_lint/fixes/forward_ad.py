@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian, string_literal
+from .plans import (
+    CallUncompiled,
+    CompileWithBackend,
+    ReverseModeJacobian,
+    string_literal,
+)
 from .source import ParsedModule, Sources
 from .transform import Op, PlanError, Replace
 

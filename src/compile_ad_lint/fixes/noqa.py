@@ -15,7 +15,9 @@ import re
 import tokenize
 from typing import Sequence
 
-from ..summary.extract import _IGNORE as IGNORE_PATTERN  # the analyzer's own grammar (bytes)
+from ..summary.extract import (
+    _IGNORE as IGNORE_PATTERN,  # the analyzer's own grammar (bytes)
+)
 from ..summary.extract import _NOQA as NOQA_PATTERN
 
 #: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
@@ -28,15 +30,15 @@ def noqa_insertion(line: str, codes: Sequence[str]) -> tuple[int, int, str] | No
     character offsets in the line and the text that replaces them; None when nothing is needed or
     a comment cannot go there (after a ``\\`` continuation)."""
     data = line.encode("utf-8", "surrogatepass")
-    # The analyzer reads one suppression per line, a ``# compile-ad-lint: ignore[...]`` before a
-    # ``# noqa``: extend the one it reads.
+    # The analyzer reads one suppression per line (an ignore[...] comment over a noqa one): extend
+    # the one it reads.
     match = IGNORE_PATTERN.search(data) or NOQA_PATTERN.search(data)
     if match is not None and match.group("codes") is not None and not match.group("codes").strip():
         return None  # ``ignore[]`` lists nothing: it suppresses every code
     if match is not None:
         listed = match.group("codes")
         if listed is None:
-            return None  # a bare ``# noqa`` suppresses every code
+            return None  # a bare noqa comment suppresses every code
         present = {code.upper() for code in _CODE.findall(listed)}
         missing = [code for code in dict.fromkeys(codes) if code.upper().encode() not in present]
         if not missing:

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Mapping
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    ScopeProvider,
+)
 
 from ..cache import content_digest
 from ..findings import Location

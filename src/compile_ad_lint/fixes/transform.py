@@ -105,14 +105,14 @@ class Changes:
     def _check(self, op: Op) -> None:
         file = self._for(op.display)
         if isinstance(op, Replace):
-            for other in file.replaces.get(op.node, ()):
-                if other.key != op.key:
+            for replace in file.replaces.get(op.node, ()):
+                if replace.key != op.key:
                     raise PlanError("another fix changes the same code")
         elif isinstance(op, Wrap):
-            for other in file.wraps.get(op.block, ()):
-                if other == op:
+            for wrap in file.wraps.get(op.block, ()):
+                if wrap == op:
                     continue
-                if not (op.last < other.first or other.last < op.first):
+                if not (op.last < wrap.first or wrap.last < op.first):
                     raise PlanError("another fix wraps some of the same statements")
 
     @property
@@ -147,7 +147,7 @@ def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
     if file.wraps or file.after_imports:
         return None
     parsed = file.parsed
-    spans = []
+    spans: list[tuple[tuple[int, int], tuple[int, int], cst.CSTNode]] = []
     for node in file.replaces:
         # The node with its own parentheses (positions leave them out): a build may change them.
         first = node.lpar[0] if getattr(node, "lpar", None) else node  # type: ignore[attr-defined]
@@ -166,11 +166,11 @@ def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
         new = node
         for replace in file.replaces[node]:
             new = replace.build(new)
-        start, end = starts[line - 1] + column, starts[end_line - 1] + end_column
-        start, end, replacement = _trim(parsed.text, start, end, parsed.module.code_for_node(new), start, end)
-        if start == end and not replacement:
+        low, high = starts[line - 1] + column, starts[end_line - 1] + end_column
+        begin, finish, replacement = _trim(parsed.text, low, high, parsed.module.code_for_node(new), low, high)
+        if begin == finish and not replacement:
             continue
-        edits.append(Edit(display, *_position(lines, starts, start), *_position(lines, starts, end), replacement))
+        edits.append(Edit(display, *_position(lines, starts, begin), *_position(lines, starts, finish), replacement))
     return edits
 
 

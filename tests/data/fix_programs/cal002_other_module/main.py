@@ -1,7 +1,6 @@
 """CAL002 across modules: the fix edits steps.py, where the compiled call is."""
 
 import torch
-
 from steps import forward, region
 
 
