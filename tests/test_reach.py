@@ -252,6 +252,14 @@ def test_flag_path_sensitivity(tmp_path):
     _check(Case(code), tmp_path)
 
 
+def test_flag_set_by_branches(tmp_path):
+    # vjepa2: ``mixed_precision = True`` / ``False`` by dtype, then the same flag decides both.
+    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, dtype, scaler):\n    if dtype == 'bf16':\n        mixed_precision = True\n"
+    code += "    else:\n        mixed_precision = False\n    with torch.cuda.amp.autocast(enabled=mixed_precision):\n        loss = model(x).sum()\n"
+    code += "    if mixed_precision:\n        scaler.scale(loss).backward()  # expect: CAL002\n    else:\n        loss.backward()  # ok: autocast off on this path\n"
+    _check(Case(code), tmp_path)
+
+
 def test_flag_inside_arm_decides_the_autocast(tmp_path):
     code = NET + "model = torch.compile(Net())\n\n\ndef step(x, amp):\n    if not_amp_related():\n        pass\n    if amp:\n        pass\n"
     code += "    else:\n        with torch.autocast('cuda', enabled=amp):\n            loss = model(x).sum()\n        loss.backward()  # ok: amp is false in this arm: autocast off\n"

@@ -33,7 +33,7 @@ from .events import (
     OutputsEscape,
 )
 from .islands import IslandScan
-from .reach import Reach, flag_key
+from .reach import Reach, compile_target, flag_key
 from .results import ResultAnalysis
 from .values import (
     DEFAULT_BACKEND,
@@ -431,7 +431,7 @@ class Interpreter:
             self.call_values(self.attribute(frozenset(overrides), "compile"), args, expr.span, frame, expr.func)
         backend = self.backend_of(args, positional_index=None)
         site = self.loc(frame.path, expr.span)
-        compiled = frozenset(Compiled(None if isinstance(v, Data) else v, backend, site, overrides.get(v, "nn.Module.compile()")) for v in current)
+        compiled = frozenset(Compiled(compile_target(v), backend, site, overrides.get(v, "nn.Module.compile()")) for v in current)
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
         target = self.reach_target(receiver)
         if target is not None:
@@ -772,7 +772,7 @@ class Interpreter:
         if isinstance(callee, Compiled):
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):
-            return frozenset(Compiled(v, callee.backend, callee.site, callee.spelling) for v in positional(args, 0))
+            return frozenset(Compiled(compile_target(v), callee.backend, callee.site, callee.spelling) for v in positional(args, 0))
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
         if isinstance(callee, FunctionVal) and self.dotted_name(callee) in self.compile_names:
@@ -934,7 +934,7 @@ class Interpreter:
             backend = self.backend_of(args, positional_index=None)
             targets = positional(args, 0)
             if targets:
-                return frozenset(Compiled(None if isinstance(t, Data) else t, backend, site, name) for t in targets)
+                return frozenset(Compiled(compile_target(t), backend, site, name) for t in targets)
             return frozenset([Compiler(backend, site, name)])
         if name in api.DYNAMO_OPTIMIZE:
             return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name)])
@@ -997,7 +997,8 @@ class Interpreter:
         enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
         # ``enabled=<flag>``: on exactly when the flag is; known inside an ``if <flag>:`` arm.
         written = next((a.value for a in (frame.call_args if frame else ()) if a.keyword == "enabled"), None)
-        condition = flag_key(written) if enabled_values and not all(isinstance(v, ConstVal) for v in enabled_values) else None
+        known = all(isinstance(v, ConstVal) for v in enabled_values or ()) and len({bool(v) for v in enabled}) <= 1
+        condition = flag_key(written) if enabled_values and not known else None
         if condition is not None and frame is not None and condition in frame.assumptions:
             enabled, condition = {frame.assumptions[condition]}, None
         active = enabled != {False}  # "may be autocast" counts as autocast

@@ -21,9 +21,9 @@ from .values import Collection, Compiled, CompiledOutput, ExternalInstance, Func
 if TYPE_CHECKING:
     from .interpreter import Interpreter
 
-#: How many calls deep, and how many function bodies at most, one compiled callable is read.
+#: How many calls deep a compiled callable is read, and how many function bodies at most per analysis.
 MAX_DEPTH = 3
-MAX_FUNCTIONS = 40
+MAX_FUNCTIONS_PER_ANALYSIS = 400
 
 #: Kinds of island, most telling first.
 _FP32_BLOCK, _CAST, _FP32_OP = 0, 1, 2
@@ -33,6 +33,7 @@ class IslandScan:
     def __init__(self, interpreter: Interpreter) -> None:
         self.interp = interpreter
         self._found: dict[Compiled, Island | None] = {}
+        self._functions: dict[tuple, _Found | None] = {}
 
     def of(self, origins: Iterable[CompiledOutput]) -> tuple[Island, ...]:
         islands = []
@@ -45,50 +46,54 @@ class IslandScan:
     def island(self, compiled: Compiled) -> Island | None:
         if compiled not in self._found:
             self._found[compiled] = None  # a region reached again while scanning it has none of its own
-            visited: set[tuple] = set()
             try:
-                # Most telling kind first, then by position: deterministic whatever the set order.
-                found = sorted(self.value_islands(compiled.target, compiled, visited, 0), key=lambda item: (item[0], item[1].location))
+                best = self.value_island(compiled.target, 0)
             except RecursionError:
-                found = []
-            self._found[compiled] = found[0][1] if found else None
+                best = None
+            if best is not None:
+                _, location, text = best
+                self._found[compiled] = Island(compiled.site, location if location is not None else compiled.site, text)
         return self._found[compiled]
 
     # -- values -----------------------------------------------------------------------------
+    #
+    # Each returns the most telling island (kind, then position) as ``(kind, location, text)``; a
+    # location of None means "the compile site". Function bodies are read once per analysis.
 
-    def value_islands(self, value: object, compiled: Compiled, visited: set, depth: int) -> Iterator[tuple[int, Island]]:
+    def value_island(self, value: object, depth: int) -> _Found | None:
         interp = self.interp
-        if depth > MAX_DEPTH or len(visited) > MAX_FUNCTIONS:
-            return
+        if depth > MAX_DEPTH:
+            return None
         if isinstance(value, Wrapper):
-            for inner in sorted(value.inner, key=repr):
-                yield from self.value_islands(inner, compiled, visited, depth)
-        elif isinstance(value, Compiled):
-            yield from self.value_islands(value.target, compiled, visited, depth)
-        elif isinstance(value, Collection) and value.sequential:
-            for item in sorted(value.items, key=repr):
-                yield from self.value_islands(item, compiled, visited, depth)
-        elif isinstance(value, ExternalInstance) and value.cls in api.AUTOCAST_FP32_MODULES:
+            return _best(self.value_island(inner, depth) for inner in value.inner)
+        if isinstance(value, Compiled):
+            return self.value_island(value.target, depth)
+        if isinstance(value, Collection) and value.sequential:
+            return _best(self.value_island(item, depth) for item in value.items)
+        if isinstance(value, ExternalInstance) and value.cls in api.AUTOCAST_FP32_MODULES:
             name = value.cls.replace("torch.nn.", "nn.")
-            yield _FP32_OP, Island(compiled.site, compiled.site, f"`{name}`, whose layer_norm/softmax/loss autocast runs in float32")
-        elif isinstance(value, FunctionVal):
-            yield from self.function_islands(value, compiled, visited, depth)
-        elif isinstance(value, Instance):
+            return _FP32_OP, None, f"`{name}`, whose layer_norm/softmax/loss autocast runs in float32"
+        if isinstance(value, FunctionVal):
+            return self.function_island(value, depth)
+        if isinstance(value, Instance):
             members = interp.find_member(value.cls, "__call__")
             if members is None and interp.is_module_class(value.cls):
                 members = (interp.find_member(value.cls, "forward") or frozenset()) | interp.reach.instance_forward(value)
-            for member in sorted(interp.bind_methods(members or frozenset(), value), key=repr):
-                yield from self.value_islands(member, compiled, visited, depth)
+            return _best(self.value_island(member, depth) for member in interp.bind_methods(members or frozenset(), value))
+        return None
 
-    def function_islands(self, function: FunctionVal, compiled: Compiled, visited: set, depth: int) -> Iterator[tuple[int, Island]]:
+    def function_island(self, function: FunctionVal, depth: int) -> _Found | None:
         interp = self.interp
-        key = (function.path, function.qualname)
-        if key in visited:
-            return
-        visited.add(key)
+        owner = function.bound_self.cls if isinstance(function.bound_self, Instance) else None
+        key = (function.path, function.qualname, owner)
+        if key in self._functions:
+            return self._functions[key]
+        self._functions[key] = None  # recursion sees none
+        if len(self._functions) > MAX_FUNCTIONS_PER_ANALYSIS:
+            return None
         summary = interp.index.view(function.path).function(function.qualname)
         if summary is None:
-            return
+            return None
         from .interpreter import Context, Frame
 
         env: dict = {}
@@ -96,23 +101,35 @@ class IslandScan:
         if function.bound_self is not None and params:
             env[params[0]] = frozenset([function.bound_self])
         frame = Frame(function.path, env, Context(), record=False, stack=((function.path, function.qualname),), closure=dict(function.closure))
+        found: list[_Found | None] = []
         for node in _nodes(summary.body):
             if isinstance(node, ir.With):
-                for item in node.items:
-                    if _disables_autocast(item.context):
-                        yield _FP32_BLOCK, Island(compiled.site, interp.loc(function.path, node.span), "an `autocast(enabled=False)` block (an fp32 island)")
+                if any(_disables_autocast(item.context) for item in node.items):
+                    found.append((_FP32_BLOCK, interp.loc(function.path, node.span), "an `autocast(enabled=False)` block (an fp32 island)"))
             elif isinstance(node, ir.Call):
-                found = _call_island(node)
-                if found is not None:
-                    kind, text = found
-                    yield kind, Island(compiled.site, interp.loc(function.path, node.span), text)
-                elif _plain_chain(node.func):
-                    for callee in sorted(interp.eval(node.func, frame), key=repr):
+                call = _call_island(node)
+                if call is not None:
+                    found.append((call[0], interp.loc(function.path, node.span), call[1]))
+                elif _plain_chain(node.func) and depth < MAX_DEPTH:
+                    for callee in interp.eval(node.func, frame):
                         if isinstance(callee, ExternalInstance) and callee.cls in api.AUTOCAST_FP32_MODULES:
                             written, name = _written(node.func), callee.cls.replace("torch.nn.", "nn.")
-                            yield _FP32_OP, Island(compiled.site, interp.loc(function.path, node.span), f"`{written}` ({name}), which autocast runs in float32")
+                            found.append((_FP32_OP, interp.loc(function.path, node.span), f"`{written}` ({name}), which autocast runs in float32"))
                         elif isinstance(callee, (FunctionVal, Instance, Wrapper, Compiled)):
-                            yield from self.value_islands(callee, compiled, visited, depth + 1)
+                            found.append(self.value_island(callee, depth + 1))
+        self._functions[key] = best = _best(found)
+        return best
+
+
+_Found = tuple  # (kind, Location | None, description)
+
+
+def _best(candidates: Iterable[_Found | None]) -> _Found | None:
+    """The most telling island, then the first by position (deterministic whatever the set order)."""
+    present = [c for c in candidates if c is not None]
+    if not present:
+        return None
+    return min(present, key=lambda c: (c[0], c[1] is None, c[1] or (), c[2]))
 
 
 def _nodes(statements: Iterable[ir.Stmt]) -> Iterator[object]:

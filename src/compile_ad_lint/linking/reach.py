@@ -87,6 +87,21 @@ def _iter(args: Args) -> Iterable[object]:
         yield from values
 
 
+def compile_target(value: object) -> object:
+    """What compiling ``value`` compiles: a compiled module's original, through plain wrappers
+    (``torch.compile(DDP(torch.compile(m)))`` compiles ``m``). Without this, code walked again (a
+    method that compiles ``self.model``, a loop re-compiling ``model.layers``) would nest compiled
+    values one level per walk. Wrappers that change what runs (autocast, frozen) are kept."""
+    while True:
+        if isinstance(value, Compiled):
+            value = value.target
+        elif isinstance(value, Wrapper) and value.autocast is None and not value.frozen and len(value.inner) == 1:
+            value = next(iter(value.inner))
+        else:
+            break
+    return None if isinstance(value, Data) else value
+
+
 def merged_store(current: frozenset, added: frozenset) -> frozenset:
     """``current`` plus ``added``, the stored elements of a container kept in one collection
     (one per store would nest and grow with every loop iteration)."""
@@ -139,6 +154,9 @@ class Reach:
         #: Top-level packages whose import side effects already ran in this analysis.
         self._side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
+        self._by_class: dict[ClassVal, list] = {}
+        self._by_class_version = -1
+        self._by_class_size = -1
 
     # -- what a value is --------------------------------------------------------------------
 
@@ -301,13 +319,22 @@ class Reach:
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
-                    for (owner, _), values in list(interp._instance_attrs.items()):
-                        if owner == klass:
-                            found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
+                    for values in self.attributes_of(klass):
+                        found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
         items: set = set()
         for v in found:
             items |= v.items if isinstance(v, Collection) and not v.sequential else {v}
         return normalize(items) if items else frozenset([UNKNOWN])
+
+    def attributes_of(self, klass: ClassVal) -> list:
+        """The instance attribute values stored for ``klass`` (indexed once per heap version)."""
+        interp = self.interp
+        if self._by_class_version != interp._heap_version or len(interp._instance_attrs) != self._by_class_size:
+            self._by_class = {}
+            for (owner, _), values in interp._instance_attrs.items():
+                self._by_class.setdefault(owner, []).append(values)
+            self._by_class_version, self._by_class_size = interp._heap_version, len(interp._instance_attrs)
+        return self._by_class.get(klass, [])
 
     def register_module(self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span) -> None:
         """``parent.register_module(name, module)`` / ``add_module``: like ``setattr``; on an
@@ -383,6 +410,8 @@ class Reach:
 
     def replace_everywhere(self, base: Instance, values: Values) -> None:
         sources = {v.target for v in values if isinstance(v, Compiled)} | {i for v in values if isinstance(v, Wrapper) for i in v.inner}
+        if not sources:
+            return  # only a compiled or wrapped module replaces the attribute it was made from
         interp = self.interp
         for klass in interp.mro(base.cls):
             if not isinstance(klass, ClassVal):
@@ -622,6 +651,8 @@ class Reach:
         wrapper = api.WRAPPER_BY_NAME.get(name)
         if wrapper is not None:
             inner = _argument(args, "module", 0) or frozenset([UNKNOWN])
+            # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
+            inner = frozenset(i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,)))
             return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
         if name in api.SAME_MODULE_FUNCTIONS:
             return _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
@@ -637,7 +668,8 @@ class Reach:
             default = _positional(args, 2)
             if constants is not None and all(isinstance(c, str) for c in constants):
                 return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
-            return normalize(frozenset().union(*(self.submodules(o) for o in objects if isinstance(o, Instance))) | default) or frozenset([UNKNOWN])
+            modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
+            return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | {UNKNOWN})
         if name == "builtins.setattr" and len(args) >= 3:
             self.set_attribute(_positional(args, 0), _positional(args, 1), _positional(args, 2))
             return frozenset([ConstVal(None)])
