@@ -1,10 +1,13 @@
 #!/usr/bin/env python
 """Benchmark of compile-ad-lint against TorchFix and a LibCST parse-only pass (design section 5).
 
-One run prepares the corpora in a temporary folder, measures every tool on the same files as
-separate processes (wall time, CPU time of the process tree, peak memory of the process tree),
-prints tables and ratios, checks that our findings are identical across cold, warm, touched,
-one-job and parallel runs, and exits 1 if they are not. See bench/README.md.
+One run prepares the corpora in a temporary folder (the installed torch package, copies of the
+fixtures, a generated project with the shape of a training framework, and any project given with
+``--corpus DIR``), measures every tool on the same files as separate processes (wall time, CPU time
+of the process tree, peak memory of the process tree), times flake8 and the language server on the
+project corpora, prints tables, ratios, the growth check and the targets of issue 12 with
+met / not met, checks that our findings are identical across cold, warm, touched, one-job,
+parallel, flake8 and language-server runs, and exits 1 if they are not. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 BENCH_DIR = Path(__file__).resolve().parent
+if str(BENCH_DIR) not in sys.path:  # the smoke test loads this file by path
+    sys.path.insert(0, str(BENCH_DIR))
+
+import framework_corpus  # noqa: E402  (bench/framework_corpus.py)
+import lsp_client  # noqa: E402  (bench/lsp_client.py)
+
 REPO = BENCH_DIR.parent
 FIXTURES = REPO / "fixtures"
 CACHE_DIRNAME = ".compile_ad_lint_cache"
@@ -46,6 +55,18 @@ OURS_COLD_J1 = "ours cold --jobs 1"
 TORCHFIX = "TorchFix --select ALL"
 PARSE_1 = "LibCST parse-only, 1 process"
 PARSE_2 = "LibCST parse-only, 2 processes"
+FLAKE8_FILE = "flake8 --select CAL <file>, after a warm CLI run"
+FLAKE8_COLD = "flake8 --select CAL . (cold: no cache)"
+FLAKE8_AGAIN = "flake8 --select CAL . again (cache kept)"
+LSP_COLD = "language server, no cache on disk"
+LSP_WARM = "language server, after a warm CLI run"
+
+#: Files and folders of a ``--corpus DIR`` project that are copied (everything that changes what
+#: the CLI or flake8 check or how they are configured); nothing else of the project is needed.
+PROJECT_SUFFIXES = (".py", ".pyi", ".ipynb")
+PROJECT_CONFIG_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", ".flake8")
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+COPY_SKIP_DIRS = {".git", ".hg", ".svn", CACHE_DIRNAME, "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules", ".eggs", ".ipynb_checkpoints"}
 
 
 # -- measuring one process tree --------------------------------------------------------------
@@ -214,10 +235,17 @@ class Corpus:
     lines: int
     bytes: int
     anchor_file: Path | None  # the file the "touched" run appends a comment to
+    #: A project (the framework corpus, ``--corpus DIR``): every tool runs at its root on ``.``, and
+    #: flake8 and the language server are measured on it too.
+    project: bool = False
+    lsp_file: Path | None = None  # the file the language-server client opens (None: chosen from the findings)
+    edit_line: int | None = None  # its 1-based line the client edits (None: the first diagnostic's line)
+    edit_text: Callable[[int], str] | None = field(default=None, repr=False)  # the edited line for edit k
+    expected: list | None = None  # generated corpus: the (path, line, code) the generator marked
 
     @property
     def directory(self) -> Path:
-        return self.cwd / self.path
+        return self.cwd if self.path == "." else self.cwd / self.path
 
     @property
     def megabytes(self) -> float:
@@ -231,12 +259,15 @@ class Corpus:
             "lines": self.lines,
             "mb": round(self.megabytes, 2),
             "anchor_file": str(self.anchor_file.relative_to(self.cwd)) if self.anchor_file else None,
+            "project": self.project,
+            "lsp_file": str(self.lsp_file.relative_to(self.cwd)) if self.lsp_file else None,
         }
 
 
-def _scan(name: str, cwd: Path, path: str) -> Corpus:
-    files = sorted((cwd / path).rglob("*.py"))
-    files = [f for f in files if CACHE_DIRNAME not in f.parts and "__pycache__" not in f.parts]
+def _scan(name: str, cwd: Path, path: str, **extra) -> Corpus:
+    top = cwd if path == "." else cwd / path
+    files = sorted(top.rglob("*.py"))
+    files = [f for f in files if CACHE_DIRNAME not in f.parts and "__pycache__" not in f.parts and ".git" not in f.relative_to(top).parts]
     lines = size = 0
     anchor = None
     for file in files:
@@ -245,7 +276,7 @@ def _scan(name: str, cwd: Path, path: str) -> Corpus:
         lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         if anchor is None and ANCHOR_MARKER in data:
             anchor = file
-    return Corpus(name, cwd, path, files, lines, size, anchor)
+    return Corpus(name, cwd, path, files, lines, size, anchor, **extra)
 
 
 def installed_torch_dir() -> Path:
@@ -290,6 +321,59 @@ def prepare_fixtures_corpus(workdir: Path, copies: int, fixtures: Path = FIXTURE
         shutil.copytree(fixtures, target / f"proj_{k}", ignore=shutil.ignore_patterns("__pycache__", CACHE_DIRNAME, "*.pyc"))
         mark_copy(target / f"proj_{k}", f"proj_{k}")
     return _scan("fixtures", workdir, "fixtures_corpus")
+
+
+def prepare_framework_corpus(workdir: Path, copies: int = 1, dirname: str = "framework_corpus") -> Corpus:
+    """The generated training-framework project (bench/framework_corpus.py) at ``workdir/dirname``.
+
+    ``copies`` > 1 puts that many sibling copies of the framework package into the same project
+    (the scaling check). Every tool runs at the project root on ``.``, as a user would.
+    """
+    root = workdir / dirname
+    generated = framework_corpus.generate(root, copies=copies)
+    name = "framework" if copies == 1 else f"framework x{copies}"
+    return _scan(
+        name,
+        root,
+        ".",
+        project=True,
+        lsp_file=root / generated.trainer,
+        edit_line=generated.edit_line,
+        edit_text=generated.edit_text,
+        expected=generated.expected,
+    )
+
+
+def prepare_dir_corpus(workdir: Path, source: Path, lsp_file: str | None = None) -> Corpus:
+    """A copy of the project at ``source`` (``--corpus DIR``), so that its own cache and files stay untouched.
+
+    Copied: every ``*.py``/``*.pyi``/``*.ipynb`` and the configuration files (``pyproject.toml``,
+    ``setup.py``, ``setup.cfg``, ``tox.ini``, ``.flake8``) outside VCS, cache and virtualenv folders.
+    When the copy's top holds none of the project markers (``pyproject.toml``, ``setup.py``,
+    ``setup.cfg``, ``.git``: a git checkout loses its ``.git`` in the copy) an empty ``.git/`` is
+    created, so that the CLI, flake8 and the language server all take the copy's top as the project.
+    """
+    source = source.resolve()
+    if not source.is_dir():
+        raise SystemExit(f"run_bench: --corpus {source}: not a directory")
+    root = workdir / "dir_corpora" / source.name
+    for directory, dirnames, filenames in os.walk(source):
+        dirnames[:] = sorted(d for d in dirnames if d not in COPY_SKIP_DIRS and not d.endswith(".egg-info"))
+        relative = Path(directory).relative_to(source)
+        for filename in filenames:
+            if filename.endswith(PROJECT_SUFFIXES) or filename in PROJECT_CONFIG_FILES:
+                target = root / relative / filename
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(Path(directory) / filename, target)
+    root.mkdir(parents=True, exist_ok=True)
+    if not any((root / marker).exists() for marker in PROJECT_MARKERS):
+        (root / ".git").mkdir()
+    chosen = None
+    if lsp_file:
+        chosen = root / lsp_file
+        if not chosen.is_file():
+            raise SystemExit(f"run_bench: --lsp-file {lsp_file}: no such file in {source}")
+    return _scan(source.name, root, ".", project=True, lsp_file=chosen)
 
 
 def replicate(corpus: Corpus, factor: int, workdir: Path) -> Corpus:
@@ -395,6 +479,91 @@ def run_parse_only(corpus: Corpus, procs: int, python: str = sys.executable) -> 
     return Run(measurement, stats=summary, files_checked=summary["parsed"])
 
 
+_FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>[A-Z]+[0-9]+) (?P<text>.*)$")
+
+
+def _relative_to_root(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def parse_flake8(stdout: str, cwd: Path, root: Path) -> list[dict]:
+    """flake8's default ``path:line:col: CODE text`` lines as (root-relative path, line, column, code, message)."""
+    found = []
+    for line in stdout.splitlines():
+        match = _FLAKE8_LINE.match(line)
+        if match:
+            found.append(
+                {
+                    "path": _relative_to_root(cwd / match["path"], root),
+                    "line": int(match["line"]),
+                    "column": int(match["column"]),
+                    "code": match["code"],
+                    "message": match["text"],
+                }
+            )
+    return sorted(found, key=lambda f: (f["path"], f["line"], f["column"], f["code"], f["message"]))
+
+
+def _printable(text: str) -> str:
+    """How the flake8 plugin escapes a message (compile_ad_lint.output.escape.printable)."""
+    try:
+        from compile_ad_lint.output.escape import printable
+    except ImportError:  # the bench runs with the project's venv; this is only a fallback
+        return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return printable(text)
+
+
+def as_flake8(findings: Sequence[dict], cwd: Path, root: Path, only: Path | None = None) -> list[dict]:
+    """Our JSON findings (paths relative to ``cwd``) in the shape ``parse_flake8`` returns."""
+    shaped = []
+    for f in findings:
+        path = (cwd / f["path"]).resolve()
+        if only is not None and path != only.resolve():
+            continue
+        shaped.append({"path": _relative_to_root(path, root), "line": f["line"], "column": f["column"], "code": f["code"], "message": _printable(f["message"])})
+    return sorted(shaped, key=lambda f: (f["path"], f["line"], f["column"], f["code"], f["message"]))
+
+
+def run_flake8(corpus: Corpus, targets: Sequence[str] = (".",), python: str = sys.executable) -> Run:
+    """``flake8 --select CAL TARGETS`` at the corpus root (flake8's own jobs default: one worker per CPU)."""
+    measurement = measure([python, "-m", "flake8", "--select", "CAL", *targets], corpus.cwd)
+    if measurement.returncode not in (0, 1):
+        raise RuntimeError(f"flake8 exited {measurement.returncode}:\n{measurement.stderr[-4000:]}")
+    findings = parse_flake8(measurement.stdout, corpus.cwd, corpus.directory)
+    return Run(measurement, findings=findings, findings_count=len(findings))
+
+
+def run_lsp(corpus: Corpus, file: Path, *, edits: int, debounce_ms: int, timeout: float, python: str = sys.executable) -> lsp_client.LspSession:
+    """One language-server session on ``file``: open, then ``edits`` one-line edits (see bench/lsp_client.py)."""
+    return lsp_client.measure_session(
+        corpus.directory,
+        file,
+        edits=edits,
+        debounce_ms=debounce_ms,
+        edit_line=corpus.edit_line if corpus.lsp_file is not None and file == corpus.lsp_file else None,
+        edit_text=corpus.edit_text if corpus.lsp_file is not None and file == corpus.lsp_file else None,
+        python=python,
+        timeout=timeout,
+    )
+
+
+def choose_lsp_file(corpus: Corpus, findings: Sequence[dict]) -> Path | None:
+    """The file the client opens: the corpus's own choice, else the file with most findings, else the touched file."""
+    if corpus.lsp_file is not None:
+        return corpus.lsp_file
+    counts: dict[Path, int] = {}
+    for f in findings:
+        path = (corpus.cwd / f["path"]).resolve()
+        if path.suffix == ".py" and path.is_relative_to(corpus.directory.resolve()):
+            counts[path] = counts.get(path, 0) + 1
+    if counts:
+        return min(counts, key=lambda p: (-counts[p], str(p)))
+    return corpus.anchor_file
+
+
 # -- rows ------------------------------------------------------------------------------------
 
 
@@ -425,7 +594,7 @@ class Row:
             return f"{last.stats['parsed']} parsed, {last.stats['cached']} cached / {last.stats['files']}"
         if last.stats is not None:  # parse-only
             return f"{last.stats['parsed']} parsed / {last.stats['files']}"
-        return f"{last.files_checked} checked" if last.files_checked is not None else "?"
+        return f"{last.files_checked} checked" if last.files_checked is not None else "-"
 
     def to_dict(self) -> dict:
         runs = []
@@ -491,10 +660,67 @@ class CorpusResult:
     rows: list[Row]
     consistent: bool
     mismatches: list[str]
+    lsp: dict[str, dict] = field(default_factory=dict)  # LSP_COLD / LSP_WARM -> session summary
+    lsp_file: str | None = None  # root-relative path of the file flake8 (one file) and the client opened
+    errors: list[str] = field(default_factory=list)  # measurements that could not be made
 
 
 def _findings_key(findings: list) -> str:
     return json.dumps(findings, sort_keys=True)
+
+
+def _field_differences(a: object, b: object, prefix: str = "", limit: int = 4) -> list[str]:
+    """``key: A -> B`` for the (nested) fields where ``a`` and ``b`` differ, at most ``limit``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[str] = []
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                out.extend(_field_differences(a.get(key), b.get(key), f"{prefix}{key}.", limit - len(out)))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        out = []
+        for index, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                out.extend(_field_differences(x, y, f"{prefix}{index}.", limit - len(out)))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    show = lambda v: (json.dumps(v, default=str) if not isinstance(v, str) else repr(v))[:240]  # noqa: E731
+    return [f"{prefix.rstrip('.') or 'value'}: {show(a)} -> {show(b)}"]
+
+
+_LSP_FIELDS = ("code", "line0", "character0", "end_line0", "end_character0", "message", "related")
+
+
+def _named(item: object) -> object:
+    """An LSP comparison tuple (lsp_client.diagnostic_keys) as a dict with field names."""
+    if isinstance(item, tuple) and len(item) == len(_LSP_FIELDS) and isinstance(item[0], str):
+        return dict(zip(_LSP_FIELDS, item))
+    return item
+
+
+def _location(item: object) -> tuple:
+    if isinstance(item, dict):
+        return tuple(item[k] for k in ("path", "line", "column", "line0", "character0", "code") if k in item)
+    return (item,)
+
+
+def describe_difference(got: Sequence, want: Sequence, reference: str) -> str:
+    """What differs between two finding lists: counts, then the first pair at the same place field by field."""
+    missing = [_named(w) for w in want if w not in got]
+    extra = [_named(g) for g in got if g not in want]
+    text = f"{len(got)} findings vs {len(want)} in {reference}; {len(missing)} not found here, {len(extra)} only here"
+    by_place = {_location(m): m for m in missing}
+    for item in extra:
+        twin = by_place.get(_location(item))
+        if twin is not None:
+            fields = "; ".join(_field_differences(twin, item))
+            return f"{text}; at {':'.join(str(x) for x in _location(item) if x is not None)} {fields} ({reference} -> here)"
+    first = missing[:1] or extra[:1]
+    which = "not found here" if missing else "only here"
+    return f"{text}; first {which}: {json.dumps(first, default=str)[:400]}"
 
 
 def compare_findings(labelled: Sequence[tuple[str, list]]) -> list[str]:
@@ -506,14 +732,27 @@ def compare_findings(labelled: Sequence[tuple[str, list]]) -> list[str]:
     problems = []
     for label, findings in labelled[1:]:
         if _findings_key(findings) != key:
-            first = _findings_key([f for f in findings if f not in reference][:1]) or _findings_key([f for f in reference if f not in findings][:1])
-            problems.append(f"{label}: {len(findings)} findings vs {len(reference)} in {reference_label}; first difference {first[:300]}")
+            problems.append(f"{label}: {describe_difference(findings, reference, reference_label)}")
     return problems
 
 
 def touch(path: Path, count: int) -> None:
     with open(path, "ab") as handle:
         handle.write(f"\n# compile-ad-lint bench touch {count}\n".encode())
+
+
+def _same(label: str, got: list, want: list, reference: str) -> list[str]:
+    """One mismatch line (or none) when two comparable finding lists differ."""
+    if got == want:
+        return []
+    return [f"{label}: {describe_difference(got, want, reference)}"]
+
+
+def marked_mismatches(corpus: Corpus, findings: Sequence[dict]) -> list[str]:
+    """A generated corpus: its findings must be exactly the (path, line, code) the generator marked."""
+    found = sorted((_relative_to_root(corpus.cwd / f["path"], corpus.directory), f["line"], f["code"]) for f in findings)
+    want = sorted(tuple(e) for e in corpus.expected or ())
+    return _same(f"{corpus.name}: {OURS_COLD} vs the generator's # expect marks", found, want, "the marks")
 
 
 def measure_corpus(
@@ -523,10 +762,19 @@ def measure_corpus(
     torchfix: str | None = None,
     parse_only: bool = True,
     parse_two: bool = True,
+    flake8: bool = True,
+    lsp: bool = True,
+    lsp_edits: int = 10,
+    lsp_debounce_ms: int = 300,
+    lsp_timeout: float = 1800.0,
     log: Callable[[str], None] = lambda s: None,
 ) -> CorpusResult:
+    """Every row of one corpus; flake8 and the language server only where ``corpus.project``."""
     rows: list[Row] = []
     labelled: list[tuple[str, list]] = []
+    mismatches: list[str] = []
+    errors: list[str] = []
+    lsp_results: dict[str, dict] = {}
 
     def ours_row(name: str, make: Callable[[int], Run]) -> Row:
         runs = []
@@ -540,8 +788,43 @@ def measure_corpus(
         rows.append(row)
         return row
 
-    ours_row(OURS_COLD, lambda i: run_ours(corpus, cold=True))
+    def other_row(name: str, make: Callable[[int], Run]) -> Row:
+        runs = []
+        for i in range(repeat):
+            log(f"[{corpus.name}] {name} ({i + 1}/{repeat}) ...")
+            run = make(i)
+            runs.append(run)
+            log(f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB")
+        row = Row(name, runs)
+        rows.append(row)
+        return row
+
+    project = corpus.project
+    cold = ours_row(OURS_COLD, lambda i: run_ours(corpus, cold=True))
+    reference = cold.runs[0].findings or []
     ours_row(OURS_WARM, lambda i: run_ours(corpus, cold=False))
+    lsp_file = choose_lsp_file(corpus, reference) if project else None
+    flake8_reference = as_flake8(reference, corpus.cwd, corpus.directory) if project else []
+
+    def flake8_row(name: str, make: Callable[[int], Run], want: list) -> None:
+        try:
+            row = other_row(name, make)
+        except (RuntimeError, OSError) as error:
+            errors.append(f"{name}: {error}")
+            return
+        for i, run in enumerate(row.runs):
+            mismatches.extend(_same(f"{name} #{i + 1}", run.findings or [], want, f"{OURS_COLD} (as flake8 shows them)"))
+
+    if project and flake8 and lsp_file is not None:
+        shown = _relative_to_root(lsp_file, corpus.directory)
+        want = as_flake8(reference, corpus.cwd, corpus.directory, only=lsp_file)
+
+        def flake8_file(i: int) -> Run:
+            if i:  # every repetition right after a warm CLI run
+                run_ours(corpus, cold=False)
+            return run_flake8(corpus, [shown])
+
+        flake8_row(FLAKE8_FILE, flake8_file, want)
     anchor = corpus.anchor_file
     if anchor is not None:
         original = anchor.read_bytes()
@@ -558,50 +841,101 @@ def measure_corpus(
         log(f"[{corpus.name}] no file contains {ANCHOR_MARKER.decode()}; skipping the touched run")
     ours_row(OURS_COLD_J1, lambda i: run_ours(corpus, cold=True, jobs=1))
 
-    def other_row(name: str, make: Callable[[], Run]) -> None:
-        runs = []
-        for i in range(repeat):
-            log(f"[{corpus.name}] {name} ({i + 1}/{repeat}) ...")
-            run = make()
-            runs.append(run)
-            log(f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB")
-        rows.append(Row(name, runs))
+    if project and flake8:
+
+        def flake8_cold(i: int) -> Run:
+            clear_cache(corpus)
+            return run_flake8(corpus)
+
+        flake8_row(FLAKE8_COLD, flake8_cold, flake8_reference)
+        flake8_row(FLAKE8_AGAIN, lambda i: run_flake8(corpus), flake8_reference)
+
+    if project and lsp and lsp_file is not None:
+        keys = lsp_client.finding_keys(reference, corpus.directory, corpus.cwd, lsp_file)
+        for name in (LSP_COLD, LSP_WARM):
+            log(f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms ...")
+            warm_cli = None
+            if name == LSP_COLD:
+                clear_cache(corpus)
+            else:
+                warm_cli = run_ours(corpus, cold=False)
+                labelled.append((f"ours warm before {name}", warm_cli.findings or []))
+            try:
+                session = run_lsp(corpus, lsp_file, edits=lsp_edits, debounce_ms=lsp_debounce_ms, timeout=lsp_timeout)
+            except (lsp_client.LspError, OSError, ValueError) as error:
+                errors.append(f"{name}: {error}")
+                log(f"    failed: {error}")
+                continue
+            summary = session.summary()
+            if warm_cli is not None:
+                summary["warm_cli_wall_s"] = warm_cli.measurement.wall_s
+            lsp_results[name] = summary
+            log(f"    open {session.open_s:.3f} s (spawn to diagnostics {session.spawn_to_diagnostics_s:.3f} s), edits p50 {session.edit_p50_s} s, max {session.edit_max_s} s beyond the debounce")
+            publishes = [("didOpen", session.open_diagnostics)] + [(f"edit {k}", d) for k, d in enumerate(session.edit_diagnostics, start=1)]
+            groups: dict[str, list[str]] = {}
+            for when, diagnostics in publishes:
+                got = lsp_client.diagnostic_keys(diagnostics, corpus.directory)
+                if got != keys:
+                    groups.setdefault(describe_difference(got, keys, f"{OURS_COLD} (this file)"), []).append(when)
+            for difference, whens in groups.items():
+                mismatches.append(f"{name}, after {', '.join(whens)}: {difference}")
 
     if torchfix:
-        other_row(TORCHFIX, lambda: run_torchfix(corpus, torchfix))
+        other_row(TORCHFIX, lambda i: run_torchfix(corpus, torchfix))
     if parse_only:
-        other_row(PARSE_1, lambda: run_parse_only(corpus, 1))
+        other_row(PARSE_1, lambda i: run_parse_only(corpus, 1))
         if parse_two:
-            other_row(PARSE_2, lambda: run_parse_only(corpus, 2))
+            other_row(PARSE_2, lambda i: run_parse_only(corpus, 2))
     clear_cache(corpus)
-    mismatches = compare_findings(labelled)
-    return CorpusResult(corpus, rows, not mismatches, mismatches)
+    if corpus.expected is not None:
+        mismatches.extend(marked_mismatches(corpus, reference))
+    mismatches = compare_findings(labelled) + mismatches
+    shown_file = _relative_to_root(lsp_file, corpus.directory) if lsp_file is not None else None
+    return CorpusResult(corpus, rows, not mismatches, mismatches, lsp_results, shown_file, errors)
 
 
 # -- scaling ---------------------------------------------------------------------------------
 
 
-def scaling(base: Corpus, factors: Sequence[int], workdir: Path, repeat: int, log: Callable[[str], None]) -> dict:
-    """Cold runs with ``--no-cache`` at every factor (1x included).
+def scaling(make: Callable[[int], Corpus], factors: Sequence[int], repeat: int, log: Callable[[str], None], label: str = "torch", cleanup: Callable[[Corpus, int], None] | None = None) -> dict:
+    """Cold runs with ``--no-cache`` at every factor (1x included); ``make(factor)`` gives the corpus.
 
     Without the cache, no copy can be served from another copy's cache entries within the run (the
     cache is keyed by content, and the analyzer may cache below file level, where the copies'
     marker comments do not reach), so each copy is analyzed as the separate files it is.
     """
-    points = []
+    points: list[dict] = []
     for factor in factors:
-        log(f"[scaling] preparing {factor}x ...")
-        corpus = base if factor == 1 else replicate(base, factor, workdir)
+        log(f"[scaling {label}] preparing {factor}x ...")
+        corpus = make(factor)
         runs = []
         for i in range(repeat):
-            log(f"[scaling] {factor}x cold --no-cache ({i + 1}/{repeat}) ...")
+            log(f"[scaling {label}] {factor}x cold --no-cache ({i + 1}/{repeat}) ...")
             run = run_ours(corpus, cold=True, no_cache=True)
             runs.append(run)
             log(f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, stats {run.stats}")
         row = Row(f"x{factor}", runs)
-        points.append({"factor": factor, "files": len(corpus.files), "mb": round(corpus.megabytes, 2), "wall_s": row.wall_s, "cpu_s": row.cpu_s, "peak_mb": row.peak_mb, "parsed": row.parsed})
-        if factor != 1:
-            shutil.rmtree(corpus.directory, ignore_errors=True)
+        marked = None
+        if corpus.expected is not None:
+            problems = marked_mismatches(corpus, runs[-1].findings or [])
+            marked = not problems
+            for problem in problems:
+                log(f"    MISMATCH {problem}")
+        points.append(
+            {
+                "factor": factor,
+                "files": len(corpus.files),
+                "mb": round(corpus.megabytes, 3),
+                "wall_s": row.wall_s,
+                "cpu_s": row.cpu_s,
+                "peak_mb": row.peak_mb,
+                "parsed": row.parsed,
+                "findings": row.runs[-1].findings_count,
+                "findings_as_marked": marked,
+            }
+        )
+        if cleanup is not None:
+            cleanup(corpus, factor)
     # Least squares through the origin: time ≈ a * MB.
     for metric in ("wall_s", "cpu_s"):
         a = sum(p[metric] * p["mb"] for p in points) / sum(p["mb"] ** 2 for p in points)
@@ -611,48 +945,210 @@ def scaling(base: Corpus, factors: Sequence[int], workdir: Path, repeat: int, lo
     first, last = points[0], points[-1]
     per_mb_ratio = round(last["wall_s_per_mb"] / first["wall_s_per_mb"], 3) if len(points) > 1 else None
     cpu_ratio = round(last["cpu_s_per_mb"] / first["cpu_s_per_mb"], 3) if len(points) > 1 else None
+    return {
+        "corpus": label,
+        "points": points,
+        "wall_per_mb_ratio_last_vs_1x": per_mb_ratio,
+        "cpu_per_mb_ratio_last_vs_1x": cpu_ratio,
+        "largest_factor": last["factor"],
+        "findings_as_marked": None if all(p["findings_as_marked"] is None for p in points) else all(p["findings_as_marked"] is not False for p in points),
+        "verdict": growth_verdict(per_mb_ratio),
+        "linear": per_mb_ratio is not None and per_mb_ratio <= LINEAR_LIMIT,
+    }
+
+
+#: Growth is called linear when the per-MB wall time of the largest scale is within 20% of 1x's.
+LINEAR_LIMIT = 1.2
+
+
+def growth_verdict(per_mb_ratio: float | None) -> str:
     if per_mb_ratio is None:
-        verdict = "one point only"
-    elif per_mb_ratio < 0.8:
-        verdict = "sublinear (fixed costs dominate at 1x)"
-    elif per_mb_ratio <= 1.2:
-        verdict = "linear (per-MB time within 20% across scales)"
-    elif per_mb_ratio <= 1.5:
-        verdict = "slightly superlinear"
-    else:
-        verdict = "superlinear"
-    return {"points": points, "wall_per_mb_ratio_last_vs_1x": per_mb_ratio, "cpu_per_mb_ratio_last_vs_1x": cpu_ratio, "verdict": verdict}
+        return "one point only"
+    if per_mb_ratio < 0.8:
+        return "sublinear (fixed costs dominate at 1x)"
+    if per_mb_ratio <= LINEAR_LIMIT:
+        return "linear (per-MB time within 20% across scales)"
+    if per_mb_ratio <= 1.5:
+        return "slightly superlinear"
+    return "superlinear"
 
 
 def format_scaling(result: dict) -> str:
-    lines = ["scaling (ours, --no-cache, default jobs; copies are sibling directories copyK/torch/...):"]
-    lines.append(f"  {'size':>5} {'files':>6} {'MB':>7} {'wall s':>8} {'fit s':>8} {'s/MB':>7} {'CPU s':>8} {'peak MB':>8}  parsed")
+    where = "copies are sibling directories copyK/torch/..." if result.get("corpus", "torch") == "torch" else "copies are sibling packages forge, forge2, ... of one project"
+    lines = [f"scaling, {result.get('corpus', 'torch')} corpus (ours, --no-cache, default jobs; {where}):"]
+    lines.append(f"  {'size':>5} {'files':>6} {'MB':>7} {'wall s':>8} {'fit s':>8} {'s/MB':>8} {'CPU s':>8} {'peak MB':>8} {'findings':>8}  parsed")
     for p in result["points"]:
         lines.append(
-            f"  {str(p['factor']) + 'x':>5} {p['files']:>6} {p['mb']:>7.1f} {p['wall_s']:>8.2f} {p['wall_s_fit']:>8.2f} {p['wall_s_per_mb']:>7.3f} {p['cpu_s']:>8.2f} {p['peak_mb']:>8.0f}  {p['parsed']}"
+            f"  {str(p['factor']) + 'x':>5} {p['files']:>6} {p['mb']:>7.2f} {p['wall_s']:>8.2f} {p['wall_s_fit']:>8.2f} {p['wall_s_per_mb']:>8.3f} {p['cpu_s']:>8.2f} {p['peak_mb']:>8.0f} {p.get('findings', '-')!s:>8}  {p['parsed']}"
         )
     lines.append(
-        f"  per-MB wall time, largest vs 1x: x{result['wall_per_mb_ratio_last_vs_1x']} (CPU x{result['cpu_per_mb_ratio_last_vs_1x']}) -> {result['verdict']}"
+        f"  per-MB wall time, {result['points'][-1]['factor']}x vs 1x: x{result['wall_per_mb_ratio_last_vs_1x']} (CPU x{result['cpu_per_mb_ratio_last_vs_1x']}) -> {result['verdict']}"
     )
+    if result.get("findings_as_marked") is not None:
+        lines.append(f"  findings exactly the generator's marks at every scale: {'yes' if result['findings_as_marked'] else 'NO'}")
     return "\n".join(lines)
 
 
+def format_lsp(result: CorpusResult) -> str:
+    if not result.lsp:
+        return ""
+    lines = [f"language server (scripted stdio client: open {result.lsp_file}, then one-line edits; latencies are beyond the debounce):"]
+    lines.append(f"  {'session':<40} {'startup s':>9} {'open s':>8} {'edits':>5} {'p50 s':>8} {'max s':>8} {'diags':>5}  warm CLI s")
+    for name, s in result.lsp.items():
+        warm = f"{s['warm_cli_wall_s']:.2f}" if s.get("warm_cli_wall_s") is not None else "-"
+        p50 = f"{s['edit_p50_s']:.3f}" if s["edit_p50_s"] is not None else "-"
+        top = f"{s['edit_max_s']:.3f}" if s["edit_max_s"] is not None else "-"
+        lines.append(f"  {name:<40} {s['startup_s']:>9.2f} {s['open_s']:>8.3f} {len(s['edit_s']):>5} {p50:>8} {top:>8} {s['diagnostics_at_open']:>5}  {warm}")
+    return "\n".join(lines)
+
+
+# -- targets (issue 12) ------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    corpus: str
+    what: str
+    measured: str
+    target: str
+    met: bool | None  # None: not measured in this run
+
+    @property
+    def status(self) -> str:
+        return "not measured" if self.met is None else ("met" if self.met else "NOT met")
+
+
+def _row(entry: dict | None, name: str) -> dict | None:
+    if not entry:
+        return None
+    for row in entry["rows"]:
+        if row["name"] == name:
+            return row
+    return None
+
+
+def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> list[Target]:
+    """The table of issue 12: each target next to the figure this run measured."""
+    out: list[Target] = []
+    corpora = results.get("corpora", {})
+    torch_entry = corpora.get("torch")
+    torch_label = f"torch ({torch_entry['corpus']['files']} files)" if torch_entry else "torch"
+    cold, parse2 = _row(torch_entry, OURS_COLD), _row(torch_entry, PARSE_2)
+    goal = "<= 10 s and <= 0.25x parse-only (2 processes), same run"
+    if cold and parse2:
+        ratio = cold["wall_s"] / parse2["wall_s"] if parse2["wall_s"] else float("inf")
+        out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})", goal, cold["wall_s"] <= 10 and ratio <= 0.25))
+    else:
+        out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; no 2-process parse-only in this run" if cold else "-", goal, None))
+    out.append(Target(torch_label, "peak memory, CLI cold (process tree RSS)", f"{cold['peak_mb']:.0f} MB" if cold else "-", "<= 1 GiB (1024 MB)", cold["peak_mb"] <= 1024 if cold else None))
+    growth = results.get("scaling", {}).get("torch")
+    if growth and len(growth["points"]) > 1:
+        out.append(_growth_target(torch_label, growth))
+    for name in project_corpora:
+        entry = corpora.get(name)
+        label = f"{name} ({entry['corpus']['files']} files)" if entry else name
+        cold, warm = _row(entry, OURS_COLD), _row(entry, OURS_WARM)
+        out.append(Target(label, "CLI cold", f"{cold['wall_s']:.1f} s ({cold['parsed']})" if cold else "-", "<= 10 s", cold["wall_s"] <= 10 if cold else None))
+        out.append(Target(label, "CLI warm", f"{warm['wall_s']:.2f} s" if warm else "-", "<= 0.5 s", warm["wall_s"] <= 0.5 if warm else None))
+        growth = results.get("scaling", {}).get(name)
+        if growth and len(growth["points"]) > 1:
+            out.append(_growth_target(label, growth))
+        elif name == "framework":
+            out.append(Target(label, "growth 1x/2x/4x", "not run (--scales / --scaling)", "linear", None))
+        f_file, f_cold = _row(entry, FLAKE8_FILE), _row(entry, FLAKE8_COLD)
+        shown = entry.get("lsp_file") if entry else None
+        out.append(Target(label, f"flake8 --select CAL {shown or '<file>'}, right after a warm CLI run", f"{f_file['wall_s']:.2f} s" if f_file else "-", "<= 2 s", f_file["wall_s"] <= 2 if f_file else None))
+        if f_cold and cold:
+            ratio = f_cold["wall_s"] / cold["wall_s"] if cold["wall_s"] else float("inf")
+            out.append(Target(label, "flake8 --select CAL . cold", f"{f_cold['wall_s']:.1f} s vs CLI cold {cold['wall_s']:.1f} s (x{ratio:.2f})", "<= 1.2x the CLI cold run", ratio <= 1.2))
+        else:
+            out.append(Target(label, "flake8 --select CAL . cold", "-", "<= 1.2x the CLI cold run", None))
+        lsp = entry.get("lsp", {}) if entry else {}
+        for session, short in ((LSP_COLD, "no cache on disk"), (LSP_WARM, "after a warm CLI run")):
+            s = lsp.get(session)
+            what = f"LSP one-line edit to diagnostics, beyond the debounce ({short})"
+            if s and s["edit_s"]:
+                out.append(Target(label, what, f"p50 {s['edit_p50_s'] * 1000:.0f} ms, max {s['edit_max_s'] * 1000:.0f} ms of {len(s['edit_s'])} (open {s['open_s']:.2f} s)", "<= 300 ms (max)", s["edit_max_s"] <= 0.3))
+            else:
+                out.append(Target(label, what, "-", "<= 300 ms (max)", None))
+        s = lsp.get(LSP_WARM)
+        what = "LSP didOpen to first diagnostics, cache on disk"
+        if s and s.get("warm_cli_wall_s") is not None:
+            out.append(Target(label, what, f"{s['open_s']:.2f} s; warm CLI {s['warm_cli_wall_s']:.2f} s", "<= warm CLI time + 0.5 s", s["open_s"] <= s["warm_cli_wall_s"] + 0.5))
+        else:
+            out.append(Target(label, what, "-", "<= warm CLI time + 0.5 s", None))
+    identical = [entry.get("findings_identical") for entry in corpora.values()]
+    mismatches = sum(len(entry.get("mismatches", ())) for entry in corpora.values())
+    scaled = [g.get("findings_as_marked") for g in results.get("scaling", {}).values() if g.get("findings_as_marked") is not None]
+    ok = bool(identical) and all(identical) and all(scaled)
+    measured = "yes" if ok else (f"NO ({mismatches} differences{', scaled corpora differ from the marks' if not all(scaled) else ''})" if identical else "-")
+    out.append(Target("all", "findings identical: cold, warm, touched, --jobs 1, flake8, LSP (and the generator's marks)", measured, "identical", ok if identical else None))
+    return out
+
+
+def _growth_target(label: str, growth: dict) -> Target:
+    factors = "/".join(f"{p['factor']}x" for p in growth["points"])
+    walls = ", ".join(f"{p['wall_s']:.1f}" for p in growth["points"])
+    measured = f"{walls} s; per-MB wall x{growth['wall_per_mb_ratio_last_vs_1x']} at {growth['largest_factor']}x: {growth['verdict']}"
+    return Target(label, f"growth {factors} (--no-cache)", measured, "linear (per-MB wall at the largest scale <= 1.2x 1x's)", bool(growth["linear"]))
+
+
+def format_targets(rows: Sequence[Target]) -> str:
+    header = ("corpus", "what", "measured", "target", "status")
+    body = [(t.corpus, t.what, t.measured, t.target, t.status) for t in rows]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    rule = "-" * len(line(header))
+    return "\n".join(["targets (issue 12), every figure measured in this run:", rule, line(header), rule, *map(line, body), rule])
+
+
 # -- main ------------------------------------------------------------------------------------
+
+
+NAMED_CORPORA = ("fixtures", "framework", "torch")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip TorchFix, the 4x scale and the 2-process parse pass")
     parser.add_argument("--skip-torchfix", action="store_true", help="do not run TorchFix")
+    parser.add_argument("--skip-flake8", action="store_true", help="no flake8 rows on the project corpora")
+    parser.add_argument("--skip-lsp", action="store_true", help="no language-server sessions on the project corpora")
     parser.add_argument("--output", help="write machine-readable results (JSON) to this file")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the table shows medians (default 1)")
-    parser.add_argument("--corpus", choices=("all", "torch", "fixtures"), default="all", help="which corpora (default all)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the tables show medians (default 1)")
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        metavar="all|torch|fixtures|framework|DIR",
+        help="a corpus to measure (repeatable; default all = fixtures, framework and torch). DIR: any project directory, "
+        "measured on a copy like the framework corpus (write ./torch for a folder named like a corpus)",
+    )
     parser.add_argument("--fixtures-copies", type=int, default=20, help="copies of fixtures/ in the small corpus (default 20)")
-    parser.add_argument("--scales", default=None, help="comma-separated replication factors of the torch corpus, 1 first (default 1,2,4; --quick 1,2)")
+    parser.add_argument("--scales", default=None, help="comma-separated replication factors for the growth check, 1 first (default 1,2,4; --quick 1,2)")
+    parser.add_argument("--scaling", default="torch,framework", help="comma-separated corpora the growth check runs on (default torch,framework; '' for none)")
+    parser.add_argument("--lsp-edits", type=int, default=10, help="one-line edits per language-server session (default 10)")
+    parser.add_argument("--lsp-debounce-ms", type=int, default=300, help="the server's --debounce-ms, subtracted from each edit's latency (default 300)")
+    parser.add_argument("--lsp-timeout", type=float, default=1800.0, help="seconds to wait for any one publishDiagnostics (default 1800)")
+    parser.add_argument("--lsp-file", help="for --corpus DIR: the file (relative to DIR) to open in the language server and check with flake8 (default: the file with most findings)")
     parser.add_argument("--torchfix", help="the torchfix executable (default: ~/.cache/compile-ad-lint-bench/torchfix-venv, installed on first use)")
     parser.add_argument("--workdir", help="prepare corpora here instead of a fresh temporary folder (kept afterwards)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     return parser
+
+
+def selected_corpora(values: Sequence[str] | None) -> list[str]:
+    """Corpus names and directories in run order: fixtures, framework, directories, torch."""
+    chosen: list[str] = []
+    for value in values or ["all"]:
+        for item in (NAMED_CORPORA if value == "all" else [value]):
+            if item not in chosen:
+                chosen.append(item)
+    named = [n for n in ("fixtures", "framework") if n in chosen]
+    directories = [c for c in chosen if c not in NAMED_CORPORA]
+    for directory in directories:
+        if not Path(directory).is_dir():
+            raise SystemExit(f"run_bench: --corpus {directory}: not a corpus name ({', '.join(('all',) + NAMED_CORPORA)}) nor a directory")
+    return named + directories + (["torch"] if "torch" in chosen else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -661,6 +1157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("run_bench: --repeat must be at least 1")
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     scales = [int(s) for s in (args.scales or ("1,2" if args.quick else "1,2,4")).split(",") if s.strip()]
+    if scales and scales[0] != 1:
+        raise SystemExit("run_bench: --scales must start with 1")
+    scaling_corpora = {c.strip() for c in args.scaling.split(",") if c.strip()}
+    wanted = selected_corpora(args.corpus)
 
     torchfix = None
     if not (args.quick or args.skip_torchfix):
@@ -675,44 +1175,108 @@ def main(argv: Sequence[str] | None = None) -> int:
             "libcst": importlib.metadata.version("libcst"),
             "torch": importlib.metadata.version("torch") if importlib.util.find_spec("torch") else None,
             "torchfix": torchfix_version(torchfix) if torchfix else None,
+            "flake8": _version("flake8"),
+            "pygls": _version("pygls"),
         },
-        "options": {"quick": args.quick, "skip_torchfix": args.skip_torchfix, "repeat": args.repeat, "scales": scales, "fixtures_copies": args.fixtures_copies},
+        "options": {
+            "quick": args.quick,
+            "skip_torchfix": args.skip_torchfix,
+            "skip_flake8": args.skip_flake8,
+            "skip_lsp": args.skip_lsp,
+            "repeat": args.repeat,
+            "scales": scales,
+            "scaling": sorted(scaling_corpora),
+            "fixtures_copies": args.fixtures_copies,
+            "corpora": wanted,
+            "lsp_edits": args.lsp_edits,
+            "lsp_debounce_ms": args.lsp_debounce_ms,
+        },
         "corpora": {},
+        "scaling": {},
     }
     log(f"run_bench: working in {workdir}")
     all_consistent = True
+    project_names: list[str] = []
+    started = time.perf_counter()
     try:
         corpora: list[Corpus] = []
-        if args.corpus in ("all", "fixtures"):
-            corpora.append(prepare_fixtures_corpus(workdir, args.fixtures_copies))
-        torch_corpus = None
-        if args.corpus in ("all", "torch"):
-            torch_corpus = prepare_torch_corpus(workdir)
-            corpora.append(torch_corpus)
+        for item in wanted:
+            if item == "fixtures":
+                corpora.append(prepare_fixtures_corpus(workdir, args.fixtures_copies))
+            elif item == "framework":
+                corpora.append(prepare_framework_corpus(workdir))
+            elif item == "torch":
+                corpora.append(prepare_torch_corpus(workdir))
+            else:
+                corpus = prepare_dir_corpus(workdir, Path(item), args.lsp_file)
+                if corpus.name in NAMED_CORPORA or corpus.name in {c.name for c in corpora}:
+                    corpus.name = f"{corpus.name} (dir {len(corpora) + 1})"
+                corpora.append(corpus)
         for corpus in corpora:
             info = corpus.describe()
             log(f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB, touched file {info['anchor_file']}")
         for corpus in corpora:
-            result = measure_corpus(corpus, repeat=args.repeat, torchfix=torchfix, parse_two=not args.quick, log=log)
+            result = measure_corpus(
+                corpus,
+                repeat=args.repeat,
+                torchfix=torchfix,
+                parse_two=not args.quick,
+                flake8=not args.skip_flake8,
+                lsp=not args.skip_lsp,
+                lsp_edits=args.lsp_edits,
+                lsp_debounce_ms=args.lsp_debounce_ms,
+                lsp_timeout=args.lsp_timeout,
+                log=log,
+            )
             all_consistent &= result.consistent
-            entry = {"corpus": corpus.describe(), "rows": [r.to_dict() for r in result.rows], "ratios": ratios(result.rows), "findings_identical": result.consistent, "mismatches": result.mismatches}
+            if corpus.project:
+                project_names.append(corpus.name)
+            entry: dict = {
+                "corpus": corpus.describe(),
+                "rows": [r.to_dict() for r in result.rows],
+                "ratios": ratios(result.rows),
+                "findings_identical": result.consistent,
+                "mismatches": result.mismatches,
+                "lsp": result.lsp,
+                "lsp_file": result.lsp_file,
+                "errors": result.errors,
+            }
+            if corpus.expected is not None:
+                entry["expected_findings"] = len(corpus.expected)
             results["corpora"][corpus.name] = entry
             info = corpus.describe()
             print()
             print(format_table(result.rows, f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB ({info['path']})"))
             print(format_ratios(entry["ratios"]))
-            print(f"findings identical across cold, warm, touched, --jobs 1 and parallel runs: {'yes' if result.consistent else 'NO'}")
+            if result.lsp:
+                print(format_lsp(result))
+            checked = "cold, warm, touched, --jobs 1 and parallel runs" + (", flake8 and the language server" if corpus.project else "") + (" (and the generator's marks)" if corpus.expected is not None else "")
+            print(f"findings identical across {checked}: {'yes' if result.consistent else 'NO'}")
             for problem in result.mismatches:
                 print(f"  MISMATCH {problem}")
-            if corpus is torch_corpus and len(scales) > 1:
-                results["scaling"] = scaling(torch_corpus, scales, workdir, args.repeat, log)
-                print()
-                print(format_scaling(results["scaling"]))
+            for problem in result.errors:
+                print(f"  NOT MEASURED {problem}")
             sys.stdout.flush()
+            if corpus.name in scaling_corpora and len(scales) > 1:
+                if corpus.name == "torch":
+                    make = lambda factor, base=corpus: base if factor == 1 else replicate(base, factor, workdir)  # noqa: E731
+                else:  # the framework: N sibling copies of the package in one project
+                    make = lambda factor, base=corpus: base if factor == 1 else prepare_framework_corpus(workdir, copies=factor, dirname=f"framework_scale_{factor}x")  # noqa: E731
+                cleanup = lambda c, factor: shutil.rmtree(c.directory, ignore_errors=True) if factor != 1 else None  # noqa: E731
+                results["scaling"][corpus.name] = scaling(make, scales, args.repeat, log, label=corpus.name, cleanup=cleanup)
+                all_consistent &= results["scaling"][corpus.name]["findings_as_marked"] is not False
+                print()
+                print(format_scaling(results["scaling"][corpus.name]))
+                sys.stdout.flush()
+        results["targets"] = [asdict(t) | {"status": t.status} for t in targets(results, project_names or ("framework",))]
+        print()
+        print(format_targets(targets(results, project_names or ("framework",))))
     finally:
         results["machine"]["load_avg_end"] = os.getloadavg()
+        results["machine"]["total_s"] = round(time.perf_counter() - started, 1)
+        print(f"load average at start {_load(results['machine']['load_avg_start'])}, at end {_load(results['machine']['load_avg_end'])} ({os.cpu_count()} CPUs); whole run {results['machine']['total_s']:.0f} s")
         if args.output:
-            Path(args.output).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+            Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
             log(f"run_bench: results written to {args.output}")
         if not args.workdir and not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -720,6 +1284,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("run_bench: FAIL: findings differ between runs of the same corpus", file=sys.stderr)
         return 1
     return 0
+
+
+def _load(values: Sequence[float]) -> str:
+    return " / ".join(f"{v:.2f}" for v in values)
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 if __name__ == "__main__":
