@@ -52,6 +52,7 @@ OURS_COLD = "ours cold (default jobs)"
 OURS_WARM = "ours warm (nothing changed)"
 OURS_TOUCHED = "ours after touching 1 file"
 OURS_COLD_J1 = "ours cold --jobs 1"
+OURS_WARM_TEXT = "ours warm, text report (what a user runs)"
 TORCHFIX = "TorchFix --select ALL"
 PARSE_1 = "LibCST parse-only, 1 process"
 PARSE_2 = "LibCST parse-only, 2 processes"
@@ -424,6 +425,24 @@ def run_ours(corpus: Corpus, *, jobs: int | None = None, cold: bool, no_cache: b
     return Run(measurement, stats, document["findings"], stats["files"], len(document["findings"]))
 
 
+_TEXT_SUMMARY = re.compile(r"^(?:Found (\d+) findings?|No findings) in (\d+) files?", re.MULTILINE)
+
+
+def run_ours_text(corpus: Corpus, python: str = sys.executable) -> Run:
+    """``compile-ad-lint check <corpus>`` with the default text report, what a user runs; cache kept.
+
+    The JSON runs are the ones whose findings are compared; this one only counts them (from the
+    summary line), but JSON output costs more than text (each finding's fixes are resolved for the
+    report), so the warm targets are judged on this run and show the JSON figure beside it.
+    """
+    measurement = measure([python, "-m", "compile_ad_lint", "check", corpus.path], corpus.cwd)
+    if measurement.returncode not in (0, 1):
+        raise RuntimeError(f"compile-ad-lint exited {measurement.returncode}:\n{measurement.stderr[-4000:]}")
+    summary = _TEXT_SUMMARY.findall(measurement.stdout + measurement.stderr)
+    count = int(summary[-1][0] or 0) if summary else None
+    return Run(measurement, files_checked=int(summary[-1][1]) if summary else None, findings_count=count)
+
+
 _TORCHFIX_VIOLATION = re.compile(r":\d+:\d+: TOR\d+", re.MULTILINE)
 _TORCHFIX_CHECKED = re.compile(r"Finished checking (\d+) files")
 
@@ -628,6 +647,7 @@ def ratios(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
         (OURS_WARM, TORCHFIX),
         (OURS_COLD, PARSE_1),
         (OURS_WARM, PARSE_1),
+        (OURS_WARM_TEXT, PARSE_1),
         (OURS_TOUCHED, PARSE_1),
         (OURS_COLD_J1, PARSE_1),
         (OURS_COLD, PARSE_2),
@@ -803,6 +823,9 @@ def measure_corpus(
     cold = ours_row(OURS_COLD, lambda i: run_ours(corpus, cold=True))
     reference = cold.runs[0].findings or []
     ours_row(OURS_WARM, lambda i: run_ours(corpus, cold=False))
+    text = other_row(OURS_WARM_TEXT, lambda i: run_ours_text(corpus))
+    if text.runs[-1].findings_count is not None and text.runs[-1].findings_count != len(reference):
+        mismatches.append(f"{OURS_WARM_TEXT}: {text.runs[-1].findings_count} findings in its summary line vs {len(reference)} in {OURS_COLD}")
     lsp_file = choose_lsp_file(corpus, reference) if project else None
     flake8_reference = as_flake8(reference, corpus.cwd, corpus.directory) if project else []
 
@@ -858,8 +881,9 @@ def measure_corpus(
             if name == LSP_COLD:
                 clear_cache(corpus)
             else:
-                warm_cli = run_ours(corpus, cold=False)
-                labelled.append((f"ours warm before {name}", warm_cli.findings or []))
+                warm_json = run_ours(corpus, cold=False)
+                labelled.append((f"ours warm before {name}", warm_json.findings or []))
+                warm_cli = run_ours_text(corpus)
             try:
                 session = run_lsp(corpus, lsp_file, edits=lsp_edits, debounce_ms=lsp_debounce_ms, timeout=lsp_timeout)
             except (lsp_client.LspError, OSError, ValueError) as error:
@@ -868,7 +892,8 @@ def measure_corpus(
                 continue
             summary = session.summary()
             if warm_cli is not None:
-                summary["warm_cli_wall_s"] = warm_cli.measurement.wall_s
+                summary["warm_cli_wall_s"] = warm_cli.measurement.wall_s  # text report
+                summary["warm_cli_json_wall_s"] = warm_json.measurement.wall_s
             lsp_results[name] = summary
             log(f"    open {session.open_s:.3f} s (spawn to diagnostics {session.spawn_to_diagnostics_s:.3f} s), edits p50 {session.edit_p50_s} s, max {session.edit_max_s} s beyond the debounce")
             publishes = [("didOpen", session.open_diagnostics)] + [(f"edit {k}", d) for k, d in enumerate(session.edit_diagnostics, start=1)]
@@ -993,9 +1018,9 @@ def format_lsp(result: CorpusResult) -> str:
     if not result.lsp:
         return ""
     lines = [f"language server (scripted stdio client: open {result.lsp_file}, then one-line edits; latencies are beyond the debounce):"]
-    lines.append(f"  {'session':<40} {'startup s':>9} {'open s':>8} {'edits':>5} {'p50 s':>8} {'max s':>8} {'diags':>5}  warm CLI s")
+    lines.append(f"  {'session':<40} {'startup s':>9} {'open s':>8} {'edits':>5} {'p50 s':>8} {'max s':>8} {'diags':>5}  warm CLI s (text / json)")
     for name, s in result.lsp.items():
-        warm = f"{s['warm_cli_wall_s']:.2f}" if s.get("warm_cli_wall_s") is not None else "-"
+        warm = f"{s['warm_cli_wall_s']:.2f} / {s['warm_cli_json_wall_s']:.2f}" if s.get("warm_cli_wall_s") is not None else "-"
         p50 = f"{s['edit_p50_s']:.3f}" if s["edit_p50_s"] is not None else "-"
         top = f"{s['edit_max_s']:.3f}" if s["edit_max_s"] is not None else "-"
         lines.append(f"  {name:<40} {s['startup_s']:>9.2f} {s['open_s']:>8.3f} {len(s['edit_s']):>5} {p50:>8} {top:>8} {s['diagnostics_at_open']:>5}  {warm}")
@@ -1040,6 +1065,9 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})", goal, cold["wall_s"] <= 10 and ratio <= 0.25))
     else:
         out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; no 2-process parse-only in this run" if cold else "-", goal, None))
+    warm = _row(torch_entry, OURS_WARM)
+    if warm:
+        out.append(_warm_target(torch_label, warm, _row(torch_entry, OURS_WARM_TEXT), goal="informational (issue 12 sets no torch warm target; README: < 2 s)", limit=2.0))
     out.append(Target(torch_label, "peak memory, CLI cold (process tree RSS)", f"{cold['peak_mb']:.0f} MB" if cold else "-", "<= 1 GiB (1024 MB)", cold["peak_mb"] <= 1024 if cold else None))
     growth = results.get("scaling", {}).get("torch")
     if growth and len(growth["points"]) > 1:
@@ -1049,7 +1077,7 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         label = f"{name} ({entry['corpus']['files']} files)" if entry else name
         cold, warm = _row(entry, OURS_COLD), _row(entry, OURS_WARM)
         out.append(Target(label, "CLI cold", f"{cold['wall_s']:.1f} s ({cold['parsed']})" if cold else "-", "<= 10 s", cold["wall_s"] <= 10 if cold else None))
-        out.append(Target(label, "CLI warm", f"{warm['wall_s']:.2f} s" if warm else "-", "<= 0.5 s", warm["wall_s"] <= 0.5 if warm else None))
+        out.append(_warm_target(label, warm, _row(entry, OURS_WARM_TEXT)))
         growth = results.get("scaling", {}).get(name)
         if growth and len(growth["points"]) > 1:
             out.append(_growth_target(label, growth))
@@ -1074,7 +1102,8 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         s = lsp.get(LSP_WARM)
         what = "LSP didOpen to first diagnostics, cache on disk"
         if s and s.get("warm_cli_wall_s") is not None:
-            out.append(Target(label, what, f"{s['open_s']:.2f} s; warm CLI {s['warm_cli_wall_s']:.2f} s", "<= warm CLI time + 0.5 s", s["open_s"] <= s["warm_cli_wall_s"] + 0.5))
+            json_wall = f", {s['warm_cli_json_wall_s']:.2f} s with --format json" if s.get("warm_cli_json_wall_s") is not None else ""
+            out.append(Target(label, what, f"{s['open_s']:.2f} s; warm CLI {s['warm_cli_wall_s']:.2f} s (text report{json_wall})", "<= warm CLI time (text) + 0.5 s", s["open_s"] <= s["warm_cli_wall_s"] + 0.5))
         else:
             out.append(Target(label, what, "-", "<= warm CLI time + 0.5 s", None))
     identical = [entry.get("findings_identical") for entry in corpora.values()]
@@ -1084,6 +1113,16 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
     measured = "yes" if ok else (f"NO ({mismatches} differences{', scaled corpora differ from the marks' if not all(scaled) else ''})" if identical else "-")
     out.append(Target("all", "findings identical: cold, warm, touched, --jobs 1, flake8, LSP (and the generator's marks)", measured, "identical", ok if identical else None))
     return out
+
+
+def _warm_target(label: str, warm: dict | None, text: dict | None, goal: str = "<= 0.5 s", limit: float = 0.5) -> Target:
+    """The warm CLI target, judged on the text report (what a user runs), the JSON run beside it."""
+    if text:
+        measured = f"{text['wall_s']:.2f} s (text report); {warm['wall_s']:.2f} s with --format json" if warm else f"{text['wall_s']:.2f} s (text report)"
+        return Target(label, "CLI warm", measured, goal, text["wall_s"] <= limit)
+    if warm:
+        return Target(label, "CLI warm", f"{warm['wall_s']:.2f} s (--format json)", goal, warm["wall_s"] <= limit)
+    return Target(label, "CLI warm", "-", goal, None)
 
 
 def _growth_target(label: str, growth: dict) -> Target:

@@ -88,11 +88,12 @@ def test_fixtures_corpus_cold_warm_touched(bench, tmp_path):
     result = bench.measure_corpus(corpus, repeat=1, torchfix=None, parse_only=True, parse_two=False)
     assert corpus.anchor_file.read_bytes() == original  # the touched file is restored
     names = [row.name for row in result.rows]
-    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.PARSE_1]
+    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.OURS_WARM_TEXT, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.PARSE_1]
     assert result.consistent, result.mismatches
     assert result.lsp == {} and result.errors == []
 
     rows = {row.name: row for row in result.rows}
+    assert rows[bench.OURS_WARM_TEXT].runs[0].findings_count == len(rows[bench.OURS_COLD].runs[0].findings)
     cold, warm, touched = (rows[n].runs[0].stats for n in (bench.OURS_COLD, bench.OURS_WARM, bench.OURS_TOUCHED))
     assert cold["files"] == len(corpus.files) and cold["parsed"] > 0
     assert warm["parsed"] == 0 and warm["cached"] > 0
@@ -199,7 +200,7 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
     assert result.errors == []
     assert result.consistent, result.mismatches
     names = [row.name for row in result.rows]
-    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.FLAKE8_FILE, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.FLAKE8_COLD, bench.FLAKE8_AGAIN]
+    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.OURS_WARM_TEXT, bench.FLAKE8_FILE, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.FLAKE8_COLD, bench.FLAKE8_AGAIN]
     assert result.lsp_file == "train.py"  # the file with the most findings
     rows = {row.name: row for row in result.rows}
     assert rows[bench.FLAKE8_COLD].runs[0].findings and rows[bench.FLAKE8_FILE].runs[0].findings
@@ -208,7 +209,7 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
         assert session["diagnostics_at_open"] >= 1 and session["diagnostics_after_edits"] == [session["diagnostics_at_open"]] * 2
         assert len(session["edit_s"]) == 2 and session["edit_p50_s"] is not None and session["open_s"] > 0
         assert session["returncode"] == 0
-    assert result.lsp[bench.LSP_WARM]["warm_cli_wall_s"] > 0
+    assert result.lsp[bench.LSP_WARM]["warm_cli_wall_s"] > 0 and result.lsp[bench.LSP_WARM]["warm_cli_json_wall_s"] > 0
     assert {p: p.read_bytes() for p in tiny_project.rglob("*") if p.is_file()} == before  # the source project is untouched
     assert "language server" in bench.format_lsp(result)
 
