@@ -63,35 +63,99 @@ FAMILIES = (
 
 #: (dataset, modality)
 DATASETS = (
-    ("c4", "text"), ("wikitext", "text"), ("openwebtext", "text"), ("pile", "text"), ("slimpajama", "text"),
-    ("redpajama", "text"), ("fineweb", "text"), ("the_stack", "text"), ("arxiv", "text"), ("books", "text"),
-    ("pg19", "text"), ("tinystories", "text"), ("mmlu", "text"), ("hellaswag", "text"), ("gsm8k", "text"),
-    ("humaneval", "text"), ("alpaca", "text"), ("dolly", "text"), ("oasst", "text"), ("ultrachat", "text"),
-    ("sharegpt", "text"), ("lambada", "text"), ("squad", "text"),
-    ("imagenet", "image"), ("cifar10", "image"), ("cifar100", "image"), ("coco", "image"), ("laion", "image"),
-    ("cc3m", "image"), ("cc12m", "image"),
-    ("kinetics", "video"), ("ssv2", "video"), ("ego4d", "video"),
-    ("librispeech", "audio"), ("commonvoice", "audio"), ("audioset", "audio"),
+    ("c4", "text"),
+    ("wikitext", "text"),
+    ("openwebtext", "text"),
+    ("pile", "text"),
+    ("slimpajama", "text"),
+    ("redpajama", "text"),
+    ("fineweb", "text"),
+    ("the_stack", "text"),
+    ("arxiv", "text"),
+    ("books", "text"),
+    ("pg19", "text"),
+    ("tinystories", "text"),
+    ("mmlu", "text"),
+    ("hellaswag", "text"),
+    ("gsm8k", "text"),
+    ("humaneval", "text"),
+    ("alpaca", "text"),
+    ("dolly", "text"),
+    ("oasst", "text"),
+    ("ultrachat", "text"),
+    ("sharegpt", "text"),
+    ("lambada", "text"),
+    ("squad", "text"),
+    ("imagenet", "image"),
+    ("cifar10", "image"),
+    ("cifar100", "image"),
+    ("coco", "image"),
+    ("laion", "image"),
+    ("cc3m", "image"),
+    ("cc12m", "image"),
+    ("kinetics", "video"),
+    ("ssv2", "video"),
+    ("ego4d", "video"),
+    ("librispeech", "audio"),
+    ("commonvoice", "audio"),
+    ("audioset", "audio"),
 )
 
 #: (transform, modality)
 TRANSFORMS = (
-    ("random_crop", "image"), ("resize", "image"), ("normalize", "image"), ("flip", "image"),
-    ("color_jitter", "image"), ("mixup", "image"), ("cutmix", "image"), ("randaugment", "image"),
-    ("tubelet", "video"), ("frame_sample", "video"),
-    ("spec_augment", "audio"), ("mel", "audio"),
-    ("text_clean", "text"), ("dedup", "text"), ("mask_tokens", "text"), ("truncate", "text"),
+    ("random_crop", "image"),
+    ("resize", "image"),
+    ("normalize", "image"),
+    ("flip", "image"),
+    ("color_jitter", "image"),
+    ("mixup", "image"),
+    ("cutmix", "image"),
+    ("randaugment", "image"),
+    ("tubelet", "video"),
+    ("frame_sample", "video"),
+    ("spec_augment", "audio"),
+    ("mel", "audio"),
+    ("text_clean", "text"),
+    ("dedup", "text"),
+    ("mask_tokens", "text"),
+    ("truncate", "text"),
 )
 
 TOKENIZERS = ("bpe", "sentencepiece", "char", "byte_level", "hf_tokenizer", "tiktoken_like")
 
 METRICS = (
-    "accuracy", "top_k", "perplexity", "loss_meter", "throughput", "mfu", "grad_norm", "param_norm",
-    "token_count", "bleu", "rouge", "f1", "precision_recall", "calibration", "auc", "confusion", "iou",
-    "psnr", "ssim", "wer",
+    "accuracy",
+    "top_k",
+    "perplexity",
+    "loss_meter",
+    "throughput",
+    "mfu",
+    "grad_norm",
+    "param_norm",
+    "token_count",
+    "bleu",
+    "rouge",
+    "f1",
+    "precision_recall",
+    "calibration",
+    "auc",
+    "confusion",
+    "iou",
+    "psnr",
+    "ssim",
+    "wer",
 )
 
-CALLBACKS = ("log_metrics", "save_checkpoint", "lr_monitor", "profiler", "ema_update", "nan_guard", "throughput", "sensitivity")
+CALLBACKS = (
+    "log_metrics",
+    "save_checkpoint",
+    "lr_monitor",
+    "profiler",
+    "ema_update",
+    "nan_guard",
+    "throughput",
+    "sensitivity",
+)
 
 #: (experiment, kind). Kinds: ``script`` (a nanoGPT-style loop: compile, DDP, autocast forward,
 #: scaled backward outside it: CAL002), ``subclass`` (a Trainer subclass using the inherited step),
@@ -100,12 +164,30 @@ CALLBACKS = ("log_metrics", "save_checkpoint", "lr_monitor", "profiler", "ema_up
 #: compile with backward_pass_autocast patched off: nothing), ``forward_ad`` (forward-mode AD
 #: through a compiled module: CAL001).
 EXPERIMENTS = (
-    ("long_context", "script"), ("moe_sweep", "subclass"), ("lora_ft", "override"), ("distill", "script"),
-    ("pinn", "forward_ad"), ("fwd_grad", "forward_ad"), ("vit_pretrain", "script"), ("mae", "fp32"),
-    ("dino", "eager"), ("jepa", "override"), ("contrastive", "fixed"), ("speech_ctc", "subclass"),
-    ("seq2seq", "fp32"), ("sft_chat", "script"), ("reward_model", "subclass"), ("dpo", "override"),
-    ("curriculum", "subclass"), ("mup", "eager"), ("low_precision", "script"), ("sparse_attn", "fixed"),
-    ("retrieval", "subclass"), ("diffusion", "script"), ("flow_match", "fp32"), ("tiny_baseline", "eager"),
+    ("long_context", "script"),
+    ("moe_sweep", "subclass"),
+    ("lora_ft", "override"),
+    ("distill", "script"),
+    ("pinn", "forward_ad"),
+    ("fwd_grad", "forward_ad"),
+    ("vit_pretrain", "script"),
+    ("mae", "fp32"),
+    ("dino", "eager"),
+    ("jepa", "override"),
+    ("contrastive", "fixed"),
+    ("speech_ctc", "subclass"),
+    ("seq2seq", "fp32"),
+    ("sft_chat", "script"),
+    ("reward_model", "subclass"),
+    ("dpo", "override"),
+    ("curriculum", "subclass"),
+    ("mup", "eager"),
+    ("low_precision", "script"),
+    ("sparse_attn", "fixed"),
+    ("retrieval", "subclass"),
+    ("diffusion", "script"),
+    ("flow_match", "fp32"),
+    ("tiny_baseline", "eager"),
 )
 
 #: The line of Trainer.forward_backward_step that run_bench.py's language-server client edits.
@@ -137,8 +219,38 @@ def _header(pkg: str, path: str, what: str) -> str:
 # first one, ``_prepare``, so part of it is reached too. None of them compiles, autocasts, runs a
 # backward or enters forward-mode AD: they never change what the analyzer reports.
 
-_VERBS = ("normalize", "summarize", "validate", "bucketize", "accumulate", "project", "smooth", "select", "merge", "split", "clip", "rescale", "describe", "gather")
-_NOUNS = ("batch", "tokens", "logits", "weights", "grads", "stats", "shards", "frames", "features", "masks", "scores", "buffers", "records", "offsets")
+_VERBS = (
+    "normalize",
+    "summarize",
+    "validate",
+    "bucketize",
+    "accumulate",
+    "project",
+    "smooth",
+    "select",
+    "merge",
+    "split",
+    "clip",
+    "rescale",
+    "describe",
+    "gather",
+)
+_NOUNS = (
+    "batch",
+    "tokens",
+    "logits",
+    "weights",
+    "grads",
+    "stats",
+    "shards",
+    "frames",
+    "features",
+    "masks",
+    "scores",
+    "buffers",
+    "records",
+    "offsets",
+)
 
 _HELPER_TEMPLATES = (
     '''
@@ -264,13 +376,29 @@ def _helpers(key: str, count: int) -> str:
         templates.append((template, verb, noun))
     chunks = []
     for j, (template, verb, noun) in enumerate(templates):
-        chained = j + 1 < count and j < 3 and "def {name}(config" not in _HELPER_TEMPLATES[(seed // (j + 2)) % len(_HELPER_TEMPLATES)]
+        chained = (
+            j + 1 < count
+            and j < 3
+            and "def {name}(config" not in _HELPER_TEMPLATES[(seed // (j + 2)) % len(_HELPER_TEMPLATES)]
+        )
         nxt = names[j + 1] if j + 1 < count else None
-        next_is_function = nxt is not None and not templates[j + 1][0].lstrip().startswith("class ") and "def {name}(config" not in templates[j + 1][0]
+        next_is_function = (
+            nxt is not None
+            and not templates[j + 1][0].lstrip().startswith("class ")
+            and "def {name}(config" not in templates[j + 1][0]
+        )
         call = f"{nxt}(out)" if chained and next_is_function else "out"
         camel = "".join(part.capitalize() for part in names[j].strip("_").split("_"))
         chunks.append(
-            template.format(name=names[j], camel=camel, Verb=verb.capitalize(), noun=noun, k=2 + (seed + j) % 5, eps=f"{(1 + (seed + j) % 9) / 10:.1f}", call=call)
+            template.format(
+                name=names[j],
+                camel=camel,
+                Verb=verb.capitalize(),
+                noun=noun,
+                k=2 + (seed + j) % 5,
+                eps=f"{(1 + (seed + j) % 9) / 10:.1f}",
+                call=call,
+            )
         )
     return "\n".join(chunk.strip("\n") + "\n\n" for chunk in chunks).rstrip("\n") + "\n"
 
@@ -332,7 +460,9 @@ def _config_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["config/job_config.py"] = _header(pkg, "config/job_config.py", "the job configuration, one dataclass per section.") + _code(
+    files["config/job_config.py"] = _header(
+        pkg, "config/job_config.py", "the job configuration, one dataclass per section."
+    ) + _code(
         """
         from dataclasses import dataclass, field
 
@@ -460,7 +590,9 @@ def _config_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["config/override.py"] = _header(pkg, "config/override.py", "dotted overrides applied to a JobConfig.") + _code(
+    files["config/override.py"] = _header(
+        pkg, "config/override.py", "dotted overrides applied to a JobConfig."
+    ) + _code(
         """
         import dataclasses
 
@@ -524,7 +656,9 @@ def _config_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["config/env_vars.py"] = _header(pkg, "config/env_vars.py", "environment variables the launcher reads.") + _code(
+    files["config/env_vars.py"] = _header(
+        pkg, "config/env_vars.py", "environment variables the launcher reads."
+    ) + _code(
         """
         import os
 
@@ -558,7 +692,9 @@ def _protocol_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["protocols/train_spec.py"] = _header(pkg, "protocols/train_spec.py", "train specs in a module-level registry.") + _code(
+    files["protocols/train_spec.py"] = _header(
+        pkg, "protocols/train_spec.py", "train specs in a module-level registry."
+    ) + _code(
         """
         from collections.abc import Callable
         from dataclasses import dataclass
@@ -614,7 +750,9 @@ def _protocol_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["protocols/state_dict_adapter.py"] = _header(pkg, "protocols/state_dict_adapter.py", "conversion to and from external checkpoints.") + _code(
+    files["protocols/state_dict_adapter.py"] = _header(
+        pkg, "protocols/state_dict_adapter.py", "conversion to and from external checkpoints."
+    ) + _code(
         """
         class BaseStateDictAdapter:
             prefix_map: dict = {}
@@ -658,7 +796,9 @@ def _common_model_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["models/common/attention.py"] = _header(pkg, "models/common/attention.py", "multi-head attention with rotary positions.") + _code(
+    files["models/common/attention.py"] = _header(
+        pkg, "models/common/attention.py", "multi-head attention with rotary positions."
+    ) + _code(
         """
         import torch
         import torch.nn.functional as F
@@ -751,7 +891,9 @@ def _common_model_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["models/common/embedding.py"] = _header(pkg, "models/common/embedding.py", "token and patch embeddings.") + _code(
+    files["models/common/embedding.py"] = _header(
+        pkg, "models/common/embedding.py", "token and patch embeddings."
+    ) + _code(
         """
         from torch import nn
 
@@ -798,7 +940,9 @@ def _common_model_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["models/common/block.py"] = _header(pkg, "models/common/block.py", "the transformer block every family builds on.") + _code(
+    files["models/common/block.py"] = _header(
+        pkg, "models/common/block.py", "the transformer block every family builds on."
+    ) + _code(
         """
         from torch import nn
 
@@ -873,7 +1017,9 @@ def _common_model_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["models/common/utils.py"] = _header(pkg, "models/common/utils.py", "parameter counting and FLOP estimates.") + _code(
+    files["models/common/utils.py"] = _header(
+        pkg, "models/common/utils.py", "parameter counting and FLOP estimates."
+    ) + _code(
         """
         def count_parameters(model, exclude_embeddings=False):
             total = 0
@@ -935,7 +1081,7 @@ def _family_files(pkg: str, family: str, kind: str, index: int) -> dict[str, str
             n_kv_heads: int | None = {n_heads // 2 if index % 3 == 0 else None}
             hidden_dim: int = {dim * 4}
             vocab_size: int = 32000
-            norm: str = "{'rmsnorm' if kind == 'decoder' else 'layernorm'}"
+            norm: str = "{"rmsnorm" if kind == "decoder" else "layernorm"}"
             in_channels: int = 3
             patch_size: int = 16
             num_classes: int = 1000
@@ -1001,7 +1147,11 @@ def _family_files(pkg: str, family: str, kind: str, index: int) -> dict[str, str
             pkg,
         )
     else:
-        embed = "PatchEmbedding(args.in_channels, args.dim, args.patch_size)" if kind == "vision" else "nn.Conv1d(80, args.dim, kernel_size=3, padding=1)"
+        embed = (
+            "PatchEmbedding(args.in_channels, args.dim, args.patch_size)"
+            if kind == "vision"
+            else "nn.Conv1d(80, args.dim, kernel_size=3, padding=1)"
+        )
         model = _code(
             f"""
             import torch
@@ -1080,7 +1230,9 @@ def _family_files(pkg: str, family: str, kind: str, index: int) -> dict[str, str
             """
         compile_import = ""
     compile_code = textwrap.indent("\n" + textwrap.dedent(compile_code), " " * 8) if compile_code else ""
-    files[f"{base}/parallelize.py"] = _header(pkg, f"{base}/parallelize.py", f"activation checkpointing, per-block compile and DDP for {family}.") + _code(
+    files[f"{base}/parallelize.py"] = _header(
+        pkg, f"{base}/parallelize.py", f"activation checkpointing, per-block compile and DDP for {family}."
+    ) + _code(
         f"""
         import torch
 
@@ -1101,7 +1253,9 @@ def _family_files(pkg: str, family: str, kind: str, index: int) -> dict[str, str
         """,
         pkg,
     )
-    files[f"{base}/state_dict_adapter.py"] = _header(pkg, f"{base}/state_dict_adapter.py", f"{family} checkpoint conversion.") + _code(
+    files[f"{base}/state_dict_adapter.py"] = _header(
+        pkg, f"{base}/state_dict_adapter.py", f"{family} checkpoint conversion."
+    ) + _code(
         f"""
         from PKG.protocols.state_dict_adapter import BaseStateDictAdapter
 
@@ -1148,7 +1302,9 @@ def _distributed_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["distributed/parallel_dims.py"] = _header(pkg, "distributed/parallel_dims.py", "the parallelism degrees of a job.") + _code(
+    files["distributed/parallel_dims.py"] = _header(
+        pkg, "distributed/parallel_dims.py", "the parallelism degrees of a job."
+    ) + _code(
         """
         from dataclasses import dataclass
 
@@ -1187,7 +1343,9 @@ def _distributed_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["distributed/compile.py"] = _header(pkg, "distributed/compile.py", "per-block torch.compile, in place.") + _code(
+    files["distributed/compile.py"] = _header(
+        pkg, "distributed/compile.py", "per-block torch.compile, in place."
+    ) + _code(
         """
         import torch
 
@@ -1227,14 +1385,18 @@ def _distributed_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["distributed/fsdp.py"] = _header(pkg, "distributed/fsdp.py", "sharded data parallelism (placeholder policy).") + _code(
+    files["distributed/fsdp.py"] = _header(
+        pkg, "distributed/fsdp.py", "sharded data parallelism (placeholder policy)."
+    ) + _code(
         """
         def fsdp_policy(model, min_params=1_000_000):
             return [name for name, module in model.named_modules() if sum(p.numel() for p in module.parameters(recurse=False)) >= min_params]
         """,
         pkg,
     )
-    files["distributed/activation_checkpoint.py"] = _header(pkg, "distributed/activation_checkpoint.py", "activation checkpointing of blocks.") + _code(
+    files["distributed/activation_checkpoint.py"] = _header(
+        pkg, "distributed/activation_checkpoint.py", "activation checkpointing of blocks."
+    ) + _code(
         """
         from torch.utils.checkpoint import checkpoint
 
@@ -1254,7 +1416,9 @@ def _distributed_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["distributed/utils.py"] = _header(pkg, "distributed/utils.py", "mixed precision selection and small collectives.") + _code(
+    files["distributed/utils.py"] = _header(
+        pkg, "distributed/utils.py", "mixed precision selection and small collectives."
+    ) + _code(
         """
         import contextlib
 
@@ -1278,7 +1442,9 @@ def _distributed_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["distributed/collectives.py"] = _header(pkg, "distributed/collectives.py", "reductions across ranks.") + _code(
+    files["distributed/collectives.py"] = _header(
+        pkg, "distributed/collectives.py", "reductions across ranks."
+    ) + _code(
         """
         import torch
         import torch.distributed as dist
@@ -1338,7 +1504,9 @@ def _utils_files(pkg: str) -> dict[str, str]:
         pkg,
     )
     simple = {
-        "timers": ("wall-clock timers.", """
+        "timers": (
+            "wall-clock timers.",
+            """
             import time
 
 
@@ -1355,8 +1523,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
 
                 def mean(self):
                     return sum(self.laps) / max(1, len(self.laps))
-            """),
-        "seed": ("seeding every generator.", """
+            """,
+        ),
+        "seed": (
+            "seeding every generator.",
+            """
             import random
 
             import numpy as np
@@ -1369,8 +1540,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                 torch.manual_seed(seed)
                 if deterministic:
                     torch.use_deterministic_algorithms(True)
-            """),
-        "io": ("file helpers.", """
+            """,
+        ),
+        "io": (
+            "file helpers.",
+            """
             import json
             import os
 
@@ -1388,8 +1562,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
 
             def list_shards(folder, suffix=".bin"):
                 return sorted(os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(suffix))
-            """),
-        "dist": ("rank helpers.", """
+            """,
+        ),
+        "dist": (
+            "rank helpers.",
+            """
             import torch.distributed as dist
 
             from PKG.distributed.collectives import all_reduce_max, all_reduce_mean
@@ -1405,8 +1582,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
 
             def reduce_scalar(value, op="mean"):
                 return all_reduce_mean(value) if op == "mean" else all_reduce_max(value)
-            """),
-        "env": ("environment information for the run log.", """
+            """,
+        ),
+        "env": (
+            "environment information for the run log.",
+            """
             import platform
 
             import torch
@@ -1418,8 +1598,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                     "torch": torch.__version__,
                     "cuda": torch.cuda.is_available(),
                 }
-            """),
-        "profiling": ("the torch profiler around a few steps.", """
+            """,
+        ),
+        "profiling": (
+            "the torch profiler around a few steps.",
+            """
             import contextlib
 
             import torch
@@ -1433,8 +1616,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                 schedule = torch.profiler.schedule(wait=wait, warmup=warmup, active=active)
                 with torch.profiler.profile(schedule=schedule, on_trace_ready=torch.profiler.tensorboard_trace_handler(folder)) as profiler:
                     yield profiler
-            """),
-        "device": ("device selection.", """
+            """,
+        ),
+        "device": (
+            "device selection.",
+            """
             import torch
 
             from PKG.config.env_vars import local_rank
@@ -1444,8 +1630,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                 if device_type == "cuda" and torch.cuda.is_available():
                     return torch.device("cuda", local_rank())
                 return torch.device("cpu")
-            """),
-        "memory": ("memory statistics.", """
+            """,
+        ),
+        "memory": (
+            "memory statistics.",
+            """
             import torch
 
 
@@ -1458,16 +1647,22 @@ def _utils_files(pkg: str) -> dict[str, str]:
             def reset_peak():
                 if torch.cuda.is_available():
                     torch.cuda.reset_peak_memory_stats()
-            """),
-        "hashing": ("stable hashes of configs.", """
+            """,
+        ),
+        "hashing": (
+            "stable hashes of configs.",
+            """
             import hashlib
             import json
 
 
             def config_hash(config_dict):
                 return hashlib.sha256(json.dumps(config_dict, sort_keys=True, default=str).encode()).hexdigest()[:12]
-            """),
-        "retry": ("retries for flaky storage.", """
+            """,
+        ),
+        "retry": (
+            "retries for flaky storage.",
+            """
             import time
 
 
@@ -1479,8 +1674,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                         if attempt == attempts - 1:
                             raise
                         time.sleep(delay * (attempt + 1))
-            """),
-        "tensorboard": ("a tensorboard writer that degrades to nothing.", """
+            """,
+        ),
+        "tensorboard": (
+            "a tensorboard writer that degrades to nothing.",
+            """
             from PKG.utils.dist import is_main
 
 
@@ -1493,8 +1691,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
                 def add_scalar(self, name, value, step):
                     if self.enabled:
                         self.scalars.append((name, float(value), step))
-            """),
-        "flops": ("model FLOP utilization.", """
+            """,
+        ),
+        "flops": (
+            "model FLOP utilization.",
+            """
             from PKG.models.common.utils import flops_per_token
 
             PEAK_FLOPS = {"a100": 312e12, "h100": 989e12, "cpu": 1e12}
@@ -1502,8 +1703,11 @@ def _utils_files(pkg: str) -> dict[str, str]:
 
             def mfu(n_params, n_layers, dim, seq_len, tokens_per_second, device="h100"):
                 return flops_per_token(n_params, n_layers, dim, seq_len) * tokens_per_second / PEAK_FLOPS[device]
-            """),
-        "gc_utils": ("manual garbage collection between steps.", """
+            """,
+        ),
+        "gc_utils": (
+            "manual garbage collection between steps.",
+            """
             import gc
 
 
@@ -1515,11 +1719,14 @@ def _utils_files(pkg: str) -> dict[str, str]:
                 def run(self, step):
                     if step % self.every == 0:
                         gc.collect(1)
-            """),
+            """,
+        ),
     }
     for name, (what, body) in simple.items():
         files[f"utils/{name}.py"] = _header(pkg, f"utils/{name}.py", what) + _code(body, pkg)
-    files["utils/sensitivity.py"] = _header(pkg, "utils/sensitivity.py", "directional sensitivity of the model output (forward-mode AD).") + _code(
+    files["utils/sensitivity.py"] = _header(
+        pkg, "utils/sensitivity.py", "directional sensitivity of the model output (forward-mode AD)."
+    ) + _code(
         """
         import torch
         import torch.autograd.forward_ad as fwAD
@@ -1559,7 +1766,9 @@ def _utils_files(pkg: str) -> dict[str, str]:
     for i, metric in enumerate(METRICS):
         other = METRICS[(i + 7) % len(METRICS)]
         reduce = "mean" if i % 3 else "max"
-        files[f"utils/metrics/{metric}.py"] = _header(pkg, f"utils/metrics/{metric}.py", f"the {metric} metric.") + _code(
+        files[f"utils/metrics/{metric}.py"] = _header(
+            pkg, f"utils/metrics/{metric}.py", f"the {metric} metric."
+        ) + _code(
             f"""
             import torch
 
@@ -1615,7 +1824,9 @@ def _data_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["data/registry.py"] = _header(pkg, "data/registry.py", "datasets by name, filled when data.datasets is imported.") + _code(
+    files["data/registry.py"] = _header(
+        pkg, "data/registry.py", "datasets by name, filled when data.datasets is imported."
+    ) + _code(
         """
         DATASETS = {}
 
@@ -1776,7 +1987,10 @@ def _data_files(pkg: str) -> dict[str, str]:
     files["data/transforms/__init__.py"] = _code(
         "\n".join(f"from PKG.data.transforms.{t} import {t}" for t, _ in TRANSFORMS)
         + "\n\nBY_MODALITY = {\n"
-        + "\n".join(f'    "{m}": [{", ".join(t for t, tm in TRANSFORMS if tm == m)}],' for m in ("image", "video", "audio", "text"))
+        + "\n".join(
+            f'    "{m}": [{", ".join(t for t, tm in TRANSFORMS if tm == m)}],'
+            for m in ("image", "video", "audio", "text")
+        )
         + "\n}\n",
         pkg,
     )
@@ -1788,14 +2002,16 @@ def _data_files(pkg: str) -> dict[str, str]:
     }
     for i, (name, modality) in enumerate(TRANSFORMS):
         body = transform_bodies[modality].replace("{n}", str(i % 3))
-        files[f"data/transforms/{name}.py"] = _header(pkg, f"data/transforms/{name}.py", f"the {name} transform ({modality}).") + _code(
+        files[f"data/transforms/{name}.py"] = _header(
+            pkg, f"data/transforms/{name}.py", f"the {name} transform ({modality})."
+        ) + _code(
             f"""
             import torch
 
 
             def {name}(x):
                 x = _prepare(x)
-                {body.replace(chr(10) + '    ', chr(10) + '                ')}
+                {body.replace(chr(10) + "    ", chr(10) + "                ")}
             """,
             pkg,
         )
@@ -1816,7 +2032,9 @@ def _data_files(pkg: str) -> dict[str, str]:
             shape = {"image": "(3, 224, 224)", "video": "(3, 16, 224, 224)", "audio": "(80, 3000)"}[modality]
             load = f"sample = torch.zeros({shape})"
             ret = f'return {{"pixel_values": {apply}, "label": index % {10 + i}}}'
-        files[f"data/datasets/{name}.py"] = _header(pkg, f"data/datasets/{name}.py", f"the {name} dataset ({modality}).") + _code(
+        files[f"data/datasets/{name}.py"] = _header(
+            pkg, f"data/datasets/{name}.py", f"the {name} dataset ({modality})."
+        ) + _code(
             f"""
             import os
 
@@ -1824,7 +2042,7 @@ def _data_files(pkg: str) -> dict[str, str]:
             from torch.utils.data import Dataset
 
             from PKG.data.registry import register_dataset
-            {imports.replace(chr(10), chr(10) + '            ')}
+            {imports.replace(chr(10), chr(10) + "            ")}
             from PKG.utils.io import read_json
             from PKG.utils.logging import logger
 
@@ -1868,7 +2086,11 @@ def _train_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["train/trainer.py"] = _header(pkg, "train/trainer.py", "the Trainer: spec from the registry, per-block compile, DDP, autocast forward, scaled backward.") + _code(
+    files["train/trainer.py"] = _header(
+        pkg,
+        "train/trainer.py",
+        "the Trainer: spec from the registry, per-block compile, DDP, autocast forward, scaled backward.",
+    ) + _code(
         """
         import torch
 
@@ -2196,7 +2418,9 @@ def _train_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["train/early_stopping.py"] = _header(pkg, "train/early_stopping.py", "stopping when the loss stalls.") + _code(
+    files["train/early_stopping.py"] = _header(
+        pkg, "train/early_stopping.py", "stopping when the loss stalls."
+    ) + _code(
         """
         class EarlyStopping:
             def __init__(self, patience=10, min_delta=1e-3):
@@ -2214,7 +2438,9 @@ def _train_files(pkg: str) -> dict[str, str]:
         """,
         pkg,
     )
-    files["train/launcher.py"] = _header(pkg, "train/launcher.py", "the entry point: config, logger, seed, Trainer.") + _code(
+    files["train/launcher.py"] = _header(
+        pkg, "train/launcher.py", "the entry point: config, logger, seed, Trainer."
+    ) + _code(
         """
         from PKG.config import parse_args
         from PKG.train.trainer import Trainer
@@ -2252,8 +2478,10 @@ def _train_files(pkg: str) -> dict[str, str]:
     for i, callback in enumerate(CALLBACKS):
         body = textwrap.indent(callback_bodies[callback], " " * 8)
         every = (1, 10, 100, 50)[i % 4]
-        files[f"train/callbacks/{callback}.py"] = _header(pkg, f"train/callbacks/{callback}.py", f"the {callback} callback.") + _code(
-            """
+        files[f"train/callbacks/{callback}.py"] = (
+            _header(pkg, f"train/callbacks/{callback}.py", f"the {callback} callback.")
+            + _code(
+                """
             import torch
 
             from PKG.train.hooks import Callback
@@ -2261,8 +2489,10 @@ def _train_files(pkg: str) -> dict[str, str]:
 
 
             """,
-            pkg,
-        ) + f"class {_camel(callback)}Callback(Callback):\n    every = {every}\n\n    def run(self, trainer, loss):\n        _prepare(loss)\n{body}\n"
+                pkg,
+            )
+            + f"class {_camel(callback)}Callback(Callback):\n    every = {every}\n\n    def run(self, trainer, loss):\n        _prepare(loss)\n{body}\n"
+        )
     return files
 
 
@@ -2318,7 +2548,9 @@ def _experiment_files(pkg: str) -> dict[str, str]:
             """,
             pkg,
         )
-        files[f"{base}/train.py"] = _header(pkg, f"{base}/train.py", f"training for {name} ({kind}).") + _experiment_train(pkg, name, kind, i)
+        files[f"{base}/train.py"] = _header(
+            pkg, f"{base}/train.py", f"training for {name} ({kind})."
+        ) + _experiment_train(pkg, name, kind, i)
     return files
 
 
@@ -2600,7 +2832,7 @@ def _top_files(pkg: str) -> dict[str, str]:
         pkg,
     )
     # tests: small eager forward/backward checks (anchors with nothing compiled), one through the Trainer.
-    for i, (family, kind) in enumerate(FAMILIES):
+    for family, kind in FAMILIES:
         cls = _camel(family)
         files[f"tests/{pkg}/test_{family}.py"] = _code(
             f"""
@@ -2798,11 +3030,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", help="directory to write the project into (created)")
     parser.add_argument("--copies", type=int, default=1, help="sibling copies of the framework package (default 1)")
-    parser.add_argument("--package", default=DEFAULT_PACKAGE, help=f"name of the first package (default {DEFAULT_PACKAGE})")
+    parser.add_argument(
+        "--package", default=DEFAULT_PACKAGE, help=f"name of the first package (default {DEFAULT_PACKAGE})"
+    )
     args = parser.parse_args(argv)
     generated = generate(Path(args.out), args.copies, args.package)
     py = sum(1 for f in generated.files if f.endswith(".py"))
-    print(f"{py} Python files ({generated.bytes / 1024:.0f} KiB) in {args.out}; packages {', '.join(generated.packages)}")
+    print(
+        f"{py} Python files ({generated.bytes / 1024:.0f} KiB) in {args.out}; packages {', '.join(generated.packages)}"
+    )
     print(f"{len(generated.expected)} expected findings:")
     for relative, line, code in generated.expected:
         print(f"  {relative}:{line}: {code}")

@@ -49,7 +49,7 @@ class LspClient:
     """One server process; ``send``/``request``/``notify`` write frames, ``wait_for`` reads them."""
 
     def __init__(self, command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-        self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
+        self.stderr_file = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             list(command), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr_file, env=env
         )
@@ -108,7 +108,9 @@ class LspClient:
         self._next_id += 1
         ident = self._next_id
         self.send({"id": ident, "method": method, "params": params})
-        _, message = self.wait_for(lambda m: m.get("id") == ident and "method" not in m, timeout, f"the response to {method}")
+        _, message = self.wait_for(
+            lambda m: m.get("id") == ident and "method" not in m, timeout, f"the response to {method}"
+        )
         if "error" in message:
             raise LspError(f"{method} failed: {message['error']}")
         return message
@@ -129,7 +131,9 @@ class LspClient:
             except queue.Empty:
                 continue
             if message is None:
-                raise LspError(f"the server closed its output while we waited for {what} (exit {self.process.poll()}); stderr: {self.stderr_tail()}")
+                raise LspError(
+                    f"the server closed its output while we waited for {what} (exit {self.process.poll()}); stderr: {self.stderr_tail()}"
+                )
             self.received.append((stamp, message))
             if "method" in message and "id" in message:  # a request from the server
                 self.send({"id": message["id"], "result": None})
@@ -206,7 +210,7 @@ def server_command(python: str = sys.executable, debounce_ms: int = 300) -> list
 def comment_edit(line_text: str, k: int) -> str:
     """A one-line edit for any file: a trailing comment (no new line, no shifted positions)."""
     body = line_text.rstrip("\r\n")
-    ending = line_text[len(body):]
+    ending = line_text[len(body) :]
     return f"{body}  # bench edit {k}{ending}"
 
 
@@ -265,7 +269,9 @@ def measure_session(
 
             return check
 
-        sent = client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        sent = client.notify(
+            "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+        )
         arrived, message = client.wait_for(published(1), timeout, "the diagnostics after didOpen")
         session = LspSession(
             debounce_ms=debounce_ms,
@@ -287,11 +293,16 @@ def measure_session(
                 raise ValueError("an edit must replace one line by one line")
             current_end = len(current.rstrip("\r\n").encode("utf-16-le")) // 2
             change = {
-                "range": {"start": {"line": edit_line - 1, "character": 0}, "end": {"line": edit_line - 1, "character": current_end}},
+                "range": {
+                    "start": {"line": edit_line - 1, "character": 0},
+                    "end": {"line": edit_line - 1, "character": current_end},
+                },
                 "text": new_line.rstrip("\r\n"),
             }
             version = k + 1
-            sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
+            sent = client.notify(
+                "textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}
+            )
             arrived, message = client.wait_for(published(version), timeout, f"the diagnostics after edit {k}")
             session.edit_s.append(round(arrived - sent - debounce_ms / 1000.0, 4))
             session.edit_diagnostics.append(message["params"]["diagnostics"])
@@ -331,7 +342,17 @@ def diagnostic_keys(diagnostics: Sequence[dict], root: Path) -> list[tuple]:
                 shown = str(path)
             position = location["range"]["start"]
             related.append((shown, position["line"], position["character"], _normalize_message(item["message"], root)))
-        keys.append((d.get("code"), start["line"], start["character"], end["line"], end["character"], _normalize_message(d["message"], root), tuple(sorted(related))))
+        keys.append(
+            (
+                d.get("code"),
+                start["line"],
+                start["character"],
+                end["line"],
+                end["character"],
+                _normalize_message(d["message"], root),
+                tuple(sorted(related)),
+            )
+        )
     return sorted(keys)
 
 
@@ -383,7 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debounce-ms", type=int, default=300)
     parser.add_argument("--line", type=int, default=None, help="1-based line to edit (default: the first diagnostic's)")
     args = parser.parse_args(argv)
-    session = measure_session(Path(args.root), Path(args.file), edits=args.edits, debounce_ms=args.debounce_ms, edit_line=args.line)
+    session = measure_session(
+        Path(args.root), Path(args.file), edits=args.edits, debounce_ms=args.debounce_ms, edit_line=args.line
+    )
     print(json.dumps(session.summary(), indent=2))
     return 0
 

@@ -21,7 +21,7 @@ def _parse(path: str) -> bool:
         with open(path, "rb") as handle:
             source = handle.read()
         libcst.parse_module(source)  # bytes: LibCST detects the encoding itself
-    except Exception:  # noqa: BLE001 - a parse error is a result, not a crash
+    except Exception:
         return False
     return True
 
@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         with Pool(args.procs) as pool:
             results = list(pool.imap_unordered(_parse, paths, chunksize=max(1, len(paths) // (args.procs * 16))))
     ok = sum(results)
-    summary = {"files": len(paths), "parsed": ok, "failures": len(paths) - ok, "seconds": round(time.perf_counter() - started, 3)}
+    summary = {
+        "files": len(paths),
+        "parsed": ok,
+        "failures": len(paths) - ok,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     json.dump(summary, sys.stdout)
     sys.stdout.write("\n")
     return 0

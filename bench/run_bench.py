@@ -26,9 +26,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 BENCH_DIR = Path(__file__).resolve().parent
 if str(BENCH_DIR) not in sys.path:  # the smoke test loads this file by path
@@ -42,7 +42,9 @@ FIXTURES = REPO / "fixtures"
 CACHE_DIRNAME = ".compile_ad_lint_cache"
 TORCHFIX_REQUIREMENTS = BENCH_DIR / "requirements-torchfix.txt"
 #: Outside the repository, so that linters and tests run over the repo never walk into it.
-TORCHFIX_VENV = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compile-ad-lint-bench" / "torchfix-venv"
+TORCHFIX_VENV = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compile-ad-lint-bench" / "torchfix-venv"
+)
 PARSE_ONLY = BENCH_DIR / "parse_only.py"
 ANCHOR_MARKER = b".backward("
 MB = 1024 * 1024
@@ -67,7 +69,20 @@ LSP_WARM = "language server, after a warm CLI run"
 PROJECT_SUFFIXES = (".py", ".pyi", ".ipynb")
 PROJECT_CONFIG_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", ".flake8")
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-COPY_SKIP_DIRS = {".git", ".hg", ".svn", CACHE_DIRNAME, "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules", ".eggs", ".ipynb_checkpoints"}
+COPY_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    CACHE_DIRNAME,
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".eggs",
+    ".ipynb_checkpoints",
+}
 
 
 # -- measuring one process tree --------------------------------------------------------------
@@ -107,7 +122,7 @@ def _proc_children_map() -> dict[int, list[int]]:
         except OSError:
             continue
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1:
             children.setdefault(int(fields[1]), []).append(int(entry))
     return children
@@ -168,7 +183,9 @@ def _tree_sampler() -> Callable[[int, bool], tuple[int, int | None]] | None:
     return None
 
 
-def measure(command: Sequence[str], cwd: Path, interval: float = 0.2, env: dict[str, str] | None = None, pss_every: int = 5) -> Measurement:
+def measure(
+    command: Sequence[str], cwd: Path, interval: float = 0.2, env: dict[str, str] | None = None, pss_every: int = 5
+) -> Measurement:
     """Run ``command`` to completion and measure it and everything it starts.
 
     CPU time and the largest single process come from ``os.wait4`` on the child: the kernel adds
@@ -268,7 +285,11 @@ class Corpus:
 def _scan(name: str, cwd: Path, path: str, **extra) -> Corpus:
     top = cwd if path == "." else cwd / path
     files = sorted(top.rglob("*.py"))
-    files = [f for f in files if CACHE_DIRNAME not in f.parts and "__pycache__" not in f.parts and ".git" not in f.relative_to(top).parts]
+    files = [
+        f
+        for f in files
+        if CACHE_DIRNAME not in f.parts and "__pycache__" not in f.parts and ".git" not in f.relative_to(top).parts
+    ]
     lines = size = 0
     anchor = None
     for file in files:
@@ -319,7 +340,9 @@ def prepare_fixtures_corpus(workdir: Path, copies: int, fixtures: Path = FIXTURE
     """``copies`` copies of the repo's fixtures/ as sibling packages ``proj_k/`` (structure kept, so imports resolve)."""
     target = workdir / "fixtures_corpus"
     for k in range(1, copies + 1):
-        shutil.copytree(fixtures, target / f"proj_{k}", ignore=shutil.ignore_patterns("__pycache__", CACHE_DIRNAME, "*.pyc"))
+        shutil.copytree(
+            fixtures, target / f"proj_{k}", ignore=shutil.ignore_patterns("__pycache__", CACHE_DIRNAME, "*.pyc")
+        )
         mark_copy(target / f"proj_{k}", f"proj_{k}")
     return _scan("fixtures", workdir, "fixtures_corpus")
 
@@ -381,7 +404,9 @@ def replicate(corpus: Corpus, factor: int, workdir: Path) -> Corpus:
     """``factor`` copies of ``corpus``'s directory as siblings ``scale_Nx/copyK/...``, each analyzed as separate files."""
     target = workdir / f"scale_{factor}x"
     for k in range(1, factor + 1):
-        shutil.copytree(corpus.directory, target / f"copy{k}", ignore=shutil.ignore_patterns("__pycache__", CACHE_DIRNAME, "*.pyc"))
+        shutil.copytree(
+            corpus.directory, target / f"copy{k}", ignore=shutil.ignore_patterns("__pycache__", CACHE_DIRNAME, "*.pyc")
+        )
         mark_copy(target / f"copy{k}", f"copy{k}")  # distinct bytes: see mark_copy
     return _scan(f"{corpus.name} x{factor}", workdir, target.name)
 
@@ -402,13 +427,25 @@ def clear_cache(corpus: Corpus) -> None:
     shutil.rmtree(corpus.directory / CACHE_DIRNAME, ignore_errors=True)
 
 
-def run_ours(corpus: Corpus, *, jobs: int | None = None, cold: bool, no_cache: bool = False, python: str = sys.executable) -> Run:
+def run_ours(
+    corpus: Corpus, *, jobs: int | None = None, cold: bool, no_cache: bool = False, python: str = sys.executable
+) -> Run:
     if cold or no_cache:
         clear_cache(corpus)
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         report_path = Path(handle.name)
     try:
-        command = [python, "-m", "compile_ad_lint", "check", corpus.path, "--format", "json", "--output", str(report_path)]
+        command = [
+            python,
+            "-m",
+            "compile_ad_lint",
+            "check",
+            corpus.path,
+            "--format",
+            "json",
+            "--output",
+            str(report_path),
+        ]
         if jobs is not None:
             command += ["--jobs", str(jobs)]
         if no_cache:
@@ -420,7 +457,10 @@ def run_ours(corpus: Corpus, *, jobs: int | None = None, cold: bool, no_cache: b
     finally:
         report_path.unlink(missing_ok=True)
     if not no_cache and not (corpus.directory / CACHE_DIRNAME).is_dir():
-        print(f"run_bench: warning: no {CACHE_DIRNAME}/ in {corpus.directory} after the run; warm numbers may be cold", file=sys.stderr)
+        print(
+            f"run_bench: warning: no {CACHE_DIRNAME}/ in {corpus.directory} after the run; warm numbers may be cold",
+            file=sys.stderr,
+        )
     stats = document["stats"]
     return Run(measurement, stats, document["findings"], stats["files"], len(document["findings"]))
 
@@ -459,10 +499,15 @@ def find_torchfix(explicit: str | None) -> str | None:
 
 def install_torchfix() -> str:
     """TorchFix pins libcst<1.6 and we need libcst>=1.8: it gets a venv of its own, TORCHFIX_VENV."""
-    print(f"run_bench: installing TorchFix into {TORCHFIX_VENV} (from {TORCHFIX_REQUIREMENTS.name}) ...", file=sys.stderr)
+    print(
+        f"run_bench: installing TorchFix into {TORCHFIX_VENV} (from {TORCHFIX_REQUIREMENTS.name}) ...", file=sys.stderr
+    )
     TORCHFIX_VENV.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "venv", str(TORCHFIX_VENV)], check=True)
-    subprocess.run([str(TORCHFIX_VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(TORCHFIX_REQUIREMENTS)], check=True)
+    subprocess.run(
+        [str(TORCHFIX_VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(TORCHFIX_REQUIREMENTS)],
+        check=True,
+    )
     return str(TORCHFIX_VENV / "bin" / "torchfix")
 
 
@@ -542,7 +587,15 @@ def as_flake8(findings: Sequence[dict], cwd: Path, root: Path, only: Path | None
         path = (cwd / f["path"]).resolve()
         if only is not None and path != only.resolve():
             continue
-        shaped.append({"path": _relative_to_root(path, root), "line": f["line"], "column": f["column"], "code": f["code"], "message": _printable(f["message"])})
+        shaped.append(
+            {
+                "path": _relative_to_root(path, root),
+                "line": f["line"],
+                "column": f["column"],
+                "code": f["code"],
+                "message": _printable(f["message"]),
+            }
+        )
     return sorted(shaped, key=lambda f: (f["path"], f["line"], f["column"], f["code"], f["message"]))
 
 
@@ -555,7 +608,9 @@ def run_flake8(corpus: Corpus, targets: Sequence[str] = (".",), python: str = sy
     return Run(measurement, findings=findings, findings_count=len(findings))
 
 
-def run_lsp(corpus: Corpus, file: Path, *, edits: int, debounce_ms: int, timeout: float, python: str = sys.executable) -> lsp_client.LspSession:
+def run_lsp(
+    corpus: Corpus, file: Path, *, edits: int, debounce_ms: int, timeout: float, python: str = sys.executable
+) -> lsp_client.LspSession:
     """One language-server session on ``file``: open, then ``edits`` one-line edits (see bench/lsp_client.py)."""
     return lsp_client.measure_session(
         corpus.directory,
@@ -623,18 +678,41 @@ class Row:
             m.pop("stderr")
             m["cpu_s"] = round(run.measurement.cpu_s, 3)
             m["peak_mb"] = run.measurement.peak_mb
-            runs.append({"measurement": m, "stats": run.stats, "files_checked": run.files_checked, "findings": run.findings_count})
-        return {"name": self.name, "wall_s": self.wall_s, "cpu_s": self.cpu_s, "peak_mb": self.peak_mb, "parsed": self.parsed, "runs": runs}
+            runs.append(
+                {
+                    "measurement": m,
+                    "stats": run.stats,
+                    "files_checked": run.files_checked,
+                    "findings": run.findings_count,
+                }
+            )
+        return {
+            "name": self.name,
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "peak_mb": self.peak_mb,
+            "parsed": self.parsed,
+            "runs": runs,
+        }
 
 
 def format_table(rows: Sequence[Row], title: str) -> str:
     header = ("run", "wall s", "CPU s", "peak MB", "findings", "files parsed")
     body = [
-        (r.name, f"{r.wall_s:.2f}", f"{r.cpu_s:.2f}", f"{r.peak_mb:.0f}", str(r.runs[-1].findings_count if r.runs[-1].findings_count is not None else "-"), r.parsed)
+        (
+            r.name,
+            f"{r.wall_s:.2f}",
+            f"{r.cpu_s:.2f}",
+            f"{r.peak_mb:.0f}",
+            str(r.runs[-1].findings_count if r.runs[-1].findings_count is not None else "-"),
+            r.parsed,
+        )
         for r in rows
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    aligned = lambda line: "  ".join(c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))  # noqa: E731
+    aligned = lambda line: "  ".join(
+        c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))
+    )
     rule = "-" * len(aligned(header))
     return "\n".join([title, rule, aligned(header), rule, *map(aligned, body), rule])
 
@@ -667,7 +745,10 @@ def ratios(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
 def format_ratios(values: dict[str, dict[str, float]]) -> str:
     width = max((len(k) for k in values), default=0)
     lines = ["ratios (median wall, median CPU, peak memory):"]
-    lines += [f"  {k.ljust(width)}  wall x{v['wall']:<7.3f} CPU x{v['cpu']:<7.3f} mem x{v['peak_mb']:.3f}" for k, v in values.items()]
+    lines += [
+        f"  {k.ljust(width)}  wall x{v['wall']:<7.3f} CPU x{v['cpu']:<7.3f} mem x{v['peak_mb']:.3f}"
+        for k, v in values.items()
+    ]
     return "\n".join(lines)
 
 
@@ -707,7 +788,7 @@ def _field_differences(a: object, b: object, prefix: str = "", limit: int = 4) -
             if len(out) >= limit:
                 break
         return out[:limit]
-    show = lambda v: (json.dumps(v, default=str) if not isinstance(v, str) else repr(v))[:240]  # noqa: E731
+    show = lambda v: (json.dumps(v, default=str) if not isinstance(v, str) else repr(v))[:240]
     return [f"{prefix.rstrip('.') or 'value'}: {show(a)} -> {show(b)}"]
 
 
@@ -770,7 +851,9 @@ def _same(label: str, got: list, want: list, reference: str) -> list[str]:
 
 def marked_mismatches(corpus: Corpus, findings: Sequence[dict]) -> list[str]:
     """A generated corpus: its findings must be exactly the (path, line, code) the generator marked."""
-    found = sorted((_relative_to_root(corpus.cwd / f["path"], corpus.directory), f["line"], f["code"]) for f in findings)
+    found = sorted(
+        (_relative_to_root(corpus.cwd / f["path"], corpus.directory), f["line"], f["code"]) for f in findings
+    )
     want = sorted(tuple(e) for e in corpus.expected or ())
     return _same(f"{corpus.name}: {OURS_COLD} vs the generator's # expect marks", found, want, "the marks")
 
@@ -803,7 +886,9 @@ def measure_corpus(
             run = make(i)
             runs.append(run)
             labelled.append((f"{name} #{i + 1}", run.findings or []))
-            log(f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB, stats {run.stats}")
+            log(
+                f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB, stats {run.stats}"
+            )
         row = Row(name, runs)
         rows.append(row)
         return row
@@ -814,7 +899,9 @@ def measure_corpus(
             log(f"[{corpus.name}] {name} ({i + 1}/{repeat}) ...")
             run = make(i)
             runs.append(run)
-            log(f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB")
+            log(
+                f"    {run.measurement.wall_s:.2f} s wall, {run.measurement.cpu_s:.2f} s CPU, {run.measurement.peak_mb:.0f} MB"
+            )
         row = Row(name, runs)
         rows.append(row)
         return row
@@ -825,7 +912,9 @@ def measure_corpus(
     ours_row(OURS_WARM, lambda i: run_ours(corpus, cold=False))
     text = other_row(OURS_WARM_TEXT, lambda i: run_ours_text(corpus))
     if text.runs[-1].findings_count is not None and text.runs[-1].findings_count != len(reference):
-        mismatches.append(f"{OURS_WARM_TEXT}: {text.runs[-1].findings_count} findings in its summary line vs {len(reference)} in {OURS_COLD}")
+        mismatches.append(
+            f"{OURS_WARM_TEXT}: {text.runs[-1].findings_count} findings in its summary line vs {len(reference)} in {OURS_COLD}"
+        )
     lsp_file = choose_lsp_file(corpus, reference) if project else None
     flake8_reference = as_flake8(reference, corpus.cwd, corpus.directory) if project else []
 
@@ -836,7 +925,9 @@ def measure_corpus(
             errors.append(f"{name}: {error}")
             return
         for i, run in enumerate(row.runs):
-            mismatches.extend(_same(f"{name} #{i + 1}", run.findings or [], want, f"{OURS_COLD} (as flake8 shows them)"))
+            mismatches.extend(
+                _same(f"{name} #{i + 1}", run.findings or [], want, f"{OURS_COLD} (as flake8 shows them)")
+            )
 
     if project and flake8 and lsp_file is not None:
         shown = _relative_to_root(lsp_file, corpus.directory)
@@ -876,7 +967,9 @@ def measure_corpus(
     if project and lsp and lsp_file is not None:
         keys = lsp_client.finding_keys(reference, corpus.directory, corpus.cwd, lsp_file)
         for name in (LSP_COLD, LSP_WARM):
-            log(f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms ...")
+            log(
+                f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms ..."
+            )
             warm_cli = None
             if name == LSP_COLD:
                 clear_cache(corpus)
@@ -895,8 +988,12 @@ def measure_corpus(
                 summary["warm_cli_wall_s"] = warm_cli.measurement.wall_s  # text report
                 summary["warm_cli_json_wall_s"] = warm_json.measurement.wall_s
             lsp_results[name] = summary
-            log(f"    open {session.open_s:.3f} s (spawn to diagnostics {session.spawn_to_diagnostics_s:.3f} s), edits p50 {session.edit_p50_s} s, max {session.edit_max_s} s beyond the debounce")
-            publishes = [("didOpen", session.open_diagnostics)] + [(f"edit {k}", d) for k, d in enumerate(session.edit_diagnostics, start=1)]
+            log(
+                f"    open {session.open_s:.3f} s (spawn to diagnostics {session.spawn_to_diagnostics_s:.3f} s), edits p50 {session.edit_p50_s} s, max {session.edit_max_s} s beyond the debounce"
+            )
+            publishes = [("didOpen", session.open_diagnostics)] + [
+                (f"edit {k}", d) for k, d in enumerate(session.edit_diagnostics, start=1)
+            ]
             groups: dict[str, list[str]] = {}
             for when, diagnostics in publishes:
                 got = lsp_client.diagnostic_keys(diagnostics, corpus.directory)
@@ -922,7 +1019,14 @@ def measure_corpus(
 # -- scaling ---------------------------------------------------------------------------------
 
 
-def scaling(make: Callable[[int], Corpus], factors: Sequence[int], repeat: int, log: Callable[[str], None], label: str = "torch", cleanup: Callable[[Corpus, int], None] | None = None) -> dict:
+def scaling(
+    make: Callable[[int], Corpus],
+    factors: Sequence[int],
+    repeat: int,
+    log: Callable[[str], None],
+    label: str = "torch",
+    cleanup: Callable[[Corpus, int], None] | None = None,
+) -> dict:
     """Cold runs with ``--no-cache`` at every factor (1x included); ``make(factor)`` gives the corpus.
 
     Without the cache, no copy can be served from another copy's cache entries within the run (the
@@ -976,7 +1080,9 @@ def scaling(make: Callable[[int], Corpus], factors: Sequence[int], repeat: int, 
         "wall_per_mb_ratio_last_vs_1x": per_mb_ratio,
         "cpu_per_mb_ratio_last_vs_1x": cpu_ratio,
         "largest_factor": last["factor"],
-        "findings_as_marked": None if all(p["findings_as_marked"] is None for p in points) else all(p["findings_as_marked"] is not False for p in points),
+        "findings_as_marked": None
+        if all(p["findings_as_marked"] is None for p in points)
+        else all(p["findings_as_marked"] is not False for p in points),
         "verdict": growth_verdict(per_mb_ratio),
         "linear": per_mb_ratio is not None and per_mb_ratio <= LINEAR_LIMIT,
     }
@@ -999,9 +1105,15 @@ def growth_verdict(per_mb_ratio: float | None) -> str:
 
 
 def format_scaling(result: dict) -> str:
-    where = "copies are sibling directories copyK/torch/..." if result.get("corpus", "torch") == "torch" else "copies are sibling packages forge, forge2, ... of one project"
+    where = (
+        "copies are sibling directories copyK/torch/..."
+        if result.get("corpus", "torch") == "torch"
+        else "copies are sibling packages forge, forge2, ... of one project"
+    )
     lines = [f"scaling, {result.get('corpus', 'torch')} corpus (ours, --no-cache, default jobs; {where}):"]
-    lines.append(f"  {'size':>5} {'files':>6} {'MB':>7} {'wall s':>8} {'fit s':>8} {'s/MB':>8} {'CPU s':>8} {'peak MB':>8} {'findings':>8}  parsed")
+    lines.append(
+        f"  {'size':>5} {'files':>6} {'MB':>7} {'wall s':>8} {'fit s':>8} {'s/MB':>8} {'CPU s':>8} {'peak MB':>8} {'findings':>8}  parsed"
+    )
     for p in result["points"]:
         lines.append(
             f"  {str(p['factor']) + 'x':>5} {p['files']:>6} {p['mb']:>7.2f} {p['wall_s']:>8.2f} {p['wall_s_fit']:>8.2f} {p['wall_s_per_mb']:>8.3f} {p['cpu_s']:>8.2f} {p['peak_mb']:>8.0f} {p.get('findings', '-')!s:>8}  {p['parsed']}"
@@ -1010,20 +1122,32 @@ def format_scaling(result: dict) -> str:
         f"  per-MB wall time, {result['points'][-1]['factor']}x vs 1x: x{result['wall_per_mb_ratio_last_vs_1x']} (CPU x{result['cpu_per_mb_ratio_last_vs_1x']}) -> {result['verdict']}"
     )
     if result.get("findings_as_marked") is not None:
-        lines.append(f"  findings exactly the generator's marks at every scale: {'yes' if result['findings_as_marked'] else 'NO'}")
+        lines.append(
+            f"  findings exactly the generator's marks at every scale: {'yes' if result['findings_as_marked'] else 'NO'}"
+        )
     return "\n".join(lines)
 
 
 def format_lsp(result: CorpusResult) -> str:
     if not result.lsp:
         return ""
-    lines = [f"language server (scripted stdio client: open {result.lsp_file}, then one-line edits; latencies are beyond the debounce):"]
-    lines.append(f"  {'session':<40} {'startup s':>9} {'open s':>8} {'edits':>5} {'p50 s':>8} {'max s':>8} {'diags':>5}  warm CLI s (text / json)")
+    lines = [
+        f"language server (scripted stdio client: open {result.lsp_file}, then one-line edits; latencies are beyond the debounce):"
+    ]
+    lines.append(
+        f"  {'session':<40} {'startup s':>9} {'open s':>8} {'edits':>5} {'p50 s':>8} {'max s':>8} {'diags':>5}  warm CLI s (text / json)"
+    )
     for name, s in result.lsp.items():
-        warm = f"{s['warm_cli_wall_s']:.2f} / {s['warm_cli_json_wall_s']:.2f}" if s.get("warm_cli_wall_s") is not None else "-"
+        warm = (
+            f"{s['warm_cli_wall_s']:.2f} / {s['warm_cli_json_wall_s']:.2f}"
+            if s.get("warm_cli_wall_s") is not None
+            else "-"
+        )
         p50 = f"{s['edit_p50_s']:.3f}" if s["edit_p50_s"] is not None else "-"
         top = f"{s['edit_max_s']:.3f}" if s["edit_max_s"] is not None else "-"
-        lines.append(f"  {name:<40} {s['startup_s']:>9.2f} {s['open_s']:>8.3f} {len(s['edit_s']):>5} {p50:>8} {top:>8} {s['diagnostics_at_open']:>5}  {warm}")
+        lines.append(
+            f"  {name:<40} {s['startup_s']:>9.2f} {s['open_s']:>8.3f} {len(s['edit_s']):>5} {p50:>8} {top:>8} {s['diagnostics_at_open']:>5}  {warm}"
+        )
     return "\n".join(lines)
 
 
@@ -1062,13 +1186,45 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
     goal = "<= 10 s and <= 0.25x parse-only (2 processes), same run"
     if cold and parse2:
         ratio = cold["wall_s"] / parse2["wall_s"] if parse2["wall_s"] else float("inf")
-        out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})", goal, cold["wall_s"] <= 10 and ratio <= 0.25))
+        out.append(
+            Target(
+                torch_label,
+                "CLI cold",
+                f"{cold['wall_s']:.1f} s; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})",
+                goal,
+                cold["wall_s"] <= 10 and ratio <= 0.25,
+            )
+        )
     else:
-        out.append(Target(torch_label, "CLI cold", f"{cold['wall_s']:.1f} s; no 2-process parse-only in this run" if cold else "-", goal, None))
+        out.append(
+            Target(
+                torch_label,
+                "CLI cold",
+                f"{cold['wall_s']:.1f} s; no 2-process parse-only in this run" if cold else "-",
+                goal,
+                None,
+            )
+        )
     warm = _row(torch_entry, OURS_WARM)
     if warm:
-        out.append(_warm_target(torch_label, warm, _row(torch_entry, OURS_WARM_TEXT), goal="informational (issue 12 sets no torch warm target; README: < 2 s)", limit=2.0))
-    out.append(Target(torch_label, "peak memory, CLI cold (process tree RSS)", f"{cold['peak_mb']:.0f} MB" if cold else "-", "<= 1 GiB (1024 MB)", cold["peak_mb"] <= 1024 if cold else None))
+        out.append(
+            _warm_target(
+                torch_label,
+                warm,
+                _row(torch_entry, OURS_WARM_TEXT),
+                goal="informational (issue 12 sets no torch warm target; README: < 2 s)",
+                limit=2.0,
+            )
+        )
+    out.append(
+        Target(
+            torch_label,
+            "peak memory, CLI cold (process tree RSS)",
+            f"{cold['peak_mb']:.0f} MB" if cold else "-",
+            "<= 1 GiB (1024 MB)",
+            cold["peak_mb"] <= 1024 if cold else None,
+        )
+    )
     growth = results.get("scaling", {}).get("torch")
     if growth and len(growth["points"]) > 1:
         out.append(_growth_target(torch_label, growth))
@@ -1076,7 +1232,15 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         entry = corpora.get(name)
         label = f"{name} ({entry['corpus']['files']} files)" if entry else name
         cold, warm = _row(entry, OURS_COLD), _row(entry, OURS_WARM)
-        out.append(Target(label, "CLI cold", f"{cold['wall_s']:.1f} s ({cold['parsed']})" if cold else "-", "<= 10 s", cold["wall_s"] <= 10 if cold else None))
+        out.append(
+            Target(
+                label,
+                "CLI cold",
+                f"{cold['wall_s']:.1f} s ({cold['parsed']})" if cold else "-",
+                "<= 10 s",
+                cold["wall_s"] <= 10 if cold else None,
+            )
+        )
         out.append(_warm_target(label, warm, _row(entry, OURS_WARM_TEXT)))
         growth = results.get("scaling", {}).get(name)
         if growth and len(growth["points"]) > 1:
@@ -1085,10 +1249,26 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
             out.append(Target(label, "growth 1x/2x/4x", "not run (--scales / --scaling)", "linear", None))
         f_file, f_cold = _row(entry, FLAKE8_FILE), _row(entry, FLAKE8_COLD)
         shown = entry.get("lsp_file") if entry else None
-        out.append(Target(label, f"flake8 --select CAL {shown or '<file>'}, right after a warm CLI run", f"{f_file['wall_s']:.2f} s" if f_file else "-", "<= 2 s", f_file["wall_s"] <= 2 if f_file else None))
+        out.append(
+            Target(
+                label,
+                f"flake8 --select CAL {shown or '<file>'}, right after a warm CLI run",
+                f"{f_file['wall_s']:.2f} s" if f_file else "-",
+                "<= 2 s",
+                f_file["wall_s"] <= 2 if f_file else None,
+            )
+        )
         if f_cold and cold:
             ratio = f_cold["wall_s"] / cold["wall_s"] if cold["wall_s"] else float("inf")
-            out.append(Target(label, "flake8 --select CAL . cold", f"{f_cold['wall_s']:.1f} s vs CLI cold {cold['wall_s']:.1f} s (x{ratio:.2f})", "<= 1.2x the CLI cold run", ratio <= 1.2))
+            out.append(
+                Target(
+                    label,
+                    "flake8 --select CAL . cold",
+                    f"{f_cold['wall_s']:.1f} s vs CLI cold {cold['wall_s']:.1f} s (x{ratio:.2f})",
+                    "<= 1.2x the CLI cold run",
+                    ratio <= 1.2,
+                )
+            )
         else:
             out.append(Target(label, "flake8 --select CAL . cold", "-", "<= 1.2x the CLI cold run", None))
         lsp = entry.get("lsp", {}) if entry else {}
@@ -1096,29 +1276,75 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
             s = lsp.get(session)
             what = f"LSP one-line edit to diagnostics, beyond the debounce ({short})"
             if s and s["edit_s"]:
-                out.append(Target(label, what, f"p50 {s['edit_p50_s'] * 1000:.0f} ms, max {s['edit_max_s'] * 1000:.0f} ms of {len(s['edit_s'])} (open {s['open_s']:.2f} s)", "<= 300 ms (max)", s["edit_max_s"] <= 0.3))
+                out.append(
+                    Target(
+                        label,
+                        what,
+                        f"p50 {s['edit_p50_s'] * 1000:.0f} ms, max {s['edit_max_s'] * 1000:.0f} ms of {len(s['edit_s'])} (open {s['open_s']:.2f} s)",
+                        "<= 300 ms (max)",
+                        s["edit_max_s"] <= 0.3,
+                    )
+                )
             else:
                 out.append(Target(label, what, "-", "<= 300 ms (max)", None))
         s = lsp.get(LSP_WARM)
         what = "LSP didOpen to first diagnostics, cache on disk"
         if s and s.get("warm_cli_wall_s") is not None:
-            json_wall = f", {s['warm_cli_json_wall_s']:.2f} s with --format json" if s.get("warm_cli_json_wall_s") is not None else ""
-            out.append(Target(label, what, f"{s['open_s']:.2f} s; warm CLI {s['warm_cli_wall_s']:.2f} s (text report{json_wall})", "<= warm CLI time (text) + 0.5 s", s["open_s"] <= s["warm_cli_wall_s"] + 0.5))
+            json_wall = (
+                f", {s['warm_cli_json_wall_s']:.2f} s with --format json"
+                if s.get("warm_cli_json_wall_s") is not None
+                else ""
+            )
+            out.append(
+                Target(
+                    label,
+                    what,
+                    f"{s['open_s']:.2f} s; warm CLI {s['warm_cli_wall_s']:.2f} s (text report{json_wall})",
+                    "<= warm CLI time (text) + 0.5 s",
+                    s["open_s"] <= s["warm_cli_wall_s"] + 0.5,
+                )
+            )
         else:
             out.append(Target(label, what, "-", "<= warm CLI time + 0.5 s", None))
     identical = [entry.get("findings_identical") for entry in corpora.values()]
     mismatches = sum(len(entry.get("mismatches", ())) for entry in corpora.values())
-    scaled = [g.get("findings_as_marked") for g in results.get("scaling", {}).values() if g.get("findings_as_marked") is not None]
+    scaled = [
+        g.get("findings_as_marked")
+        for g in results.get("scaling", {}).values()
+        if g.get("findings_as_marked") is not None
+    ]
     ok = bool(identical) and all(identical) and all(scaled)
-    measured = "yes" if ok else (f"NO ({mismatches} differences{', scaled corpora differ from the marks' if not all(scaled) else ''})" if identical else "-")
-    out.append(Target("all", "findings identical: cold, warm, touched, --jobs 1, flake8, LSP (and the generator's marks)", measured, "identical", ok if identical else None))
+    measured = (
+        "yes"
+        if ok
+        else (
+            f"NO ({mismatches} differences{', scaled corpora differ from the marks' if not all(scaled) else ''})"
+            if identical
+            else "-"
+        )
+    )
+    out.append(
+        Target(
+            "all",
+            "findings identical: cold, warm, touched, --jobs 1, flake8, LSP (and the generator's marks)",
+            measured,
+            "identical",
+            ok if identical else None,
+        )
+    )
     return out
 
 
-def _warm_target(label: str, warm: dict | None, text: dict | None, goal: str = "<= 0.5 s", limit: float = 0.5) -> Target:
+def _warm_target(
+    label: str, warm: dict | None, text: dict | None, goal: str = "<= 0.5 s", limit: float = 0.5
+) -> Target:
     """The warm CLI target, judged on the text report (what a user runs), the JSON run beside it."""
     if text:
-        measured = f"{text['wall_s']:.2f} s (text report); {warm['wall_s']:.2f} s with --format json" if warm else f"{text['wall_s']:.2f} s (text report)"
+        measured = (
+            f"{text['wall_s']:.2f} s (text report); {warm['wall_s']:.2f} s with --format json"
+            if warm
+            else f"{text['wall_s']:.2f} s (text report)"
+        )
         return Target(label, "CLI warm", measured, goal, text["wall_s"] <= limit)
     if warm:
         return Target(label, "CLI warm", f"{warm['wall_s']:.2f} s (--format json)", goal, warm["wall_s"] <= limit)
@@ -1129,16 +1355,24 @@ def _growth_target(label: str, growth: dict) -> Target:
     factors = "/".join(f"{p['factor']}x" for p in growth["points"])
     walls = ", ".join(f"{p['wall_s']:.1f}" for p in growth["points"])
     measured = f"{walls} s; per-MB wall x{growth['wall_per_mb_ratio_last_vs_1x']} at {growth['largest_factor']}x: {growth['verdict']}"
-    return Target(label, f"growth {factors} (--no-cache)", measured, "linear (per-MB wall at the largest scale <= 1.2x 1x's)", bool(growth["linear"]))
+    return Target(
+        label,
+        f"growth {factors} (--no-cache)",
+        measured,
+        "linear (per-MB wall at the largest scale <= 1.2x 1x's)",
+        bool(growth["linear"]),
+    )
 
 
 def format_targets(rows: Sequence[Target]) -> str:
     header = ("corpus", "what", "measured", "target", "status")
     body = [(t.corpus, t.what, t.measured, t.target, t.status) for t in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
     rule = "-" * len(line(header))
-    return "\n".join(["targets (issue 12), every figure measured in this run:", rule, line(header), rule, *map(line, body), rule])
+    return "\n".join(
+        ["targets (issue 12), every figure measured in this run:", rule, line(header), rule, *map(line, body), rule]
+    )
 
 
 # -- main ------------------------------------------------------------------------------------
@@ -1154,7 +1388,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-flake8", action="store_true", help="no flake8 rows on the project corpora")
     parser.add_argument("--skip-lsp", action="store_true", help="no language-server sessions on the project corpora")
     parser.add_argument("--output", help="write machine-readable results (JSON) to this file")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the tables show medians (default 1)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each measurement; the tables show medians (default 1)"
+    )
     parser.add_argument(
         "--corpus",
         action="append",
@@ -1162,14 +1398,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="a corpus to measure (repeatable; default all = fixtures, framework and torch). DIR: any project directory, "
         "measured on a copy like the framework corpus (write ./torch for a folder named like a corpus)",
     )
-    parser.add_argument("--fixtures-copies", type=int, default=20, help="copies of fixtures/ in the small corpus (default 20)")
-    parser.add_argument("--scales", default=None, help="comma-separated replication factors for the growth check, 1 first (default 1,2,4; --quick 1,2)")
-    parser.add_argument("--scaling", default="torch,framework", help="comma-separated corpora the growth check runs on (default torch,framework; '' for none)")
-    parser.add_argument("--lsp-edits", type=int, default=10, help="one-line edits per language-server session (default 10)")
-    parser.add_argument("--lsp-debounce-ms", type=int, default=300, help="the server's --debounce-ms, subtracted from each edit's latency (default 300)")
-    parser.add_argument("--lsp-timeout", type=float, default=1800.0, help="seconds to wait for any one publishDiagnostics (default 1800)")
-    parser.add_argument("--lsp-file", help="for --corpus DIR: the file (relative to DIR) to open in the language server and check with flake8 (default: the file with most findings)")
-    parser.add_argument("--torchfix", help="the torchfix executable (default: ~/.cache/compile-ad-lint-bench/torchfix-venv, installed on first use)")
+    parser.add_argument(
+        "--fixtures-copies", type=int, default=20, help="copies of fixtures/ in the small corpus (default 20)"
+    )
+    parser.add_argument(
+        "--scales",
+        default=None,
+        help="comma-separated replication factors for the growth check, 1 first (default 1,2,4; --quick 1,2)",
+    )
+    parser.add_argument(
+        "--scaling",
+        default="torch,framework",
+        help="comma-separated corpora the growth check runs on (default torch,framework; '' for none)",
+    )
+    parser.add_argument(
+        "--lsp-edits", type=int, default=10, help="one-line edits per language-server session (default 10)"
+    )
+    parser.add_argument(
+        "--lsp-debounce-ms",
+        type=int,
+        default=300,
+        help="the server's --debounce-ms, subtracted from each edit's latency (default 300)",
+    )
+    parser.add_argument(
+        "--lsp-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds to wait for any one publishDiagnostics (default 1800)",
+    )
+    parser.add_argument(
+        "--lsp-file",
+        help="for --corpus DIR: the file (relative to DIR) to open in the language server and check with flake8 (default: the file with most findings)",
+    )
+    parser.add_argument(
+        "--torchfix",
+        help="the torchfix executable (default: ~/.cache/compile-ad-lint-bench/torchfix-venv, installed on first use)",
+    )
     parser.add_argument("--workdir", help="prepare corpora here instead of a fresh temporary folder (kept afterwards)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     return parser
@@ -1179,14 +1443,16 @@ def selected_corpora(values: Sequence[str] | None) -> list[str]:
     """Corpus names and directories in run order: fixtures, framework, directories, torch."""
     chosen: list[str] = []
     for value in values or ["all"]:
-        for item in (NAMED_CORPORA if value == "all" else [value]):
+        for item in NAMED_CORPORA if value == "all" else [value]:
             if item not in chosen:
                 chosen.append(item)
     named = [n for n in ("fixtures", "framework") if n in chosen]
     directories = [c for c in chosen if c not in NAMED_CORPORA]
     for directory in directories:
         if not Path(directory).is_dir():
-            raise SystemExit(f"run_bench: --corpus {directory}: not a corpus name ({', '.join(('all',) + NAMED_CORPORA)}) nor a directory")
+            raise SystemExit(
+                f"run_bench: --corpus {directory}: not a corpus name ({', '.join(('all',) + NAMED_CORPORA)}) nor a directory"
+            )
     return named + directories + (["torch"] if "torch" in chosen else [])
 
 
@@ -1194,7 +1460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.repeat < 1:
         raise SystemExit("run_bench: --repeat must be at least 1")
-    log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    log = lambda message: print(message, file=sys.stderr, flush=True)
     scales = [int(s) for s in (args.scales or ("1,2" if args.quick else "1,2,4")).split(",") if s.strip()]
     if scales and scales[0] != 1:
         raise SystemExit("run_bench: --scales must start with 1")
@@ -1208,7 +1474,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     workdir = Path(args.workdir).resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="cal-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     results: dict = {
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "load_avg_start": os.getloadavg(),
+        },
         "versions": {
             "compile-ad-lint": importlib.metadata.version("compile-ad-lint"),
             "libcst": importlib.metadata.version("libcst"),
@@ -1253,7 +1524,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 corpora.append(corpus)
         for corpus in corpora:
             info = corpus.describe()
-            log(f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB, touched file {info['anchor_file']}")
+            log(
+                f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB, touched file {info['anchor_file']}"
+            )
         for corpus in corpora:
             result = measure_corpus(
                 corpus,
@@ -1285,11 +1558,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["corpora"][corpus.name] = entry
             info = corpus.describe()
             print()
-            print(format_table(result.rows, f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB ({info['path']})"))
+            print(
+                format_table(
+                    result.rows,
+                    f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB ({info['path']})",
+                )
+            )
             print(format_ratios(entry["ratios"]))
             if result.lsp:
                 print(format_lsp(result))
-            checked = "cold, warm, touched, --jobs 1 and parallel runs" + (", flake8 and the language server" if corpus.project else "") + (" (and the generator's marks)" if corpus.expected is not None else "")
+            checked = (
+                "cold, warm, touched, --jobs 1 and parallel runs"
+                + (", flake8 and the language server" if corpus.project else "")
+                + (" (and the generator's marks)" if corpus.expected is not None else "")
+            )
             print(f"findings identical across {checked}: {'yes' if result.consistent else 'NO'}")
             for problem in result.mismatches:
                 print(f"  MISMATCH {problem}")
@@ -1298,22 +1580,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             if corpus.name in scaling_corpora and len(scales) > 1:
                 if corpus.name == "torch":
-                    make = lambda factor, base=corpus: base if factor == 1 else replicate(base, factor, workdir)  # noqa: E731
+                    make = lambda factor, base=corpus: base if factor == 1 else replicate(base, factor, workdir)
                 else:  # the framework: N sibling copies of the package in one project
-                    make = lambda factor, base=corpus: base if factor == 1 else prepare_framework_corpus(workdir, copies=factor, dirname=f"framework_scale_{factor}x")  # noqa: E731
-                cleanup = lambda c, factor: shutil.rmtree(c.directory, ignore_errors=True) if factor != 1 else None  # noqa: E731
-                results["scaling"][corpus.name] = scaling(make, scales, args.repeat, log, label=corpus.name, cleanup=cleanup)
+                    make = lambda factor, base=corpus: (
+                        base
+                        if factor == 1
+                        else prepare_framework_corpus(workdir, copies=factor, dirname=f"framework_scale_{factor}x")
+                    )
+                cleanup = lambda c, factor: shutil.rmtree(c.directory, ignore_errors=True) if factor != 1 else None
+                results["scaling"][corpus.name] = scaling(
+                    make, scales, args.repeat, log, label=corpus.name, cleanup=cleanup
+                )
                 all_consistent &= results["scaling"][corpus.name]["findings_as_marked"] is not False
                 print()
                 print(format_scaling(results["scaling"][corpus.name]))
                 sys.stdout.flush()
-        results["targets"] = [asdict(t) | {"status": t.status} for t in targets(results, project_names or ("framework",))]
+        results["targets"] = [
+            asdict(t) | {"status": t.status} for t in targets(results, project_names or ("framework",))
+        ]
         print()
         print(format_targets(targets(results, project_names or ("framework",))))
     finally:
         results["machine"]["load_avg_end"] = os.getloadavg()
         results["machine"]["total_s"] = round(time.perf_counter() - started, 1)
-        print(f"load average at start {_load(results['machine']['load_avg_start'])}, at end {_load(results['machine']['load_avg_end'])} ({os.cpu_count()} CPUs); whole run {results['machine']['total_s']:.0f} s")
+        print(
+            f"load average at start {_load(results['machine']['load_avg_start'])}, at end {_load(results['machine']['load_avg_end'])} ({os.cpu_count()} CPUs); whole run {results['machine']['total_s']:.0f} s"
+        )
         if args.output:
             Path(args.output).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
             log(f"run_bench: results written to {args.output}")

@@ -12,9 +12,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cache import CACHE_DIRECTORY
@@ -71,7 +71,9 @@ def run_cli(args: Sequence[str], cwd: Path, timeout: float = SMALL_TIMEOUT, env:
             env={**os.environ, **(env or {})},
         )
     except subprocess.TimeoutExpired as expired:
-        return CliResult(-9, _text(expired.stdout), _text(expired.stderr), time.perf_counter() - started, timed_out=True)
+        return CliResult(
+            -9, _text(expired.stdout), _text(expired.stderr), time.perf_counter() - started, timed_out=True
+        )
     return CliResult(done.returncode, _text(done.stdout), _text(done.stderr), time.perf_counter() - started)
 
 
@@ -108,8 +110,16 @@ def analyze(paths: Sequence[str | Path], *, jobs: int = 1, use_cache: bool = Fal
 def finding_keys(report) -> tuple:
     """Everything user-visible about the findings, in a comparable form."""
     return tuple(
-        (f.code, f.location.path, f.location.line, f.location.column, f.location.end_line, f.location.end_column, f.message,
-         tuple((r.location, r.message) for r in f.related))
+        (
+            f.code,
+            f.location.path,
+            f.location.line,
+            f.location.column,
+            f.location.end_line,
+            f.location.end_column,
+            f.message,
+            tuple((r.location, r.message) for r in f.related),
+        )
         for f in report.findings
     )
 

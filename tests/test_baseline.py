@@ -55,7 +55,10 @@ def test_write_then_check_reports_nothing_and_survives_moved_lines(project: Path
     assert code == 0 and len(findings) == 3 and "wrote 3 findings to the baseline baseline.json" in err
     document = json.loads((project / "baseline.json").read_text())
     assert document["compile-ad-lint-baseline"] == 1
-    assert {(e["code"], e["path"]) for e in document["findings"]} == {("CAL001", "pkg/probe.py"), ("CAL003", "pkg/probe.py")}
+    assert {(e["code"], e["path"]) for e in document["findings"]} == {
+        ("CAL001", "pkg/probe.py"),
+        ("CAL003", "pkg/probe.py"),
+    }
 
     code, findings, err = _check(capsys, ".", "--baseline", "baseline.json")
     assert (code, findings) == (0, [])
@@ -67,14 +70,19 @@ def test_write_then_check_reports_nothing_and_survives_moved_lines(project: Path
     assert _check(capsys, ".", "--baseline", "baseline.json")[:2] == (0, [])
 
     # A new hazard is reported; editing a flagged line makes it new, and its old entry gone.
-    probe.write_text(probe.read_text().replace('fc.backward_pass_autocast = "of"\nfc', 'fc.backward_pass_autocast = "Of"\nfc') + 'fc.backward_pass_autocast = "same-as-forward"\n')
+    probe.write_text(
+        probe.read_text().replace('fc.backward_pass_autocast = "of"\nfc', 'fc.backward_pass_autocast = "Of"\nfc')
+        + 'fc.backward_pass_autocast = "same-as-forward"\n'
+    )
     code, findings, err = _check(capsys, ".", "--baseline", "baseline.json")
     assert code == 1
     assert sorted(f["facts"]["value"] for f in findings) == ['"Of"', '"same-as-forward"']
     assert "1 baseline entry no longer occurs" in err
 
 
-def test_baseline_matches_from_another_working_directory_and_with_the_sarif_fingerprint(project: Path, capsys, monkeypatch) -> None:
+def test_baseline_matches_from_another_working_directory_and_with_the_sarif_fingerprint(
+    project: Path, capsys, monkeypatch
+) -> None:
     _check(capsys, ".", "--write-baseline", "baseline.json")
     monkeypatch.chdir(project / "pkg")
     assert _check(capsys, ".", "--baseline", "../baseline.json")[:2] == (0, [])
@@ -107,7 +115,7 @@ def test_baseline_from_the_config_and_its_errors(project: Path, capsys) -> None:
     (project / "baseline.json").write_text("{}")
     code, _, err = _check(capsys, ".")
     assert code == 2 and "not a compile-ad-lint baseline" in err
-    (project / "pyproject.toml").write_text('[tool.compile-ad-lint]\nbaseline = 3\n')
+    (project / "pyproject.toml").write_text("[tool.compile-ad-lint]\nbaseline = 3\n")
     code, _, err = _check(capsys, ".")
     assert code == 2 and "baseline: expected a path" in err
     (project / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
@@ -119,7 +127,12 @@ def test_fingerprints_read_buffers_not_the_disk(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text('import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"\n')
     [finding] = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path / "m.py")]).findings
     on_disk = Fingerprints().of(finding)
-    assert Fingerprints(read=lambda _: b'import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"\n').of(finding) == on_disk
+    assert (
+        Fingerprints(read=lambda _: b'import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"\n').of(
+            finding
+        )
+        == on_disk
+    )
     assert Fingerprints(read=lambda _: b"\n# different text on that line\n").of(finding) != on_disk
 
 
@@ -165,7 +178,10 @@ def test_add_noqa_adds_each_code_once_and_keeps_existing_comments(tmp_path: Path
     assert lines[5] == 'fc.backward_pass_autocast = "of"  # noqa: E501, CAL003'
     assert lines[6] == 'fc.backward_pass_autocast = "of"  # compile-ad-lint: ignore[CAL001, CAL003]'
     assert lines[7] == 'fc.backward_pass_autocast = "of"  # noqa: CAL003'
-    assert lines[9] == '    y = f(fwAD.make_dual(x, t)); fc.backward_pass_autocast = {"device_type": "cpu"}  # noqa: CAL001, CAL003'
+    assert (
+        lines[9]
+        == '    y = f(fwAD.make_dual(x, t)); fc.backward_pass_autocast = {"device_type": "cpu"}  # noqa: CAL001, CAL003'
+    )
     assert lines[10].endswith("+ \\")  # a comment after a continuation would not parse
     assert lines[12] == "    s = (f(fwAD.make_dual(x, t)), '''"  # a comment there would be string text
     assert "added 4 noqa directives" in captured.err

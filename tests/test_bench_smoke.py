@@ -29,7 +29,7 @@ TINY_PROJECT = {
     ),
     "train.py": (
         "import torch\n\nfrom pkg.model import build\n\nmodel = build()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
-        "def step(x, y):\n    with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+        'def step(x, y):\n    with torch.autocast("cuda", dtype=torch.float16):\n'
         "        loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    opt.step()\n"
     ),
     "README.md": "not copied\n",
@@ -61,11 +61,22 @@ def generator(bench):
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _cli_json(cwd: Path, *args: str) -> dict:
-    result = subprocess.run([sys.executable, "-m", "compile_ad_lint", "check", *args, "--format", "json", "--no-cache"], check=False, cwd=cwd, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", *args, "--format", "json", "--no-cache"],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode in (0, 1), result.stderr[-2000:]
     return json.loads(result.stdout)
 
@@ -88,7 +99,14 @@ def test_fixtures_corpus_cold_warm_touched(bench, tmp_path):
     result = bench.measure_corpus(corpus, repeat=1, torchfix=None, parse_only=True, parse_two=False)
     assert corpus.anchor_file.read_bytes() == original  # the touched file is restored
     names = [row.name for row in result.rows]
-    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.OURS_WARM_TEXT, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.PARSE_1]
+    assert names == [
+        bench.OURS_COLD,
+        bench.OURS_WARM,
+        bench.OURS_WARM_TEXT,
+        bench.OURS_TOUCHED,
+        bench.OURS_COLD_J1,
+        bench.PARSE_1,
+    ]
     assert result.consistent, result.mismatches
     assert result.lsp == {} and result.errors == []
 
@@ -142,12 +160,18 @@ def test_framework_generator_is_deterministic_and_framework_shaped(generator, tm
     root = tmp_path / "a"
     registry = (root / "forge/protocols/train_spec.py").read_text()
     assert "def register_train_spec" in registry and "_train_specs[train_spec.name] = train_spec" in registry
-    registrations = [f for f in python if f.startswith("forge/models/") and "\nregister_train_spec(" in (root / f).read_text()]
+    registrations = [
+        f for f in python if f.startswith("forge/models/") and "\nregister_train_spec(" in (root / f).read_text()
+    ]
     assert len(registrations) == len(generator.FAMILIES)
     assert "block.compile(" in (root / "forge/distributed/compile.py").read_text()  # per-block compile in place
     assert "DDP(model" in (root / "forge/distributed/ddp.py").read_text()
     trainer = (root / one.trainer).read_text()
-    assert "class Trainer" in trainer and "with self.maybe_enable_amp:" in trainer and "self.scaler.scale(loss).backward()" in trainer
+    assert (
+        "class Trainer" in trainer
+        and "with self.maybe_enable_amp:" in trainer
+        and "self.scaler.scale(loss).backward()" in trainer
+    )
     assert sum("forward_ad" in (root / f).read_text() for f in python) >= 3
     # Packages reach each other: the data package imports utils, the trainer imports every package.
     assert "from forge.utils" in (root / "forge/data/datasets/c4.py").read_text()
@@ -172,13 +196,19 @@ def test_framework_copies_are_sibling_packages(generator, tmp_path):
     assert len(double.expected) == 2 * len(single.expected)
     copy = (tmp_path / "two" / "forge2" / "train" / "trainer.py").read_text()
     assert "from forge2.protocols.train_spec import get_train_spec" in copy and "from forge." not in copy
-    assert (tmp_path / "two" / "forge" / "train" / "trainer.py").read_bytes() == (tmp_path / "one" / "forge" / "train" / "trainer.py").read_bytes()
+    assert (tmp_path / "two" / "forge" / "train" / "trainer.py").read_bytes() == (
+        tmp_path / "one" / "forge" / "train" / "trainer.py"
+    ).read_bytes()
 
 
 def test_cli_reports_the_marked_findings_on_the_framework(generator, tmp_path):
     """The experiments that do not go through the Trainer are cheap entry points: exactly their marks are reported."""
     generated = generator.generate(tmp_path)
-    cheap = [f"forge/experiments/{name}/train.py" for name, kind in generator.EXPERIMENTS if kind in ("script", "forward_ad", "fp32", "eager", "fixed")]
+    cheap = [
+        f"forge/experiments/{name}/train.py"
+        for name, kind in generator.EXPERIMENTS
+        if kind in ("script", "forward_ad", "fp32", "eager", "fixed")
+    ]
     document = _cli_json(tmp_path, *cheap)
     found = sorted((f["path"], f["line"], f["code"]) for f in document["findings"])
     want = sorted(e for e in generated.expected if e[0] in cheap)
@@ -193,35 +223,70 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
     assert corpus.project and corpus.path == "." and corpus.directory == tmp_path / "dir_corpora" / "tiny"
     assert (corpus.directory / ".git").is_dir()  # no marker in the source: the copy's top is made the project
     assert not (corpus.directory / "README.md").exists()
-    assert [f.relative_to(corpus.directory).as_posix() for f in corpus.files] == ["pkg/__init__.py", "pkg/model.py", "train.py"]
+    assert [f.relative_to(corpus.directory).as_posix() for f in corpus.files] == [
+        "pkg/__init__.py",
+        "pkg/model.py",
+        "train.py",
+    ]
     before = {p: p.read_bytes() for p in tiny_project.rglob("*") if p.is_file()}
 
-    result = bench.measure_corpus(corpus, parse_only=False, flake8=True, lsp=True, lsp_edits=2, lsp_debounce_ms=50, lsp_timeout=120)
+    result = bench.measure_corpus(
+        corpus, parse_only=False, flake8=True, lsp=True, lsp_edits=2, lsp_debounce_ms=50, lsp_timeout=120
+    )
     assert result.errors == []
     assert result.consistent, result.mismatches
     names = [row.name for row in result.rows]
-    assert names == [bench.OURS_COLD, bench.OURS_WARM, bench.OURS_WARM_TEXT, bench.FLAKE8_FILE, bench.OURS_TOUCHED, bench.OURS_COLD_J1, bench.FLAKE8_COLD, bench.FLAKE8_AGAIN]
+    assert names == [
+        bench.OURS_COLD,
+        bench.OURS_WARM,
+        bench.OURS_WARM_TEXT,
+        bench.FLAKE8_FILE,
+        bench.OURS_TOUCHED,
+        bench.OURS_COLD_J1,
+        bench.FLAKE8_COLD,
+        bench.FLAKE8_AGAIN,
+    ]
     assert result.lsp_file == "train.py"  # the file with the most findings
     rows = {row.name: row for row in result.rows}
     assert rows[bench.FLAKE8_COLD].runs[0].findings and rows[bench.FLAKE8_FILE].runs[0].findings
     assert set(result.lsp) == {bench.LSP_COLD, bench.LSP_WARM}
     for session in result.lsp.values():
-        assert session["diagnostics_at_open"] >= 1 and session["diagnostics_after_edits"] == [session["diagnostics_at_open"]] * 2
+        assert (
+            session["diagnostics_at_open"] >= 1
+            and session["diagnostics_after_edits"] == [session["diagnostics_at_open"]] * 2
+        )
         assert len(session["edit_s"]) == 2 and session["edit_p50_s"] is not None and session["open_s"] > 0
         assert session["returncode"] == 0
     assert result.lsp[bench.LSP_WARM]["warm_cli_wall_s"] > 0 and result.lsp[bench.LSP_WARM]["warm_cli_json_wall_s"] > 0
-    assert {p: p.read_bytes() for p in tiny_project.rglob("*") if p.is_file()} == before  # the source project is untouched
+    assert {
+        p: p.read_bytes() for p in tiny_project.rglob("*") if p.is_file()
+    } == before  # the source project is untouched
     assert "language server" in bench.format_lsp(result)
 
 
 def test_flake8_and_lsp_comparisons_see_differences(bench, tmp_path):
     lsp_client = bench.lsp_client
     (tmp_path / "a.py").write_text("x = 1\n")
-    findings = [{"code": "CAL002", "path": "a.py", "line": 1, "column": 1, "end_line": 1, "end_column": 2, "message": f"see {tmp_path}/a.py:1", "related": []}]
+    findings = [
+        {
+            "code": "CAL002",
+            "path": "a.py",
+            "line": 1,
+            "column": 1,
+            "end_line": 1,
+            "end_column": 2,
+            "message": f"see {tmp_path}/a.py:1",
+            "related": [],
+        }
+    ]
     shaped = bench.as_flake8(findings, tmp_path, tmp_path)
     assert shaped == bench.parse_flake8(f"./a.py:1:1: CAL002 see {tmp_path}/a.py:1\n", tmp_path, tmp_path)
     assert bench.parse_flake8("./a.py:1:1: CAL001 other\n", tmp_path, tmp_path) != shaped
-    diagnostic = {"code": "CAL002", "message": f"see {tmp_path}/a.py:1", "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}
+    diagnostic = {
+        "code": "CAL002",
+        "message": f"see {tmp_path}/a.py:1",
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+    }
     want = lsp_client.finding_keys(findings, tmp_path, tmp_path, tmp_path / "a.py")
     assert lsp_client.diagnostic_keys([diagnostic], tmp_path) == want
     moved = {**diagnostic, "range": {"start": {"line": 0, "character": 1}, "end": {"line": 0, "character": 2}}}
@@ -232,7 +297,24 @@ def test_flake8_and_lsp_comparisons_see_differences(bench, tmp_path):
 
 def test_main_on_a_directory_prints_the_targets(bench, tmp_path, capsys, tiny_project):
     output = tmp_path / "results.json"
-    code = bench.main(["--corpus", str(tiny_project), "--skip-torchfix", "--quick", "--scaling", "", "--lsp-edits", "1", "--lsp-debounce-ms", "50", "--output", str(output), "--workdir", str(tmp_path / "work")])
+    code = bench.main(
+        [
+            "--corpus",
+            str(tiny_project),
+            "--skip-torchfix",
+            "--quick",
+            "--scaling",
+            "",
+            "--lsp-edits",
+            "1",
+            "--lsp-debounce-ms",
+            "50",
+            "--output",
+            str(output),
+            "--workdir",
+            str(tmp_path / "work"),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "targets (issue 12)" in printed and "load average at start" in printed

@@ -18,14 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from robustness_helpers import (
+    HAZARD,
+    HAZARD_COLUMN,
+    HAZARD_LINE,
+    assert_contract,
+    finding_keys,
+    run_cli,
+    tree_digest,
+    write,
+)
 
 from compile_ad_lint import __version__, deepstack
 from compile_ad_lint.api import Analyzer, RootResult
 from compile_ad_lint.cache import CACHE_DIRECTORY, MARKER, SummaryCache, build_digest, codec
 from compile_ad_lint.config import Config
 from compile_ad_lint.summary.model import BlockSummary, Call, Const, DictLiteral, ListLiteral, Ref, Span, Symbol
-
-from robustness_helpers import HAZARD, HAZARD_COLUMN, HAZARD_LINE, assert_contract, finding_keys, run_cli, tree_digest, write
 
 BIN = Path(sys.executable).parent
 HAZARD_FINDING = ("hazard.py", HAZARD_LINE, HAZARD_COLUMN, "CAL001")
@@ -61,7 +69,13 @@ def _plant_pickles(project: Path, sentinel: Path) -> None:
     for key in (_old_key("outline", source, "hazard"), hashlib.sha256(source).hexdigest()):
         for name in (f"{key}.pickle", f"{key}.json"):
             write(cache, {f"{key[:2]}/{name}": payload})
-    write(cache, {".gitignore": "*\n", MARKER: json.dumps({"tool": "compile-ad-lint", "format": 3, "device": 1, "inode": 2, "secret": "00" * 32})})
+    write(
+        cache,
+        {
+            ".gitignore": "*\n",
+            MARKER: json.dumps({"tool": "compile-ad-lint", "format": 3, "device": 1, "inode": 2, "secret": "00" * 32}),
+        },
+    )
 
 
 @pytest.fixture
@@ -84,7 +98,9 @@ def test_planted_pickle_never_runs_from_the_cli(planted):
 
 def test_planted_pickle_never_runs_from_flake8(planted):
     project, sentinel = planted
-    completed = subprocess.run([str(BIN / "flake8"), "--select", "CAL", "hazard.py"], cwd=project, capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [str(BIN / "flake8"), "--select", "CAL", "hazard.py"], cwd=project, capture_output=True, text=True, timeout=300
+    )
     assert "Traceback" not in completed.stderr, completed.stderr
     assert f"hazard.py:{HAZARD_LINE}:{HAZARD_COLUMN}: CAL001" in completed.stdout
     assert not sentinel.exists(), "a cache entry was executed"
@@ -114,18 +130,36 @@ def test_planted_pickle_never_runs_from_the_language_server(planted):
     project, sentinel = planted
     pytest.importorskip("pygls")
     uri = (project / "hazard.py").as_uri()
-    server = subprocess.Popen([sys.executable, "-m", "compile_ad_lint", "lsp"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "compile_ad_lint", "lsp"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}},
+            },
             {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": HAZARD}}},
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": HAZARD}},
+            },
         ):
             server.stdin.write(_lsp_message(message))
         server.stdin.flush()
         published = _read_lsp_messages(server.stdout, "textDocument/publishDiagnostics", time.monotonic() + 120)
         assert [d["code"] for d in published["params"]["diagnostics"]] == ["CAL001"]
-        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + _lsp_message({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.write(
+            _lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+            + _lsp_message({"jsonrpc": "2.0", "method": "exit"})
+        )
         server.stdin.flush()
         server.wait(timeout=60)
     finally:
@@ -269,7 +303,9 @@ def _build_copy(tmp_path: Path, name: str, patch) -> Path:
     import compile_ad_lint
 
     root = tmp_path / name
-    shutil.copytree(Path(compile_ad_lint.__file__).parent, root / "compile_ad_lint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(compile_ad_lint.__file__).parent, root / "compile_ad_lint", ignore=shutil.ignore_patterns("__pycache__")
+    )
     patch(root / "compile_ad_lint")
     return root
 
@@ -277,7 +313,11 @@ def _build_copy(tmp_path: Path, name: str, patch) -> Path:
 def _check_with(build: Path, project: Path, *extra: str) -> set:
     completed = subprocess.run(
         [sys.executable, "-m", "compile_ad_lint", "check", ".", "--format", "json", "--jobs", "1", *extra],
-        cwd=project, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(build)},
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(build)},
     )
     assert completed.returncode in (0, 1) and "Traceback" not in completed.stderr, completed.stderr
     return {(f["line"], f["code"]) for f in json.loads(completed.stdout)["findings"]}
@@ -326,7 +366,9 @@ def step(x):
 
 
 def test_module_created_after_the_first_run(tmp_path):
-    project = write(tmp_path / "project", {"main.py": MAIN_IMPORTING_HELPERS, "pyproject.toml": "[tool.compile-ad-lint]\n"})
+    project = write(
+        tmp_path / "project", {"main.py": MAIN_IMPORTING_HELPERS, "pyproject.toml": "[tool.compile-ad-lint]\n"}
+    )
     first = run_cli(["check", "main.py", "--format", "json"], project)
     assert_contract(first, (0,))
     write(project, {"helpers.py": HELPERS})
@@ -344,7 +386,10 @@ def _chain_project(root: Path, length: int) -> Path:
 
 def test_deep_reexport_chain_and_nested_literal_still_report(tmp_path):
     chain = _chain_project(tmp_path / "chain", 190)
-    nested = write(tmp_path / "nested", {"main.py": "DATA = " + "[" * 150 + "1" + "]" * 150 + "\n" + MAIN_IMPORTING_HELPERS, "helpers.py": HELPERS})
+    nested = write(
+        tmp_path / "nested",
+        {"main.py": "DATA = " + "[" * 150 + "1" + "]" * 150 + "\n" + MAIN_IMPORTING_HELPERS, "helpers.py": HELPERS},
+    )
     for project, line in ((chain, 6), (nested, 7)):
         for cache in ("--no-cache", "--jobs=1"):
             result = run_cli(["check", "main.py", "--format", "json", cache], project)
@@ -394,7 +439,7 @@ class _Renamed:
         b'{"Span": [1, 2, 3, true]}',  # bool is not an int here
         b'{"_Renamed": [1]}',  # a class the schema does not reach
         b'{"os.system": ["touch x"]}',
-        b'[1, 2]',
+        b"[1, 2]",
         b'{"#set": [[1], {"#map": 3}]}',
         b"\xff\xfe",
         b"[" * 100000 + b"]" * 100000,

@@ -55,7 +55,9 @@ def test_json_contract(project, capsys):
     assert document["stats"]["files"] == 2
     assert document["stats"]["parsed"] + document["stats"]["cached"] == document["stats"]["analyzed"] == 1
     (finding,) = document["findings"]
-    assert {k: finding[k] for k in ("code", "severity", "path", "cell", "line", "column", "end_line", "end_column")} == {
+    assert {
+        k: finding[k] for k in ("code", "severity", "path", "cell", "line", "column", "end_line", "end_column")
+    } == {
         "code": "CAL001",
         "severity": "error",
         "path": "hazard.py",
@@ -115,10 +117,10 @@ def test_usage_errors_exit_2(project, capsys):
 @pytest.mark.parametrize(
     ("section", "key"),
     [
-        ('[tool.compile-ad-lint]\nunknown-key = 1\n', "unknown-key"),
+        ("[tool.compile-ad-lint]\nunknown-key = 1\n", "unknown-key"),
         ('[tool.compile-ad-lint]\nmax-call-depth = "deep"\n', "max-call-depth"),
-        ('[tool.compile-ad-lint]\nselect = [1, 2]\n', "select"),
-        ('[tool.compile-ad-lint]\nselect = []\n', "selects no rule"),
+        ("[tool.compile-ad-lint]\nselect = [1, 2]\n", "select"),
+        ("[tool.compile-ad-lint]\nselect = []\n", "selects no rule"),
         ("[tool.compile-ad-lint]\nselect = [\n", None),
     ],
 )
@@ -170,7 +172,12 @@ def test_files_are_never_modified(project):
 
 
 def test_module_entry_point(project):
-    result = subprocess.run([sys.executable, "-m", "compile_ad_lint", "check", ".", "--no-cache"], capture_output=True, text=True, cwd=project)
+    result = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", ".", "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
     assert result.returncode == 1
     assert "hazard.py:6:9: CAL001" in result.stdout
 

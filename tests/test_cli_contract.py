@@ -77,7 +77,9 @@ fc.backward_pass_autocast = {"device_type": "cuda", "dtype": torch.float16}
 BASE_ENV = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM")}
 
 
-def cli(cwd: Path, *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    cwd: Path, *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     data = stdin.encode() if isinstance(stdin, str) else stdin
     completed = subprocess.run(
         [sys.executable, "-m", "compile_ad_lint", *args],
@@ -87,7 +89,9 @@ def cli(cwd: Path, *args: str, stdin: str | bytes | None = None, env: dict[str, 
         timeout=300,
         env={**BASE_ENV, **(env or {})},
     )
-    return subprocess.CompletedProcess(completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode())
+    return subprocess.CompletedProcess(
+        completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode()
+    )
 
 
 def on_terminal(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -123,7 +127,10 @@ def on_terminal(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tup
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return write_files(tmp_path / "proj", {"pyproject.toml": "[tool.compile-ad-lint]\n", "hazard.py": HAZARD, "clean.py": "import torch\n"})
+    return write_files(
+        tmp_path / "proj",
+        {"pyproject.toml": "[tool.compile-ad-lint]\n", "hazard.py": HAZARD, "clean.py": "import torch\n"},
+    )
 
 
 # -- no silent no-op runs --------------------------------------------------------------------------
@@ -188,7 +195,10 @@ def test_missing_path_is_reported_whatever_the_selection(project):
     for options in ([], ["--select", "CAL001"], ["--ignore", "CAL900"], ["--select", "CAL002", "--format", "json"]):
         completed = cli(project, "check", "hazard.py", "nowhere.py", "--no-cache", *options)
         assert completed.returncode == (1 if options[:2] != ["--select", "CAL002"] else 1), completed.stderr
-        assert "nowhere.py" in completed.stdout and "path does not exist" in completed.stdout, (options, completed.stdout)
+        assert "nowhere.py" in completed.stdout and "path does not exist" in completed.stdout, (
+            options,
+            completed.stdout,
+        )
 
 
 def test_missing_path_is_reported_despite_per_file_ignores(project):
@@ -246,23 +256,42 @@ def test_stdin_filename_stands_for_a_project_file(project):
                 return model(fwAD.make_dual(x, x)), fast(fwAD.make_dual(x, x))
         """
     )
-    completed = cli(project, "check", "-", "--stdin-filename", "pkg/evaluate.py", "--no-cache", "--format", "json", stdin=buffer)
+    completed = cli(
+        project, "check", "-", "--stdin-filename", "pkg/evaluate.py", "--no-cache", "--format", "json", stdin=buffer
+    )
     assert completed.returncode == 1, completed.stderr
     findings = json.loads(completed.stdout)["findings"]
     assert {(f["path"], f["line"], f["code"]) for f in findings} == {("pkg/evaluate.py", 8, "CAL001")}
     related = {r["path"] for f in findings for r in f["related"]}
     assert "pkg/ops.py" in related  # its import was followed
-    assert any("caller.py" in r["path"] for f in findings for r in f["related"]), findings  # the caller's compiled model
+    assert any("caller.py" in r["path"] for f in findings for r in f["related"]), (
+        findings
+    )  # the caller's compiled model
     columns = sorted(f["column"] for f in findings)
     assert len(columns) == 2, findings  # model(...) bound by pkg/caller.py, and fast(...)
     # No path: --stdin-filename alone reads stdin too; a clean buffer hides the file's findings on disk.
     (project / "pkg/evaluate.py").write_text(buffer)
     assert cli(project, "check", "--no-cache", "pkg/evaluate.py").returncode == 1
-    assert cli(project, "check", "--stdin-filename", "pkg/evaluate.py", "--no-cache", stdin="def evaluate(model, x):\n    return 1\n").returncode == 0
+    assert (
+        cli(
+            project,
+            "check",
+            "--stdin-filename",
+            "pkg/evaluate.py",
+            "--no-cache",
+            stdin="def evaluate(model, x):\n    return 1\n",
+        ).returncode
+        == 0
+    )
 
 
 def test_stdin_usage_errors(project):
-    for args in (["-", "hazard.py"], ["hazard.py", "--stdin-filename", "x.py"], ["-", "--confirm"], ["-", "--dependents"]):
+    for args in (
+        ["-", "hazard.py"],
+        ["hazard.py", "--stdin-filename", "x.py"],
+        ["-", "--confirm"],
+        ["-", "--dependents"],
+    ):
         completed = cli(project, "check", "--no-cache", *args, stdin=HAZARD)
         assert completed.returncode == 2, (args, completed.stdout, completed.stderr)
         assert "error:" in completed.stderr
@@ -286,7 +315,9 @@ def test_chain_is_indented_under_each_finding(project):
         "    chain.py:4:5: compiled here (torch.compile, backend='inductor')",
         completed.stdout.splitlines()[-1],
     ]
-    assert completed.stdout.splitlines()[-1].startswith("Found 1 finding in 1 file (1 analyzed: 1 parsed, 0 cached) in ")
+    assert completed.stdout.splitlines()[-1].startswith(
+        "Found 1 finding in 1 file (1 analyzed: 1 parsed, 0 cached) in "
+    )
 
 
 def test_chain_of_cal002_names_the_compile_site_and_the_autocast_source(project):
@@ -324,7 +355,9 @@ def test_concise_keeps_one_line_per_finding(project):
 
 def test_show_source_prints_the_line_with_a_caret_range(project):
     (project / "tabs.py").write_text(HAZARD.replace("    ", "\t"))
-    lines = cli(project, "check", "hazard.py", "tabs.py", "--no-cache", "--concise", "--show-source").stdout.splitlines()
+    lines = cli(
+        project, "check", "hazard.py", "tabs.py", "--no-cache", "--concise", "--show-source"
+    ).stdout.splitlines()
     assert lines[:4] == [
         lines[0],
         "    |",
@@ -333,7 +366,10 @@ def test_show_source_prints_the_line_with_a_caret_range(project):
     ]
     assert lines[0].startswith(HAZARD_AT)
     assert lines[4].startswith("tabs.py:9:")  # a tab is one column, shown as four spaces: the carets still line up
-    assert lines[6:8] == ["  9 |         return f(fwAD.make_dual(x, t))", "    |                ^^^^^^^^^^^^^^^^^^^^^^^"]
+    assert lines[6:8] == [
+        "  9 |         return f(fwAD.make_dual(x, t))",
+        "    |                ^^^^^^^^^^^^^^^^^^^^^^^",
+    ]
 
 
 def test_colors_on_a_terminal_only(project):
@@ -367,12 +403,22 @@ def test_statistics_and_quiet(project):
     assert quiet.returncode == 1
     assert [line.split(":")[0] for line in quiet.stdout.splitlines()] == ["chain.py", "config_bad.py", "hazard.py"]
     assert cli(project, "check", "clean.py", "--no-cache", "-q").stdout == ""
-    assert cli(project, "check", ".", "--no-cache", "-q", "--statistics").stdout.splitlines()[0] == "2  CAL001  compiled-callable-in-dual-level"
+    assert (
+        cli(project, "check", ".", "--no-cache", "-q", "--statistics").stdout.splitlines()[0]
+        == "2  CAL001  compiled-callable-in-dual-level"
+    )
     assert cli(project, "check", ".", "--no-cache", "--statistics", "--format", "json").returncode == 2
 
 
 def test_summary_counts_add_up_cold_and_warm(project):
-    write_files(project, {"pkg/__init__.py": "", "pkg/ops.py": "import torch\n\nfast = torch.compile(torch.sin)\n", "use.py": "import torch.autograd.forward_ad as fwAD\nfrom pkg.ops import fast\n\nwith fwAD.dual_level():\n    fast(fwAD.make_dual(1, 1))\n"})
+    write_files(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ops.py": "import torch\n\nfast = torch.compile(torch.sin)\n",
+            "use.py": "import torch.autograd.forward_ad as fwAD\nfrom pkg.ops import fast\n\nwith fwAD.dual_level():\n    fast(fwAD.make_dual(1, 1))\n",
+        },
+    )
     summary = re.compile(r"Found 2 findings in 5 files \((\d+) analyzed: (\d+) parsed, (\d+) cached\) in \d+\.\d\ds\.$")
     for expected_parsed in (3, 0):  # cold, then warm
         last = cli(project, "check", ".").stdout.splitlines()[-1]
@@ -382,7 +428,9 @@ def test_summary_counts_add_up_cold_and_warm(project):
         assert (analyzed, parsed, cached) == (3, expected_parsed, 3 - expected_parsed), last
     document = json.loads(cli(project, "check", ".", "--format", "json").stdout)
     assert document["stats"]["parsed"] + document["stats"]["cached"] == document["stats"]["analyzed"]
-    assert cli(project, "check", "clean.py").stdout.startswith("No findings in 1 file (0 analyzed: 0 parsed, 0 cached) in ")
+    assert cli(project, "check", "clean.py").stdout.startswith(
+        "No findings in 1 file (0 analyzed: 0 parsed, 0 cached) in "
+    )
 
 
 def test_summary_time_includes_confirm(project, monkeypatch, capsys):
@@ -407,7 +455,9 @@ def test_cal003_message_shows_the_value_as_source(project):
     (project / "config_bad.py").write_text(BAD_CONFIG + 'fc.backward_pass_autocast = ("of", [None, True, 1.5])\n')
     findings = json.loads(cli(project, "check", "config_bad.py", "--no-cache", "--format", "json").stdout)["findings"]
     messages = [f["message"] for f in findings]
-    assert messages[0].startswith('backward_pass_autocast is set to {"device_type": "cuda", "dtype": torch.float16} via assignment;')
+    assert messages[0].startswith(
+        'backward_pass_autocast is set to {"device_type": "cuda", "dtype": torch.float16} via assignment;'
+    )
     assert messages[1].startswith('backward_pass_autocast is set to ("of", [None, True, 1.5]) via assignment;')
     assert all("Symbol(" not in m and "Literal(" not in m for m in messages)
 
@@ -470,17 +520,29 @@ def test_per_file_ignores(project):
     assert sorted(Path(f["path"]).name for f in json.loads(absolute.stdout)["findings"]) == ["hazard.py", "mod.py"]
     (project / "pyproject.toml").write_text('[tool.compile-ad-lint.per-file-ignores]\n"tests/*" = ["CAL0O1"]\n')
     bad = cli(project, "check", ".", "--no-cache")
-    assert bad.returncode == 2 and "per-file-ignores 'tests/*': 'CAL0O1' is not a compile-ad-lint rule code" in bad.stderr
+    assert (
+        bad.returncode == 2 and "per-file-ignores 'tests/*': 'CAL0O1' is not a compile-ad-lint rule code" in bad.stderr
+    )
     (project / "pyproject.toml").write_text('[tool.compile-ad-lint]\nper-file-ignores = ["tests/*"]\n')
     assert cli(project, "check", ".", "--no-cache").returncode == 2
 
 
 def test_extend_exclude(project):
-    write_files(project, {"pyproject.toml": '[tool.compile-ad-lint]\nexclude = ["legacy"]\nextend-exclude = ["generated", "*_pb2.py"]\n', "generated/g.py": HAZARD, "legacy/old.py": HAZARD, "api_pb2.py": HAZARD})
+    write_files(
+        project,
+        {
+            "pyproject.toml": '[tool.compile-ad-lint]\nexclude = ["legacy"]\nextend-exclude = ["generated", "*_pb2.py"]\n',
+            "generated/g.py": HAZARD,
+            "legacy/old.py": HAZARD,
+            "api_pb2.py": HAZARD,
+        },
+    )
     completed = cli(project, "check", ".", "--no-cache", "--concise")
     assert [line.split(":")[0] for line in completed.stdout.splitlines()[:-1]] == ["hazard.py"]
     assert "in 2 files" in completed.stdout
-    assert cli(project, "check", "generated/g.py", "--no-cache").returncode == 1  # a file named explicitly is always checked
+    assert (
+        cli(project, "check", "generated/g.py", "--no-cache").returncode == 1
+    )  # a file named explicitly is always checked
 
 
 # -- --dependents (what the pre-commit hook runs) ---------------------------------------------------
@@ -541,7 +603,9 @@ def test_readme_usage_lists_every_flag_with_its_default(command):
 
 
 def test_help_shows_every_documented_flag():
-    completed = subprocess.run([sys.executable, "-m", "compile_ad_lint", "check", "--help"], capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 0
     usage = _usage_section()
     for flag in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", usage))):

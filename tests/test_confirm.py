@@ -18,11 +18,11 @@ from compile_ad_lint import cli
 from compile_ad_lint.confirm import (
     EntrySpecError,
     TorchEnvironment,
+    compare,
     parse_devices,
     parse_entry,
     plan_devices,
 )
-from compile_ad_lint.confirm import compare
 from compile_ad_lint.confirm.entries import candidates, main_entry, site_info
 from compile_ad_lint.confirm.environment import torch_version_without_import
 from compile_ad_lint.confirm.probes import cal002_probe, parse_config
@@ -44,7 +44,9 @@ def test_default_devices_include_cuda_when_available():
 def test_requested_cuda_without_gpu_is_skipped_with_reason():
     plans = plan_devices(["cpu", "cuda"], TorchEnvironment("2.13.0+cpu", cuda=False))
     assert plans[0].skip_reason is None
-    assert plans[1].device == "cuda" and "no CUDA device" in plans[1].skip_reason and "2.13.0+cpu" in plans[1].skip_reason
+    assert (
+        plans[1].device == "cuda" and "no CUDA device" in plans[1].skip_reason and "2.13.0+cpu" in plans[1].skip_reason
+    )
 
 
 def test_no_torch_skips_every_device():
@@ -138,9 +140,17 @@ FORCED = frozenset({0})
 
 
 def _grad_run(key, stack, dtype="float32", status="ok"):
-    return {"status": status, "forced_hits": [{"handle": 0, "written": "x"}], "records": [
-        {"kind": "backward", "stack": stack, "tensors": [{"offset": key, "count": 3, "numel": 3, "dtype": dtype, "shape": [3]}]}
-    ]}
+    return {
+        "status": status,
+        "forced_hits": [{"handle": 0, "written": "x"}],
+        "records": [
+            {
+                "kind": "backward",
+                "stack": stack,
+                "tensors": [{"offset": key, "count": 3, "numel": 3, "dtype": dtype, "shape": [3]}],
+            }
+        ],
+    }
 
 
 def test_cal002_backend_noise_alone_is_not_confirmed():
@@ -148,8 +158,18 @@ def test_cal002_backend_noise_alone_is_not_confirmed():
     stack = [["/p/m.py", 10]]
     values = {0: [1.0, 2.0, 3.0], 1: [1.004, 2.0, 3.0], 2: [1.004, 2.0, 3.0]}  # compiled != eager, written == matching
     result = compare.verdict_cal002(
-        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
+        _grad_run(0, stack),
+        _loader(values),
+        _grad_run(1, stack),
+        _loader(values),
+        _grad_run(2, stack),
+        _loader(values),
+        site,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FORCED,
     )
     assert result.verdict is Verdict.NOT_REPRODUCED and "within noise" in result.detail
 
@@ -159,8 +179,18 @@ def test_cal002_fix_differential_confirms_and_names_numbers():
     stack = [["/p/m.py", 10]]
     values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
-        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
+        _grad_run(0, stack),
+        _loader(values),
+        _grad_run(1, stack),
+        _loader(values),
+        _grad_run(2, stack),
+        _loader(values),
+        site,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FORCED,
     )
     assert result.verdict is Verdict.CONFIRMED and "relative difference 2.7e-03 > tolerance 1.0e-05" in result.detail
 
@@ -170,8 +200,18 @@ def test_cal002_matching_config_never_applied_at_the_flagged_call():
     stack = [["/p/m.py", 10]]
     values = {0: [1.0, 2.0, 3.0], 1: [1.01, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
-        _grad_run(0, stack), _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", frozenset({1}),
+        _grad_run(0, stack),
+        _loader(values),
+        _grad_run(1, stack),
+        _loader(values),
+        _grad_run(2, stack),
+        _loader(values),
+        site,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        frozenset({1}),
     )
     assert result.verdict is Verdict.NOT_REPRODUCED and "never traced in the matching run" in result.detail
 
@@ -179,18 +219,37 @@ def test_cal002_matching_config_never_applied_at_the_flagged_call():
 def test_cal002_compiled_run_that_stops_before_the_backward_is_unusable():
     site = compare.Site("/p/m.py", (10, 10))
     stack = [["/p/m.py", 10]]
-    stopped = {"status": "exception", "forced_hits": [], "records": [],
-               "exception": {"type": "NotImplementedError", "message": "jvp", "frames": [["/p/m.py", 4]]}}
+    stopped = {
+        "status": "exception",
+        "forced_hits": [],
+        "records": [],
+        "exception": {"type": "NotImplementedError", "message": "jvp", "frames": [["/p/m.py", 4]]},
+    }
     values = {0: [1.0, 2.0, 3.0], 2: [1.0, 2.0, 3.0]}
     result = compare.verdict_cal002(
-        _grad_run(0, stack), _loader(values), stopped, _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
+        _grad_run(0, stack),
+        _loader(values),
+        stopped,
+        _loader(values),
+        _grad_run(2, stack),
+        _loader(values),
+        site,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FORCED,
     )
     assert isinstance(result, compare.Unusable) and "before reaching the flagged backward" in result.reason
 
 
 def _call(line, tangents=(), raised=None):
-    return {"kind": "compiled-call", "stack": [["/p/m.py", 20], ["/p/m.py", line]], "raised": raised, "tangents": list(tangents)}
+    return {
+        "kind": "compiled-call",
+        "stack": [["/p/m.py", 20], ["/p/m.py", line]],
+        "raised": raised,
+        "tangents": list(tangents),
+    }
 
 
 TANGENT = {"offset": 0, "count": 1, "dtype": "float32"}
@@ -201,7 +260,11 @@ def test_cal001_tangent_dropped_at_the_flagged_call():
     eager = {"status": "ok", "records": [_call(5, [TANGENT]), _call(6, [TANGENT])]}
     compiled = {"status": "ok", "records": [_call(5, [None]), _call(6, [TANGENT])]}
     result = compare.verdict_cal001(eager, _loader({0: [1.0]}), compiled, _loader({0: [1.0]}), site, "cpu")
-    assert result.verdict is Verdict.CONFIRMED and "1 of 1 output tangent(s) of 1 call(s)" in result.detail and "are None in the compiled run" in result.detail
+    assert (
+        result.verdict is Verdict.CONFIRMED
+        and "1 of 1 output tangent(s) of 1 call(s)" in result.detail
+        and "are None in the compiled run" in result.detail
+    )
 
 
 def test_cal001_attributes_by_call_site_not_by_run():
@@ -235,7 +298,9 @@ def test_nan_is_a_difference_never_a_match():
     site = compare.Site("/p/m.py", (5, 5))
     eager = {"status": "ok", "records": [_call(5, [TANGENT])]}
     compiled = {"status": "ok", "records": [_call(5, [TANGENT])]}
-    result = compare.verdict_cal001(eager, _loader({0: [1.0, 2.0]}), compiled, _loader({0: [math.nan, math.nan]}), site, "cpu")
+    result = compare.verdict_cal001(
+        eager, _loader({0: [1.0, 2.0]}), compiled, _loader({0: [math.nan, math.nan]}), site, "cpu"
+    )
     assert result.verdict is Verdict.CONFIRMED and "relative difference inf" in result.detail
     assert math.isinf(compare.relative_difference([math.nan], [1.0]))
 
@@ -247,8 +312,18 @@ def test_cal002_eager_that_cannot_be_compared_does_not_confirm():
     eager = _grad_run(0, stack)
     eager["records"][0]["tensors"][0]["shape"] = [2]  # another layout than the compiled runs
     result = compare.verdict_cal002(
-        eager, _loader(values), _grad_run(1, stack), _loader(values), _grad_run(2, stack), _loader(values),
-        site, "cpu", "'same_as_forward'", "'off'", "inductor", FORCED,
+        eager,
+        _loader(values),
+        _grad_run(1, stack),
+        _loader(values),
+        _grad_run(2, stack),
+        _loader(values),
+        site,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FORCED,
     )
     assert result.verdict is Verdict.NOT_REPRODUCED and "could not be compared" in result.detail
 
@@ -257,7 +332,7 @@ def test_cache_key_follows_every_source_file(tmp_path):
     from compile_ad_lint.confirm.runner import SourceTree
     from compile_ad_lint.confirm.session import sources_digest
 
-    digest = lambda: sources_digest(SourceTree.scan([str(tmp_path)]))  # noqa: E731
+    digest = lambda: sources_digest(SourceTree.scan([str(tmp_path)]))
     (tmp_path / "train.py").write_text("from model import Net\n")
     (tmp_path / "model.py").write_text("class Net: pass\n")
     (tmp_path / ".venv").mkdir()
@@ -297,10 +372,17 @@ def test_relative_difference():
 
 def test_probe_keeps_the_autocast_device_as_written():
     assert parse_config("'off'", "cpu") == "off"
-    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [{"device_type": "cuda", "dtype": "torch.float16"}]
+    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [
+        {"device_type": "cuda", "dtype": "torch.float16"}
+    ]
     assert parse_config("(('cpu', 'bfloat16'),)", "cuda") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
     assert parse_config("[{'device_type': device, 'dtype': None}]", "cuda") == "same_as_forward"  # not a literal
-    facts = {"backend": "inductor", "config": "'same_as_forward'", "forward_autocast": "cuda/bfloat16", "backward_autocast": "off"}
+    facts = {
+        "backend": "inductor",
+        "config": "'same_as_forward'",
+        "forward_autocast": "cuda/bfloat16",
+        "backward_autocast": "off",
+    }
     source = cal002_probe(facts, "cpu")
     compile(source, "probe", "exec")
     assert "torch.autocast('cuda', dtype=torch.bfloat16, enabled=True)" in source
@@ -324,8 +406,9 @@ def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
     from compile_ad_lint.api import Analyzer
     from compile_ad_lint.config import Config
 
-    (tmp_path / "m.py").write_text(textwrap.dedent(
-        """
+    (tmp_path / "m.py").write_text(
+        textwrap.dedent(
+            """
         import torch
 
         model = torch.compile(torch.nn.Linear(4, 4))
@@ -336,11 +419,14 @@ def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
             with torch.autocast(device_type=dev, dtype=torch.bfloat16):
                 loss.backward()
         """
-    ))
+        )
+    )
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert finding.code == "CAL002" and "'?'" in finding.facts_dict["matching_config"]
     assert "<the backward's autocast device>" in finding.message
-    assert parse_config(finding.facts_dict["matching_config"], "cpu") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
+    assert parse_config(finding.facts_dict["matching_config"], "cpu") == [
+        {"device_type": "cpu", "dtype": "torch.bfloat16"}
+    ]
     from compile_ad_lint.confirm.session import _Fix
 
     assert _Fix.of(finding).value == [{"device_type": "?", "dtype": "torch.bfloat16"}]  # the child resolves "?"
@@ -362,7 +448,14 @@ def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
         5: fix(7, "off", 14),  # never called in the eager run
     }
     # handle_calls: which compiled callable (creation order) each call stack reached
-    eager = {"handle_calls": [[0, [["/p/m.py", 3]]], [1, [["/p/other.py", 1], ["/p/m.py", 4]]], [2, [["/p/m.py", 5]]], [2, [["/p/m.py", 6]]]]}
+    eager = {
+        "handle_calls": [
+            [0, [["/p/m.py", 3]]],
+            [1, [["/p/other.py", 1], ["/p/m.py", 4]]],
+            [2, [["/p/m.py", 5]]],
+            [2, [["/p/m.py", 6]]],
+        ]
+    }
     plan = _ForcePlan.of(fixes, eager)
     assert plan.handles == {0: {0}, 1: {1}, 2: {2}, 3: {2}}
     assert plan.shared == [[0, "off"], [1, "off"]]
@@ -373,11 +466,20 @@ def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
 def _finding(code, facts, path="/p/m.py", line=5):
     from compile_ad_lint.findings import Finding, Location, Severity
 
-    return Finding(code=code, message="m", severity=Severity.ERROR, location=Location(path, line, 1, line, 2), facts=tuple(sorted(facts.items())))
+    return Finding(
+        code=code,
+        message="m",
+        severity=Severity.ERROR,
+        location=Location(path, line, 1, line, 2),
+        facts=tuple(sorted(facts.items())),
+    )
 
 
 def test_cli_rejects_bad_devices(tmp_path, capsys):
-    (tmp_path / "m.py").write_text(HAZARD_HEADER + "\ndef test_a():\n    with fwAD.dual_level():\n        f(fwAD.make_dual(torch.ones(2), torch.ones(2)))\n")
+    (tmp_path / "m.py").write_text(
+        HAZARD_HEADER
+        + "\ndef test_a():\n    with fwAD.dual_level():\n        f(fwAD.make_dual(torch.ones(2), torch.ones(2)))\n"
+    )
     assert cli.main(["check", str(tmp_path), "--confirm", "--devices", "tpu", "--no-cache"]) == 2
     assert "--devices" in capsys.readouterr().err
 
@@ -640,7 +742,15 @@ def test_nothing_written_next_to_user_files_but_the_cache(confirmed_project):
     result = _by_line(document, "writes.py")[_line(WRITES, "writes-site")]["confirm"]["cpu"]
     assert result["verdict"] == "confirmed", result  # the entry ran past its writes to the site
     names = {str(p.relative_to(project)).split("/")[0] for p in project.rglob("*")}
-    assert names <= {"cases.py", "noentry.py", "script.py", "writes.py", "helper.py", "report.json", ".compile_ad_lint_cache"}
+    assert names <= {
+        "cases.py",
+        "noentry.py",
+        "script.py",
+        "writes.py",
+        "helper.py",
+        "report.json",
+        ".compile_ad_lint_cache",
+    }
     assert any((project / ".compile_ad_lint_cache").glob("??/*.json"))  # verdicts are cache entries too
 
 
@@ -650,7 +760,7 @@ def test_second_run_is_served_from_the_cache(confirmed_project, capsys):
     capsys.readouterr()
     second, _ = _run_cli(project, "--devices", "cpu")
     assert "confirm: run" not in capsys.readouterr().err  # no subprocess was started
-    verdicts = lambda doc: [(f["line"], f["confirm"]) for f in doc["findings"]]  # noqa: E731
+    verdicts = lambda doc: [(f["line"], f["confirm"]) for f in doc["findings"]]
     assert verdicts(second) == verdicts(first)
 
 

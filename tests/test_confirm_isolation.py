@@ -20,7 +20,9 @@ import pytest
 from compile_ad_lint.confirm import runner
 from compile_ad_lint.confirm.runner import MARKER, SourceTree, relocate, run_child
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the end-of-run scan reads /proc (elsewhere: process group kill only)")
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the end-of-run scan reads /proc (elsewhere: process group kill only)"
+)
 
 # A process that writes its pid to argv[1] (atomically) and sleeps far longer than any test.
 SLEEPER = "import os, sys, time; open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid())); os.replace(sys.argv[1] + '.tmp', sys.argv[1]); time.sleep(600)"
@@ -101,7 +103,9 @@ def test_processes_the_run_did_not_start_survive(tmp_path, monkeypatch):
     bystanders = []
     for index, env in enumerate([dict(os.environ), dict(os.environ, **{MARKER: "another-run"})]):
         pidfile = tmp_path / f"bystander{index}.pid"
-        bystanders.append(subprocess.Popen([sys.executable, "-c", SLEEPER, str(pidfile)], env=env, start_new_session=True))
+        bystanders.append(
+            subprocess.Popen([sys.executable, "-c", SLEEPER, str(pidfile)], env=env, start_new_session=True)
+        )
     try:
         _, grandchild = _fake_run(tmp_path, monkeypatch, "setsid-daemon", finish=True, timeout=30)
         _assert_gone(grandchild, "the daemon")
@@ -212,7 +216,9 @@ def test_writes_land_in_the_runs_copy_and_paths_read_as_the_originals(tmp_path):
     tree = SourceTree.scan([str(project)], start=str(project), extra=[writer])
     run = tmp_path / "run"
     outcome = run_child(_child_spec("writer", "go", project, watch=[writer]), run, 120, compiled=False, tree=tree)
-    assert outcome.status == "exception" and outcome.result["exception"]["message"] == "after the writes", outcome.output_summary()
+    assert outcome.status == "exception" and outcome.result["exception"]["message"] == "after the writes", (
+        outcome.output_summary()
+    )
     assert _snapshot(project) == before  # no out.txt, beside.txt, outputs/ or __pycache__ in the project
     wrote = next(line for line in (run / "stdout.txt").read_text().splitlines() if line.startswith("WROTE")).split()[1:]
     copy = str((run / "tree").resolve())
@@ -248,14 +254,16 @@ def test_the_copy_leaves_out_environments_big_data_and_the_work_folder(tmp_path)
     (project / ".git" / "flagged.py").write_text("")  # a flagged file inside an excluded folder
 
     flagged = str(project / ".git" / "flagged.py")
-    tree = SourceTree.scan([str(project), str(project / "pkg")], start=str(project), extra=[flagged], skip=str(project / "work"))
+    tree = SourceTree.scan(
+        [str(project), str(project / "pkg")], start=str(project), extra=[flagged], skip=str(project / "work")
+    )
     assert tree.roots == (str(project.resolve()),)  # nested roots are copied once
     copied = sorted(os.path.relpath(source, project) for source, _ in tree.files)
     assert copied == [".git/flagged.py", "config.yaml", "fast.so", "pkg/__init__.py", "pkg/model.py"]
     assert tree.left_out == 1 and tree.start == str(project.resolve())
 
     origins = tree.materialize(tmp_path / "copy")
-    (copy, original), = origins
+    ((copy, original),) = origins
     assert original == str(project.resolve()) and copy == str((tmp_path / "copy" / "0" / "project").resolve())
     assert (Path(copy) / "outputs").is_dir() and not (Path(copy) / "weights.pt").exists()
     assert os.readlink(Path(copy) / "latest") == os.path.join(copy, "data")  # inside the project: the copy's
@@ -281,7 +289,13 @@ def test_copying_a_500_file_project_costs_little(tmp_path):
 
     shutil.rmtree(tmp_path / "copy")
     removed = time.perf_counter()
-    figures = {"files": len(tree.files), "MB": round(tree.size() / 1e6, 1), "scan_ms": round(1000 * (scanned - started)), "copy_ms": round(1000 * (copied - scanned)), "delete_ms": round(1000 * (removed - copied))}
+    figures = {
+        "files": len(tree.files),
+        "MB": round(tree.size() / 1e6, 1),
+        "scan_ms": round(1000 * (scanned - started)),
+        "copy_ms": round(1000 * (copied - scanned)),
+        "delete_ms": round(1000 * (removed - copied)),
+    }
     print(json.dumps(figures))
     assert len(tree.files) == 525
     assert copied - scanned < 5  # far below one run's torch import (seconds), even on a slow disk

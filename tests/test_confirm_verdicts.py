@@ -22,9 +22,17 @@ FLAGGED = frozenset({0})
 def _run(offset: int, *, forced: bool = False, assumed: str | None = None, nodes: int = 3) -> dict:
     run = {
         "status": "ok",
-        "records": [{"kind": "backward", "stack": STACK, "tensors": [{"offset": offset, "count": 3, "numel": 3, "dtype": "float32", "shape": [3]}]}],
+        "records": [
+            {
+                "kind": "backward",
+                "stack": STACK,
+                "tensors": [{"offset": offset, "count": 3, "numel": 3, "dtype": "float32", "shape": [3]}],
+            }
+        ],
         "forced_hits": [{"handle": 0, "written": "'same_as_forward'", "forced": "'off'"}] if forced else [],
-        "assumed_hits": [{"handle": 0, "written": "'same_as_forward'", "assumed": assumed, "nodes": nodes}] if assumed else [],
+        "assumed_hits": [{"handle": 0, "written": "'same_as_forward'", "assumed": assumed, "nodes": nodes}]
+        if assumed
+        else [],
     }
     return run
 
@@ -36,11 +44,25 @@ def _verdict(written: list[float], matching: list[float], eager_assumed: list[fl
         return values[entry["offset"]]
 
     if eager_assumed is not None:
-        options.setdefault("eager_assumed", _run(3, assumed=options.pop("assumed", "autocast('cpu', bfloat16)"), nodes=options.pop("nodes", 3)))
+        options.setdefault(
+            "eager_assumed",
+            _run(3, assumed=options.pop("assumed", "autocast('cpu', bfloat16)"), nodes=options.pop("nodes", 3)),
+        )
         options.setdefault("eager_assumed_load", load)
     return compare.verdict_cal002(
-        _run(0), load, _run(1), load, _run(2, forced=True), load,
-        SITE, "cpu", "'same_as_forward'", "'off'", "inductor", FLAGGED, **options,
+        _run(0),
+        load,
+        _run(1),
+        load,
+        _run(2, forced=True),
+        load,
+        SITE,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FLAGGED,
+        **options,
     )
 
 
@@ -51,7 +73,10 @@ def test_clear_confirm_eager_agrees_with_the_matching_config():
     assert "relative difference 2.4e-03 > tolerance 1.0e-05" in result.detail
     assert "eager agrees with the matching config (vs eager: as written 2.4e-03, matching 1.0e-04" in result.detail
     assert "(by less than the noise margin)" not in result.detail
-    assert "eager differential (eager as written vs eager with the region's backward under autocast('cpu', bfloat16)" in result.detail
+    assert (
+        "eager differential (eager as written vs eager with the region's backward under autocast('cpu', bfloat16)"
+        in result.detail
+    )
     assert "2.4e-03 > tolerance 1.0e-05: the mismatch changes eager's own gradients" in result.detail
 
 
@@ -65,14 +90,23 @@ def test_noise_dominated_flip_is_confirmed_and_eager_is_inconclusive():
     assert "vs eager: as written 9.0e-04, matching 1.1e-03" in result.detail  # both distances to eager
     assert "eager is nearer the as-written run, but by 2.0e-04, within the noise margin (2.7e-03" in result.detail
     assert "the eager comparison is inconclusive at this noise level" in result.detail
-    assert "1.3e-03 > tolerance 1.0e-05: the mismatch changes eager's own gradients, without kernel noise" in result.detail
+    assert (
+        "1.3e-03 > tolerance 1.0e-05: the mismatch changes eager's own gradients, without kernel noise" in result.detail
+    )
 
 
 def test_noise_dominated_without_the_eager_differential_still_confirms_and_says_why():
-    result = _verdict([1.0, 0.9e-3, 0.0], [1.0, 0.0, 1.1e-3], eager_assumed_problem="the eager run under the assumed autocast timed out after 300s")
+    result = _verdict(
+        [1.0, 0.9e-3, 0.0],
+        [1.0, 0.0, 1.1e-3],
+        eager_assumed_problem="the eager run under the assumed autocast timed out after 300s",
+    )
     assert result.verdict is Verdict.CONFIRMED
     assert "inconclusive at this noise level" in result.detail
-    assert "eager differential not measured: the eager run under the assumed autocast timed out after 300s" in result.detail
+    assert (
+        "eager differential not measured: the eager run under the assumed autocast timed out after 300s"
+        in result.detail
+    )
 
 
 def test_eager_clearly_on_the_written_side_is_not_reproduced():
@@ -81,12 +115,17 @@ def test_eager_clearly_on_the_written_side_is_not_reproduced():
     result = _verdict([1.0, 1e-4, 0.0], [1.0, 0.0, 2.4e-3], eager_assumed=[1.0, 0.0, 0.0])
     assert result.verdict is Verdict.NOT_REPRODUCED
     assert "the config changes the gradients (relative difference 2.4e-03 > tolerance 1.0e-05" in result.detail
-    assert "eager sides with the config as written: it is nearer the as-written run by 2.3e-03, beyond the noise margin (3.0e-04" in result.detail
+    assert (
+        "eager sides with the config as written: it is nearer the as-written run by 2.3e-03, beyond the noise margin (3.0e-04"
+        in result.detail
+    )
     assert "vs eager: as written 1.0e-04, matching 2.4e-03" in result.detail
     assert "0.0e+00 <= tolerance 1.0e-05: eager's own gradients do not show it" in result.detail
 
 
-@pytest.mark.parametrize(("matching_distance", "verdict"), [(3.9e-4, Verdict.CONFIRMED), (4.1e-4, Verdict.NOT_REPRODUCED)])
+@pytest.mark.parametrize(
+    ("matching_distance", "verdict"), [(3.9e-4, Verdict.CONFIRMED), (4.1e-4, Verdict.NOT_REPRODUCED)]
+)
 def test_the_eager_margin_is_a_multiple_of_the_as_written_runs_distance(matching_distance, verdict):
     """As written 1e-4 from eager: eager decides against the finding once the matching run is more than
     (1 + EAGER_MARGIN) x 1e-4 from eager."""
@@ -129,5 +168,18 @@ def test_eager_that_cannot_be_lined_up_is_still_not_reproduced():
     def load(entry: dict) -> list[float]:
         return values[entry["offset"]]
 
-    result = compare.verdict_cal002(eager, load, _run(1), load, _run(2, forced=True), load, SITE, "cpu", "'same_as_forward'", "'off'", "inductor", FLAGGED)
+    result = compare.verdict_cal002(
+        eager,
+        load,
+        _run(1),
+        load,
+        _run(2, forced=True),
+        load,
+        SITE,
+        "cpu",
+        "'same_as_forward'",
+        "'off'",
+        "inductor",
+        FLAGGED,
+    )
     assert result.verdict is Verdict.NOT_REPRODUCED and "could not be compared" in result.detail

@@ -86,16 +86,22 @@ CASES = {
     # -- CAL005 -------------------------------------------------------------------------------
     "cal005-positive": Case(HEADS + "main, aux = model(x)\nmain.sum().backward()  # expect: CAL005\n"),
     "cal005-stored-on-self": Case(
-        HEADS + "class Trainer:\n    def step(self, x):\n        main, aux = model(x)\n        self.last_aux = aux\n        main.sum().backward()\n"
+        HEADS
+        + "class Trainer:\n    def step(self, x):\n        main, aux = model(x)\n        self.last_aux = aux\n        main.sum().backward()\n"
     ),
-    "cal005-passed-to-unknown-function": Case(HEADS + "import wandb\n\nmain, aux = model(x)\nwandb.log({'aux': aux})\nmain.sum().backward()\n"),
+    "cal005-passed-to-unknown-function": Case(
+        HEADS + "import wandb\n\nmain, aux = model(x)\nwandb.log({'aux': aux})\nmain.sum().backward()\n"
+    ),
     "cal005-detached-logging-still-reported": Case(
         HEADS + "main, aux = model(x)\nprint(aux.detach().mean().item())\nmain.sum().backward()  # expect: CAL005\n"
     ),
     "cal005-grad-reset": Case(
-        HEADS + "main, aux = model(x)\nmain.sum().backward()\nfor p in model.aux_head.parameters():\n    p.grad = None\n"
+        HEADS
+        + "main, aux = model(x)\nmain.sum().backward()\nfor p in model.aux_head.parameters():\n    p.grad = None\n"
     ),
-    "cal005-aux-head-used-elsewhere": Case(HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"),
+    "cal005-aux-head-used-elsewhere": Case(
+        HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"
+    ),
     "cal005-used-output-calls-a-method": Case(
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.head = nn.Linear(4, 2)\n        self.aux_head = nn.Linear(4, 2)\n\n"
@@ -109,7 +115,9 @@ CASES = {
         "    def forward(self, h):\n        return self.a(h), self.b(h), self.c(h)\n\n\n"
         "model = torch.compile(M())\nfirst, *rest = model(x)\n(first.sum() + rest[0].sum() + rest[1].sum()).backward()\n"
     ),
-    "cal005-whole-result-indexed": Case(HEADS + "out = model(x)\nout[0].sum().backward()\n", note="no index tracking: the whole result counts as used"),
+    "cal005-whole-result-indexed": Case(
+        HEADS + "out = model(x)\nout[0].sum().backward()\n", note="no index tracking: the whole result counts as used"
+    ),
     "cal005-parameterless-module": Case(
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.head = nn.Linear(4, 2)\n        self.act = nn.GELU()\n\n"
@@ -119,7 +127,13 @@ CASES = {
     ),
     "cal005-across-modules": Case(
         "import torch\nfrom model import build\n\nnet = build()\n\ndef step(x):\n    main, aux = net(x)\n    main.mean().backward()  # expect: CAL005\n",
-        files=(("model.py", HEADS.replace("model = torch.compile(TwoHeads())\n", "") + "\ndef build():\n    return torch.compile(TwoHeads())\n"),),
+        files=(
+            (
+                "model.py",
+                HEADS.replace("model = torch.compile(TwoHeads())\n", "")
+                + "\ndef build():\n    return torch.compile(TwoHeads())\n",
+            ),
+        ),
     ),
 }
 
@@ -131,7 +145,11 @@ def test_case(case, tmp_path):
 
 
 def test_fixtures_cover_both_rules_with_negatives():
-    files = [*FIXTURES.glob("cal004_*.py"), *FIXTURES.glob("cal005_*.py"), *(FIXTURES / "projects" / "aux_trainer").glob("*.py")]
+    files = [
+        *FIXTURES.glob("cal004_*.py"),
+        *FIXTURES.glob("cal005_*.py"),
+        *(FIXTURES / "projects" / "aux_trainer").glob("*.py"),
+    ]
     codes = [code for path in files for _, _, code in expected_in(path)]
     negatives = sum(line.count("# ok:") for path in files for line in path.read_text(encoding="utf-8").splitlines())
     assert codes.count("CAL004") >= 10 and codes.count("CAL005") >= 5
@@ -140,19 +158,38 @@ def test_fixtures_cover_both_rules_with_negatives():
 
 def test_events_round_trip_through_the_cache_codec(tmp_path):
     """RootResults holding every new event type survive the data-only cache unchanged."""
-    write_files(tmp_path, {"leaf_read.py": HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"})
+    write_files(
+        tmp_path, {"leaf_read.py": HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"}
+    )
     workspace = _Workspace(Config(), None, [FIXTURES, tmp_path], {}, {})
     kinds = set()
-    paths = [FIXTURES / name for name in ("cal004_second_order.py", "cal005_aux_heads.py", "cal005_grad_reset.py", "cal005_functional_and_fixes.py")]
+    paths = [
+        FIXTURES / name
+        for name in (
+            "cal004_second_order.py",
+            "cal005_aux_heads.py",
+            "cal005_grad_reset.py",
+            "cal005_functional_and_fixes.py",
+        )
+    ]
     for path in [*paths, tmp_path / "leaf_read.py"]:
         result = workspace.analyze(path, frozenset())
         kinds |= {type(event).__name__ for event in result.events}
         assert codec.loads(codec.dumps(result), RootResult) == result
-    assert {"FunctionalThroughCompiled", "CompiledResult", "OutputsEscape", "LeafRead", "GradReset", "BackwardThroughCompiled"} <= kinds
+    assert {
+        "FunctionalThroughCompiled",
+        "CompiledResult",
+        "OutputsEscape",
+        "LeafRead",
+        "GradReset",
+        "BackwardThroughCompiled",
+    } <= kinds
 
 
 def test_warm_cache_gives_the_same_findings(tmp_path):
-    sources = {p.name: p.read_text(encoding="utf-8") for p in [*FIXTURES.glob("cal004_*.py"), *FIXTURES.glob("cal005_*.py")]}
+    sources = {
+        p.name: p.read_text(encoding="utf-8") for p in [*FIXTURES.glob("cal004_*.py"), *FIXTURES.glob("cal005_*.py")]
+    }
     write_files(tmp_path, sources)
     analyzer = Analyzer(Config(), use_cache=True, jobs=1, cache_root=tmp_path)
     cold = analyzer.check([str(tmp_path)])
@@ -167,7 +204,9 @@ def test_runtime_facts_hold_on_the_installed_torch():
     """Three of the facts script's cases (each compiles once): the premises of both rules."""
     pytest.importorskip("torch")
     cases = ["grad_create_graph_inductor", "func_hessian", "unused_output_inductor"]
-    done = subprocess.run([sys.executable, str(FACTS), "--check", "--jobs", "2", *cases], capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, str(FACTS), "--check", "--jobs", "2", *cases], capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -176,7 +215,11 @@ def test_runtime_facts_hold_on_the_installed_torch():
 from compile_ad_lint.confirm import compare  # noqa: E402
 from compile_ad_lint.findings import Verdict  # noqa: E402
 
-DOUBLE = {"type": "RuntimeError", "message": "torch.compile with aot_autograd does not currently support double backward", "frames": []}
+DOUBLE = {
+    "type": "RuntimeError",
+    "message": "torch.compile with aot_autograd does not currently support double backward",
+    "frames": [],
+}
 
 
 def _load(values):
@@ -192,7 +235,9 @@ def test_cal004_later_backward_through_created_gradients_confirms():
     grad = {"kind": "grad", "stack": [["/p/m.py", 10]], "tensors": [], "keys": [], "create_graph": True}
     penalty = {"kind": "backward-error", "stack": [["/p/m.py", 14]], "raised": DOUBLE, "create_graph": False}
     eager = {"status": "ok", "records": [grad]}
-    result = compare.verdict_cal004(eager, _load({}), {"status": "ok", "records": [grad, penalty]}, _load({}), site, "cpu")
+    result = compare.verdict_cal004(
+        eager, _load({}), {"status": "ok", "records": [grad, penalty]}, _load({}), site, "cpu"
+    )
     assert result.verdict is Verdict.CONFIRMED and "m.py:14" in result.detail
 
 
@@ -201,22 +246,50 @@ def test_cal004_another_create_graph_call_in_between_owns_the_error():
     grad = {"kind": "grad", "stack": [["/p/m.py", 10]], "tensors": [], "keys": [], "create_graph": True}
     other = {"kind": "grad", "stack": [["/p/m.py", 30]], "tensors": [], "keys": [], "create_graph": True}
     penalty = {"kind": "backward-error", "stack": [["/p/m.py", 31]], "raised": DOUBLE, "create_graph": False}
-    result = compare.verdict_cal004({"status": "ok", "records": [grad]}, _load({}), {"status": "ok", "records": [grad, other, penalty]}, _load({}), site, "cpu")
+    result = compare.verdict_cal004(
+        {"status": "ok", "records": [grad]},
+        _load({}),
+        {"status": "ok", "records": [grad, other, penalty]},
+        _load({}),
+        site,
+        "cpu",
+    )
     assert result.verdict is Verdict.NOT_REPRODUCED and "nothing differentiated" in result.detail
 
 
 def test_cal004_all_zero_hessian_confirms_without_an_error():
     site = compare.Site("/p/m.py", (5, 5))
-    record = lambda offset: {"kind": "functional", "name": "hessian", "stack": [["/p/m.py", 5]], "raised": None, "tensors": [_tensor(offset)]}  # noqa: E731
+    record = lambda offset: {
+        "kind": "functional",
+        "name": "hessian",
+        "stack": [["/p/m.py", 5]],
+        "raised": None,
+        "tensors": [_tensor(offset)],
+    }
     values = {0: [1.0, 2.0, 3.0], 1: [0.0, 0.0, 0.0]}
-    result = compare.verdict_cal004({"status": "ok", "records": [record(0)]}, _load(values), {"status": "ok", "records": [record(1)]}, _load(values), site, "cpu")
+    result = compare.verdict_cal004(
+        {"status": "ok", "records": [record(0)]},
+        _load(values),
+        {"status": "ok", "records": [record(1)]},
+        _load(values),
+        site,
+        "cpu",
+    )
     assert result.verdict is Verdict.CONFIRMED and "all zeros" in result.detail
 
 
 def test_cal005_zeros_compiled_none_eager_confirms_and_other_leaves_do_not():
     site = compare.Site("/p/m.py", (8, 8))
-    eager = {"status": "ok", "records": [{"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0)], "keys": [0]}]}
-    compiled = {"status": "ok", "records": [{"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0), _tensor(1)], "keys": [0, 1]}]}
+    eager = {
+        "status": "ok",
+        "records": [{"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0)], "keys": [0]}],
+    }
+    compiled = {
+        "status": "ok",
+        "records": [
+            {"kind": "backward", "stack": [["/p/m.py", 8]], "tensors": [_tensor(0), _tensor(1)], "keys": [0, 1]}
+        ],
+    }
     values = {0: [1.0, 2.0, 3.0], 1: [0.0, 0.0, 0.0]}
     result = compare.verdict_cal005(eager, _load(values), compiled, _load(values), site, "self.aux_head")
     assert result.verdict is Verdict.CONFIRMED and "parameter #1" in result.detail and "self.aux_head" in result.detail
@@ -249,7 +322,9 @@ def test_confirm_runs_both_rules_on_real_code(tmp_path):
     write_files(tmp_path, {"train.py": source})
     report = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
     assert {f.code for f in report.findings} == {"CAL004", "CAL005"}
-    confirmed = confirm_findings(report.findings, ConfirmOptions(devices=["cpu"], project_root=tmp_path, use_cache=False, jobs=2))
+    confirmed = confirm_findings(
+        report.findings, ConfirmOptions(devices=["cpu"], project_root=tmp_path, use_cache=False, jobs=2)
+    )
     verdicts = {f.code: dict(f.confirm)["cpu"] for f in confirmed}
     assert verdicts["CAL004"].verdict is Verdict.CONFIRMED, verdicts["CAL004"].detail
     assert verdicts["CAL005"].verdict is Verdict.CONFIRMED, verdicts["CAL005"].detail

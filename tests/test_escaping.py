@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from compile_ad_lint.output.escape import printable
 from test_flake8_plugin import FLAKE8_LINE, run_flake8
 from test_output_github import COMMAND, _unescape_data
 
+from compile_ad_lint.output.escape import printable
+
 FORGED = "fake.py:1:1: CAL000 forged"
-FIXTURE = r'''import torch
+FIXTURE = r"""import torch
 from torch import nn
 
 model = torch.compile(nn.Linear(4, 4), backend="eager\u202e\nfake.py:1:1: CAL000 forged")
@@ -39,7 +39,7 @@ def backward_under_autocast(x):
 
 def config_bad():
     torch._functorch.config.backward_pass_autocast = "x\nfake.py:1:1: CAL000 forged\x1b[2J"
-'''
+"""
 
 
 @pytest.fixture
@@ -83,7 +83,11 @@ def test_text_output(project: Path, layout: str):
     lines = output.splitlines()
     _assert_clean(lines)
     findings = [line for line in lines[:-1] if not line.startswith("    ")]  # chain lines are indented
-    assert len(findings) == 3 and all(line.startswith("train.py:") for line in findings) and lines[-1].startswith("Found 3 findings")
+    assert (
+        len(findings) == 3
+        and all(line.startswith("train.py:") for line in findings)
+        and lines[-1].startswith("Found 3 findings")
+    )
     if layout == "concise":
         assert findings == lines[:-1]
     assert r"(cpu\nfake.py:1:1: CAL000 forged\x1b[2J\u202e, bfloat16)" in output

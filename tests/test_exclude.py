@@ -14,11 +14,11 @@ import sys
 from pathlib import Path, PurePath
 
 import pytest
+from test_flake8_plugin import run_cli, run_flake8
 
 from compile_ad_lint.config import Config, matches_any
 from compile_ad_lint.project import discover
 from compile_ad_lint.testing import write_files
-from test_flake8_plugin import run_cli, run_flake8
 
 HAZARD = """\
 import torch
@@ -104,10 +104,15 @@ def _discovered(paths: list[str], config: Config) -> set[str]:
 
 def test_paths_outside_the_root_match_relative_to_the_path_as_given(tmp_path: Path):
     root = write_files(tmp_path / "experiments" / "proj", {"a.py": "", "experiments/b.py": ""})
-    elsewhere = write_files(tmp_path / "experiments" / "other", {"c.py": "", "experiments/d.py": "", "sub/experiments/e.py": ""})
+    elsewhere = write_files(
+        tmp_path / "experiments" / "other", {"c.py": "", "experiments/d.py": "", "sub/experiments/e.py": ""}
+    )
     config = Config(exclude=("experiments/*",), root=root)
     # Neither path's own parents (both lie under experiments/) exclude anything.
-    assert _discovered([str(root), str(elsewhere)], config) == {(root / "a.py").as_posix(), (elsewhere / "c.py").as_posix()}
+    assert _discovered([str(root), str(elsewhere)], config) == {
+        (root / "a.py").as_posix(),
+        (elsewhere / "c.py").as_posix(),
+    }
     # Without a project root, every path is matched relative to itself as given.
     assert _discovered([str(elsewhere)], Config(exclude=("experiments/*",))) == {(elsewhere / "c.py").as_posix()}
 
@@ -134,7 +139,10 @@ def test_a_walk_above_the_root_matches_inside_the_root_relative_to_it(tmp_path: 
     ],
 )
 def test_matches_any(relative: str, excluded: bool):
-    assert matches_any(PurePath(relative), ("experiments/*", "experiments", "legacy", "*.egg-info", "gen/out/")) is excluded
+    assert (
+        matches_any(PurePath(relative), ("experiments/*", "experiments", "legacy", "*.egg-info", "gen/out/"))
+        is excluded
+    )
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX symlinks")
@@ -145,4 +153,3 @@ def test_a_symlinked_project_is_matched_after_resolving(tmp_path: Path):
     link.symlink_to(real, target_is_directory=True)
     config = Config(exclude=("experiments/*",), root=real)
     assert _discovered([str(link)], config) == {(link / "a.py").as_posix()}
-

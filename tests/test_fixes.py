@@ -66,7 +66,13 @@ AMP = textwrap.dedent(
 
 
 def test_cal002_wrap_keeps_formatting_and_comments_and_adds_the_import_once(tmp_path: Path, capsys) -> None:
-    _write(tmp_path, {"train.py": AMP + "\n\ndef train_again(x):\n    with torch.autocast(\"cpu\", dtype=torch.bfloat16):\n        loss = step(x).mean()\n    loss.backward()\n"})
+    _write(
+        tmp_path,
+        {
+            "train.py": AMP
+            + '\n\ndef train_again(x):\n    with torch.autocast("cpu", dtype=torch.bfloat16):\n        loss = step(x).mean()\n    loss.backward()\n'
+        },
+    )
     assert _fix(tmp_path) == 0
     text = (tmp_path / "train.py").read_text()
     assert text == textwrap.dedent(
@@ -127,7 +133,7 @@ def test_cal002_reuses_the_files_alias_unless_it_is_shadowed(tmp_path: Path) -> 
     )
     fixes = [f.fix for f in _findings(tmp_path)]
     texts = [e.replacement for fix in fixes for e in fix.edits]  # type: ignore[union-attr]
-    assert any("fc.patch(backward_pass_autocast=\"off\")" in t for t in texts)
+    assert any('fc.patch(backward_pass_autocast="off")' in t for t in texts)
     assert any("torch._functorch.config.patch(" in t for t in texts) and "import torch._functorch.config\n" in texts
 
 
@@ -152,7 +158,10 @@ def test_cal002_wraps_the_smallest_run_of_statements_and_never_another_compiled_
     assert isinstance(finding.fix.plan, WrapInConfigPatch) and len(finding.fix.plan.calls) == 2  # type: ignore[union-attr]
     text = (tmp_path / "train.py").read_text()
     fixed = apply_edits(text, finding.fix.edits)  # type: ignore[union-attr]
-    assert "        with torch._functorch.config.patch(backward_pass_autocast=\"off\"):\n            h = encoder(x)\n            n = h.norm()\n            loss = decoder(h).sum()\n" in fixed
+    assert (
+        '        with torch._functorch.config.patch(backward_pass_autocast="off"):\n            h = encoder(x)\n            n = h.norm()\n            loss = decoder(h).sum()\n'
+        in fixed
+    )
 
     # A compiled call whose backward runs inside autocast sits between them: each gets its own with.
     _write(tmp_path, {"train.py": source.replace("{middle}", "other(x).sum().backward()")})
@@ -165,15 +174,30 @@ def test_cal002_wraps_the_smallest_run_of_statements_and_never_another_compiled_
 @pytest.mark.parametrize(
     ("body", "why"),
     [
-        ('loss = step(x).sum()\n    with torch.autocast(device_type=dev):\n        loss.backward()', "device unknown"),
-        ('loss = step(x).sum()\n    with torch.autocast("cpu", enabled=use_amp):\n        loss.backward()', "autocast depends on a flag"),
-        ('with torch.autocast("cpu"):\n        for loss in (step(x).sum(),):\n            pass\n    loss.backward()', "a call in a for header"),
-        ('with torch.autocast("cpu"):\n        f = lambda: step(x)\n        loss = f().sum()\n    loss.backward()', "a call in a lambda"),
-        ('with torch.autocast("cpu"):\n        out = step(x)\n    out.sum().backward()\n    with torch.autocast("cpu"):\n        out.mean().backward()', "two backwards need different configs"),
+        ("loss = step(x).sum()\n    with torch.autocast(device_type=dev):\n        loss.backward()", "device unknown"),
+        (
+            'loss = step(x).sum()\n    with torch.autocast("cpu", enabled=use_amp):\n        loss.backward()',
+            "autocast depends on a flag",
+        ),
+        (
+            'with torch.autocast("cpu"):\n        for loss in (step(x).sum(),):\n            pass\n    loss.backward()',
+            "a call in a for header",
+        ),
+        (
+            'with torch.autocast("cpu"):\n        f = lambda: step(x)\n        loss = f().sum()\n    loss.backward()',
+            "a call in a lambda",
+        ),
+        (
+            'with torch.autocast("cpu"):\n        out = step(x)\n    out.sum().backward()\n    with torch.autocast("cpu"):\n        out.mean().backward()',
+            "two backwards need different configs",
+        ),
     ],
 )
 def test_cal002_offers_no_fix_when_it_would_not_be_right(tmp_path: Path, body: str, why: str) -> None:
-    _write(tmp_path, {"train.py": f"import torch\n\nstep = torch.compile(net)\n\n\ndef train(x, dev, use_amp):\n    {body}\n"})
+    _write(
+        tmp_path,
+        {"train.py": f"import torch\n\nstep = torch.compile(net)\n\n\ndef train(x, dev, use_amp):\n    {body}\n"},
+    )
     findings = [f for f in _findings(tmp_path) if f.code == "CAL002"]
     assert findings, why
     # No wrap; setting the config for the whole module stays possible where the value is certain.
@@ -183,13 +207,25 @@ def test_cal002_offers_no_fix_when_it_would_not_be_right(tmp_path: Path, body: s
 
 
 def test_cal002_module_level_alternative_is_unsafe_and_only_without_other_config(tmp_path: Path) -> None:
-    _write(tmp_path, {"train.py": 'import torch\n\nstep = torch.compile(net)\nwith torch.autocast("cpu"):\n    loss = step(x).sum()\nloss.backward()\n'})
+    _write(
+        tmp_path,
+        {
+            "train.py": 'import torch\n\nstep = torch.compile(net)\nwith torch.autocast("cpu"):\n    loss = step(x).sum()\nloss.backward()\n'
+        },
+    )
     [finding] = _findings(tmp_path)
     [alternative] = finding.alternative_fixes
     assert isinstance(alternative.plan, SetConfigAtModuleLevel) and alternative.applicability is Applicability.UNSAFE
     fixed = apply_edits((tmp_path / "train.py").read_text(), alternative.edits)
-    assert fixed.startswith('import torch\nimport torch._functorch.config\n\ntorch._functorch.config.backward_pass_autocast = "off"\n\nstep = ')
-    _write(tmp_path, {"train.py": 'import torch\nimport torch._functorch.config as fc\n\nfc.backward_pass_autocast = "same_as_forward"\nstep = torch.compile(net)\nwith torch.autocast("cpu"):\n    loss = step(x).sum()\nloss.backward()\n'})
+    assert fixed.startswith(
+        'import torch\nimport torch._functorch.config\n\ntorch._functorch.config.backward_pass_autocast = "off"\n\nstep = '
+    )
+    _write(
+        tmp_path,
+        {
+            "train.py": 'import torch\nimport torch._functorch.config as fc\n\nfc.backward_pass_autocast = "same_as_forward"\nstep = torch.compile(net)\nwith torch.autocast("cpu"):\n    loss = step(x).sum()\nloss.backward()\n'
+        },
+    )
     [finding] = _findings(tmp_path)
     assert finding.fix is not None and not finding.alternative_fixes
 
@@ -220,8 +256,15 @@ def test_cal002_fix_edits_the_file_of_the_compiled_call(tmp_path: Path) -> None:
         ('"completely wrong"', None, None),
     ],
 )
-def test_cal003_fixes_only_certain_or_nearest_values(tmp_path: Path, value: str, replacement: str | None, safe: bool | None) -> None:
-    _write(tmp_path, {"cfg.py": f"import torch\nimport torch._functorch.config as fc\n\nfc.backward_pass_autocast = {value}  # why\n"})
+def test_cal003_fixes_only_certain_or_nearest_values(
+    tmp_path: Path, value: str, replacement: str | None, safe: bool | None
+) -> None:
+    _write(
+        tmp_path,
+        {
+            "cfg.py": f"import torch\nimport torch._functorch.config as fc\n\nfc.backward_pass_autocast = {value}  # why\n"
+        },
+    )
     [finding] = _findings(tmp_path)
     if replacement is None:
         assert finding.fix is None
@@ -292,7 +335,9 @@ def test_cal001_configured_compile_wrappers_get_no_fix(tmp_path: Path) -> None:
             "probe.py": "import torch.autograd.forward_ad as fwAD\n\n\ndef maybe_compile(f):\n    return f\n\n\nfast = maybe_compile(g)\n\nwith fwAD.dual_level():\n    y = fast(fwAD.make_dual(x, t))\n",
         },
     )
-    report = Analyzer(Config(compile_wrappers=frozenset({"probe.maybe_compile"})), use_cache=False, jobs=1).check([str(tmp_path / "probe.py")])
+    report = Analyzer(Config(compile_wrappers=frozenset({"probe.maybe_compile"})), use_cache=False, jobs=1).check(
+        [str(tmp_path / "probe.py")]
+    )
     [finding] = resolve(report.findings, Sources(digests=dict(report.digests)))
     assert finding.code == "CAL001" and not finding.fixes
 
@@ -369,7 +414,9 @@ def test_json_fix_edits_give_what_fix_writes_and_sarif_carries_them(tmp_path: Pa
     [finding] = document["findings"]
     fix = finding["fix"]
     assert fix["applicability"] == "safe" and fix["description"].startswith("Wrap the compiled call at line 12")
-    assert all(set(edit) == {"path", "line", "column", "end_line", "end_column", "replacement"} for edit in fix["edits"])
+    assert all(
+        set(edit) == {"path", "line", "column", "end_line", "end_column", "replacement"} for edit in fix["edits"]
+    )
     assert finding["alternative_fixes"][0]["applicability"] == "unsafe"  # the config for the whole module
     from compile_ad_lint.findings import Edit
 
@@ -389,7 +436,12 @@ def test_json_fix_edits_give_what_fix_writes_and_sarif_carries_them(tmp_path: Pa
 
 def test_notebooks_get_no_fixes(tmp_path: Path) -> None:
     cell = 'import torch\nstep = torch.compile(net)\nwith torch.autocast("cpu"):\n    loss = step(x).sum()\nloss.backward()\n'
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [], "execution_count": None}], "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": cell, "outputs": [], "execution_count": None}],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "train.ipynb").write_text(json.dumps(notebook))
     [finding] = _findings(tmp_path)
     assert finding.code == "CAL002" and not finding.fixes

@@ -121,7 +121,7 @@ def verified(tmp_path_factory):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("fixes")
     programs: dict[str, Program] = {}
     jobs = []
-    for name, (code, count, valid) in EXPECTED.items():
+    for name, (code, count, _valid) in EXPECTED.items():
         directory = root / "original" / name
         shutil.copytree(PROGRAMS / name, directory)
         _, findings = _analyze(directory)
@@ -144,7 +144,11 @@ def verified(tmp_path_factory):  # type: ignore[no-untyped-def]
     jobs_file.write_text(json.dumps(jobs))
     environment = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"), "PYTHONDONTWRITEBYTECODE": "1"}
     completed = subprocess.run(
-        [sys.executable, str(DRIVER), str(jobs_file), str(results_file)], env=environment, capture_output=True, text=True, timeout=1800
+        [sys.executable, str(DRIVER), str(jobs_file), str(results_file)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return programs, json.loads(results_file.read_text())
@@ -177,7 +181,10 @@ def test_cal001_fixes_restore_the_eager_tangent(verified) -> None:  # type: igno
         original = results[f"{program.name}/original"]
         if "values" in original:  # the hazard: a tangent dropped or a wrong Jacobian, or a raise
             values = original["values"]
-            assert any(not _close(values[a], values[b]) for a, b in _pairs(values)), (program.name, "the original has no hazard")
+            assert any(not _close(values[a], values[b]) for a, b in _pairs(values)), (
+                program.name,
+                "the original has no hazard",
+            )
         else:
             assert original["error"] in {"NotImplementedError", "BackendCompilerFailed"}, (program.name, original)
         for kind in program.variants:
@@ -212,7 +219,9 @@ def test_cal003_fixes_trace_and_match_the_valid_value(verified) -> None:  # type
         original = results[f"{program.name}/original"]
         assert "AssertionError" in original.get("error", "") + original.get("detail", ""), (program.name, original)
         for kind, plans in program.applied.items():
-            assert [plan.replacement for plan in plans] == [None if isinstance(valid(program), list) else valid(program)], program.name  # type: ignore[attr-defined]
+            assert [plan.replacement for plan in plans] == [
+                None if isinstance(valid(program), list) else valid(program)
+            ], program.name  # type: ignore[attr-defined]
             fixed = results[f"{program.name}/{kind}"]
             assert "values" in fixed, (program.name, kind, fixed)
             assert _relative(fixed["values"]["grad"], fixed["values"]["eager"]) < 1e-5, (program.name, kind)
@@ -231,7 +240,9 @@ def test_every_fix_kind_and_shape_offered_is_verified(verified) -> None:  # type
     plans = [plan for program in programs.values() for applied in program.applied.values() for plan in applied]
     assert {type(plan) for plan in plans} == set(PLAN_KINDS)
     assert {plan.spelling for plan in plans if isinstance(plan, CompileWithBackend)} == set(_EDITABLE_SPELLINGS)
-    wrapped = {plan.value if isinstance(plan.value, str) else "list" for plan in plans if isinstance(plan, WrapInConfigPatch)}
+    wrapped = {
+        plan.value if isinstance(plan.value, str) else "list" for plan in plans if isinstance(plan, WrapInConfigPatch)
+    }
     assert wrapped == {"off", "same_as_forward", "list"}
     replaced = {plan.replacement or "list" for plan in plans if isinstance(plan, ReplaceConfigValue)}
     assert replaced == {"list", "off"}
@@ -246,7 +257,10 @@ def test_cli_fix_writes_what_the_fixes_do_and_is_idempotent(verified, tmp_path, 
         primary = type(program.findings[0].fix.plan).__name__  # type: ignore[union-attr]
         if len({type(f.fix.plan) for f in program.findings if f.fix}) == 1:  # one kind: the same files as that copy
             for path in sorted(copy.rglob("*.py")):
-                assert path.read_text() == (program.variants[primary] / path.relative_to(copy)).read_text(), (program.name, path.name)
+                assert path.read_text() == (program.variants[primary] / path.relative_to(copy)).read_text(), (
+                    program.name,
+                    path.name,
+                )
         before = {path: path.read_bytes() for path in copy.rglob("*.py")}
         assert main(["check", str(copy), "--fix", "--unsafe-fixes", "--no-cache", "-q"]) == 0
         assert {path: path.read_bytes() for path in copy.rglob("*.py")} == before, program.name

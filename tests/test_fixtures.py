@@ -95,11 +95,16 @@ def test_no_findings_outside_fixture_files(findings_by_file):
 def test_fixtures_are_substantial():
     expected = sum(len(expected_in(p)) for p in FIXTURE_FILES)
     negatives = sum(
-        1 for p in FIXTURE_FILES for line in p.read_text(encoding="utf-8", errors="replace").splitlines() if OK.search(line)
+        1
+        for p in FIXTURE_FILES
+        for line in p.read_text(encoding="utf-8", errors="replace").splitlines()
+        if OK.search(line)
     )
     codes = {code for p in FIXTURE_FILES for _, _, code in expected_in(p)}
     assert expected >= MIN_EXPECTED, f"only {expected} expected findings in fixtures/ (want at least {MIN_EXPECTED})"
-    assert negatives >= expected, f"{negatives} '# ok:' negatives for {expected} expected findings (want at least as many)"
+    assert negatives >= expected, (
+        f"{negatives} '# ok:' negatives for {expected} expected findings (want at least as many)"
+    )
     assert {"CAL001", "CAL002", "CAL003", "CAL900"} <= codes, f"fixtures cover only {sorted(codes)}"
 
 

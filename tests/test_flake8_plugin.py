@@ -228,7 +228,11 @@ def test_stdin_with_display_name_checks_the_buffer(project: Path):
 
 def test_plugin_writes_only_the_cache(project: Path):
     def outside_cache() -> list[tuple[Path, bytes]]:
-        return sorted((p.relative_to(project), p.read_bytes() if p.is_file() else b"") for p in project.rglob("*") if ".compile_ad_lint_cache" not in p.parts)
+        return sorted(
+            (p.relative_to(project), p.read_bytes() if p.is_file() else b"")
+            for p in project.rglob("*")
+            if ".compile_ad_lint_cache" not in p.parts
+        )
 
     before = outside_cache()
     run_flake8(project, ".")
@@ -262,8 +266,13 @@ def test_project_root_discovery(tmp_path: Path):
     if any((d / m).exists() for d in tmp_path.parents for m in ("pyproject.toml", "setup.py", "setup.cfg", ".git")):
         pytest.skip("the temporary directory lies inside a project")
     project = write_project(tmp_path / "demo")
-    assert project_root((project / "pkg" / "train.py").resolve()) == (project.resolve(), (project / "pyproject.toml").resolve())
-    loose = write_project(tmp_path / "loose", {"lib/__init__.py": "", "lib/sub/__init__.py": "", "lib/sub/m.py": "", "script.py": ""})
+    assert project_root((project / "pkg" / "train.py").resolve()) == (
+        project.resolve(),
+        (project / "pyproject.toml").resolve(),
+    )
+    loose = write_project(
+        tmp_path / "loose", {"lib/__init__.py": "", "lib/sub/__init__.py": "", "lib/sub/m.py": "", "script.py": ""}
+    )
     assert project_root((loose / "lib" / "sub" / "m.py").resolve()) == ((loose / "lib").resolve(), None)
     assert project_root((loose / "script.py").resolve()) == (None, None)
     (loose / "setup.cfg").write_text("")

@@ -22,7 +22,9 @@ def _check(code: str, tmp_path) -> None:
     assert reported == expected
 
 
-@pytest.mark.parametrize("row", [*fw.FRAMEWORK_CLASSES, *fw.FRAMEWORK_METHODS], ids=lambda r: f"{r.kind}.{getattr(r, 'method', '')}")
+@pytest.mark.parametrize(
+    "row", [*fw.FRAMEWORK_CLASSES, *fw.FRAMEWORK_METHODS], ids=lambda r: f"{r.kind}.{getattr(r, 'method', '')}"
+)
 def test_every_row_cites_its_source(row):
     assert re.search(r"src/[\w/]+\.py", row.source), row.source
 
@@ -39,46 +41,76 @@ ACCELERATE = NET + "from accelerate import Accelerator\nfrom accelerate.utils im
 @pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["accelerate.Accelerator"].names))
 def test_accelerator_class_names(name, tmp_path):
     module, cls = name.rsplit(".", 1)
-    code = NET + f"from {module} import {cls}\n\n\ndef train(loader):\n    accelerator = {cls}(mixed_precision='bf16')\n"
+    code = (
+        NET + f"from {module} import {cls}\n\n\ndef train(loader):\n    accelerator = {cls}(mixed_precision='bf16')\n"
+    )
     code += "    model = accelerator.prepare(torch.compile(Net()))\n    for x in loader:\n        accelerator.backward(model(x))  # expect: CAL002\n"
     _check(code, tmp_path)
 
 
-@pytest.mark.parametrize(("precision", "marker"), [("'bf16'", "  # expect: CAL002"), ("'fp16'", "  # expect: CAL002"), ("'no'", "  # ok"), ("args.mp", "  # expect: CAL002")])
+@pytest.mark.parametrize(
+    ("precision", "marker"),
+    [
+        ("'bf16'", "  # expect: CAL002"),
+        ("'fp16'", "  # expect: CAL002"),
+        ("'no'", "  # ok"),
+        ("args.mp", "  # expect: CAL002"),
+    ],
+)
 def test_accelerator_precision_and_prepare(precision, marker, tmp_path):
-    code = ACCELERATE + f"def train(loader, args):\n    accelerator = Accelerator(mixed_precision={precision})\n    model = torch.compile(Net())\n"
+    code = (
+        ACCELERATE
+        + f"def train(loader, args):\n    accelerator = Accelerator(mixed_precision={precision})\n    model = torch.compile(Net())\n"
+    )
     code += f"    model, loader = accelerator.prepare(model, loader)\n    for x in loader:\n        accelerator.backward(model(x)){marker}\n"
     _check(code, tmp_path)
 
 
 def test_accelerator_precision_from_the_environment(tmp_path):
-    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator()\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    code = (
+        ACCELERATE
+        + "def train(loader):\n    accelerator = Accelerator()\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    )
     code += "    for x in loader:\n        accelerator.backward(model(x))  # expect: CAL002\n"
     _check(code, tmp_path)
 
 
 def test_accelerator_autocast(tmp_path):
-    code = ACCELERATE + "model = torch.compile(Net())\n\n\ndef train(loader):\n    accelerator = Accelerator(mixed_precision='fp16')\n    for x in loader:\n"
+    code = (
+        ACCELERATE
+        + "model = torch.compile(Net())\n\n\ndef train(loader):\n    accelerator = Accelerator(mixed_precision='fp16')\n    for x in loader:\n"
+    )
     code += "        with accelerator.autocast():\n            loss = model(x)\n        accelerator.backward(loss)  # expect: CAL002\n"
     code += "        with accelerator.autocast():\n            loss = model(x)\n            accelerator.backward(loss)  # ok: same autocast\n"
     _check(code, tmp_path)
 
 
-@pytest.mark.parametrize("setting", ["dynamo_backend='inductor'", "dynamo_plugin=TorchDynamoPlugin(backend='inductor')"])
+@pytest.mark.parametrize(
+    "setting", ["dynamo_backend='inductor'", "dynamo_plugin=TorchDynamoPlugin(backend='inductor')"]
+)
 def test_accelerator_compiles_after_its_autocast(setting, tmp_path):
-    code = ACCELERATE + f"def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16', {setting})\n    model = accelerator.prepare_model(Net())\n"
+    code = (
+        ACCELERATE
+        + f"def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16', {setting})\n    model = accelerator.prepare_model(Net())\n"
+    )
     code += "    for x in loader:\n        accelerator.backward(model(x))  # ok: autocast inside accelerate's compiled graph\n"
     _check(code, tmp_path)
 
 
 def test_accelerator_compile_is_a_compiled_callable_for_forward_ad(tmp_path):
-    code = ACCELERATE + "import torch.autograd.forward_ad as fwAD\n\n\ndef jvp(x, t):\n    accelerator = Accelerator(dynamo_backend='inductor')\n"
+    code = (
+        ACCELERATE
+        + "import torch.autograd.forward_ad as fwAD\n\n\ndef jvp(x, t):\n    accelerator = Accelerator(dynamo_backend='inductor')\n"
+    )
     code += "    model = accelerator.prepare(Net())\n    with fwAD.dual_level():\n        return model(fwAD.make_dual(x, t))  # expect: CAL001\n"
     _check(code, tmp_path)
 
 
 def test_accelerator_unwrap_and_accumulate(tmp_path):
-    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16')\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    code = (
+        ACCELERATE
+        + "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16')\n    model = accelerator.prepare(torch.compile(Net()))\n"
+    )
     code += "    for x in loader:\n        with accelerator.accumulate(model):\n            loss = accelerator.unwrap_model(model)(x)\n"
     code += "        accelerator.backward(loss)  # expect: CAL002\n"
     _check(code, tmp_path)
@@ -103,11 +135,21 @@ def test_lightning_trainer_names(name, tmp_path):
 
 @pytest.mark.parametrize(
     ("precision", "marker"),
-    [("'16-mixed'", "  # expect: CAL002"), ("'bf16-mixed'", "  # expect: CAL002"), ("16", "  # expect: CAL002"), ("'bf16'", "  # expect: CAL002"),
-     ("'32-true'", "  # ok"), ("'bf16-true'", "  # ok"), ("64", "  # ok")],
+    [
+        ("'16-mixed'", "  # expect: CAL002"),
+        ("'bf16-mixed'", "  # expect: CAL002"),
+        ("16", "  # expect: CAL002"),
+        ("'bf16'", "  # expect: CAL002"),
+        ("'32-true'", "  # ok"),
+        ("'bf16-true'", "  # ok"),
+        ("64", "  # ok"),
+    ],
 )
 def test_lightning_precisions(precision, marker, tmp_path):
-    _check(LIT + f"def main(dm):\n    L.Trainer(precision={precision}).fit(torch.compile(Lit()), datamodule=dm){marker}\n", tmp_path)
+    _check(
+        LIT + f"def main(dm):\n    L.Trainer(precision={precision}).fit(torch.compile(Lit()), datamodule=dm){marker}\n",
+        tmp_path,
+    )
 
 
 def test_lightning_16_mixed_on_cpu_is_bf16(tmp_path):
@@ -115,20 +157,37 @@ def test_lightning_16_mixed_on_cpu_is_bf16(tmp_path):
     from compile_ad_lint.config import Config
     from compile_ad_lint.testing import write_case
 
-    write_case(Case(LIT + "def main(dm):\n    L.Trainer(accelerator='cpu', precision='16-mixed').fit(torch.compile(Lit()), datamodule=dm)  # expect: CAL002\n"), tmp_path)
+    write_case(
+        Case(
+            LIT
+            + "def main(dm):\n    L.Trainer(accelerator='cpu', precision='16-mixed').fit(torch.compile(Lit()), datamodule=dm)  # expect: CAL002\n"
+        ),
+        tmp_path,
+    )
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert finding.facts_dict["forward_autocast"] == "cpu/bfloat16"
 
 
 def test_lightning_manual_backward_is_inside_the_step(tmp_path):
-    code = LIT.replace("        return self.net(batch).sum()\n", "        self.manual_backward(self.net(batch).sum())  # ok: inside the step's autocast\n")
-    code = code.replace("        self.net = torch.nn.Linear(4, 4)\n", "        self.automatic_optimization = False\n        self.net = torch.compile(torch.nn.Linear(4, 4))\n")
+    code = LIT.replace(
+        "        return self.net(batch).sum()\n",
+        "        self.manual_backward(self.net(batch).sum())  # ok: inside the step's autocast\n",
+    )
+    code = code.replace(
+        "        self.net = torch.nn.Linear(4, 4)\n",
+        "        self.automatic_optimization = False\n        self.net = torch.compile(torch.nn.Linear(4, 4))\n",
+    )
     _check(code + "def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm)\n", tmp_path)
 
 
 def test_lightning_compiled_submodule(tmp_path):
-    code = LIT.replace("        self.net = torch.nn.Linear(4, 4)\n", "        self.net = torch.compile(torch.nn.Linear(4, 4))\n")
-    _check(code + "def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm)  # expect: CAL002\n", tmp_path)
+    code = LIT.replace(
+        "        self.net = torch.nn.Linear(4, 4)\n", "        self.net = torch.compile(torch.nn.Linear(4, 4))\n"
+    )
+    _check(
+        code + "def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm)  # expect: CAL002\n",
+        tmp_path,
+    )
 
 
 FABRIC = NET + "from lightning.fabric import Fabric\n\n\n"
@@ -151,14 +210,20 @@ def test_fabric_setup_with_optimizers_and_setup_module(tmp_path):
 
 
 def test_fabric_full_precision(tmp_path):
-    code = FABRIC + "def run(loader):\n    fabric = Fabric(precision='32-true')\n    model = fabric.setup(torch.compile(Net()))\n"
+    code = (
+        FABRIC
+        + "def run(loader):\n    fabric = Fabric(precision='32-true')\n    model = fabric.setup(torch.compile(Net()))\n"
+    )
     code += "    for x in loader:\n        fabric.backward(model(x))  # ok: no autocast\n"
     _check(code, tmp_path)
 
 
 # -- Hugging Face ---------------------------------------------------------------------------------------
 
-HF = NET.replace("    def forward(self, x):\n        return self.l(x).sum()\n", "    def forward(self, **inputs):\n        return self.l(inputs['x']).sum()\n")
+HF = NET.replace(
+    "    def forward(self, x):\n        return self.l(x).sum()\n",
+    "    def forward(self, **inputs):\n        return self.l(inputs['x']).sum()\n",
+)
 HF += "from transformers import Trainer, TrainingArguments\n\n\n"
 
 
@@ -182,6 +247,9 @@ def test_hf_trainer(arguments, model, marker, tmp_path):
 @pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["transformers.Trainer"].names))
 def test_hf_trainer_names(name, tmp_path):
     module, cls = name.rsplit(".", 1)
-    code = HF + f"from {module} import {cls} as T\n\n\ndef main(ds):\n    args = TrainingArguments(output_dir='out', bf16=True)\n"
+    code = (
+        HF
+        + f"from {module} import {cls} as T\n\n\ndef main(ds):\n    args = TrainingArguments(output_dir='out', bf16=True)\n"
+    )
     code += "    T(torch.compile(Net()), args, train_dataset=ds).train()  # expect: CAL002\n"
     _check(code, tmp_path)

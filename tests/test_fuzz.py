@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from robustness_helpers import FIXTURES, HAZARD, analyze, finding_keys
 
 hypothesmith = pytest.importorskip("hypothesmith")
@@ -82,14 +81,22 @@ def test_grammar_generated_programs(program):
 
 
 @FUZZ_SETTINGS
-@given(program=hypothesmith.from_grammar(), torch_lines=st.lists(st.sampled_from([
-    "import torch\n",
-    "import torch.autograd.forward_ad as fwAD\n",
-    "f = torch.compile(torch.sin)\n",
-    "with fwAD.dual_level():\n    y = f(fwAD.make_dual(x, t))\n",
-    "with torch.autocast('cpu'):\n    loss = f(x).sum()\nloss.backward()\n",
-    "torch._functorch.config.backward_pass_autocast = 'bogus'\n",
-]), max_size=6))
+@given(
+    program=hypothesmith.from_grammar(),
+    torch_lines=st.lists(
+        st.sampled_from(
+            [
+                "import torch\n",
+                "import torch.autograd.forward_ad as fwAD\n",
+                "f = torch.compile(torch.sin)\n",
+                "with fwAD.dual_level():\n    y = f(fwAD.make_dual(x, t))\n",
+                "with torch.autocast('cpu'):\n    loss = f(x).sum()\nloss.backward()\n",
+                "torch._functorch.config.backward_pass_autocast = 'bogus'\n",
+            ]
+        ),
+        max_size=6,
+    ),
+)
 def test_grammar_programs_mixed_with_torch_code(program, torch_lines):
     source = ("".join(torch_lines) + program + "".join(reversed(torch_lines))).encode("utf-8", errors="surrogatepass")
     report, seconds = _analyze_source(source)
@@ -103,7 +110,13 @@ def test_grammar_programs_mixed_with_torch_code(program, torch_lines):
 def mutated_fixture(draw):
     path = draw(st.sampled_from(FIXTURE_FILES))
     lines = path.read_bytes().splitlines(keepends=True)
-    operations = draw(st.lists(st.sampled_from(["delete", "truncate", "shuffle", "swap", "duplicate", "dedent", "junk"]), min_size=1, max_size=4))
+    operations = draw(
+        st.lists(
+            st.sampled_from(["delete", "truncate", "shuffle", "swap", "duplicate", "dedent", "junk"]),
+            min_size=1,
+            max_size=4,
+        )
+    )
     for operation in operations:
         if not lines:
             break
@@ -126,7 +139,9 @@ def mutated_fixture(draw):
         elif operation == "dedent":
             lines[index] = lines[index].lstrip(b" ")
         else:
-            junk = draw(st.sampled_from([b"(", b")", b":", b"\t", b"\x00", b"\xff", b"\\", b'"""', b"with ", b"\r", b"lambda"]))
+            junk = draw(
+                st.sampled_from([b"(", b")", b":", b"\t", b"\x00", b"\xff", b"\\", b'"""', b"with ", b"\r", b"lambda"])
+            )
             line = lines[index]
             at = draw(st.integers(0, len(line)))
             lines[index] = line[:at] + junk + line[at:]

@@ -16,7 +16,8 @@ FWAD = "import torch\nimport torch.autograd.forward_ad as fwAD\n"
 
 POSITIVE = {
     "reexport-through-package-init": Case(
-        FWAD + "from mypkg import compiled_step\n\nwith fwAD.dual_level():\n    compiled_step(fwAD.make_dual(x, t))  # expect: CAL001\n",
+        FWAD
+        + "from mypkg import compiled_step\n\nwith fwAD.dual_level():\n    compiled_step(fwAD.make_dual(x, t))  # expect: CAL001\n",
         files=(
             ("mypkg/__init__.py", "from .ops import compiled_step\n"),
             ("mypkg/ops.py", "import torch\n\ncompiled_step = torch.compile(lambda x: x * 2)\n"),
@@ -32,11 +33,13 @@ POSITIVE = {
         ),
     ),
     "import-a-b-as-c": Case(
-        FWAD + "import lib.nets as nets\n\nwith fwAD.dual_level():\n    nets.NET(fwAD.make_dual(x, t))  # expect: CAL001\n",
+        FWAD
+        + "import lib.nets as nets\n\nwith fwAD.dual_level():\n    nets.NET(fwAD.make_dual(x, t))  # expect: CAL001\n",
         files=(("lib/__init__.py", ""), ("lib/nets.py", "import torch\n\nNET = torch.compile(torch.nn.Tanh())\n")),
     ),
     "script-sibling-import": Case(
-        FWAD + "from model import build\n\nm = build()\nwith fwAD.dual_level():\n    m(fwAD.make_dual(x, t))  # expect: CAL001\n",
+        FWAD
+        + "from model import build\n\nm = build()\nwith fwAD.dual_level():\n    m(fwAD.make_dual(x, t))  # expect: CAL001\n",
         files=(("model.py", "import torch\n\ndef build():\n    return torch.compile(torch.nn.Linear(2, 2))\n"),),
     ),
     "closure-from-factory": Case(
@@ -45,10 +48,12 @@ POSITIVE = {
         + "step = make_step(torch.sin)\nwith fwAD.dual_level():\n    step(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "alias-by-assignment": Case(
-        FWAD + "jit = torch.compile\nf = jit(torch.cos)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+        FWAD
+        + "jit = torch.compile\nf = jit(torch.cos)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "dynamo-optimize": Case(
-        FWAD + 'f = torch._dynamo.optimize("inductor")(torch.cos)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n'
+        FWAD
+        + 'f = torch._dynamo.optimize("inductor")(torch.cos)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n'
     ),
     "partial-compile": Case(
         FWAD
@@ -56,14 +61,16 @@ POSITIVE = {
         + "with fwAD.dual_level():\n    g(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "unknown-backend-is-unsafe": Case(
-        FWAD + "f = torch.compile(torch.cos, backend=BACKEND)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+        FWAD
+        + "f = torch.compile(torch.cos, backend=BACKEND)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "dual-level-in-variable-multi-item-with": Case(
         FWAD
         + "f = torch.compile(torch.cos)\nlevel = fwAD.dual_level()\nwith torch.no_grad(), level:\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "compiled-created-inside-region": Case(
-        FWAD + "with fwAD.dual_level():\n    f = torch.compile(torch.cos)\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+        FWAD
+        + "with fwAD.dual_level():\n    f = torch.compile(torch.cos)\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
     "parameter-bound-by-caller-in-other-module": Case(
         "import torch\nfrom checks import jvp_of\n\nif __name__ == '__main__':\n    jvp_of(torch.compile(torch.nn.GELU()), torch.ones(2))\n",
@@ -118,24 +125,28 @@ POSITIVE = {
     # torch 2.13: a compiled callable called from a torch.compiler.disable'd function still runs
     # compiled (tangent None; facts/double_backward_and_unused_outputs.py, disable_around_compiled_*).
     "disable-decorator-on-callee-of-compiled": Case(
-        FWAD + "f = torch.compile(torch.sin)\n\n@torch.compiler.disable\ndef eager(x):\n    return f(x)\n\n"
+        FWAD
+        + "f = torch.compile(torch.sin)\n\n@torch.compiler.disable\ndef eager(x):\n    return f(x)\n\n"
         + "with fwAD.dual_level():\n    eager(fwAD.make_dual(x, t))  # expect: CAL001\n"
     ),
 }
 
 NEGATIVE = {
     "local-torch-shadows-import": Case(
-        FWAD + "def f(x, t):\n    torch = Tools()\n    g = torch.compile(h)\n    with fwAD.dual_level():\n        return g(fwAD.make_dual(x, t))\n"
+        FWAD
+        + "def f(x, t):\n    torch = Tools()\n    g = torch.compile(h)\n    with fwAD.dual_level():\n        return g(fwAD.make_dual(x, t))\n"
     ),
     "local-compile-function": Case(
-        FWAD + "def compile(fn):\n    return fn\n\ng = compile(torch.sin)\nwith fwAD.dual_level():\n    g(fwAD.make_dual(x, t))\n"
+        FWAD
+        + "def compile(fn):\n    return fn\n\ng = compile(torch.sin)\nwith fwAD.dual_level():\n    g(fwAD.make_dual(x, t))\n"
     ),
     "reassigned-to-eager": Case(
         FWAD + "f = torch.compile(torch.sin)\nf = torch.sin\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))\n"
     ),
     "builtin-compile": Case(FWAD + "code = compile('1', '<s>', 'eval')\nwith fwAD.dual_level():\n    eval(code)\n"),
     "disable-decorator-on-plain-callee": Case(
-        FWAD + "@torch.compiler.disable\ndef eager(x):\n    return torch.sin(x)\n\n"
+        FWAD
+        + "@torch.compiler.disable\ndef eager(x):\n    return torch.sin(x)\n\n"
         + "with fwAD.dual_level():\n    eager(fwAD.make_dual(x, t))\n"
     ),
     "eager-backend-in-other-module": Case(
@@ -146,11 +157,15 @@ NEGATIVE = {
         FWAD + "f = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    torch.func.jvp(f, (x,), (t,))\n"
     ),
     "recursion-terminates": Case(
-        FWAD + "def a(x, n):\n    return b(x, n - 1)\n\ndef b(x, n):\n    return a(x, n)\n\nwith fwAD.dual_level():\n    a(fwAD.make_dual(x, t), 3)\n"
+        FWAD
+        + "def a(x, n):\n    return b(x, n - 1)\n\ndef b(x, n):\n    return a(x, n)\n\nwith fwAD.dual_level():\n    a(fwAD.make_dual(x, t), 3)\n"
     ),
     "circular-imports": Case(
         FWAD + "import one\n\nwith fwAD.dual_level():\n    one.f(fwAD.make_dual(x, t))\n",
-        files=(("one.py", "import two\n\ndef f(x):\n    return two.g(x)\n"), ("two.py", "import one\n\ndef g(x):\n    return one.f(x)\n")),
+        files=(
+            ("one.py", "import two\n\ndef f(x):\n    return two.g(x)\n"),
+            ("two.py", "import one\n\ndef g(x):\n    return one.f(x)\n"),
+        ),
     ),
     "unrelated-backward": Case(
         "import torch\n\nmodel = torch.compile(net)\nwith torch.autocast('cuda'):\n    model(x)\nloss = (w * 2).sum()\nloss.backward()\n"
@@ -200,7 +215,9 @@ def test_negative(case, tmp_path):
 
 @pytest.mark.parametrize(("comment", "codes"), SUPPRESSION.values(), ids=SUPPRESSION.keys())
 def test_suppression_comments(comment, codes, tmp_path):
-    case = Case(FWAD + "f = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))" + comment + "\n")
+    case = Case(
+        FWAD + "f = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))" + comment + "\n"
+    )
     expected, reported = run_case(case, tmp_path)
     assert {code for _, _, code in reported} == codes
     assert reported == expected
@@ -236,18 +253,26 @@ def test_related_locations_name_every_hop(tmp_path):
 
 def test_compile_wrappers_from_configuration(tmp_path):
     helper = "import torch\n\ndef maybe_compile(fn, enabled=True):\n    return fn if not enabled else fn\n"
-    code = FWAD + "from tools import maybe_compile\n\nf = maybe_compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    code = (
+        FWAD
+        + "from tools import maybe_compile\n\nf = maybe_compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    )
     case = Case(code, files=(("tools.py", helper),))
     (tmp_path / "plain").mkdir()
     (tmp_path / "wrapped").mkdir()
     _, without = run_case(case, tmp_path / "plain")
     assert without == set(), "an opaque project helper is not a compiler by itself"
-    expected, reported = run_case(case, tmp_path / "wrapped", Config(compile_wrappers=frozenset({"tools.maybe_compile"})))
+    expected, reported = run_case(
+        case, tmp_path / "wrapped", Config(compile_wrappers=frozenset({"tools.maybe_compile"}))
+    )
     assert reported == expected and expected
 
 
 def test_extend_safe_backends(tmp_path):
-    code = FWAD + "f = torch.compile(torch.sin, backend='my_backend')\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    code = (
+        FWAD
+        + "f = torch.compile(torch.sin, backend='my_backend')\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # expect: CAL001\n"
+    )
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     expected, reported = run_case(Case(code), tmp_path / "a")

@@ -5,22 +5,22 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pytest
 
 pytest.importorskip("pygls")
 
-from lsprotocol import types  # noqa: E402
-from pygls.lsp.client import LanguageClient  # noqa: E402
-from pygls.uris import from_fs_path  # noqa: E402
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.uris import from_fs_path
 
-from compile_ad_lint.api import Analyzer  # noqa: E402
-from compile_ad_lint.config import load_config  # noqa: E402
-from compile_ad_lint.findings import Location  # noqa: E402
-from compile_ad_lint.integrations.lsp import SOURCE, LineTable, lsp_range, noqa_edit  # noqa: E402
-from compile_ad_lint.rules import RULES_BY_CODE  # noqa: E402
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import load_config
+from compile_ad_lint.findings import Location
+from compile_ad_lint.integrations.lsp import SOURCE, LineTable, lsp_range, noqa_edit
+from compile_ad_lint.rules import RULES_BY_CODE
 
 TIMEOUT = 30.0
 
@@ -67,7 +67,9 @@ class _LanguageClient(LanguageClient):
 class _Client:
     """A pygls LanguageClient running the server (``python -m compile_ad_lint lsp`` unless ``command``)."""
 
-    def __init__(self, root: Path, command: Sequence[str] = (), env: Mapping[str, str] | None = None, debounce_ms: int = 50) -> None:
+    def __init__(
+        self, root: Path, command: Sequence[str] = (), env: Mapping[str, str] | None = None, debounce_ms: int = 50
+    ) -> None:
         self.root = root
         self.command = [*(command or ("-m", "compile_ad_lint")), "lsp", "--debounce-ms", str(debounce_ms)]
         self.env = env
@@ -86,7 +88,7 @@ class _Client:
     def _queue(self, uri: str) -> asyncio.Queue:
         return self.published.setdefault(uri, asyncio.Queue())
 
-    async def __aenter__(self) -> "_Client":
+    async def __aenter__(self) -> _Client:
         await self.client.start_io(sys.executable, *self.command, cwd=str(self.root), env=self.env)
         await asyncio.wait_for(
             self.client.initialize_async(
@@ -131,7 +133,9 @@ class _Client:
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+            )
         )
 
     def close(self, uri: str) -> None:
@@ -146,7 +150,8 @@ class _Client:
     def change(self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=list(changes)
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=list(changes),
             )
         )
 
@@ -155,7 +160,9 @@ class _Client:
             self.client.text_document_code_action_async(
                 types.CodeActionParams(
                     text_document=types.TextDocumentIdentifier(uri=uri),
-                    range=diagnostics[0].range if diagnostics else types.Range(types.Position(0, 0), types.Position(0, 0)),
+                    range=diagnostics[0].range
+                    if diagnostics
+                    else types.Range(types.Position(0, 0), types.Position(0, 0)),
                     context=types.CodeActionContext(diagnostics=list(diagnostics)),
                 )
             ),
@@ -194,7 +201,10 @@ def test_diagnostic_code_action_and_fix(tmp_path: Path) -> None:
             assert diagnostic.code_description is not None
             assert diagnostic.code_description.href == RULES_BY_CODE["CAL001"].docs_url()
             assert "dual_level" in diagnostic.message
-            related = {(info.location.uri, info.location.range.start.line, info.message) for info in diagnostic.related_information or ()}
+            related = {
+                (info.location.uri, info.location.range.start.line, info.message)
+                for info in diagnostic.related_information or ()
+            }
             assert (train, 4, "forward-AD region entered here") in related
             assert any(uri == model and line == 2 and "compiled here" in message for uri, line, message in related)
 
@@ -218,7 +228,12 @@ def test_diagnostic_code_action_and_fix(tmp_path: Path) -> None:
 
             # Nothing was written but the project cache: the unsaved buffer never reached the disk.
             assert (root / "train.py").read_text(encoding="utf-8") == FIXED
-            assert sorted(p.name for p in root.iterdir()) == [".compile_ad_lint_cache", "model.py", "pyproject.toml", "train.py"]
+            assert sorted(p.name for p in root.iterdir()) == [
+                ".compile_ad_lint_cache",
+                "model.py",
+                "pyproject.toml",
+                "train.py",
+            ]
             assert (root / "model.py").read_text(encoding="utf-8") == MODEL
 
     _run(scenario())
@@ -325,7 +340,9 @@ def _span(text: str, part: str) -> types.Range:
 
 def _edit(text: str, start: int, end: int, new_text: str) -> tuple[str, types.TextDocumentContentChangePartial]:
     """``text`` with ``[start, end)`` replaced, and the change an editor sends for it."""
-    change = types.TextDocumentContentChangePartial(range=types.Range(_position(text, start), _position(text, end)), text=new_text)
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(_position(text, start), _position(text, end)), text=new_text
+    )
     return text[:start] + new_text + text[end:], change
 
 
@@ -346,7 +363,11 @@ def test_unusual_characters_keep_diagnostic_ranges(tmp_path: Path) -> None:
                 client.open(uri, text)
                 [diagnostic] = (await client.diagnostics(uri, version=1)).diagnostics
                 assert diagnostic.range == _span(text, CALL), name
-                [region] = [info for info in diagnostic.related_information or () if info.message == "forward-AD region entered here"]
+                [region] = [
+                    info
+                    for info in diagnostic.related_information or ()
+                    if info.message == "forward-AD region entered here"
+                ]
                 assert region.location.range.start == _position(text, text.index("with")), name
                 client.close(uri)
 
@@ -366,7 +387,9 @@ def test_unusual_characters_keep_incremental_edits(tmp_path: Path) -> None:
 
                 # Two edits in one change, the second counted in the text the first left: f( ... ).
                 call = text.index("fwAD.make_dual(x, t)")
-                text, close_call = _edit(text, call + len("fwAD.make_dual(x, t)"), call + len("fwAD.make_dual(x, t)"), ")")
+                text, close_call = _edit(
+                    text, call + len("fwAD.make_dual(x, t)"), call + len("fwAD.make_dual(x, t)"), ")"
+                )
                 text, open_call = _edit(text, call, call, "f(")
                 client.change(uri, 2, [close_call, open_call])
                 assert text == hazard
@@ -417,7 +440,11 @@ def test_findings_number_lines_as_lsp_does(tmp_path: Path, name: str) -> None:
     root, _train, _model = _project(tmp_path)
     text = UNUSUAL_BUFFERS[name]
     path = (root / "train.py").resolve()
-    [finding] = Analyzer(load_config(root), use_cache=False, jobs=1).check([str(path)], sources={path: text.encode("utf-8")}).findings
+    [finding] = (
+        Analyzer(load_config(root), use_cache=False, jobs=1)
+        .check([str(path)], sources={path: text.encode("utf-8")})
+        .findings
+    )
     line, line_start = _line_of(text, text.index(CALL))
     start = text.index(CALL) - line_start
     assert (finding.location.line, finding.location.column, finding.location.end_line, finding.location.end_column) == (
@@ -433,7 +460,11 @@ def test_columns_after_a_leading_form_feed(tmp_path: Path) -> None:
     root, _train, _model = _project(tmp_path)
     path = (root / "train.py").resolve()
     text = 'import torch\n\x0ctorch._functorch.config.backward_pass_autocast = "bad"\n'
-    [finding] = Analyzer(load_config(root), use_cache=False, jobs=1).check([str(path)], sources={path: text.encode("utf-8")}).findings
+    [finding] = (
+        Analyzer(load_config(root), use_cache=False, jobs=1)
+        .check([str(path)], sources={path: text.encode("utf-8")})
+        .findings
+    )
     assert (finding.code, finding.location.line, finding.location.column) == ("CAL003", 2, 2)
 
 

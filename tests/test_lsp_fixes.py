@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from lsprotocol import types  # noqa: E402
-from pygls.uris import from_fs_path  # noqa: E402
-from test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run  # noqa: E402
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run
 
-from compile_ad_lint.integrations.lsp import FIX_ALL_KIND  # noqa: E402
+from compile_ad_lint.integrations.lsp import FIX_ALL_KIND
 
 AMP = """\
 import torch
@@ -72,7 +72,10 @@ def test_quick_fixes_come_before_the_suppression_and_may_edit_another_file(tmp_p
             assert titles[0].startswith("Call the uncompiled callable") and "unsafe" in titles[0]
             assert titles[1].startswith('Compile with backend="eager"')
             assert titles[2] == "Suppress CAL001 on this line (# noqa: CAL001)"
-            assert all(a.kind == types.CodeActionKind.QuickFix and [d.code for d in a.diagnostics or ()] == ["CAL001"] for a in actions)
+            assert all(
+                a.kind == types.CodeActionKind.QuickFix and [d.code for d in a.diagnostics or ()] == ["CAL001"]
+                for a in actions
+            )
             assert not any(a.is_preferred for a in actions)  # unsafe fixes are never preferred
 
             # The backend fix edits model.py, which is not open.

@@ -19,8 +19,9 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES  # noqa: E402
-from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run  # noqa: E402
+from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run
+
+from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES
 
 #: The server with two test hooks: every analysis, and every ``LineTable`` built, is logged as a line
 #: of the file named by ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
@@ -171,7 +172,9 @@ def test_publishing_splits_each_file_once(tmp_path: Path, hooks: _Hooks) -> None
     """Thousands of findings, each CAL001 with a related location in another (unopened) file: the
     buffer and that file are each split into lines once, not once per diagnostic."""
     root, train, model = _project(tmp_path)
-    hazards = [f"def run{i}(x, t):\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(x, t))\n" for i in range(200)]
+    hazards = [
+        f"def run{i}(x, t):\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(x, t))\n" for i in range(200)
+    ]
     configs = ['torch._functorch.config.backward_pass_autocast = "bad"\n'] * 1800
     text = "import torch\nimport torch.autograd.forward_ad as fwAD\nfrom model import f\n" + "".join(hazards + configs)
 
@@ -206,7 +209,7 @@ class _RawServer:
         self.root = root
         self.answered: list[int] = []
 
-    async def __aenter__(self) -> "_RawServer":
+    async def __aenter__(self) -> _RawServer:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -21,13 +21,27 @@ MODEL = "import torch\n\nf = torch.compile(torch.sin)\n"
 
 def cli(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     completed = subprocess.run(
-        [sys.executable, "-m", "compile_ad_lint", *args], cwd=cwd, input=stdin or b"", capture_output=True, timeout=300, env=BASE_ENV
+        [sys.executable, "-m", "compile_ad_lint", *args],
+        cwd=cwd,
+        input=stdin or b"",
+        capture_output=True,
+        timeout=300,
+        env=BASE_ENV,
     )
-    return subprocess.CompletedProcess(completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode())
+    return subprocess.CompletedProcess(
+        completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode()
+    )
 
 
 def code(*lines: str) -> dict:
-    return {"cell_type": "code", "execution_count": None, "id": "x", "metadata": {}, "outputs": [], "source": list(lines)}
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "x",
+        "metadata": {},
+        "outputs": [],
+        "source": list(lines),
+    }
 
 
 def markdown(text: str) -> dict:
@@ -37,7 +51,10 @@ def markdown(text: str) -> dict:
 def notebook(*cells: dict, language: str = "python") -> str:
     document = {
         "cells": list(cells),
-        "metadata": {"kernelspec": {"display_name": "k", "language": language, "name": "k"}, "language_info": {"name": language}},
+        "metadata": {
+            "kernelspec": {"display_name": "k", "language": language, "name": "k"},
+            "language_info": {"name": language},
+        },
         "nbformat": 4,
         "nbformat_minor": 5,
     }
@@ -47,24 +64,42 @@ def notebook(*cells: dict, language: str = "python") -> str:
 #: Cell 1 markdown, cell 2 imports behind a magic and a shell line, cell 3 the hazard at line 5, column 9.
 EXPLORE = notebook(
     markdown("# Exploring tangents\n"),
-    code("%matplotlib inline\n", "!pip install -q something\n", "import torch.autograd.forward_ad as fwAD\n", "from model import f\n"),
-    code("for i in range(2):\n", "    %time g = i\n", "files = !ls\n", "with fwAD.dual_level():\n", "    y = f(fwAD.make_dual(x, t))"),
+    code(
+        "%matplotlib inline\n",
+        "!pip install -q something\n",
+        "import torch.autograd.forward_ad as fwAD\n",
+        "from model import f\n",
+    ),
+    code(
+        "for i in range(2):\n",
+        "    %time g = i\n",
+        "files = !ls\n",
+        "with fwAD.dual_level():\n",
+        "    y = f(fwAD.make_dual(x, t))",
+    ),
     code("%%bash\n", "echo 'not python (\n"),
 )
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return write_files(tmp_path / "proj", {"pyproject.toml": "[tool.compile-ad-lint]\n", "notebooks/model.py": MODEL, "notebooks/explore.ipynb": EXPLORE})
+    return write_files(
+        tmp_path / "proj",
+        {"pyproject.toml": "[tool.compile-ad-lint]\n", "notebooks/model.py": MODEL, "notebooks/explore.ipynb": EXPLORE},
+    )
 
 
 def test_notebooks_are_discovered_and_reported_per_cell(project):
     completed = cli(project, "check", ".", "--no-cache")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
-    assert lines[0].startswith("notebooks/explore.ipynb:cell 3:5:9: CAL001 `f(...)` calls a callable compiled with torch.compile")
+    assert lines[0].startswith(
+        "notebooks/explore.ipynb:cell 3:5:9: CAL001 `f(...)` calls a callable compiled with torch.compile"
+    )
     assert lines[1] == "    notebooks/explore.ipynb:cell 3:4:1: forward-AD region entered here"
-    assert lines[2] == "    notebooks/model.py:3:5: compiled here (torch.compile, backend='inductor')"  # the import from its folder
+    assert (
+        lines[2] == "    notebooks/model.py:3:5: compiled here (torch.compile, backend='inductor')"
+    )  # the import from its folder
     assert "CAL900" not in completed.stdout  # magics, shell lines and the %%bash cell parse
     assert lines[-1].startswith("Found 1 finding in 2 files")
 
@@ -112,10 +147,18 @@ def test_sarif_points_into_the_notebook_file(project):
     region = location["region"]
     assert (region["startLine"], region["startColumn"], region["endLine"]) == (line, column, line)
     assert region["endColumn"] == column + len("f(fwAD.make_dual(x, t))")
-    assert region["properties"] == {"notebookCell": 3, "cellLine": 5, "cellColumn": 9, "cellEndLine": 5, "cellEndColumn": 32}
+    assert region["properties"] == {
+        "notebookCell": 3,
+        "cellLine": 5,
+        "cellColumn": 9,
+        "cellEndLine": 5,
+        "cellEndColumn": 32,
+    }
     assert region["snippet"]["text"] == "    y = f(fwAD.make_dual(x, t))"
     region_start = result["relatedLocations"][0]["physicalLocation"]["region"]
-    assert (region_start["startLine"], region_start["startColumn"]) == _raw_line_and_column(project / "notebooks" / "explore.ipynb", "with fwAD.dual_level()")
+    assert (region_start["startLine"], region_start["startColumn"]) == _raw_line_and_column(
+        project / "notebooks" / "explore.ipynb", "with fwAD.dual_level()"
+    )
 
 
 def test_github_annotation_points_into_the_notebook_file(project):
@@ -145,18 +188,38 @@ def test_cells_follow_the_notebook_when_only_markdown_changes(project):
 def test_imports_from_the_notebook_folder_also_inside_a_package(tmp_path):
     """A kernel starts in the notebook's folder: its siblings are importable even where an
     ``__init__.py`` makes the folder a package."""
-    project = write_files(tmp_path / "proj", {"pyproject.toml": "[tool.compile-ad-lint]\n", "pkg/__init__.py": "", "pkg/model.py": MODEL, "pkg/explore.ipynb": EXPLORE})
+    project = write_files(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": "[tool.compile-ad-lint]\n",
+            "pkg/__init__.py": "",
+            "pkg/model.py": MODEL,
+            "pkg/explore.ipynb": EXPLORE,
+        },
+    )
     completed = cli(project, "check", "pkg/explore.ipynb", "--no-cache", "--format", "json")
     assert completed.returncode == 1, completed.stdout + completed.stderr
-    assert [r["path"] for r in json.loads(completed.stdout)["findings"][0]["related"]] == ["pkg/explore.ipynb", "pkg/model.py"]
+    assert [r["path"] for r in json.loads(completed.stdout)["findings"][0]["related"]] == [
+        "pkg/explore.ipynb",
+        "pkg/model.py",
+    ]
 
 
 def test_invalid_notebooks_are_cal900_and_the_rest_is_analyzed(project):
-    write_files(project, {"broken.ipynb": '{"cells": [\n', "list.ipynb": "[]\n", "hazard_cell.ipynb": notebook(markdown("text\n"), code("x = 1\n"), code("def f(:\n", "    x.backward()\n"))})
+    write_files(
+        project,
+        {
+            "broken.ipynb": '{"cells": [\n',
+            "list.ipynb": "[]\n",
+            "hazard_cell.ipynb": notebook(markdown("text\n"), code("x = 1\n"), code("def f(:\n", "    x.backward()\n")),
+        },
+    )
     completed = cli(project, "check", ".", "--no-cache", "--concise")
     assert completed.returncode == 1
     lines = completed.stdout.splitlines()
-    assert "broken.ipynb:1:1: CAL900 cannot read: notebook is not valid JSON: Expecting value (line 2, column 1)" in lines
+    assert (
+        "broken.ipynb:1:1: CAL900 cannot read: notebook is not valid JSON: Expecting value (line 2, column 1)" in lines
+    )
     assert "list.ipynb:1:1: CAL900 cannot read: not a Jupyter notebook: no list of cells" in lines
     assert any(line.startswith("hazard_cell.ipynb:cell 3:1:") and "CAL900" in line for line in lines), lines
     assert any(line.startswith("notebooks/explore.ipynb:cell 3:5:9: CAL001") for line in lines)
@@ -171,18 +234,25 @@ def test_noqa_in_a_cell(project):
 
 
 def test_notebook_of_another_language_is_skipped(project):
-    (project / "notebooks" / "explore.ipynb").write_text(notebook(code("library(ggplot2)\n", "x <- c(1, 2) %>% f(\n"), language="R"))
+    (project / "notebooks" / "explore.ipynb").write_text(
+        notebook(code("library(ggplot2)\n", "x <- c(1, 2) %>% f(\n"), language="R")
+    )
     completed = cli(project, "check", ".", "--no-cache")
     assert completed.returncode == 0, completed.stdout
 
 
 def test_notebook_on_stdin(project):
     data = (project / "notebooks" / "explore.ipynb").read_bytes()
-    completed = cli(project, "check", "-", "--stdin-filename", "notebooks/explore.ipynb", "--no-cache", "--concise", stdin=data)
+    completed = cli(
+        project, "check", "-", "--stdin-filename", "notebooks/explore.ipynb", "--no-cache", "--concise", stdin=data
+    )
     assert completed.returncode == 1, completed.stderr
     assert completed.stdout.startswith("notebooks/explore.ipynb:cell 3:5:9: CAL001")
     broken = cli(project, "check", "-", "--stdin-filename", "notebooks/new.ipynb", "--no-cache", stdin=b"{")
-    assert broken.returncode == 1 and "notebooks/new.ipynb:1:1: CAL900 cannot read: notebook is not valid JSON" in broken.stdout
+    assert (
+        broken.returncode == 1
+        and "notebooks/new.ipynb:1:1: CAL900 cannot read: notebook is not valid JSON" in broken.stdout
+    )
 
 
 def test_confirm_skips_notebooks(project, monkeypatch, capsys):
@@ -190,7 +260,9 @@ def test_confirm_skips_notebooks(project, monkeypatch, capsys):
     import compile_ad_lint.confirm as confirm_package
 
     seen = []
-    monkeypatch.setattr(confirm_package, "confirm_findings", lambda findings, options: seen.extend(findings) or list(findings))
+    monkeypatch.setattr(
+        confirm_package, "confirm_findings", lambda findings, options: seen.extend(findings) or list(findings)
+    )
     monkeypatch.chdir(project)
     assert cli_module.main(["check", ".", "--no-cache", "--confirm", "--devices", "cpu", "--format", "json"]) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
@@ -221,6 +293,10 @@ def test_mask_keeps_lines_and_other_text(lines, expected):
 
 def test_parse_keeps_module_lines_of_each_cell():
     parsed = parse(EXPLORE.encode())
-    assert [(cell.number, cell.first_line, len(cell.lines)) for cell in parsed.cells] == [(2, 1, 4), (3, 5, 5), (4, 10, 2)]
+    assert [(cell.number, cell.first_line, len(cell.lines)) for cell in parsed.cells] == [
+        (2, 1, 4),
+        (3, 5, 5),
+        (4, 10, 2),
+    ]
     assert parsed.cell_position(9) == (3, 5)
     assert parsed.text.splitlines()[8] == "    y = f(fwAD.make_dual(x, t))"

@@ -178,7 +178,9 @@ def test_region_text_is_what_the_columns_say(project: Path):
     (cal001,) = [r for r in results if r["ruleId"] == "CAL001"]
     physical = cal001["locations"][0]["physicalLocation"]
     region = physical["region"]
-    line = (project / _uri_to_path(physical["artifactLocation"]["uri"])).read_text().splitlines()[region["startLine"] - 1]
+    line = (
+        (project / _uri_to_path(physical["artifactLocation"]["uri"])).read_text().splitlines()[region["startLine"] - 1]
+    )
     assert line[region["startColumn"] - 1 : region["endColumn"] - 1].startswith("fast(")
 
 
@@ -186,7 +188,10 @@ def test_paths_become_relative_uris_with_forward_slashes_and_escapes(project: Pa
     results = json.loads(run_cli(project, "sarif")[1])["runs"][0]["results"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert "sub%20dir/config%20%C3%A9.py" in uris
-    assert artifact_location("a\\b.py" if sys.platform == "win32" else "a/b.py") == {"uri": "a/b.py", "uriBaseId": "%SRCROOT%"}
+    assert artifact_location("a\\b.py" if sys.platform == "win32" else "a/b.py") == {
+        "uri": "a/b.py",
+        "uriBaseId": "%SRCROOT%",
+    }
     assert artifact_location("/abs/x y.py")["uri"] == "file:///abs/x%20y.py"
 
 

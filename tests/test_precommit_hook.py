@@ -48,7 +48,9 @@ def _git(cwd: Path, env: dict[str, str], *args: str) -> str:
 
 
 def _pre_commit(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "pre-commit"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [str(BIN / "pre-commit"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +166,9 @@ def test_installed_hook_blocks_the_commit(tmp_path: Path, hook_repo):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     (repo / "pkg" / "train.py").write_text(HAZARD.lstrip("\n"))
     _git(repo, env, "add", "pkg/train.py")
-    commit = subprocess.run(["git", "commit", "-m", "hazard"], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    commit = subprocess.run(
+        ["git", "commit", "-m", "hazard"], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+    )
     assert commit.returncode != 0
     assert "CAL001" in commit.stdout + commit.stderr
     assert _git(repo, env, "log", "--format=%s") == "base"
@@ -242,7 +246,13 @@ def test_hook_checks_staged_notebooks(tmp_path: Path, hook_repo):
     import json
 
     repo, env = _consumer(tmp_path, hook_repo)
-    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["%load_ext autoreload\n", HAZARD.strip("\n") + "\n", "jvp(1, 2)\n"]}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": ["%load_ext autoreload\n", HAZARD.strip("\n") + "\n", "jvp(1, 2)\n"],
+    }
     document = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (repo / "explore.ipynb").write_text(json.dumps(document, indent=1))
     _git(repo, env, "add", "explore.ipynb")

@@ -22,7 +22,13 @@ AMP = "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = mod
 
 
 def _step(setup: str, marker: str = "  # expect: CAL002") -> Case:
-    return Case(NET + "def step(x):\n" + "".join(f"    {line}\n" for line in setup.splitlines()) + AMP + f"    loss.backward(){marker}\n")
+    return Case(
+        NET
+        + "def step(x):\n"
+        + "".join(f"    {line}\n" for line in setup.splitlines())
+        + AMP
+        + f"    loss.backward(){marker}\n"
+    )
 
 
 def _check(case: Case, tmp_path) -> None:
@@ -43,16 +49,24 @@ def test_module_wrapper_rows(name, tmp_path):
 @pytest.mark.parametrize("name", sorted(api.WRAPPER_BY_NAME))
 def test_module_wrapper_rows_module_attribute(name, tmp_path):
     module, cls = name.rsplit(".", 1)
-    case = _step(f"from {module} import {cls} as Wrapper\nwrapped = Wrapper(torch.compile(Net()))\nmodel = wrapped.module")
+    case = _step(
+        f"from {module} import {cls} as Wrapper\nwrapped = Wrapper(torch.compile(Net()))\nmodel = wrapped.module"
+    )
     _check(case, tmp_path)
 
 
 def test_wrapper_of_eager_module_is_eager(tmp_path):
-    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(Net().to('cuda'))", "  # ok"), tmp_path)
+    _check(
+        _step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(Net().to('cuda'))", "  # ok"),
+        tmp_path,
+    )
 
 
 def test_compiling_the_wrapper(tmp_path):
-    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.compile(DDP(Net()))"), tmp_path)
+    _check(
+        _step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = torch.compile(DDP(Net()))"),
+        tmp_path,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(api.SAME_MODULE_FUNCTIONS))
@@ -70,7 +84,11 @@ def test_module_returning_method_rows(method, tmp_path):
 
 
 def test_module_method_overridden_by_the_project(tmp_path):
-    code = NET + "class Odd(Net):\n    def cuda(self):\n        return Net()\n\n\ndef step(x):\n    model = torch.compile(Odd()).cuda()\n" + AMP
+    code = (
+        NET
+        + "class Odd(Net):\n    def cuda(self):\n        return Net()\n\n\ndef step(x):\n    model = torch.compile(Odd()).cuda()\n"
+        + AMP
+    )
     _check(Case(code + "    loss.backward()  # ok: Odd.cuda returns an eager module\n"), tmp_path)
 
 
@@ -82,9 +100,12 @@ def test_orig_mod_is_eager(tmp_path):
 def test_children_method_rows(method, tmp_path):
     loop = "for name, child in" if method.startswith("named") else "for child in"
     code = (
-        NET + "class Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = Net()\n        self.b = Net()\n\n"
+        NET
+        + "class Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = Net()\n        self.b = Net()\n\n"
         "    def forward(self, x):\n        return self.b(self.a(x))\n\n\n"
-        f"def step(x):\n    model = Pair()\n    {loop} model.{method}():\n        child.compile()\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+        f"def step(x):\n    model = Pair()\n    {loop} model.{method}():\n        child.compile()\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
     )
     _check(Case(code), tmp_path)
 
@@ -92,33 +113,48 @@ def test_children_method_rows(method, tmp_path):
 @pytest.mark.parametrize("method", sorted(api.MODULE_PARAMETER_METHODS))
 def test_parameter_method_rows_freeze(method, tmp_path):
     target = "_, p" if method.startswith("named") else "p"
-    _check(_step(f"model = torch.compile(Net())\nfor {target} in model.{method}():\n    p.requires_grad = False", "  # ok: frozen"), tmp_path)
+    _check(
+        _step(
+            f"model = torch.compile(Net())\nfor {target} in model.{method}():\n    p.requires_grad = False",
+            "  # ok: frozen",
+        ),
+        tmp_path,
+    )
 
 
 @pytest.mark.parametrize("method", sorted(api.MODULE_REGISTRATION_METHODS))
 def test_registration_method_rows(method, tmp_path):
     code = (
-        NET + "class Holder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.enc = Net()\n\n"
+        NET
+        + "class Holder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.enc = Net()\n\n"
         "    def forward(self, x):\n        return self.enc(x)\n\n\n"
-        f"def step(x):\n    model = Holder()\n    model.{method}('enc', torch.compile(model.enc))\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+        f"def step(x):\n    model = Holder()\n    model.{method}('enc', torch.compile(model.enc))\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
     )
     _check(Case(code), tmp_path)
 
 
 def test_registration_into_module_dict(tmp_path):
     code = (
-        NET + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layers = nn.ModuleDict()\n"
+        NET
+        + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layers = nn.ModuleDict()\n"
         "        for i in range(2):\n            self.layers[str(i)] = Net()\n\n"
         "    def forward(self, x):\n        for layer in self.layers.values():\n            x = layer(x)\n        return x\n\n\n"
         "def step(x):\n    model = Stack()\n    for layer_id, block in model.layers.named_children():\n"
-        "        model.layers.register_module(layer_id, torch.compile(block))\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+        "        model.layers.register_module(layer_id, torch.compile(block))\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
     )
     _check(Case(code), tmp_path)
 
 
 @pytest.mark.parametrize("method", sorted(api.CONTAINER_ELEMENT_METHODS - {"__getitem__", "popitem"}))
 def test_container_element_method_rows(method, tmp_path):
-    code = NET + "MODELS = {}\n\n\ndef register(name, model):\n    MODELS[name] = model\n\n\nregister('net', torch.compile(Net()))\n\n\n"
+    code = (
+        NET
+        + "MODELS = {}\n\n\ndef register(name, model):\n    MODELS[name] = model\n\n\nregister('net', torch.compile(Net()))\n\n\n"
+    )
     code += f"def step(x, name):\n    model = MODELS.{method}(name)\n" + AMP + "    loss.backward()  # expect: CAL002\n"
     _check(Case(code), tmp_path)
 
@@ -127,7 +163,11 @@ def test_container_element_method_rows(method, tmp_path):
 def test_empty_container_factory_rows(factory, tmp_path):
     module, name = factory.rsplit(".", 1)
     imports = "" if module == "builtins" else f"from {module} import {name}\n"
-    code = NET + imports + f"REGISTRY = {name}()\n\n\ndef add(name, fn):\n    REGISTRY[name] = fn\n\n\nadd('net', torch.compile(Net()))\n\n\n"
+    code = (
+        NET
+        + imports
+        + f"REGISTRY = {name}()\n\n\ndef add(name, fn):\n    REGISTRY[name] = fn\n\n\nadd('net', torch.compile(Net()))\n\n\n"
+    )
     code += "def step(x, name):\n    model = REGISTRY[name]\n" + AMP + "    loss.backward()  # expect: CAL002\n"
     _check(Case(code), tmp_path)
 
@@ -152,13 +192,20 @@ def test_grad_mode_rows_enable(name, tmp_path):
 
 
 def test_inference_mode_false_keeps_grad(tmp_path):
-    code = NET + "model = torch.compile(Net())\n\n\ndef step(x):\n    with torch.inference_mode(False):\n" + AMP.replace("    ", "        ", 1).replace("\n        loss", "\n            loss")
+    code = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x):\n    with torch.inference_mode(False):\n"
+        + AMP.replace("    ", "        ", 1).replace("\n        loss", "\n            loss")
+    )
     code += "    loss.backward()  # expect: CAL002\n"
     _check(Case(code), tmp_path)
 
 
 def test_no_grad_decorator_without_parentheses(tmp_path):
-    code = NET + "model = torch.compile(Net())\n\n\n@torch.no_grad\ndef target(x):\n    return model(x)\n\n\ndef step(x, y):\n"
+    code = (
+        NET
+        + "model = torch.compile(Net())\n\n\n@torch.no_grad\ndef target(x):\n    return model(x)\n\n\ndef step(x, y):\n"
+    )
     code += "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = (y - target(x)).pow(2).sum()\n    loss.backward()  # ok\n"
     _check(Case(code), tmp_path)
 
@@ -175,8 +222,13 @@ def test_forward_mode_function_rows(name, tmp_path):
 @pytest.mark.parametrize("decorator", sorted(api.DATACLASS_DECORATORS))
 def test_dataclass_decorator_rows(decorator, tmp_path):
     module, name = decorator.rsplit(".", 1)
-    code = NET + f"from {module} import {name}\n\n\n@{name}\nclass Spec:\n    model_fn: object\n    name: str = 'x'\n\n\n"
-    code += "def build():\n    return torch.compile(Net())\n\n\nSPEC = Spec(model_fn=build)\n\n\ndef step(x):\n    model = SPEC.model_fn()\n" + AMP
+    code = (
+        NET + f"from {module} import {name}\n\n\n@{name}\nclass Spec:\n    model_fn: object\n    name: str = 'x'\n\n\n"
+    )
+    code += (
+        "def build():\n    return torch.compile(Net())\n\n\nSPEC = Spec(model_fn=build)\n\n\ndef step(x):\n    model = SPEC.model_fn()\n"
+        + AMP
+    )
     _check(Case(code + "    loss.backward()  # expect: CAL002\n"), tmp_path)
 
 
@@ -192,49 +244,82 @@ def test_keyword_field_base_rows(base, tmp_path):
 
 
 def test_two_line_compile_then_ddp(tmp_path):
-    _check(_step("from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nmodel = torch.compile(model)\nmodel = DDP(model, device_ids=[0])"), tmp_path)
+    _check(
+        _step(
+            "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = Net()\nmodel = torch.compile(model)\nmodel = DDP(model, device_ids=[0])"
+        ),
+        tmp_path,
+    )
 
 
 def test_in_place_compile_of_loop_variable(tmp_path):
     code = (
-        NET + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([Net() for _ in range(3)])\n\n"
+        NET
+        + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([Net() for _ in range(3)])\n\n"
         "    def forward(self, x):\n        for block in self.blocks:\n            x = block(x)\n        return x\n\n\n"
-        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
     )
     _check(Case(code), tmp_path)
 
 
 def test_in_place_compile_of_builtin_elements_compiles_nothing(tmp_path):
     code = (
-        NET + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n\n"
+        NET
+        + "class Deep(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])\n\n"
         "    def forward(self, x):\n        for block in self.blocks:\n            x = block(x)\n        return x\n\n\n"
-        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n" + AMP + "    loss.backward()  # ok\n"
+        "def step(x):\n    model = Deep()\n    for block in model.blocks:\n        block.compile()\n"
+        + AMP
+        + "    loss.backward()  # ok\n"
     )
     _check(Case(code), tmp_path)
 
 
 def test_factory_tuple_positions(tmp_path):
-    code = NET + "def build():\n    return torch.compile(Net()), Net()\n\n\ndef step(x):\n    model, other = build()\n" + AMP
-    code += "    loss.backward()  # expect: CAL002\n\n\ndef other_step(x):\n    other, model = build()\n" + AMP + "    loss.backward()  # ok: eager element\n"
+    code = (
+        NET
+        + "def build():\n    return torch.compile(Net()), Net()\n\n\ndef step(x):\n    model, other = build()\n"
+        + AMP
+    )
+    code += (
+        "    loss.backward()  # expect: CAL002\n\n\ndef other_step(x):\n    other, model = build()\n"
+        + AMP
+        + "    loss.backward()  # ok: eager element\n"
+    )
     _check(Case(code), tmp_path)
 
 
 def test_forward_replaced_in_init(tmp_path):
-    code = NET.replace("        self.l = nn.Linear(4, 4)\n", "        self.l = nn.Linear(4, 4)\n        self.forward = torch.compile(self.forward)\n")
+    code = NET.replace(
+        "        self.l = nn.Linear(4, 4)\n",
+        "        self.l = nn.Linear(4, 4)\n        self.forward = torch.compile(self.forward)\n",
+    )
     _check(Case(code + "def step(x):\n    model = Net()\n" + AMP + "    loss.backward()  # expect: CAL002\n"), tmp_path)
 
 
 def test_compile_override_calling_super_is_named(tmp_path):
     code = NET + "class TrainingTask(Net):\n    def compile(self, **kwargs):\n        super().compile(**kwargs)\n\n\n"
-    code += "def step(x):\n    model = TrainingTask()\n    model.compile(mode='max-autotune')\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    code += (
+        "def step(x):\n    model = TrainingTask()\n    model.compile(mode='max-autotune')\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
+    )
     write_case(Case(code), tmp_path)
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
-    assert any("TrainingTask.compile()" in r.message and "nn.Module.compile()" not in r.message.split("(")[1] for r in finding.related)
+    assert any(
+        "TrainingTask.compile()" in r.message and "nn.Module.compile()" not in r.message.split("(")[1]
+        for r in finding.related
+    )
 
 
 def test_compile_override_without_super_is_an_ordinary_call(tmp_path):
     code = NET + "class Task(Net):\n    def compile(self):\n        self.ready = True\n\n\n"
-    code += "def step(x):\n    model = Task()\n    model.compile()\n" + AMP + "    loss.backward()  # ok: Task.compile never compiles\n"
+    code += (
+        "def step(x):\n    model = Task()\n    model.compile()\n"
+        + AMP
+        + "    loss.backward()  # ok: Task.compile never compiles\n"
+    )
     _check(Case(code), tmp_path)
 
 
@@ -247,21 +332,30 @@ def test_frozen_module_with_input_requiring_grad(tmp_path):
 
 
 def test_flag_path_sensitivity(tmp_path):
-    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, amp, scaler):\n    with torch.autocast('cuda', enabled=amp):\n        loss = model(x).sum()\n"
+    code = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x, amp, scaler):\n    with torch.autocast('cuda', enabled=amp):\n        loss = model(x).sum()\n"
+    )
     code += "    if amp:\n        scaler.scale(loss).backward()  # expect: CAL002\n    else:\n        loss.backward()  # ok: autocast was off on this path\n"
     _check(Case(code), tmp_path)
 
 
 def test_flag_set_by_branches(tmp_path):
     # vjepa2: ``mixed_precision = True`` / ``False`` by dtype, then the same flag decides both.
-    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, dtype, scaler):\n    if dtype == 'bf16':\n        mixed_precision = True\n"
+    code = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x, dtype, scaler):\n    if dtype == 'bf16':\n        mixed_precision = True\n"
+    )
     code += "    else:\n        mixed_precision = False\n    with torch.cuda.amp.autocast(enabled=mixed_precision):\n        loss = model(x).sum()\n"
     code += "    if mixed_precision:\n        scaler.scale(loss).backward()  # expect: CAL002\n    else:\n        loss.backward()  # ok: autocast off on this path\n"
     _check(Case(code), tmp_path)
 
 
 def test_flag_inside_arm_decides_the_autocast(tmp_path):
-    code = NET + "model = torch.compile(Net())\n\n\ndef step(x, amp):\n    if not_amp_related():\n        pass\n    if amp:\n        pass\n"
+    code = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x, amp):\n    if not_amp_related():\n        pass\n    if amp:\n        pass\n"
+    )
     code += "    else:\n        with torch.autocast('cuda', enabled=amp):\n            loss = model(x).sum()\n        loss.backward()  # ok: amp is false in this arm: autocast off\n"
     _check(Case(code), tmp_path)
 
@@ -269,8 +363,14 @@ def test_flag_inside_arm_decides_the_autocast(tmp_path):
 def test_registry_filled_by_import_side_effects(tmp_path):
     files = (
         ("pkg/__init__.py", "import pkg.models  # noqa: F401\n"),
-        ("pkg/registry.py", "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n"),
-        ("pkg/models.py", "import torch\nfrom pkg.registry import register\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n"),
+        (
+            "pkg/registry.py",
+            "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n",
+        ),
+        (
+            "pkg/models.py",
+            "import torch\nfrom pkg.registry import register\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n",
+        ),
         (
             "pkg/train.py",
             (
@@ -284,7 +384,10 @@ def test_registry_filled_by_import_side_effects(tmp_path):
 
 def test_registry_without_registrations_asks_the_callers(tmp_path):
     files = (
-        ("registry.py", "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n"),
+        (
+            "registry.py",
+            "SPECS = {}\n\n\ndef register(name, fn):\n    SPECS[name] = fn\n\n\ndef get(name):\n    return SPECS[name]\n",
+        ),
         (
             "trainer.py",
             (
@@ -292,7 +395,10 @@ def test_registry_without_registrations_asks_the_callers(tmp_path):
                 "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n"
             ),
         ),
-        ("main.py", "import torch\nfrom registry import register\nfrom trainer import fit\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n\nif __name__ == '__main__':\n    fit(torch.ones(4), 'lin')\n"),
+        (
+            "main.py",
+            "import torch\nfrom registry import register\nfrom trainer import fit\n\nregister('lin', torch.compile(torch.nn.Linear(4, 4)))\n\nif __name__ == '__main__':\n    fit(torch.ones(4), 'lin')\n",
+        ),
     )
     _check(Case("", files=files), tmp_path)
 
@@ -319,7 +425,16 @@ def test_numeric_effect_likely_with_fp32_island(tmp_path):
     assert island and island[0].location.line == 12 and "autocast(enabled=False)" in island[0].message
 
 
-@pytest.mark.parametrize("op", ["x.softmax(-1)", "torch.nn.functional.layer_norm(x, (4,))", "x.logsumexp(-1)", "torch.nn.functional.mse_loss(x, x)", "x.to(torch.float32)"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "x.softmax(-1)",
+        "torch.nn.functional.layer_norm(x, (4,))",
+        "x.logsumexp(-1)",
+        "torch.nn.functional.mse_loss(x, x)",
+        "x.to(torch.float32)",
+    ],
+)
 def test_numeric_effect_likely_ops(op, tmp_path):
     code = f"import torch\n\n\n@torch.compile\ndef region(x):\n    return {op}\n\n\ndef step(x):\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
     code += "        loss = region(x).sum()\n    loss.backward()  # expect: CAL002\n"
@@ -336,5 +451,9 @@ def test_numeric_effect_unknown(tmp_path):
 
 @pytest.mark.parametrize("module", sorted(api.AUTOCAST_FP32_MODULES))
 def test_fp32_module_rows(module, tmp_path):
-    code = f"import torch\n\nmodel = torch.compile({module}())\n\n\ndef step(x):\n" + AMP + "    loss.backward()  # expect: CAL002\n"
+    code = (
+        f"import torch\n\nmodel = torch.compile({module}())\n\n\ndef step(x):\n"
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
+    )
     assert _finding(code, tmp_path).facts_dict["numeric_effect"] == "likely"

@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from robustness_helpers import assert_contract, run_cli
 
 pytestmark = pytest.mark.slow
@@ -41,7 +40,9 @@ def _copy_python_files(source: Path, destination: Path, skip: tuple[str, ...] = 
 
 
 def _lint_tree(root: Path, label: str, record_property) -> None:
-    result = run_cli(["check", root.name, "--no-cache", "--format", "json", "--jobs", JOBS], root.parent, timeout=CORPUS_TIMEOUT)
+    result = run_cli(
+        ["check", root.name, "--no-cache", "--format", "json", "--jobs", JOBS], root.parent, timeout=CORPUS_TIMEOUT
+    )
     assert_contract(result)
     document = result.document
     codes = Counter(f["code"] for f in document["findings"])

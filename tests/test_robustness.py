@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from robustness_helpers import (
     FIXTURES,
     HAZARD,
@@ -33,6 +32,7 @@ from robustness_helpers import (
     tree_digest,
     write,
 )
+
 from compile_ad_lint.cache import CACHE_DIRECTORY, MARKER
 
 HAZARD_FINDING = ("hazard.py", HAZARD_LINE, HAZARD_COLUMN, "CAL001")
@@ -60,12 +60,32 @@ def _crlf(text: str) -> bytes:
 #:   ("findings-or-cal900", {...})  those findings, or a single CAL900 that says why (newer syntax)
 INPUT_CASES = [
     ("syntax-error", b"def f(:\n    x.backward()\n", ("cal900", 1, ["syntax"])),
-    ("editor-with-nothing-after", b"import torch.autograd.forward_ad as fwAD\nwith fwAD.dual_level():\n", ("cal900", 2, ["indented block"])),
-    ("editor-call-cut-off", b"import torch.autograd.forward_ad as fwAD\nwith fwAD.dual_level():\n    y = model(", ("cal900", 3, ["never closed"])),
-    ("editor-hazard-then-cut-off", (HAZARD + "with fwAD.dual_level():\n    z = f(").encode(), ("cal900", 8, ["never closed"])),
-    ("editor-backward-cut-off", b"def train(x):\n    loss = model(x)\n    loss.backward(", ("cal900", 3, ["never closed"])),
+    (
+        "editor-with-nothing-after",
+        b"import torch.autograd.forward_ad as fwAD\nwith fwAD.dual_level():\n",
+        ("cal900", 2, ["indented block"]),
+    ),
+    (
+        "editor-call-cut-off",
+        b"import torch.autograd.forward_ad as fwAD\nwith fwAD.dual_level():\n    y = model(",
+        ("cal900", 3, ["never closed"]),
+    ),
+    (
+        "editor-hazard-then-cut-off",
+        (HAZARD + "with fwAD.dual_level():\n    z = f(").encode(),
+        ("cal900", 8, ["never closed"]),
+    ),
+    (
+        "editor-backward-cut-off",
+        b"def train(x):\n    loss = model(x)\n    loss.backward(",
+        ("cal900", 3, ["never closed"]),
+    ),
     ("editor-unterminated-string", b'x.backward()\ns = """abc\n', ("cal900", 2, ["unterminated"])),
-    ("editor-dangling-decorator", b"import torch.autograd.forward_ad as fwAD\n@fwAD.dual_level()\n", ("cal900", None, ["syntax"])),
+    (
+        "editor-dangling-decorator",
+        b"import torch.autograd.forward_ad as fwAD\n@fwAD.dual_level()\n",
+        ("cal900", None, ["syntax"]),
+    ),
     ("python2-print", (HAZARD + "print 'hi'\n").encode(), ("cal900", 7, ["print"])),
     ("empty", b"", ("findings", set())),
     ("only-comments", b"# x.backward()\n# with fwAD.dual_level(): f(x)\n#\n", ("findings", set())),
@@ -88,7 +108,11 @@ INPUT_CASES = [
         b"# -*- coding: latin-1 -*-\n" + HAZARD.encode().replace(b"y = f", b"\xe9 = f") + b"s = '\xe0\xe9\xff'\n",
         ("findings", {(7, 9, "CAL001")}),
     ),
-    ("invalid-bytes-for-declared-utf8", b"# -*- coding: utf-8 -*-\ns = '\xff\xfe'\nx.backward()\n", ("cal900", None, ["decode"])),
+    (
+        "invalid-bytes-for-declared-utf8",
+        b"# -*- coding: utf-8 -*-\ns = '\xff\xfe'\nx.backward()\n",
+        ("cal900", None, ["decode"]),
+    ),
     ("invalid-utf8-without-cookie", b"s = '\xc3\x28'\nx.backward()\n", ("cal900", None, ["decode"])),
     ("unknown-encoding-cookie", b"# -*- coding: klingon-8 -*-\nx.backward()\n", ("cal900", None, ["encoding"])),
     ("nul-byte", b"x.backward()\n\x00\n", ("cal900", None, ["null"])),
@@ -98,16 +122,38 @@ INPUT_CASES = [
     # Newer syntax than the running Python (3.11): findings, or a CAL900 that says what is wrong.
     (
         "pep695-generic-function",
-        (HAZARD + "def g[T](a: T) -> T:\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(a, a))\n").encode(),
+        (
+            HAZARD + "def g[T](a: T) -> T:\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(a, a))\n"
+        ).encode(),
         ("findings-or-cal900", {(6, 9, "CAL001"), (9, 16, "CAL001")}),
     ),
     ("pep695-type-alias", (HAZARD + "type X[T] = list[T]\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep695-generic-class", (HAZARD + "class Box[T]:\n    item: T\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep696-type-param-default", (HAZARD + "def h[T = int](a: T) -> T: ...\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep701-nested-fstring", (HAZARD + "s = f\"{'a' + f\"{y}\"}\"\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep701-fstring-backslash", (HAZARD + "s = f\"{'\\n'.join(['a'])}\"\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep750-template-string", (HAZARD + "s = t\"{y}\"\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
-    ("pep758-except-without-parens", (HAZARD + "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n").encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
+    (
+        "pep695-generic-class",
+        (HAZARD + "class Box[T]:\n    item: T\n").encode(),
+        ("findings-or-cal900", {(6, 9, "CAL001")}),
+    ),
+    (
+        "pep696-type-param-default",
+        (HAZARD + "def h[T = int](a: T) -> T: ...\n").encode(),
+        ("findings-or-cal900", {(6, 9, "CAL001")}),
+    ),
+    (
+        "pep701-nested-fstring",
+        (HAZARD + 's = f"{\'a\' + f"{y}"}"\n').encode(),
+        ("findings-or-cal900", {(6, 9, "CAL001")}),
+    ),
+    (
+        "pep701-fstring-backslash",
+        (HAZARD + "s = f\"{'\\n'.join(['a'])}\"\n").encode(),
+        ("findings-or-cal900", {(6, 9, "CAL001")}),
+    ),
+    ("pep750-template-string", (HAZARD + 's = t"{y}"\n').encode(), ("findings-or-cal900", {(6, 9, "CAL001")})),
+    (
+        "pep758-except-without-parens",
+        (HAZARD + "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n").encode(),
+        ("findings-or-cal900", {(6, 9, "CAL001")}),
+    ),
 ]
 
 
@@ -251,7 +297,8 @@ SHAPES = {
         "main.py": PRELUDE + "from b import g\nwith fwAD.dual_level():\n    g(fwAD.make_dual(x, t))\n",
     },
     "module-imports-itself": {
-        "main.py": PRELUDE + "import main\nfrom main import f\nf = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    main.f(fwAD.make_dual(x, t))\n",
+        "main.py": PRELUDE
+        + "import main\nfrom main import f\nf = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    main.f(fwAD.make_dual(x, t))\n",
     },
     "package-imports-itself": {
         "pkg/__init__.py": "from pkg import core\nfrom . import core as again\nfrom .core import *\n",
@@ -372,7 +419,10 @@ def test_symlink_loop_as_first_path(tmp_path):
     assert {f[3] for f in brief(result.findings)} == {"CAL001", "CAL900"}
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="running as root: chmod 000 does not stop root from reading; test_unreadable_file_socket covers the read failure")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="running as root: chmod 000 does not stop root from reading; test_unreadable_file_socket covers the read failure",
+)
 def test_unreadable_file_chmod(tmp_path):
     write(tmp_path, {"hazard.py": HAZARD, "secret.py": "x.backward()\n"})
     (tmp_path / "secret.py").chmod(0)
@@ -491,7 +541,7 @@ def test_newline_in_file_name_keeps_one_line_per_finding(tmp_path):
     ("section", "key"),
     [
         ("[tool.compile-ad-lint]\nexclude = 5\n", "exclude"),
-        ("[tool.compile-ad-lint]\nexclude = [\"ok\", 3]\n", "exclude"),
+        ('[tool.compile-ad-lint]\nexclude = ["ok", 3]\n', "exclude"),
         ("[tool.compile-ad-lint]\nmax-call-depth = true\n", "max-call-depth"),
         ("[tool.compile-ad-lint]\nmax-call-depth = 1e3\n", "max-call-depth"),
         ("[tool.compile-ad-lint]\nmax-call-depth = 65\n", "max-call-depth"),
@@ -500,15 +550,15 @@ def test_newline_in_file_name_keeps_one_line_per_finding(tmp_path):
         ("[tool.compile-ad-lint]\nextend-safe-backends = [1]\n", "extend-safe-backends"),
         ("[tool.compile-ad-lint]\ncompile-wrappers = 5\n", "compile-wrappers"),
         ("[tool.compile-ad-lint]\nentry-points = {a = 1}\n", "entry-points"),
-        ("[tool.compile-ad-lint]\nignore = [\"CAL-1\"]\n", "ignore"),
-        ("[tool.compile-ad-lint]\nselect = [\"\"]\n", "select"),
+        ('[tool.compile-ad-lint]\nignore = ["CAL-1"]\n', "ignore"),
+        ('[tool.compile-ad-lint]\nselect = [""]\n', "select"),
         ("[tool.compile-ad-lint]\nselect = 2024-01-01\n", "select"),
-        ("[tool.compile-ad-lint]\nSelect = [\"CAL001\"]\n", "Select"),
-        ("[tool.compile-ad-lint]\nnested = {select = [\"CAL001\"]}\n", "nested"),
-        ("[[tool.compile-ad-lint]]\nselect = [\"CAL001\"]\n", None),
-        ("[tool.compile-ad-lint]\nselect = \"CAL001\"\nselect = \"CAL002\"\n", None),
-        ("\ufeff[tool.compile-ad-lint]\nselect = [\"CAL001\"]\n", None),
-        ("[tool.compile-ad-lint]\nselect = [\"CAL001\"\n", None),
+        ('[tool.compile-ad-lint]\nSelect = ["CAL001"]\n', "Select"),
+        ('[tool.compile-ad-lint]\nnested = {select = ["CAL001"]}\n', "nested"),
+        ('[[tool.compile-ad-lint]]\nselect = ["CAL001"]\n', None),
+        ('[tool.compile-ad-lint]\nselect = "CAL001"\nselect = "CAL002"\n', None),
+        ('\ufeff[tool.compile-ad-lint]\nselect = ["CAL001"]\n', None),
+        ('[tool.compile-ad-lint]\nselect = ["CAL001"\n', None),
         ("[tool.compile-ad-lint]\nselect = ['''\n", None),
     ],
 )
@@ -527,7 +577,11 @@ def test_more_config_errors_name_file_and_key(tmp_path, section, key):
     [
         pytest.param(b"tool = 1\n", ["--config", "pyproject.toml"], id="tool-not-a-table-explicit"),
         pytest.param(b"tool = 1\n# see [tool.compile-ad-lint] in the docs\n", [], id="tool-not-a-table-discovered"),
-        pytest.param(b"[tool.compile-ad-lint]\nselect = [\"CAL001\"]\n# caf\xe9\n", ["--config", "pyproject.toml"], id="not-utf8-explicit"),
+        pytest.param(
+            b'[tool.compile-ad-lint]\nselect = ["CAL001"]\n# caf\xe9\n',
+            ["--config", "pyproject.toml"],
+            id="not-utf8-explicit",
+        ),
     ],
 )
 def test_config_crashes(tmp_path, text, args):
@@ -538,7 +592,9 @@ def test_config_crashes(tmp_path, text, args):
 
 
 def test_config_not_utf8_discovered(tmp_path):
-    write(tmp_path, {"pyproject.toml": b"[tool.compile-ad-lint]\nignore = [\"CAL001\"]\n# caf\xe9\n", "hazard.py": HAZARD})
+    write(
+        tmp_path, {"pyproject.toml": b'[tool.compile-ad-lint]\nignore = ["CAL001"]\n# caf\xe9\n', "hazard.py": HAZARD}
+    )
     result = run_cli(["check", ".", "--no-cache"], tmp_path)
     assert_contract(result, (2,))
     assert str(tmp_path / "pyproject.toml") in result.stderr
@@ -548,12 +604,14 @@ def test_config_not_utf8_discovered(tmp_path):
     "section",
     [
         pytest.param('[tool."compile-ad-lint"]\nignore = ["CAL001"]\n', id="quoted-key"),
-        pytest.param("[tool.compile-ad-lint]\r\nignore = [\"CAL001\"]\r\n", id="crlf"),
-        pytest.param("# comment\n\n[tool.compile-ad-lint] # trailing comment\nignore = [\"CAL001\"]\n", id="trailing-comment"),
-        pytest.param("[ tool.compile-ad-lint ]\nignore = [\"CAL001\"]\n", id="spaces-in-header"),
+        pytest.param('[tool.compile-ad-lint]\r\nignore = ["CAL001"]\r\n', id="crlf"),
+        pytest.param(
+            '# comment\n\n[tool.compile-ad-lint] # trailing comment\nignore = ["CAL001"]\n', id="trailing-comment"
+        ),
+        pytest.param('[ tool.compile-ad-lint ]\nignore = ["CAL001"]\n', id="spaces-in-header"),
         pytest.param("[tool.'compile-ad-lint']\nignore = [\"CAL001\"]\n", id="literal-string-key"),
-        pytest.param("[tool]\ncompile-ad-lint = {ignore = [\"CAL001\"]}\n", id="inline-table"),
-        pytest.param("tool.compile-ad-lint.ignore = [\"CAL001\"]\n", id="dotted-keys"),
+        pytest.param('[tool]\ncompile-ad-lint = {ignore = ["CAL001"]}\n', id="inline-table"),
+        pytest.param('tool.compile-ad-lint.ignore = ["CAL001"]\n', id="dotted-keys"),
     ],
 )
 def test_every_toml_spelling_of_the_section_applies(tmp_path, section):
@@ -602,7 +660,14 @@ def _findings_of(result) -> list:
 
 def test_check_changes_nothing_outside_the_cache(tmp_path):
     project = _copy_fixtures(tmp_path / "project")
-    write(project, {"broken.py": b"def f(:\n    x.backward()\n", "latin.py": b"# coding: latin-1\ns = '\xe9'\nx.backward()\n", "crlf.py": _crlf(HAZARD)})
+    write(
+        project,
+        {
+            "broken.py": b"def f(:\n    x.backward()\n",
+            "latin.py": b"# coding: latin-1\ns = '\xe9'\nx.backward()\n",
+            "crlf.py": _crlf(HAZARD),
+        },
+    )
     (project / "link.py").symlink_to("crlf.py")
     (project / "ro.py").write_text(HAZARD)
     (project / "ro.py").chmod(0o444)
@@ -621,7 +686,9 @@ def test_check_changes_nothing_outside_the_cache(tmp_path):
     gitignore = cache / ".gitignore"
     assert gitignore.is_file() and "*" in gitignore.read_text().split()
     # The cache is the only thing added.
-    assert set(tree_digest(project, skip_cache=False)) - set(before) <= {k for k in tree_digest(project, skip_cache=False) if k.startswith(CACHE_DIRECTORY)}
+    assert set(tree_digest(project, skip_cache=False)) - set(before) <= {
+        k for k in tree_digest(project, skip_cache=False) if k.startswith(CACHE_DIRECTORY)
+    }
 
 
 def test_concurrent_runs_share_the_cache(tmp_path):
@@ -630,16 +697,20 @@ def test_concurrent_runs_share_the_cache(tmp_path):
     assert_contract(baseline, (1,))
     for round_ in ("cold", "warm"):
         command = [sys.executable, "-m", "compile_ad_lint", "check", ".", "--format", "json", "--jobs", "2"]
-        processes = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        processes = [
+            subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+        ]
         outputs = [p.communicate(timeout=SMALL_TIMEOUT * 2) for p in processes]
         import json
 
-        for process, (out, err) in zip(processes, outputs):
+        for process, (_out, err) in zip(processes, outputs):
             assert process.returncode == 1, f"{round_}: rc={process.returncode}\n{err.decode()[-3000:]}"
             assert b"Traceback" not in err
         documents = [json.loads(out) for out, _ in outputs]
         for document in documents:
-            assert [(f["path"], f["line"], f["column"], f["code"], f["message"]) for f in document["findings"]] == _findings_of(baseline), round_
+            assert [
+                (f["path"], f["line"], f["column"], f["code"], f["message"]) for f in document["findings"]
+            ] == _findings_of(baseline), round_
     assert not list((project / CACHE_DIRECTORY).rglob("*.tmp")), "temporary files left behind"
 
 
@@ -660,7 +731,11 @@ def test_corrupt_cache_entries_are_rebuilt(tmp_path, damage):
     first = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
     assert_contract(first, (1,))
     # Entries only: the marker is the directory's trust anchor (its damage is test_cache_security's).
-    entries = sorted(p for p in (project / CACHE_DIRECTORY).rglob("*") if p.is_file() and p.name not in {".gitignore", "CACHEDIR.TAG", MARKER})
+    entries = sorted(
+        p
+        for p in (project / CACHE_DIRECTORY).rglob("*")
+        if p.is_file() and p.name not in {".gitignore", "CACHEDIR.TAG", MARKER}
+    )
     assert entries, "the first run wrote no cache entries"
     for entry in entries:
         data = entry.read_bytes()

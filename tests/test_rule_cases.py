@@ -7,8 +7,12 @@ import pytest
 from compile_ad_lint.rules import ALL_RULES
 from compile_ad_lint.testing import run_case
 
-VALID = [pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)]
-INVALID = [pytest.param(rule, case, id=f"{rule.code}-invalid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.INVALID)]
+VALID = [
+    pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)
+]
+INVALID = [
+    pytest.param(rule, case, id=f"{rule.code}-invalid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.INVALID)
+]
 
 
 @pytest.mark.parametrize(("rule", "case"), VALID)

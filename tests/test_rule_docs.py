@@ -17,7 +17,9 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
 def test_committed_docs_are_current(name):
     committed = DOCS / name
     assert committed.is_file(), f"missing {committed}; run python -m compile_ad_lint.docs"
-    assert committed.read_text(encoding="utf-8") == rule_pages()[name], f"{name} is stale; run python -m compile_ad_lint.docs"
+    assert committed.read_text(encoding="utf-8") == rule_pages()[name], (
+        f"{name} is stale; run python -m compile_ad_lint.docs"
+    )
 
 
 def test_no_orphan_pages():

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from compile_ad_lint.cache import CACHE_DIRECTORY
-
 from robustness_helpers import FIXTURES, assert_contract, run_cli, tree_digest
 from test_cache_security import _lsp_message, _read_lsp_messages
+
+from compile_ad_lint.cache import CACHE_DIRECTORY
 
 BIN = Path(sys.executable).parent
 
@@ -33,7 +32,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def _flake8(project: Path, *paths: str) -> set[tuple[str, int, int, str]]:
-    completed = subprocess.run([str(BIN / "flake8"), "--select", "CAL", *paths], cwd=project, capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [str(BIN / "flake8"), "--select", "CAL", *paths], cwd=project, capture_output=True, text=True, timeout=300
+    )
     assert "Traceback" not in completed.stderr, completed.stderr
     found = set()
     for line in completed.stdout.splitlines():
@@ -75,17 +76,42 @@ def test_language_server_reads_and_writes_the_same_cache(project):
     shutil.rmtree(project / CACHE_DIRECTORY, ignore_errors=True)
     sources = tree_digest(project)
     train = project / "train.py"
-    server = subprocess.Popen([sys.executable, "-m", "compile_ad_lint", "lsp"], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "compile_ad_lint", "lsp"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": project.as_uri(), "capabilities": {}},
+            },
             {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": train.as_uri(), "languageId": "python", "version": 1, "text": train.read_text()}}},
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {
+                    "textDocument": {
+                        "uri": train.as_uri(),
+                        "languageId": "python",
+                        "version": 1,
+                        "text": train.read_text(),
+                    }
+                },
+            },
         ):
             server.stdin.write(_lsp_message(message))
         server.stdin.flush()
         published = _read_lsp_messages(server.stdout, "textDocument/publishDiagnostics", time.monotonic() + 120)
-        server.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}) + _lsp_message({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.write(
+            _lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+            + _lsp_message({"jsonrpc": "2.0", "method": "exit"})
+        )
         server.stdin.flush()
         server.wait(timeout=60)
     finally:

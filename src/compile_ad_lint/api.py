@@ -9,10 +9,10 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from .cache import EntryMemory, SummaryCache, build_digest, content_digest
 from .config import Config, code_matches
@@ -21,7 +21,16 @@ from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
 from .notebook import cell_locations, notebook_for
-from .project import ModuleIndex, SourceFile, default_root, discover, display_path, has_anchor, module_identity, read_source
+from .project import (
+    ModuleIndex,
+    SourceFile,
+    default_root,
+    discover,
+    display_path,
+    has_anchor,
+    module_identity,
+    read_source,
+)
 from .rules import ALL_RULES
 from .rules.unparsable_file import UnparsableFile
 from .summary.extract import find_suppressions
@@ -55,7 +64,9 @@ class Report:
     digests: tuple[tuple[str, str], ...] = ()
 
 
-def load_view(path: Path, display: str, cache: SummaryCache | None, counter: ParseCounter, source: bytes | None = None) -> ModuleView:
+def load_view(
+    path: Path, display: str, cache: SummaryCache | None, counter: ParseCounter, source: bytes | None = None
+) -> ModuleView:
     """The view of one module (its outline; blocks are parsed on demand). Read errors become failures."""
     module, is_package, _ = module_identity(path)
     if source is None:
@@ -88,7 +99,15 @@ class _Workspace:
     are the same whichever process, order or partition analyzes the roots, and can be cached.
     """
 
-    def __init__(self, config: Config, cache_root: str | None, extra_roots: list[Path], displays: dict[Path, str], overrides: Mapping[Path, bytes], cache: SummaryCache | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        cache_root: str | None,
+        extra_roots: list[Path],
+        displays: dict[Path, str],
+        overrides: Mapping[Path, bytes],
+        cache: SummaryCache | None = None,
+    ) -> None:
         self.config = config
         # In process the run's cache object (with its in-memory entries) serves; a worker opens its own.
         self.cache = cache or (SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None)
@@ -112,13 +131,18 @@ class _Workspace:
         requests: frozenset[str] = frozenset()
         failures = [view.failure] if view.failure is not None else []
         if view.failure is not None:
-            events.append(ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message))
+            events.append(
+                ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message)
+            )
         else:
             interpreter = Interpreter(self.index, self.config)
             try:
                 interpreter.analyze_module(path, mentions)
             except RecursionError:
-                failure = ParseFailure(f"cannot analyze: call or import chain deeper than {RECURSION_LIMIT} frames", from_recursion_limit=True)
+                failure = ParseFailure(
+                    f"cannot analyze: call or import chain deeper than {RECURSION_LIMIT} frames",
+                    from_recursion_limit=True,
+                )
                 failures.append(failure)
                 events.append(ModuleFailure(Location.point(view.name), failure.message))
             events.extend(interpreter.events)
@@ -128,10 +152,17 @@ class _Workspace:
             module_view = self.index.view(module)
             for failure in module_view.block_failures():
                 failures.append(failure)
-                events.append(ModuleFailure(Location.point(module_view.name, failure.line, failure.column), failure.message))
+                events.append(
+                    ModuleFailure(Location.point(module_view.name, failure.line, failure.column), failure.message)
+                )
                 if failure.from_recursion_limit and module != path:
                     # The imported file may not be a checked one: say on the root that it is incomplete.
-                    events.append(ModuleFailure(Location.point(view.name), f"analysis incomplete: {module_view.name}:{failure.line}: {failure.message}"))
+                    events.append(
+                        ModuleFailure(
+                            Location.point(view.name),
+                            f"analysis incomplete: {module_view.name}:{failure.line}: {failure.message}",
+                        )
+                    )
         dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
         cacheable = not any(f.from_recursion_limit for f in failures)
         return RootResult(tuple(events), requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
@@ -219,12 +250,18 @@ class Analyzer:
         contents = {}
         for source_file in files:
             try:
-                contents[source_file.path] = overrides[source_file.path] if source_file.path in overrides else read_source(source_file.path)
+                contents[source_file.path] = (
+                    overrides[source_file.path] if source_file.path in overrides else read_source(source_file.path)
+                )
             except OSError as error:
-                events.append(ModuleFailure(Location.point(source_file.display), f"cannot read: {error.strerror or error}"))
+                events.append(
+                    ModuleFailure(Location.point(source_file.display), f"cannot read: {error.strerror or error}")
+                )
         return contents
 
-    def _findings(self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]) -> tuple[Finding, ...]:
+    def _findings(
+        self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]
+    ) -> tuple[Finding, ...]:
         """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``.
 
         A named path that is no file (it does not exist, or cannot be listed) is reported whatever
@@ -264,7 +301,10 @@ class Analyzer:
                 current = best.get(key)
                 if current is None or _preference(finding) < _preference(current):
                     best[key] = finding
-        located = [cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown)))) for finding in best.values()]
+        located = [
+            cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown))))
+            for finding in best.values()
+        ]
         return tuple(sorted(located, key=Finding.sort_key))
 
     def _per_file_ignores(self, display: str, path: Path) -> frozenset[str]:
@@ -281,7 +321,15 @@ class Analyzer:
 class _Run:
     """One check's analysis of roots: from the result cache, in this process, or in workers."""
 
-    def __init__(self, analyzer: Analyzer, files: list[SourceFile], paths: Sequence[str], cache: SummaryCache | None, overrides: Mapping[Path, bytes], digests: dict[Path, str]) -> None:
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        files: list[SourceFile],
+        paths: Sequence[str],
+        cache: SummaryCache | None,
+        overrides: Mapping[Path, bytes],
+        digests: dict[Path, str],
+    ) -> None:
         self.analyzer = analyzer
         self.cache = cache
         self.overrides = overrides
@@ -338,7 +386,9 @@ class _Run:
             self.cached |= self._local.counter.cached
             return results
         results = []
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=self.workspace_arguments) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_start_worker, initargs=self.workspace_arguments
+        ) as pool:
             for done, (result, parsed, cached) in enumerate(pool.map(_analyze_in_worker, tasks, chunksize=1), start=1):
                 results.append(result)
                 self.parsed |= parsed
@@ -368,7 +418,9 @@ class _Run:
         return found
 
     def _key(self, path: Path, mentions: frozenset[str]) -> str:
-        return hashlib.sha256(f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode("utf-8", "surrogateescape")).hexdigest()
+        return hashlib.sha256(
+            f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode("utf-8", "surrogateescape")
+        ).hexdigest()
 
     def _lookup(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
         if self.cache is None:
@@ -395,13 +447,15 @@ class _Run:
     def _digest(self, path: Path) -> str | None:
         if path not in self.digests:
             try:
-                self.digests[path] = content_digest(self.overrides[path] if path in self.overrides else read_source(path))
+                self.digests[path] = content_digest(
+                    self.overrides[path] if path in self.overrides else read_source(path)
+                )
             except OSError:
                 self.digests[path] = None  # type: ignore[assignment]
         return self.digests[path]
 
 
-def _stats(files: list[SourceFile], analyzed: set[str], run: "_Run", started: float) -> Stats:
+def _stats(files: list[SourceFile], analyzed: set[str], run: _Run, started: float) -> Stats:
     """Counts that add up: every analyzed file was either parsed in this run or served from the cache.
 
     A file counts as parsed when a result computed in this run read it and its summaries were not
@@ -414,7 +468,9 @@ def _stats(files: list[SourceFile], analyzed: set[str], run: "_Run", started: fl
         display = shown.get(path) or display_path(Path(path))
         if path in run.opened and (display in run.parsed or display not in run.cached):
             parsed += 1
-    return Stats(len(files), parsed, len(analyzed) - parsed, round(time.perf_counter() - started, 3), analyzed=len(analyzed))
+    return Stats(
+        len(files), parsed, len(analyzed) - parsed, round(time.perf_counter() - started, 3), analyzed=len(analyzed)
+    )
 
 
 def _preference(finding: Finding) -> tuple:

@@ -19,9 +19,9 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Callable, Iterable, Sequence
 
 from .findings import Finding, Location
 
@@ -75,7 +75,9 @@ class Fingerprints:
             return " ".join(" ".join(cell.lines[location.line - 1 : max(location.line, location.end_line)]).split())
         if location.path not in self._lines:
             data = self._read(location.path)
-            self._lines[location.path] = _LINE_END.split(data.decode("utf-8", errors="replace")) if data is not None else None
+            self._lines[location.path] = (
+                _LINE_END.split(data.decode("utf-8", errors="replace")) if data is not None else None
+            )
         lines = self._lines[location.path]
         if lines is None or not 1 <= location.line <= len(lines):
             return None
@@ -131,8 +133,16 @@ def write_baseline(path: Path, findings: Sequence[Finding], read: Reader | None 
     document = {
         FORMAT_KEY: FORMAT_VERSION,
         "findings": [
-            {"code": e.code, "path": e.path, "fingerprint": e.fingerprint, "line": f.location.line, "message": f.message}
-            for e, f in sorted(entries, key=lambda pair: (pair[0].path, pair[1].location.line, pair[0].code, pair[0].fingerprint))
+            {
+                "code": e.code,
+                "path": e.path,
+                "fingerprint": e.fingerprint,
+                "line": f.location.line,
+                "message": f.message,
+            }
+            for e, f in sorted(
+                entries, key=lambda pair: (pair[0].path, pair[1].location.line, pair[0].code, pair[0].fingerprint)
+            )
         ],
     }
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -188,11 +198,17 @@ def load_baseline(path: Path) -> Baseline:
         raise BaselineError(f"{path}: cannot read the baseline: {error.strerror or error}") from error
     except (UnicodeDecodeError, ValueError) as error:
         raise BaselineError(f"{path}: not a compile-ad-lint baseline (invalid JSON: {error})") from error
-    if not isinstance(document, dict) or document.get(FORMAT_KEY) != FORMAT_VERSION or not isinstance(document.get("findings"), list):
+    if (
+        not isinstance(document, dict)
+        or document.get(FORMAT_KEY) != FORMAT_VERSION
+        or not isinstance(document.get("findings"), list)
+    ):
         raise BaselineError(f"{path}: not a compile-ad-lint baseline (write one with --write-baseline)")
     entries = []
     for number, item in enumerate(document["findings"], start=1):
-        if not isinstance(item, dict) or not all(isinstance(item.get(key), str) for key in ("code", "path", "fingerprint")):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(key), str) for key in ("code", "path", "fingerprint")
+        ):
             raise BaselineError(f"{path}: entry {number} needs string code, path and fingerprint")
         entries.append(Entry(item["code"], item["path"], item["fingerprint"]))
     return Baseline(Path(path), tuple(entries))

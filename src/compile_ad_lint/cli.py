@@ -13,9 +13,10 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NoReturn, Sequence, TextIO
+from typing import NoReturn, TextIO
 
 from ._version import __version__
 from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
@@ -33,53 +34,127 @@ class _Parser(argparse.ArgumentParser):
         match = _ARGUMENT_PREFIX.match(message)
         if match is not None:  # "argument --jobs/-j: ..." -> "--jobs: ..."
             names = match.group(1).split("/")
-            message = f"{max(names, key=len)}: {message[match.end():]}"
+            message = f"{max(names, key=len)}: {message[match.end() :]}"
         self.print_usage(sys.stderr)
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently.")
+    parser = _Parser(
+        prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     check = commands.add_parser("check", help="analyze files, directories and notebooks")
-    check.add_argument("paths", nargs="*", metavar="PATH", help="Python files, notebooks (.ipynb), directories, or - for stdin (default: .)")
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="Python files, notebooks (.ipynb), directories, or - for stdin (default: .)",
+    )
     rules = check.add_argument_group("rule selection")
-    rules.add_argument("--select", type=_codes("select"), metavar="CODES", help="comma-separated codes or prefixes to report, or ALL (default: the config's select, else ALL)")
-    rules.add_argument("--ignore", type=_codes("ignore"), metavar="CODES", help="comma-separated codes or prefixes to skip, added to the config's ignore (default: none)")
+    rules.add_argument(
+        "--select",
+        type=_codes("select"),
+        metavar="CODES",
+        help="comma-separated codes or prefixes to report, or ALL (default: the config's select, else ALL)",
+    )
+    rules.add_argument(
+        "--ignore",
+        type=_codes("ignore"),
+        metavar="CODES",
+        help="comma-separated codes or prefixes to skip, added to the config's ignore (default: none)",
+    )
     report = check.add_argument_group("report")
     report.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
     report.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     report.add_argument("--concise", action="store_true", help="text: one line per finding, without the chain under it")
     report.add_argument("--show-source", action="store_true", help="text: print the flagged line with a caret range")
     report.add_argument("--statistics", action="store_true", help="text: a count per code instead of the findings")
-    report.add_argument("--quiet", "-q", action="store_true", help="print the findings only: no summary, notes or progress")
+    report.add_argument(
+        "--quiet", "-q", action="store_true", help="print the findings only: no summary, notes or progress"
+    )
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     scope = check.add_argument_group("what is analyzed")
-    scope.add_argument("--stdin-filename", metavar="PATH", help="with - (or no PATH): the project file stdin stands for; its imports and the project's other files are used")
+    scope.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="with - (or no PATH): the project file stdin stands for; its imports and the project's other files are used",
+    )
     scope.add_argument(
         "--dependents",
         action="store_true",
         help="also report findings in other files of the project whose evidence (region, call hops, compile site, config, autocast source) is in one of PATHS (the pre-commit hook uses it)",
     )
     scope.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
-    scope.add_argument("--max-call-depth", type=_depth, metavar="N", help="how many calls deep to follow from each anchor (default: the config's max-call-depth, else 8)")
-    scope.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache (.compile_ad_lint_cache/)")
-    scope.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)")
+    scope.add_argument(
+        "--max-call-depth",
+        type=_depth,
+        metavar="N",
+        help="how many calls deep to follow from each anchor (default: the config's max-call-depth, else 8)",
+    )
+    scope.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the summary cache (.compile_ad_lint_cache/)"
+    )
+    scope.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        metavar="N",
+        help="worker processes (default: CPU count); with --confirm also the runs at a time (default: CPU count, at most 4)",
+    )
     fixes = check.add_argument_group("fixes (write files only when asked)")
-    fixes.add_argument("--fix", action="store_true", help="apply the safe fixes in place, re-analyze, and report what remains")
-    fixes.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: apply the unsafe fixes too (they change more than the hazard: speed, other compiled calls, a guessed value)")
-    fixes.add_argument("--diff", action="store_true", help="print the changes --fix would make as a unified diff; write nothing")
-    fixes.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to the line of every finding reported (codes already listed are kept, not repeated)")
+    fixes.add_argument(
+        "--fix", action="store_true", help="apply the safe fixes in place, re-analyze, and report what remains"
+    )
+    fixes.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff: apply the unsafe fixes too (they change more than the hazard: speed, other compiled calls, a guessed value)",
+    )
+    fixes.add_argument(
+        "--diff", action="store_true", help="print the changes --fix would make as a unified diff; write nothing"
+    )
+    fixes.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add `# noqa: CODE` to the line of every finding reported (codes already listed are kept, not repeated)",
+    )
     baseline = check.add_argument_group("baseline")
-    baseline.add_argument("--baseline", metavar="FILE", help="report only findings that FILE does not record (default: the config's baseline)")
-    baseline.add_argument("--write-baseline", metavar="FILE", help="record every current finding in FILE (the baseline is ignored), report them, and exit 0")
+    baseline.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only findings that FILE does not record (default: the config's baseline)",
+    )
+    baseline.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record every current finding in FILE (the baseline is ignored), report them, and exit 0",
+    )
     confirm = check.add_argument_group("confirm mode (runs your code)")
-    confirm.add_argument("--confirm", action="store_true", help="run each finding's code eagerly and compiled and attach a verdict")
-    confirm.add_argument("--devices", metavar="DEVICES", help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)")
-    confirm.add_argument("--confirm-timeout", type=_seconds, default=None, metavar="SECONDS", help="per-run timeout for --confirm (default: 300)")
-    confirm.add_argument("--entry", action="append", default=[], metavar="MODULE:FUNCTION", help="entry point for --confirm (repeatable; default: the config's entry-points, then found ones)")
+    confirm.add_argument(
+        "--confirm", action="store_true", help="run each finding's code eagerly and compiled and attach a verdict"
+    )
+    confirm.add_argument(
+        "--devices",
+        metavar="DEVICES",
+        help="comma-separated devices for --confirm: cpu,cuda (default: cpu, plus cuda if available)",
+    )
+    confirm.add_argument(
+        "--confirm-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="per-run timeout for --confirm (default: 300)",
+    )
+    confirm.add_argument(
+        "--entry",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
+        help="entry point for --confirm (repeatable; default: the config's entry-points, then found ones)",
+    )
 
     cache = commands.add_parser("cache", help="manage the summary cache")
     cache.add_argument("action", choices=["clean"], help="clean: delete the cache directory")
@@ -89,7 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="a rule code such as CAL001, or its name")
     lsp = commands.add_parser("lsp", help="run the language server on stdin/stdout (needs pygls)")
-    lsp.add_argument("--debounce-ms", type=_non_negative_int, default=300, metavar="MS", help="wait this long after an edit before analyzing (default: 300)")
+    lsp.add_argument(
+        "--debounce-ms",
+        type=_non_negative_int,
+        default=300,
+        metavar="MS",
+        help="wait this long after an edit before analyzing (default: 300)",
+    )
     return parser
 
 
@@ -339,7 +420,9 @@ def _scope(args: argparse.Namespace, config: Config) -> _Scope:
             checked=len(named),
         )
     if args.confirm or args.dependents:
-        raise ValueError(f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin")
+        raise ValueError(
+            f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin"
+        )
     shown = args.stdin_filename if args.stdin_filename is not None else STDIN
     target = _absolute(Path(shown))
     data = sys.stdin.buffer.read()
@@ -416,7 +499,11 @@ def _check(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.format != "text":
-        for flag, given in (("--concise", args.concise), ("--show-source", args.show_source), ("--statistics", args.statistics)):
+        for flag, given in (
+            ("--concise", args.concise),
+            ("--show-source", args.show_source),
+            ("--statistics", args.statistics),
+        ):
             if given:
                 return _error(f"{flag} applies to --format text, not {args.format}")
     problem = _fix_options_problem(args)
@@ -456,7 +543,7 @@ def _check(args: argparse.Namespace) -> int:
     analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs, progress=progress)
     try:
         report = analyzer.check(scope.paths, sources=scope.sources or None)
-    except Exception:  # noqa: BLE001 - an internal error must still exit 2 with a usable message
+    except Exception:
         print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return EXIT_ERROR
@@ -473,7 +560,11 @@ def _check(args: argparse.Namespace) -> int:
     read = _reader(scope)
     if baseline is not None:  # gone entries: only those of files this run analyzed
         analyzed_files = {path for path, _ in report.digests}
-        gone = [e for e in baseline_result.gone if str(_absolute(baseline.file_of(e))) in analyzed_files] if baseline_result else []
+        gone = (
+            [e for e in baseline_result.gone if str(_absolute(baseline.file_of(e))) in analyzed_files]
+            if baseline_result
+            else []
+        )
         if not args.quiet and baseline_result is not None:
             note = f"compile-ad-lint: note: {_count(baseline_result.matched, 'finding')} in the baseline {baseline.path} not reported"
             note += f"; {_count(len(gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(gone) == 1 else 'occur'}"
@@ -486,7 +577,10 @@ def _check(args: argparse.Namespace) -> int:
         except BaselineError as error:
             return _error(str(error))
         if not args.quiet:
-            print(f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}", file=sys.stderr)
+            print(
+                f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}",
+                file=sys.stderr,
+            )
     fixed_note = None
     if args.fix or args.diff:
         from .fixes.apply import fix_loop, unified_diff, write_changes
@@ -499,25 +593,42 @@ def _check(args: argparse.Namespace) -> int:
 
         try:
             outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
-        except Exception:  # noqa: BLE001
+        except Exception:
             print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)
             traceback.print_exc()
             return EXIT_ERROR
-        hidden = f" ({_count(outcome.unsafe_left, 'more fix', 'more fixes')} with --unsafe-fixes)" if outcome.unsafe_left and not args.unsafe_fixes else ""
+        hidden = (
+            f" ({_count(outcome.unsafe_left, 'more fix', 'more fixes')} with --unsafe-fixes)"
+            if outcome.unsafe_left and not args.unsafe_fixes
+            else ""
+        )
         if args.diff:
             diff = unified_diff(outcome)
             _emit(diff, args.output)
             if not args.quiet:
-                print(f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}", file=sys.stderr)
+                print(
+                    f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}",
+                    file=sys.stderr,
+                )
             for display in outcome.stale:
-                print(f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes are not shown", file=sys.stderr)
+                print(
+                    f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes are not shown",
+                    file=sys.stderr,
+                )
             return EXIT_FINDINGS if diff and not args.exit_zero else EXIT_CLEAN
         stale = write_changes(outcome, dict(report.digests))
         for display in stale:
-            print(f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied", file=sys.stderr)
+            print(
+                f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied",
+                file=sys.stderr,
+            )
         report = outcome.report if not stale else reanalyze({})  # type: ignore[assignment]
         written = sum(1 for display, _, _ in outcome.changed.values() if display not in stale)
-        fixed_note = f"Fixed {_count(outcome.fixed, 'finding')} in {_count(written, 'file')}{hidden}." if outcome.fixed or hidden else None
+        fixed_note = (
+            f"Fixed {_count(outcome.fixed, 'finding')} in {_count(written, 'file')}{hidden}."
+            if outcome.fixed or hidden
+            else None
+        )
     if args.add_noqa:
         from .fixes.apply import add_noqa
 
@@ -532,12 +643,14 @@ def _check(args: argparse.Namespace) -> int:
         except ValueError as error:  # bad --devices / --entry / entry-points
             print(f"compile-ad-lint: {error}", file=sys.stderr)
             return EXIT_ERROR
-        except Exception:  # noqa: BLE001
+        except Exception:
             print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
             traceback.print_exc()
             return EXIT_ERROR
     # The summary's time is the whole run's: configuration, discovery, analysis and confirm.
-    report = replace(report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3)))
+    report = replace(
+        report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3))
+    )
     if args.format in ("json", "sarif"):  # their reports carry each fix's edits
         from .fixes import Sources, resolve
 
@@ -562,7 +675,9 @@ def _check(args: argparse.Namespace) -> int:
     if not _emit(rendered, args.output):
         return EXIT_ERROR
     if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
-        print("compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr)
+        print(
+            "compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr
+        )
     if not checked:
         return _error(_no_file_checked(report, args))
     if report.findings and not (args.exit_zero or args.write_baseline or args.add_noqa):
@@ -592,7 +707,9 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
 
 def _fix_options_problem(args: argparse.Namespace) -> str | None:
     """Combinations of the fix and baseline options that make no sense (a usage error)."""
-    writes = [flag for flag, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given]
+    writes = [
+        flag for flag, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given
+    ]
     if args.unsafe_fixes and not (args.fix or args.diff):
         return "--unsafe-fixes applies with --fix or --diff"
     if args.add_noqa and (args.fix or args.diff):
@@ -609,7 +726,7 @@ def _fix_options_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _reader(scope: _Scope, contents: "dict[Path, bytes] | None" = None):  # type: ignore[no-untyped-def]
+def _reader(scope: _Scope, contents: dict[Path, bytes] | None = None):  # type: ignore[no-untyped-def]
     """A displayed file's bytes for fingerprints: stdin's own text, contents being fixed, else the disk."""
 
     def read(display: str) -> bytes | None:

@@ -10,10 +10,10 @@ import difflib
 import fnmatch
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Callable, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -118,7 +118,7 @@ class Config:
 
         return excluded
 
-    def with_overrides(self, **overrides: object) -> "Config":
+    def with_overrides(self, **overrides: object) -> Config:
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -250,7 +250,9 @@ def parse_selection(raw: object, source: str, key: str) -> frozenset[str]:
     """Like ``parse_codes``, but an empty selection is an error: it would silently run no rule."""
     codes = parse_codes(raw, source, key)
     if not codes:
-        raise ConfigError(source, key, "selects no rule; name codes or prefixes such as CAL001 or CAL, or ALL for every rule")
+        raise ConfigError(
+            source, key, "selects no rule; name codes or prefixes such as CAL001 or CAL, or ALL for every rule"
+        )
     return codes
 
 
@@ -284,7 +286,9 @@ def _path_string(raw: object, source: str, key: str) -> str:
 
 def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
     if not isinstance(raw, dict):
-        raise ConfigError(source, key, f'expected a table of globs to codes, like {{"tests/*" = ["CAL001"]}}, got {raw!r}')
+        raise ConfigError(
+            source, key, f'expected a table of globs to codes, like {{"tests/*" = ["CAL001"]}}, got {raw!r}'
+        )
     pairs = []
     for pattern, codes in raw.items():
         if not pattern.strip():

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 #: Frames the analysis may use. About 20 KiB of C stack per frame in the worst case measured
 #: (LibCST visitors through C built-ins), which the stack size below covers.
@@ -33,7 +34,7 @@ def call_with_deep_stack(function: Callable[..., _T], *arguments: object) -> _T:
     def target() -> None:
         try:
             outcome.append((True, function(*arguments)))
-        except BaseException as error:  # noqa: BLE001 - handed back to the caller's thread
+        except BaseException as error:
             outcome.append((False, error))
 
     _enter()

@@ -8,8 +8,9 @@ just past the flagged text), which is what SARIF expects. Output adapters conver
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .fixes.plans import FixPlan
@@ -42,7 +43,7 @@ class Location:
     cell: int | None = None
 
     @classmethod
-    def point(cls, path: str, line: int = 1, column: int = 1) -> "Location":
+    def point(cls, path: str, line: int = 1, column: int = 1) -> Location:
         return cls(path, line, column, line, column + 1)
 
     def sort_key(self) -> tuple:
@@ -95,7 +96,7 @@ class Fix:
     description: str
     applicability: Applicability = Applicability.SAFE
     edits: tuple[Edit, ...] = ()
-    plan: "FixPlan | None" = None
+    plan: FixPlan | None = None
 
     @property
     def safe(self) -> bool:
@@ -128,7 +129,7 @@ class Finding:
     def facts_dict(self) -> Mapping[str, str]:
         return dict(self.facts)
 
-    def with_confirm(self, results: Mapping[str, ConfirmResult]) -> "Finding":
+    def with_confirm(self, results: Mapping[str, ConfirmResult]) -> Finding:
         return replace(self, confirm=tuple(sorted(results.items())))
 
     def sort_key(self) -> tuple:

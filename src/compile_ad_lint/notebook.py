@@ -23,18 +23,19 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from .findings import Finding, Location
-
 from .summary.outline import split_lines  # the line ends CPython and LibCST count
 
 SUFFIX = ".ipynb"
 
 #: Cell magics whose body is Python that IPython runs as such.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy", "python", "python3"})
+PYTHON_CELL_MAGICS = frozenset(
+    {"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy", "python", "python3"}
+)
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: A line magic, shell escape or help request at the start of a statement.
@@ -143,12 +144,18 @@ def parse(raw: bytes) -> Notebook:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        raise NotebookError(f"notebook is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") from None
+        raise NotebookError(
+            f"notebook is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from None
     except RecursionError:
         raise NotebookError("notebook is not valid JSON: nested too deeply") from None
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         version = document.get("nbformat") if isinstance(document, dict) else None
-        hint = f" (nbformat {version}: convert it with `jupyter nbconvert --to notebook`)" if isinstance(version, int) and version < 4 else ""
+        hint = (
+            f" (nbformat {version}: convert it with `jupyter nbconvert --to notebook`)"
+            if isinstance(version, int) and version < 4
+            else ""
+        )
         raise NotebookError(f"not a Jupyter notebook: no list of cells{hint}")
     lines: list[str] = []
     cells: list[Cell] = []

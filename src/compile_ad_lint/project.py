@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
 
 from .config import Config, find_pyproject
 from .summary.outline import ANCHOR_PATTERN
@@ -39,7 +39,9 @@ class DiscoveryProblem:
     reason: str
 
 
-def discover(paths: Sequence[str], config: Config, virtual: Collection[Path] = ()) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
+def discover(
+    paths: Sequence[str], config: Config, virtual: Collection[Path] = ()
+) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
     """Python files and notebooks under ``paths`` (explicit files are always taken), minus excluded ones.
 
     ``virtual`` holds resolved paths whose contents the caller supplies (stdin, an unsaved editor
@@ -60,7 +62,13 @@ def discover(paths: Sequence[str], config: Config, virtual: Collection[Path] = (
             _add(files, problems, root)
             continue
         excluded = config.exclusion(root)  # globs match relative to the project root, whatever the spelling
-        for directory, subdirs, names in os.walk(root, followlinks=False, onerror=lambda e: problems.append(DiscoveryProblem(str(e.filename), f"cannot list directory: {e.strerror}"))):
+        for directory, subdirs, names in os.walk(
+            root,
+            followlinks=False,
+            onerror=lambda e: problems.append(
+                DiscoveryProblem(str(e.filename), f"cannot list directory: {e.strerror}")
+            ),
+        ):
             base = Path(directory)
             subdirs[:] = sorted(d for d in subdirs if not excluded(base, d))
             for name in sorted(names):
@@ -138,7 +146,7 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def module_identity(path: Path) -> tuple[str, bool, Path]:
     """(dotted module name, is package, directory that must be on sys.path to import it).
 
@@ -215,7 +223,10 @@ class ModuleIndex:
         relative = Path(*dotted.split("."))
         missed = []
         for root in dict.fromkeys(self.search_roots(importer)):
-            for candidate in (root / relative / "__init__.py", root.joinpath(*relative.parts[:-1], relative.name + ".py")):
+            for candidate in (
+                root / relative / "__init__.py",
+                root.joinpath(*relative.parts[:-1], relative.name + ".py"),
+            ):
                 if candidate.is_file():
                     return candidate.resolve(), tuple(missed)
                 missed.append(candidate)
@@ -247,4 +258,7 @@ def read_source(path: Path) -> bytes:
 
 def has_anchor(source: bytes) -> bool:
     # Every anchor spelling contains one of these words; ``in`` finds them far faster than the regex.
-    return any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments")) and ANCHOR_BYTES.search(source) is not None
+    return (
+        any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments"))
+        and ANCHOR_BYTES.search(source) is not None
+    )

@@ -6,8 +6,8 @@ A line expecting findings ends with ``# expect: CAL001`` (several codes: ``# exp
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from .api import Analyzer
 from .config import Config

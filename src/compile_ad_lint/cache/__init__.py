@@ -32,9 +32,10 @@ import sys
 import time
 import typing
 from collections import OrderedDict
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._version import __version__
 from . import codec
@@ -46,7 +47,9 @@ _FORMAT = 3
 _ENTRY_MAGIC = b"CAL3 "
 _GITIGNORE = "# Created by compile-ad-lint: this directory is a cache, never commit it.\n*\n"
 #: https://bford.info/cachedir/ : backup tools skip directories carrying this tag.
-_CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# compile-ad-lint cache: see https://bford.info/cachedir/\n"
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n# compile-ad-lint cache: see https://bford.info/cachedir/\n"
+)
 _TEMPORARY = "tmp"
 #: A temporary file this old is an orphan even if its writer's pid is alive again (pid reuse).
 _ORPHAN_SECONDS = 24 * 3600
@@ -63,7 +66,7 @@ def content_digest(source: bytes) -> str:
     return hashlib.sha256(source).hexdigest()
 
 
-@lru_cache(maxsize=None)
+@cache
 def build_digest() -> str:
     """Identity of the installed analyzer: its version and the bytes of every source file.
 
@@ -126,7 +129,14 @@ class SummaryCache:
         self.memory = memory
 
     @classmethod
-    def open(cls, root: Path, *, create: bool = True, warn: Callable[[str], None] | None = warn_once, memory: EntryMemory | None = None) -> "SummaryCache | None":
+    def open(
+        cls,
+        root: Path,
+        *,
+        create: bool = True,
+        warn: Callable[[str], None] | None = warn_once,
+        memory: EntryMemory | None = None,
+    ) -> SummaryCache | None:
         """The cache under ``root``, creating it if allowed; None (with the reason warned) if unusable.
 
         A tree where the directory cannot be created (read-only) is analyzed without a cache and
@@ -282,7 +292,13 @@ def _create(directory: Path) -> bytes | None:
     info = os.lstat(directory)
     (directory / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
     (directory / "CACHEDIR.TAG").write_text(_CACHEDIR_TAG, encoding="utf-8")
-    marker = {"tool": "compile-ad-lint", "format": _FORMAT, "device": info.st_dev, "inode": info.st_ino, "secret": secret.hex()}
+    marker = {
+        "tool": "compile-ad-lint",
+        "format": _FORMAT,
+        "device": info.st_dev,
+        "inode": info.st_ino,
+        "secret": secret.hex(),
+    }
     temporary = directory / f"{MARKER}.{os.getpid()}.tmp"
     temporary.write_text(json.dumps(marker), encoding="utf-8")
     os.replace(temporary, directory / MARKER)  # last: a marker means the directory is complete

@@ -18,9 +18,10 @@ import enum
 import json
 import types
 import typing
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 _PRIMITIVES = (type(None), bool, int, float, str)
 
@@ -84,7 +85,7 @@ def _encode(value: object) -> object:
     raise TypeError(f"cannot serialize {cls.__name__}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
@@ -149,7 +150,7 @@ def _str(payload: object) -> str:
 # -- schema from type hints -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema_for(expected: Any) -> _Schema:
     """Every dataclass reachable from ``expected`` through field annotations, with their checks."""
     classes: dict[str, type] = {}
@@ -172,12 +173,12 @@ def _schema_for(expected: Any) -> _Schema:
     return _Schema(classes, fields, checks)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _checker(hint: Any) -> Callable[[Any], bool]:
     """A predicate for "``value`` is an instance of ``hint``" (the subset of typing we use)."""
     if hint is Any or hint is object:
@@ -198,7 +199,9 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
             item = _checker(arguments[0])
             return lambda value: isinstance(value, tuple) and all(item(v) for v in value)
         positions = tuple(_checker(argument) for argument in arguments)
-        return lambda value: isinstance(value, tuple) and len(value) == len(positions) and all(c(v) for c, v in zip(positions, value))
+        return lambda value: (
+            isinstance(value, tuple) and len(value) == len(positions) and all(c(v) for c, v in zip(positions, value))
+        )
     if origin in (frozenset, set):
         item = _checker(arguments[0]) if arguments else _checker(Any)
         return lambda value: isinstance(value, frozenset) and all(item(v) for v in value)

@@ -47,7 +47,7 @@ def origin(filename):
     real = os.path.realpath(filename)
     for copy, original in ORIGINS:
         if real == copy or real.startswith(copy + os.sep):
-            return original + real[len(copy):]
+            return original + real[len(copy) :]
     return real
 
 
@@ -60,7 +60,7 @@ def env_mode(spec):
     result = {"torch": None, "cuda": False, "gpus": []}
     try:
         import torch
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         result["error"] = f"{type(error).__name__}: {error}"
         _write(spec["out"], result)
         return
@@ -69,7 +69,7 @@ def env_mode(spec):
         result["cuda"] = bool(torch.cuda.is_available())
         if result["cuda"]:
             result["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         result["cuda_error"] = f"{type(error).__name__}: {error}"
     _write(spec["out"], result)
 
@@ -145,7 +145,13 @@ class Recorder:
         values = flat.to("cpu", torch.float64)
         data = array("d", values.tolist())
         data.tofile(self.blob)
-        entry = {"offset": self.offset, "count": len(data), "numel": numel, "dtype": str(tensor.dtype).replace("torch.", ""), "shape": list(tensor.shape)}
+        entry = {
+            "offset": self.offset,
+            "count": len(data),
+            "numel": numel,
+            "dtype": str(tensor.dtype).replace("torch.", ""),
+            "shape": list(tensor.shape),
+        }
         self.offset += len(data) * 8
         return entry
 
@@ -278,7 +284,14 @@ class Recorder:
     def record_error(self, error, stack, create_graph=False):
         """A backward or ``autograd.grad`` that raised (the user's code may catch it): CAL004's evidence."""
         with self.guard():
-            self.add({"kind": "backward-error", "stack": stack, "raised": _describe(error), "create_graph": bool(create_graph)})
+            self.add(
+                {
+                    "kind": "backward-error",
+                    "stack": stack,
+                    "raised": _describe(error),
+                    "create_graph": bool(create_graph),
+                }
+            )
 
     # -- probes ------------------------------------------------------------------------------
     def install_unpack_dual_probe(self):
@@ -297,7 +310,13 @@ class Recorder:
                 stack = recorder.user_stack()
                 if recorder.wanted(stack):
                     tangent = result.tangent
-                    recorder.add({"kind": "tangent", "stack": stack, "tangent": None if tangent is None else recorder.store(tangent)})
+                    recorder.add(
+                        {
+                            "kind": "tangent",
+                            "stack": stack,
+                            "tangent": None if tangent is None else recorder.store(tangent),
+                        }
+                    )
             return result
 
         unpack_dual.__wrapped__ = original_unpack
@@ -344,13 +363,17 @@ class Recorder:
 
         original_backward = torch.autograd.backward
 
-        def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+        def backward(
+            tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None
+        ):
             roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
             return run_backward(
                 "backward",
                 roots,
                 inputs,
-                lambda inputs: original_backward(tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs),
+                lambda inputs: original_backward(
+                    tensors, grad_tensors, retain_graph, create_graph, grad_variables, inputs=inputs
+                ),
                 create_graph,
             )
 
@@ -419,13 +442,23 @@ class Recorder:
                 try:
                     result = original(*args, **kwargs)
                 except BaseException as error:
-                    recorder.add({"kind": "functional", "name": name, "stack": stack, "raised": _describe(error), "tensors": []})
+                    recorder.add(
+                        {"kind": "functional", "name": name, "stack": stack, "raised": _describe(error), "tensors": []}
+                    )
                     raise
                 finally:
                     recorder.in_functional = False
                 with recorder.guard():
                     found = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)][:8]
-                    recorder.add({"kind": "functional", "name": name, "stack": stack, "raised": None, "tensors": [recorder.store(t) for t in found]})
+                    recorder.add(
+                        {
+                            "kind": "functional",
+                            "name": name,
+                            "stack": stack,
+                            "raised": None,
+                            "tensors": [recorder.store(t) for t in found],
+                        }
+                    )
                 return result
 
             return call
@@ -463,7 +496,7 @@ class Recorder:
             return call(*args, **kwargs)
         try:
             dual_input = any(t is not None for t in self.tangents((args, kwargs)))
-        except Exception:  # noqa: BLE001
+        except Exception:
             dual_input = False
         stack = self.user_stack()
         if not dual_input or not self.wanted(stack):
@@ -476,7 +509,14 @@ class Recorder:
             raise
         with self.guard():
             found = self.tangents(result)
-            self.add({"kind": "compiled-call", "stack": stack, "raised": None, "tangents": [None if t is None else self.store(t) for t in found[:8]]})
+            self.add(
+                {
+                    "kind": "compiled-call",
+                    "stack": stack,
+                    "raised": None,
+                    "tangents": [None if t is None else self.store(t) for t in found[:8]],
+                }
+            )
         return result
 
     def observed(self, result, original):
@@ -553,7 +593,11 @@ class Recorder:
         def optimize(*args, **kwargs):
             context = original_optimize(*args, **kwargs)
             # Frame 1 is the caller of this wrapper, as in ``compile`` above.
-            return context if recorder.from_torch(sys._getframe(1)) or kwargs.get("disable") else ObservedDecorator(context)
+            return (
+                context
+                if recorder.from_torch(sys._getframe(1)) or kwargs.get("disable")
+                else ObservedDecorator(context)
+            )
 
         original_module_call = eval_frame.OptimizedModule.__call__
 
@@ -657,7 +701,9 @@ def assumed_autocast(torch, config):
     """The autocast state, per device type, in which a region compiled now under ``config`` would have its
     backward traced (AOTAutograd: ``same_as_forward`` keeps the ambient state, ``off`` disables autocast,
     a list disables it and then enters each ``torch.amp.autocast(**kwargs)``): ``{device: (enabled, dtype)}``."""
-    state = {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in AUTOCAST_DEVICES}
+    state = {
+        device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in AUTOCAST_DEVICES
+    }
     if config == "same_as_forward":
         return state
     state = {device: (False, dtype) for device, (_, dtype) in state.items()}
@@ -669,7 +715,11 @@ def assumed_autocast(torch, config):
 
 
 def describe_autocast(state):
-    enabled = [f"autocast({device!r}, {str(dtype).replace('torch.', '')})" for device, (on, dtype) in sorted(state.items()) if on]
+    enabled = [
+        f"autocast({device!r}, {str(dtype).replace('torch.', '')})"
+        for device, (on, dtype) in sorted(state.items())
+        if on
+    ]
     return " + ".join(enabled) if enabled else "no autocast"
 
 
@@ -750,7 +800,14 @@ def assume_backward_autocast(torch, handles, recorder):
                     node.register_prehook(enter)
                     node.register_hook(leave)
                 if len(recorder.assumed_hits) < MAX_ASSUMED_HITS:
-                    recorder.assumed_hits.append({"handle": handle, "written": repr(written), "assumed": describe_autocast(state), "nodes": len(nodes)})
+                    recorder.assumed_hits.append(
+                        {
+                            "handle": handle,
+                            "written": repr(written),
+                            "assumed": describe_autocast(state),
+                            "nodes": len(nodes),
+                        }
+                    )
             return result
 
         return run
@@ -767,7 +824,7 @@ def run_mode(spec):
     result = {"status": "ok", "exception": None, "records": [], "executed": {}, "forced_hits": [], "assumed_hits": []}
     try:
         import torch
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         result["status"] = "no-torch"
         result["exception"] = {"type": type(error).__name__, "message": str(error), "frames": []}
         _write(out, result)
@@ -778,7 +835,7 @@ def run_mode(spec):
         try:
             result["gpu"] = torch.cuda.get_device_name(0)
             torch.set_default_device("cuda")
-        except Exception as error:  # noqa: BLE001 - a CUDA that cannot start is a result, not a crash
+        except Exception as error:
             result["status"] = "no-device"
             result["exception"] = {"type": type(error).__name__, "message": str(error)[:300], "frames": []}
             _write(out, result)
@@ -793,7 +850,7 @@ def run_mode(spec):
         import numpy
 
         numpy.random.seed(0)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     recorder = Recorder(torch, out, spec.get("watch", []), spec.get("focus", []))
     recorder.install()
@@ -829,7 +886,7 @@ def run_mode(spec):
         if stop.code not in (None, 0):
             result["status"] = "exception"
             result["exception"] = _describe(stop)
-    except BaseException as error:  # noqa: BLE001 - the user's failure is data
+    except BaseException as error:
         result["status"] = "exception"
         result["exception"] = _describe(error)
     finally:
@@ -881,7 +938,7 @@ def become_subreaper():
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except Exception:  # noqa: BLE001 - without it the runner's environment-marker scan still applies
+    except Exception:
         pass
 
 

@@ -13,8 +13,8 @@ Compiled-vs-eager differences alone never confirm CAL002.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ..findings import ConfirmResult, Verdict
 
@@ -97,7 +97,9 @@ class Unusable:
     reason: str
 
 
-def verdict_cal001(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+def verdict_cal001(
+    eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str
+) -> ConfirmResult | Unusable:
     """Compare the flagged call's own records (outputs' tangents or exception), else ``unpack_dual`` near it."""
     eager_calls = _site_calls(eager, site)
     compiled_calls = _site_calls(compiled, site)
@@ -105,8 +107,12 @@ def verdict_cal001(eager: dict, eager_load: TensorLoader, compiled: dict, compil
         return _compare_calls(eager_calls, eager_load, compiled_calls, compiled_load, device)
     if eager_calls:
         if compiled.get("status") == "exception":
-            return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "in the compiled run the flagged call never received dual tensors (it did eagerly)")
+            return Unusable(
+                f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call"
+            )
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED, "in the compiled run the flagged call never received dual tensors (it did eagerly)"
+        )
     return _compare_unpacked(eager, eager_load, compiled, compiled_load, site, device)
 
 
@@ -114,7 +120,13 @@ def _site_calls(run: dict, site: Site) -> list[dict]:
     return [r for r in run.get("records", []) if r.get("kind") == "compiled-call" and site.on_stack(r.get("stack", []))]
 
 
-def _compare_calls(eager_calls: list[dict], eager_load: TensorLoader, compiled_calls: list[dict], compiled_load: TensorLoader, device: str) -> ConfirmResult:
+def _compare_calls(
+    eager_calls: list[dict],
+    eager_load: TensorLoader,
+    compiled_calls: list[dict],
+    compiled_load: TensorLoader,
+    device: str,
+) -> ConfirmResult:
     raised = next((c for c in compiled_calls if c["raised"]), None)
     if raised is not None and not any(e["raised"] for e in eager_calls):
         return _compiled_raise(raised["raised"], "the flagged call")
@@ -123,7 +135,9 @@ def _compare_calls(eager_calls: list[dict], eager_load: TensorLoader, compiled_c
     return _tangent_verdict(pairs, eager_load, compiled_load, device, f"output tangent(s) of {calls}")
 
 
-def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+def _compare_unpacked(
+    eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str
+) -> ConfirmResult | Unusable:
     """No compiled callable with dual inputs was seen at the site (e.g. a custom compile wrapper): use ``unpack_dual``."""
     if compiled.get("status") == "exception":
         exception = compiled["exception"]
@@ -132,7 +146,9 @@ def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, com
     eager_tangents = _tangents(eager, site)
     compiled_tangents = _tangents(compiled, site)
     if eager_tangents and not compiled_tangents and compiled.get("status") == "exception":
-        return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
+        return Unusable(
+            f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call"
+        )
     if not eager_tangents:
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
@@ -145,14 +161,18 @@ def _compare_unpacked(eager: dict, eager_load: TensorLoader, compiled: dict, com
 def _compiled_raise(exception: dict, who: str) -> ConfirmResult:
     """Only forward AD's ``NotImplementedError`` is the hazard; another compiled-only failure is an error."""
     if exception["type"] == "NotImplementedError":
-        return ConfirmResult(Verdict.CONFIRMED, f"{who} raises {exception_text(exception)} in the compiled run; eager returns normally")
+        return ConfirmResult(
+            Verdict.CONFIRMED, f"{who} raises {exception_text(exception)} in the compiled run; eager returns normally"
+        )
     return ConfirmResult(
         Verdict.ERROR,
         f"{who} fails in the compiled run with {exception_text(exception)}, which is not forward AD's NotImplementedError; eager returns normally",
     )
 
 
-def _tangent_verdict(pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str) -> ConfirmResult:
+def _tangent_verdict(
+    pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str
+) -> ConfirmResult:
     """(eager tangent, compiled tangent) pairs: a tangent dropped to None, or the worst difference against its tolerance."""
     dropped = 0
     worst = worst_tol = 0.0
@@ -167,9 +187,15 @@ def _tangent_verdict(pairs: list[tuple], eager_load: TensorLoader, compiled_load
         if rel / tol > (worst / worst_tol if worst_tol else 0.0):
             worst, worst_tol = rel, tol
     if dropped:
-        return ConfirmResult(Verdict.CONFIRMED, f"tangent dropped to None: {dropped} of {len(pairs)} {what} are None in the compiled run where eager has values")
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"tangent dropped to None: {dropped} of {len(pairs)} {what} are None in the compiled run where eager has values",
+        )
     if worst_tol and worst > worst_tol:
-        return ConfirmResult(Verdict.CONFIRMED, f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({len(pairs)} {what})")
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({len(pairs)} {what})",
+        )
     return ConfirmResult(
         Verdict.NOT_REPRODUCED,
         f"compared {len(pairs)} {what}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
@@ -178,7 +204,11 @@ def _tangent_verdict(pairs: list[tuple], eager_load: TensorLoader, compiled_load
 
 def _tangents(run: dict, site: Site) -> list[dict]:
     """``unpack_dual`` results recorded in the flagged function (or at the flagged statement at module level)."""
-    return [r for r in run.get("records", []) if r.get("kind") == "tangent" and site.on_stack(r.get("stack", []), function=True)]
+    return [
+        r
+        for r in run.get("records", [])
+        if r.get("kind") == "tangent" and site.on_stack(r.get("stack", []), function=True)
+    ]
 
 
 # -- CAL002 -------------------------------------------------------------------------------------
@@ -237,20 +267,30 @@ def verdict_cal002(
     runs = (("as written", written), ("under the matching config", matching))
     for name, run in runs:
         if run.get("status") == "exception" and site.on_stack(run["exception"].get("frames", [])):
-            return ConfirmResult(Verdict.ERROR, f"the compiled run {name} failed at the flagged backward where eager did not: {exception_text(run['exception'])}")
+            return ConfirmResult(
+                Verdict.ERROR,
+                f"the compiled run {name} failed at the flagged backward where eager did not: {exception_text(run['exception'])}",
+            )
     records = [_backward_records(run, site) for run in (eager, written, matching)]
     if records[0] and not all(records):
         for name, run in runs:
             if run.get("status") == "exception":
-                return Unusable(f"its compiled run {name} raised {exception_text(run['exception'])} before reaching the flagged backward")
+                return Unusable(
+                    f"its compiled run {name} raised {exception_text(run['exception'])} before reaching the flagged backward"
+                )
     if not any(hit.get("handle") in forced_handles for hit in matching.get("forced_hits", [])):
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             "the flagged compiled callable was never traced in the matching run (backward_pass_autocast was not read while it ran), so the matching config could not be applied",
         )
     if not all(records):
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "the entry point reached the flagged backward but no gradient was recorded there in every run")
-    assumed, assumed_state, unmeasured = _eager_assumed_records(eager_assumed, eager_assumed_problem, site, forced_handles)
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            "the entry point reached the flagged backward but no gradient was recorded there in every run",
+        )
+    assumed, assumed_state, unmeasured = _eager_assumed_records(
+        eager_assumed, eager_assumed_problem, site, forced_handles
+    )
     best: _Cal002Pair | None = None
     for index, (e, w, m) in enumerate(zip(*records)):
         ev, _, elay = grad_vector(e, eager_load)
@@ -308,10 +348,14 @@ def verdict_cal002(
             f"eager is nearer the as-written run, but by {_fmt(margin)}, within the noise margin ({_fmt(floor)}: {EAGER_MARGIN:g}x that run's "
             "own distance to eager): the eager comparison is inconclusive at this noise level"
         )
-    return ConfirmResult(Verdict.CONFIRMED, f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)")
+    return ConfirmResult(
+        Verdict.CONFIRMED, f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)"
+    )
 
 
-def _eager_assumed_records(run: dict | None, problem: str, site: Site, handles: frozenset[int]) -> tuple[list[dict] | None, str, str]:
+def _eager_assumed_records(
+    run: dict | None, problem: str, site: Site, handles: frozenset[int]
+) -> tuple[list[dict] | None, str, str]:
     """The eager differential run's gradients at the flagged backward and the autocast state its flagged
     regions' backward ran under; else None, "", and why it was not measured."""
     if run is None:
@@ -322,7 +366,11 @@ def _eager_assumed_records(run: dict | None, problem: str, site: Site, handles: 
     records = _backward_records(run, site)
     if not records:
         if run.get("status") == "exception":
-            return None, "", f"the eager run under the assumed autocast raised {exception_text(run['exception'])} before the flagged backward"
+            return (
+                None,
+                "",
+                f"the eager run under the assumed autocast raised {exception_text(run['exception'])} before the flagged backward",
+            )
         return None, "", "the eager run under the assumed autocast recorded no gradient at the flagged backward"
     return records, " or ".join(sorted({hit["assumed"] for hit in hits})), ""
 
@@ -338,14 +386,19 @@ def _eager_differential_text(pair: _Cal002Pair, assumed: str, unmeasured: str) -
 
 
 def _backward_records(run: dict, site: Site) -> list[dict]:
-    return [r for r in run.get("records", []) if r.get("kind") in ("backward", "grad") and site.on_stack(r.get("stack", []))]
+    return [
+        r for r in run.get("records", []) if r.get("kind") in ("backward", "grad") and site.on_stack(r.get("stack", []))
+    ]
 
 
 # -- CAL004 -------------------------------------------------------------------------------------
 
 #: What a compiled backward that cannot be differentiated raises (torch 2.13): the double backward
 #: itself, or, after an earlier first-order backward donated its buffers, ``create_graph=True``.
-DOUBLE_BACKWARD_ERRORS = ("does not currently support double backward", "donated buffers which requires create_graph=False")
+DOUBLE_BACKWARD_ERRORS = (
+    "does not currently support double backward",
+    "donated buffers which requires create_graph=False",
+)
 
 
 def _is_double_backward(exception: dict | None) -> bool:
@@ -357,19 +410,30 @@ def _line(record: dict) -> str:
     return _short(stack[0]) if stack else "?"
 
 
-def verdict_cal004(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str) -> ConfirmResult | Unusable:
+def verdict_cal004(
+    eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, device: str
+) -> ConfirmResult | Unusable:
     """Confirmed when, in the compiled run only, the flagged call raises the double-backward error (a
     ``torch.autograd.functional`` call, or ``create_graph=True`` after donated buffers), a later backward
     raises it before another ``create_graph=True`` call elsewhere runs, or a flagged
     ``torch.autograd.functional`` call returns values that differ from eager (``hessian``'s zeros)."""
     records = compiled.get("records", [])
-    at_site = [i for i, r in enumerate(records) if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))]
-    eager_raises = any(_is_double_backward(r.get("raised")) for r in eager.get("records", [])) or _is_double_backward(eager.get("exception"))
+    at_site = [
+        i
+        for i, r in enumerate(records)
+        if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))
+    ]
+    eager_raises = any(_is_double_backward(r.get("raised")) for r in eager.get("records", [])) or _is_double_backward(
+        eager.get("exception")
+    )
     if at_site and not eager_raises:
         for index in at_site:
             record = records[index]
             if _is_double_backward(record.get("raised")):
-                return ConfirmResult(Verdict.CONFIRMED, f"the flagged call raises {exception_text(record['raised'])} in the compiled run; eager runs it")
+                return ConfirmResult(
+                    Verdict.CONFIRMED,
+                    f"the flagged call raises {exception_text(record['raised'])} in the compiled run; eager runs it",
+                )
         functional = [i for i in at_site if records[i].get("kind") == "functional"]
         if functional:  # ``vjp``/``jacobian(create_graph=True)`` return a graph; the others fail inside or not at all
             created = [i for i in functional if records[i].get("name") in ("vjp", "jacobian")]
@@ -387,7 +451,9 @@ def verdict_cal004(eager: dict, eager_load: TensorLoader, compiled: dict, compil
                         f"the backward at {_line(later)} through the gradients the flagged create_graph=True call created raises "
                         f"{exception_text(later['raised'])} in the compiled run; eager runs it",
                     )
-    eager_calls = [r for r in eager.get("records", []) if r.get("kind") == "functional" and site.on_stack(r.get("stack", []))]
+    eager_calls = [
+        r for r in eager.get("records", []) if r.get("kind") == "functional" and site.on_stack(r.get("stack", []))
+    ]
     compiled_calls = [records[i] for i in at_site if records[i].get("kind") == "functional"]
     for e, c in zip(eager_calls, compiled_calls):
         if e.get("raised") or c.get("raised") or e.get("name") != c.get("name"):
@@ -406,8 +472,13 @@ def verdict_cal004(eager: dict, eager_load: TensorLoader, compiled: dict, compil
             )
     if not at_site:
         if compiled.get("status") == "exception":
-            return Unusable(f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call")
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "the compiled run never ran a backward or torch.autograd.functional call at the flagged line")
+            return Unusable(
+                f"its compiled run raised {exception_text(compiled['exception'])} before reaching the flagged call"
+            )
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED,
+            "the compiled run never ran a backward or torch.autograd.functional call at the flagged line",
+        )
     if eager_raises:
         return ConfirmResult(Verdict.NOT_REPRODUCED, "eager raises the double-backward error too")
     return ConfirmResult(
@@ -419,7 +490,9 @@ def verdict_cal004(eager: dict, eager_load: TensorLoader, compiled: dict, compil
 # -- CAL005 -------------------------------------------------------------------------------------
 
 
-def verdict_cal005(eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, named: str = "") -> ConfirmResult:
+def verdict_cal005(
+    eager: dict, eager_load: TensorLoader, compiled: dict, compiled_load: TensorLoader, site: Site, named: str = ""
+) -> ConfirmResult:
     """Confirmed when a leaf's gradient at the flagged backward is all zeros compiled and None (or not
     reached at all) eager; leaves are paired by parameter serial (creation order), ``autograd.grad``'s
     results by position."""
@@ -427,25 +500,47 @@ def verdict_cal005(eager: dict, eager_load: TensorLoader, compiled: dict, compil
     compiled_records = _backward_records(compiled, site)
     if not compiled_records:
         if compiled.get("status") == "exception":
-            return ConfirmResult(Verdict.ERROR, f"the compiled run raised {exception_text(compiled['exception'])} before the flagged backward recorded gradients")
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the compiled run")
+            return ConfirmResult(
+                Verdict.ERROR,
+                f"the compiled run raised {exception_text(compiled['exception'])} before the flagged backward recorded gradients",
+            )
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the compiled run"
+        )
     if not eager_records:
-        return ConfirmResult(Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the eager run")
+        return ConfirmResult(
+            Verdict.NOT_REPRODUCED, "no gradient was recorded at the flagged backward in the eager run"
+        )
     zeroed: dict[tuple, str] = {}
     compared = 0
     for e, c in zip(eager_records, compiled_records):
         by_position = e.get("kind") == "grad"
-        eager_grads = dict(enumerate(e["tensors"])) if by_position else {k: t for k, t in zip(e.get("keys", []), e["tensors"]) if k is not None}
-        compiled_grads = dict(enumerate(c["tensors"])) if by_position else {k: t for k, t in zip(c.get("keys", []), c["tensors"]) if k is not None}
+        eager_grads = (
+            dict(enumerate(e["tensors"]))
+            if by_position
+            else {k: t for k, t in zip(e.get("keys", []), e["tensors"]) if k is not None}
+        )
+        compiled_grads = (
+            dict(enumerate(c["tensors"]))
+            if by_position
+            else {k: t for k, t in zip(c.get("keys", []), c["tensors"]) if k is not None}
+        )
         for key, tensor in compiled_grads.items():
             compared += 1
             if tensor is None or eager_grads.get(key) is not None:
                 continue
             if not any(compiled_load(tensor)):
-                zeroed.setdefault((by_position, key), f"{'result ' if by_position else 'parameter #'}{key} {tuple(tensor['shape'])}")
+                zeroed.setdefault(
+                    (by_position, key), f"{'result ' if by_position else 'parameter #'}{key} {tuple(tensor['shape'])}"
+                )
     if zeroed:
         names = list(zeroed.values())
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         leaves = f" (the finding names {named})" if named else ""
-        return ConfirmResult(Verdict.CONFIRMED, f"{len(zeroed)} gradient(s) are all zeros compiled where eager has None{leaves}: {shown}")
-    return ConfirmResult(Verdict.NOT_REPRODUCED, f"compared {compared} gradient(s) at the flagged backward: none is zeros compiled and None eager")
+        return ConfirmResult(
+            Verdict.CONFIRMED, f"{len(zeroed)} gradient(s) are all zeros compiled where eager has None{leaves}: {shown}"
+        )
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED,
+        f"compared {compared} gradient(s) at the flagged backward: none is zeros compiled and None eager",
+    )

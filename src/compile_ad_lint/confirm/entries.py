@@ -88,8 +88,26 @@ def site_info(path: Path, line: int) -> SiteInfo:
         best = None
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.With, ast.For, ast.While, ast.Try, ast.AsyncWith, ast.AsyncFor)):
-                    if best is None or (node.end_lineno or node.lineno) - node.lineno < (best.end_lineno or best.lineno) - best.lineno:
+                if not isinstance(
+                    node,
+                    (
+                        ast.FunctionDef,
+                        ast.AsyncFunctionDef,
+                        ast.ClassDef,
+                        ast.If,
+                        ast.With,
+                        ast.For,
+                        ast.While,
+                        ast.Try,
+                        ast.AsyncWith,
+                        ast.AsyncFor,
+                    ),
+                ):
+                    if (
+                        best is None
+                        or (node.end_lineno or node.lineno) - node.lineno
+                        < (best.end_lineno or best.lineno) - best.lineno
+                    ):
                         best = node
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     span = (node.lineno, node.end_lineno or node.lineno)
@@ -146,7 +164,9 @@ def enclosing_entries(path: Path, line: int) -> list[Entry]:
 
 def _function_entry(path: Path, module: str, root: Path, function: str) -> Entry:
     if _IDENTIFIER.match(module):
-        return Entry("function", f"{module}:{function}", module=module, path=str(path), function=function, root=str(root))
+        return Entry(
+            "function", f"{module}:{function}", module=module, path=str(path), function=function, root=str(root)
+        )
     return Entry("path-function", f"{path.name}:{function}", path=str(path), function=function, root=str(root))
 
 
@@ -156,7 +176,9 @@ def main_entry(path: Path) -> Entry | None:
         return None
     module, _, root = module_identity(path)
     if _IDENTIFIER.match(module):
-        return Entry("main", f"`python -m {module}` (its __main__ block)", module=module, path=str(path), root=str(root))
+        return Entry(
+            "main", f"`python -m {module}` (its __main__ block)", module=module, path=str(path), root=str(root)
+        )
     return Entry("main", f"`python {path.name}` (its __main__ block)", path=str(path), root=str(root))
 
 
@@ -178,5 +200,7 @@ def candidates(path: Path, line: int, user_entries: list[Entry]) -> list[Entry]:
         found.append(main)
     unique: dict[tuple, Entry] = {}
     for entry in found:
-        unique.setdefault((entry.kind, entry.module, entry.path if entry.kind != "function" else None, entry.function), entry)
+        unique.setdefault(
+            (entry.kind, entry.module, entry.path if entry.kind != "function" else None, entry.function), entry
+        )
     return list(unique.values())

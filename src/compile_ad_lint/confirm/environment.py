@@ -99,7 +99,9 @@ def detect(cache: SummaryCache | None, timeout: float = 120.0) -> TorchEnvironme
     if version is None:
         return TorchEnvironment(None, problem="`import torch` would fail for " + sys.executable)
     key = hashlib.sha256(
-        json.dumps(["torch-environment", sys.executable, version, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")]).encode()
+        json.dumps(
+            ["torch-environment", sys.executable, version, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES")]
+        ).encode()
     ).hexdigest()
     cached = cache.load(key, TorchEnvironment) if cache is not None else None
     if cached is not None:
@@ -108,9 +110,13 @@ def detect(cache: SummaryCache | None, timeout: float = 120.0) -> TorchEnvironme
         outcome = run_child({"mode": "env"}, Path(temp), timeout)
     result = outcome.result or {}
     if not result.get("torch"):
-        problem = result.get("error") or ("timed out" if outcome.timed_out else "; ".join(outcome.stderr_tail[-2:]) or "no answer")
+        problem = result.get("error") or (
+            "timed out" if outcome.timed_out else "; ".join(outcome.stderr_tail[-2:]) or "no answer"
+        )
         return TorchEnvironment(None, problem=problem)
-    env = TorchEnvironment(result["torch"], bool(result.get("cuda")), tuple(result.get("gpus", ())), result.get("cuda_error"))
+    env = TorchEnvironment(
+        result["torch"], bool(result.get("cuda")), tuple(result.get("gpus", ())), result.get("cuda_error")
+    )
     if cache is not None:
         cache.store(key, env)
     return env

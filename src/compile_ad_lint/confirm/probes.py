@@ -25,7 +25,7 @@ def cal001_probe(facts: dict) -> str:
         make = "torch.compile(torch.nn.Linear(4, 4), backend=BACKEND)"
     else:
         make = "torch.compile(lambda a: torch.sin(a) * a, backend=BACKEND)"
-    return f'''import torch
+    return f"""import torch
 import torch.autograd.forward_ad as fwAD
 
 BACKEND = {backend!r}
@@ -38,7 +38,7 @@ def probe():
     with fwAD.dual_level():
         out = fn(fwAD.make_dual(x, t))  # SITE
         fwAD.unpack_dual(out)
-'''
+"""
 
 
 def parse_config(text: str | None, device: str) -> object:
@@ -105,7 +105,11 @@ def describe(facts: dict, code: str, device: str) -> str:
         return f"backend={_backend(facts)!r}, {'compiled nn.Linear' if facts.get('expected') == 'raises' else 'compiled function'}"
     if code == "CAL004":
         name = facts.get("function", "").rsplit(".", 1)[-1]
-        how = f"torch.autograd.functional.{name}" if name in _FUNCTIONAL_CALLS else "grad(create_graph=True), then a second backward"
+        how = (
+            f"torch.autograd.functional.{name}"
+            if name in _FUNCTIONAL_CALLS
+            else "grad(create_graph=True), then a second backward"
+        )
         return f"{how} over a function compiled with backend={_backend(facts)!r}"
     if code == "CAL005":
         return f"two outputs of a function compiled with backend={_backend(facts)!r}, only the first in the loss"
@@ -132,7 +136,7 @@ def cal002_probe(facts: dict, device: str) -> str:
     written = parse_config(facts.get("config"), device)
     forward_on, forward_device, forward_dtype = _autocast_state(facts.get("forward_autocast"), device)
     backward_on, backward_device, backward_dtype = _autocast_state(facts.get("backward_autocast"), device)
-    return f'''import torch
+    return f"""import torch
 import torch._functorch.config as functorch_config
 
 BACKEND = {backend!r}
@@ -155,7 +159,7 @@ def probe():
             z = fn(x, w)  # CALL
     with torch.autocast({backward_device!r}, dtype={backward_dtype}, enabled={backward_on}):
         z.backward()  # SITE
-'''
+"""
 
 
 _FUNCTIONAL_CALLS = {
@@ -177,7 +181,7 @@ def cal004_probe(facts: dict) -> str:
         body = f"    {_FUNCTIONAL_CALLS[name]}  # SITE"
     else:
         body = "    (g,) = torch.autograd.grad(field(x).sum(), x, create_graph=True)  # SITE\n    g.square().sum().backward()"
-    return f'''import torch
+    return f"""import torch
 from torch.autograd import functional
 
 BACKEND = {backend!r}
@@ -190,13 +194,13 @@ def probe():
     x = torch.randn(4, requires_grad=True)
     v = torch.randn(4)
 {body}
-'''
+"""
 
 
 def cal005_probe(facts: dict) -> str:
     """Two outputs of a compiled function, only the first in the loss (the facts script's case)."""
     backend = _backend(facts)
-    return f'''import torch
+    return f"""import torch
 
 BACKEND = {backend!r}
 
@@ -207,7 +211,7 @@ def probe():
     u, w = torch.nn.Parameter(torch.randn(3, 3)), torch.nn.Parameter(torch.randn(3, 3))
     used, unused = two(torch.randn(3, 3), u, w)
     used.sum().backward()  # SITE
-'''
+"""
 
 
 def marked_line(source: str, marker: str) -> int:

@@ -31,9 +31,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Iterable, Sequence
 
 from ..config import DEFAULT_EXCLUDES, matches_any
 
@@ -112,7 +112,9 @@ class SourceTree:
     left_out: int = 0
 
     @classmethod
-    def scan(cls, roots: Iterable[str], *, start: str | None = None, extra: Iterable[str] = (), skip: str | None = None) -> "SourceTree":
+    def scan(
+        cls, roots: Iterable[str], *, start: str | None = None, extra: Iterable[str] = (), skip: str | None = None
+    ) -> SourceTree:
         """List the copy of ``roots``. ``extra``: files to copy even where the excludes prune them (the
         flagged files, ``--entry`` files); ``skip``: a folder never to copy (the session's own work folder)."""
         skip = os.path.realpath(skip) if skip is not None else None
@@ -203,7 +205,7 @@ def relocate(path: str, pairs: Sequence[tuple[str, str]]) -> str:
     """``path`` moved from the first folder of the pair that contains it to the second (unchanged if none)."""
     for source, destination in pairs:
         if _inside(path, source):
-            return destination + path[len(source):]
+            return destination + path[len(source) :]
     return path
 
 
@@ -288,7 +290,11 @@ def run_child(
     try:
         origins = tree.materialize(directory / "tree") if tree is not None else []
         into = [(original, copy) for copy, original in origins]
-        spec = _relocated(dict(spec, out=str(directory), origins=origins), into) if into else dict(spec, out=str(directory))
+        spec = (
+            _relocated(dict(spec, out=str(directory), origins=origins), into)
+            if into
+            else dict(spec, out=str(directory))
+        )
         start = relocate(tree.start, into) if tree is not None and tree.start is not None else None
         work = Path(start) if start is not None and os.path.isdir(start) else directory / "cwd"
         work.mkdir(exist_ok=True)

@@ -24,10 +24,10 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from ..cache import SummaryCache, build_digest, content_digest
 from ..findings import ConfirmResult, Finding, Verdict
@@ -57,7 +57,9 @@ class ConfirmOptions:
 class _Session:
     """Shared state of one confirm run: subprocess runs are deduplicated by key and executed ``jobs`` at a time."""
 
-    def __init__(self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str], findings: list[Finding]) -> None:
+    def __init__(
+        self, options: ConfirmOptions, env: TorchEnvironment, work: Path, roots: list[str], findings: list[Finding]
+    ) -> None:
         self.options = options
         self.env = env
         self.work = work
@@ -98,15 +100,36 @@ class _Session:
         name = entry.get("function") or entry.get("module") or entry.get("path")
         mode = "compiled" if compiled else "eager"
         if number == 1:
-            left_out = f"; {self.tree.left_out} non-Python files over its size limits are left out" if self.tree.left_out else ""
-            self.log(f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}")
-        variant = ", matching config" if spec.get("force") else ", backward under the assumed autocast" if spec.get("assume") else ""
+            left_out = (
+                f"; {self.tree.left_out} non-Python files over its size limits are left out"
+                if self.tree.left_out
+                else ""
+            )
+            self.log(
+                f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}"
+            )
+        variant = (
+            ", matching config"
+            if spec.get("force")
+            else ", backward under the assumed autocast"
+            if spec.get("assume")
+            else ""
+        )
         self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{variant})")
-        spec = dict(spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else []))
+        spec = dict(
+            spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else [])
+        )
         with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
-            return run_child(spec, self.work / f"run{number}", self.options.timeout, compiled=compiled, inductor_cache=self.inductor_cache, tree=self.tree)
+            return run_child(
+                spec,
+                self.work / f"run{number}",
+                self.options.timeout,
+                compiled=compiled,
+                inductor_cache=self.inductor_cache,
+                tree=self.tree,
+            )
 
-    def force_plan(self, entry: Entry, device: str, eager: RunOutcome) -> "_ForcePlan":
+    def force_plan(self, entry: Entry, device: str, eager: RunOutcome) -> _ForcePlan:
         """How the matching-config runs of ``entry`` force each CAL002 fix (computed once per entry and device)."""
         with self.lock:
             key = (entry, device)
@@ -136,8 +159,14 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
         watch = sorted({str(_real(f.location.path)) for f in findings if f.code in CONFIRMABLE})
         fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
-        with ThreadPoolExecutor(max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding") as evaluators:
-            verdicts = list(evaluators.map(lambda task: _confirm_one(session, findings, task[0], task[1], watch, cache, fixes), tasks))
+        with ThreadPoolExecutor(
+            max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding"
+        ) as evaluators:
+            verdicts = list(
+                evaluators.map(
+                    lambda task: _confirm_one(session, findings, task[0], task[1], watch, cache, fixes), tasks
+                )
+            )
     finally:
         session.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -156,7 +185,7 @@ class _Fix:
     backward: tuple[str, int]
 
     @classmethod
-    def of(cls, finding: Finding) -> "_Fix":
+    def of(cls, finding: Finding) -> _Fix:
         site = _call_site(finding)
         # An autocast device unknown statically stays "?": the child resolves it to the device it runs on.
         value = probes.parse_config(finding.facts_dict.get("matching_config"), "?")
@@ -188,7 +217,7 @@ class _ForcePlan:
     own: dict[int, list]
 
     @classmethod
-    def of(cls, fixes: dict[int, "_Fix | None"], eager: dict) -> "_ForcePlan":
+    def of(cls, fixes: dict[int, _Fix | None], eager: dict) -> _ForcePlan:
         reached = {index: (fix, fix.handles(eager)) for index, fix in fixes.items() if fix is not None}
         reached = {index: (fix, found) for index, (fix, found) in reached.items() if found}
         values: dict[int, set[str]] = {}
@@ -238,11 +267,24 @@ def _device_text(session: _Session, device: str) -> str:
 # -- caching ------------------------------------------------------------------------------------
 
 
-def _cache_key(finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], fixes: str, sources: str) -> str:
+def _cache_key(
+    finding: Finding, device: str, env: TorchEnvironment, entries: Sequence[Entry], fixes: str, sources: str
+) -> str:
     """Torch, device, entries, every CAL002 fix (they share matching runs) and ``sources`` decide a verdict."""
     location = finding.location
     where = [location.path, location.line, location.column, location.end_line, location.end_column]
-    key = [build_digest(), _FORMAT, env.version, device, finding.code, finding.facts, where, [e.label for e in entries], fixes, sources]
+    key = [
+        build_digest(),
+        _FORMAT,
+        env.version,
+        device,
+        finding.code,
+        finding.facts,
+        where,
+        [e.label for e in entries],
+        fixes,
+        sources,
+    ]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()
 
 
@@ -266,7 +308,15 @@ def sources_digest(tree: SourceTree) -> str:
 # -- one finding on one device ------------------------------------------------------------------
 
 
-def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: DevicePlan, watch: list[str], cache: SummaryCache | None, fixes: str) -> ConfirmResult:
+def _confirm_one(
+    session: _Session,
+    findings: list[Finding],
+    index: int,
+    plan: DevicePlan,
+    watch: list[str],
+    cache: SummaryCache | None,
+    fixes: str,
+) -> ConfirmResult:
     finding = findings[index]
     if plan.skip_reason is not None:
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
@@ -282,7 +332,9 @@ def _confirm_one(session: _Session, findings: list[Finding], index: int, plan: D
     return result
 
 
-def _evaluate(session: _Session, finding: Finding, index: int, device: str, watch: list[str]) -> tuple[ConfirmResult, bool]:
+def _evaluate(
+    session: _Session, finding: Finding, index: int, device: str, watch: list[str]
+) -> tuple[ConfirmResult, bool]:
     """The first candidate entry point that reaches the site in both runs decides.
 
     An entry that times out or fails eagerly makes the verdict ``error`` (the user's code cannot be
@@ -298,37 +350,53 @@ def _evaluate(session: _Session, finding: Finding, index: int, device: str, watc
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
         eager = session.run(("eager", entry, device), _spec(entry, device, watch, trace=True), compiled=False)
         if eager.timed_out:
-            failures.append(f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (every process it started was killed)")
+            failures.append(
+                f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (every process it started was killed)"
+            )
             transient = True
             continue
         if eager.result is None or eager.status in ("no-torch", "no-device"):
             failures.append(f"entry point {entry.label} could not run ({_failure_text(eager)})")
             continue
-        reached = any(site.lines[0] <= line <= site.lines[1] for line in eager.result.get("executed", {}).get(str(path), []))
+        reached = any(
+            site.lines[0] <= line <= site.lines[1] for line in eager.result.get("executed", {}).get(str(path), [])
+        )
         if eager.status == "exception":
             exception = eager.result["exception"]
             exc = compare.exception_text(exception)
             if reached and site.on_stack(exception.get("frames", [])):
-                return ConfirmResult(Verdict.ERROR, f"on {where}: entry point {entry.label} fails at the flagged line in the eager run too ({exc}); output: {eager.output_summary()}"), False
+                return ConfirmResult(
+                    Verdict.ERROR,
+                    f"on {where}: entry point {entry.label} fails at the flagged line in the eager run too ({exc}); output: {eager.output_summary()}",
+                ), False
             if not reached:
-                failures.append(f"entry point {entry.label} failed in the eager run before reaching the flagged line ({exc})")
+                failures.append(
+                    f"entry point {entry.label} failed in the eager run before reaching the flagged line ({exc})"
+                )
                 continue
         if not reached:
             notes.append(f"entry point {entry.label} ran but did not reach the flagged line")
             continue
-        result, run_transient = _compare(session, finding, entry, device, site, eager, session.force_plan(entry, device, eager), index, watch)
+        result, run_transient = _compare(
+            session, finding, entry, device, site, eager, session.force_plan(entry, device, eager), index, watch
+        )
         transient = transient or run_transient
         if isinstance(result, compare.Unusable):
             notes.append(f"entry point {entry.label} reached the flagged line eagerly, but {result.reason}")
             continue
-        return ConfirmResult(result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"), transient
+        return ConfirmResult(
+            result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"
+        ), transient
     if failures:
         return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes)), transient
     result, probe_transient = _synthetic(session, finding, device)
     transient = transient or probe_transient
     why = "; ".join(notes) if notes else "no zero-argument function around it, no __main__ block and no --entry"
     return (
-        ConfirmResult(result.verdict, f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}{_device_note(finding, device)}"),
+        ConfirmResult(
+            result.verdict,
+            f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}{_device_note(finding, device)}",
+        ),
         transient,
     )
 
@@ -344,7 +412,15 @@ def _device_note(finding: Finding, device: str) -> str:
     return f" (the code's autocast is for {names}: it does not change {device} tensors, so {device} cannot show this mismatch; check on {names})"
 
 
-def _spec(entry: Entry, device: str, focus: list[str], *, trace: bool = False, force: list | None = None, assume: list | None = None) -> dict:
+def _spec(
+    entry: Entry,
+    device: str,
+    focus: list[str],
+    *,
+    trace: bool = False,
+    force: list | None = None,
+    assume: list | None = None,
+) -> dict:
     """``focus``: the files with findings (events called from elsewhere are not recorded); ``trace``: record
     which of their lines ran (the eager run, to tell whether the entry reaches the site); ``force``:
     (handle, matching value) pairs for the matching-config run; ``assume``: the handles whose backward
@@ -369,7 +445,15 @@ def _failure_text(outcome: RunOutcome) -> str:
 
 
 def _compare(
-    session: _Session, finding: Finding, entry: Entry, device: str, site: compare.Site, eager: RunOutcome, forces: _ForcePlan, index: int, focus: list[str]
+    session: _Session,
+    finding: Finding,
+    entry: Entry,
+    device: str,
+    site: compare.Site,
+    eager: RunOutcome,
+    forces: _ForcePlan,
+    index: int,
+    focus: list[str],
 ) -> tuple[ConfirmResult | compare.Unusable, bool]:
     """Run the entry compiled as written (and, for CAL002, under the matching config) and judge against eager.
 
@@ -385,7 +469,9 @@ def _compare(
     if finding.code == "CAL004":
         return compare.verdict_cal004(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     if finding.code == "CAL005":
-        return compare.verdict_cal005(eager.result, eager.tensor, compiled.result, compiled.tensor, site, facts.get("leaves", "")), False
+        return compare.verdict_cal005(
+            eager.result, eager.tensor, compiled.result, compiled.tensor, site, facts.get("leaves", "")
+        ), False
     handles = forces.handles.get(index)
     if not handles:
         return ConfirmResult(
@@ -396,8 +482,12 @@ def _compare(
     # The eager differential's run goes with the matching run (same regions, so it is shared the same way)
     # and runs beside it.
     assume = [handle for handle, _ in force]
-    assumed_run = session.submit(("eager-assumed", entry, device, json.dumps(assume)), _spec(entry, device, focus, assume=assume), compiled=False)
-    matching = session.run(("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True)
+    assumed_run = session.submit(
+        ("eager-assumed", entry, device, json.dumps(assume)), _spec(entry, device, focus, assume=assume), compiled=False
+    )
+    matching = session.run(
+        ("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True
+    )
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
         return problem, True
@@ -424,9 +514,15 @@ def _compare(
 
 def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmResult | None:
     if outcome.timed_out:
-        return ConfirmResult(Verdict.ERROR, f"the {name} timed out after {session.options.timeout:g}s (the eager run did not; every process it started was killed)")
+        return ConfirmResult(
+            Verdict.ERROR,
+            f"the {name} timed out after {session.options.timeout:g}s (the eager run did not; every process it started was killed)",
+        )
     if outcome.result is None:
-        return ConfirmResult(Verdict.ERROR, f"the {name} died without a result (exit code {outcome.returncode}; {outcome.output_summary()})")
+        return ConfirmResult(
+            Verdict.ERROR,
+            f"the {name} died without a result (exit code {outcome.returncode}; {outcome.output_summary()})",
+        )
     return None
 
 
@@ -456,13 +552,25 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     site = compare.Site(str(probe_path), (line, line), None)
     eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)], trace=True), compiled=False)
     if eager.timed_out:
-        return ConfirmResult(Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"), True
+        return ConfirmResult(
+            Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"
+        ), True
     if eager.result is None or eager.status != "ok":
-        detail = compare.exception_text(eager.result["exception"]) if eager.result and eager.result.get("exception") else eager.output_summary()
+        detail = (
+            compare.exception_text(eager.result["exception"])
+            if eager.result and eager.result.get("exception")
+            else eager.output_summary()
+        )
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
     call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
-    fix = _Fix((str(probe_path), call, call), probes.parse_config(facts.get("matching_config"), device), (str(probe_path), line))
-    result, transient = _compare(session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0, [str(probe_path)])
+    fix = _Fix(
+        (str(probe_path), call, call),
+        probes.parse_config(facts.get("matching_config"), device),
+        (str(probe_path), line),
+    )
+    result, transient = _compare(
+        session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0, [str(probe_path)]
+    )
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
         return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), transient
     return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), transient

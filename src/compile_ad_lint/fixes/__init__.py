@@ -12,8 +12,8 @@ the language server.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 from ..findings import Finding, Fix
 from . import plans
@@ -69,7 +69,11 @@ def resolve(findings: Iterable[Finding], sources: Sources) -> tuple[Finding, ...
         if not finding.fixes:
             resolved.append(finding)
             continue
-        usable = [] if finding.location.cell is not None else [f for f in (resolve_fix(fix, sources, memo) for fix in finding.fixes) if f is not None]
+        usable = (
+            []
+            if finding.location.cell is not None
+            else [f for f in (resolve_fix(fix, sources, memo) for fix in finding.fixes) if f is not None]
+        )
         resolved.append(replace(finding, fix=usable[0] if usable else None, alternative_fixes=tuple(usable[1:])))
     return tuple(resolved)
 

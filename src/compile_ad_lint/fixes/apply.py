@@ -19,9 +19,9 @@ import io
 import os
 import tempfile
 import tokenize
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from ..baseline import Fingerprints
 from ..cache import content_digest
@@ -64,7 +64,14 @@ def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: 
     for round_number in range(MAX_ROUNDS):
         sources = Sources(contents, dict(report.digests))
         if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
-            stale = {d for f in report.findings for fix in f.fixes if fix.plan is not None for d in paths_of(fix.plan) if not sources.fresh(d)}
+            stale = {
+                d
+                for f in report.findings
+                for fix in f.fixes
+                if fix.plan is not None
+                for d in paths_of(fix.plan)
+                if not sources.fresh(d)
+            }
         findings = resolve(report.findings, sources)
         marks = Fingerprints(read=sources.data)
         changes = Changes(sources)
@@ -89,7 +96,9 @@ def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: 
         report = analyze(contents)
     outcome = FixOutcome(report, fixed=fixed)
     sources = Sources(contents, dict(report.digests))
-    outcome.unsafe_left = sum(1 for f in resolve(report.findings, sources) if f.fix is not None and f.fix.edits and not f.fix.safe)
+    outcome.unsafe_left = sum(
+        1 for f in resolve(report.findings, sources) if f.fix is not None and f.fix.edits and not f.fix.safe
+    )
     for path, (display, before) in original.items():
         if contents[path] != before:
             outcome.changed[path] = (display, before, contents[path])

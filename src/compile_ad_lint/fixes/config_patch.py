@@ -52,7 +52,9 @@ def statement_path(parsed: ParsedModule, node: cst.CSTNode) -> tuple[cst.CSTNode
     that scope's body down to the call's simple statement."""
     ancestors = parsed.ancestors(node)
     line_at = next((i for i, a in enumerate(ancestors) if isinstance(a, cst.SimpleStatementLine)), None)
-    if line_at is None or any(isinstance(a, (*_DEFERRED, cst.BaseCompoundStatement, cst.SimpleStatementSuite)) for a in ancestors[:line_at]):
+    if line_at is None or any(
+        isinstance(a, (*_DEFERRED, cst.BaseCompoundStatement, cst.SimpleStatementSuite)) for a in ancestors[:line_at]
+    ):
         raise PlanError("the call is not in a statement of its own that runs when the call does")
     steps: list[_Step] = []
     child = ancestors[line_at]
@@ -107,11 +109,17 @@ def _in_statement(parsed: ParsedModule, node: cst.CSTNode) -> bool:
     return True
 
 
-def _ranges(scope: cst.CSTNode, paths: list[list[_Step]], avoided: list[tuple[cst.CSTNode, list[_Step]]]) -> list[tuple[cst.CSTNode, int, int]]:
+def _ranges(
+    scope: cst.CSTNode, paths: list[list[_Step]], avoided: list[tuple[cst.CSTNode, list[_Step]]]
+) -> list[tuple[cst.CSTNode, int, int]]:
     """One run of statements of the deepest block holding every call; each call's own statement
     when that run would also hold an avoided call (one on a flagged call's line: no fix)."""
     depth = 0
-    while all(len(p) > depth for p in paths) and len({p[depth].block for p in paths}) == 1 and len({p[depth].index for p in paths}) == 1:
+    while (
+        all(len(p) > depth for p in paths)
+        and len({p[depth].block for p in paths}) == 1
+        and len({p[depth].index for p in paths}) == 1
+    ):
         depth += 1
     if all(len(p) > depth for p in paths) and len({p[depth].block for p in paths}) == 1:
         block = paths[0][depth].block
@@ -149,7 +157,11 @@ def module_level_ops(plan: SetConfigAtModuleLevel, sources: Sources) -> list[Op]
         if not _only_imports(scope, "torch", None):
             raise PlanError("`torch` is not the torch package at module level")
         spelling = CONFIG_MODULE
-        if not any(isinstance(s, cst.Import) and any(cst.Module([]).code_for_node(a.name) == CONFIG_MODULE and a.asname is None for a in s.names) for s in leading):
+        if not any(
+            isinstance(s, cst.Import)
+            and any(cst.Module([]).code_for_node(a.name) == CONFIG_MODULE and a.asname is None for a in s.names)
+            for s in leading
+        ):
             imports.append(AfterImports(plan.path, CONFIG_IMPORT))
     elif not isinstance(plan.value, str):
         if not _only_imports(scope, "torch", None):

@@ -25,9 +25,16 @@ def _string_value(node: cst.BaseExpression) -> object:
 def value_node(parsed: ParsedModule, plan: ReplaceConfigValue) -> cst.BaseExpression:
     site = plan.site
     for node in parsed.nodes_starting_at(site, cst.Assign, cst.AnnAssign, cst.Call):
-        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == KEY for t in node.targets):
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == KEY for t in node.targets
+        ):
             return node.value
-        if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Attribute) and node.target.attr.value == KEY and node.value is not None:
+        if (
+            isinstance(node, cst.AnnAssign)
+            and isinstance(node.target, cst.Attribute)
+            and node.target.attr.value == KEY
+            and node.value is not None
+        ):
             return node.value
         if isinstance(node, cst.Call):
             args = list(node.args)
@@ -46,7 +53,11 @@ def value_node(parsed: ParsedModule, plan: ReplaceConfigValue) -> cst.BaseExpres
 
 def _as_list(node: cst.CSTNode) -> cst.CSTNode:
     if isinstance(node, cst.Dict):
-        return cst.List([cst.Element(node.with_changes(lpar=(), rpar=()))], lpar=node.lpar, rpar=node.rpar) if node.lpar else cst.List([cst.Element(node)])
+        return (
+            cst.List([cst.Element(node.with_changes(lpar=(), rpar=()))], lpar=node.lpar, rpar=node.rpar)
+            if node.lpar
+            else cst.List([cst.Element(node)])
+        )
     if isinstance(node, cst.Tuple) and node.lpar:
         elements = list(node.elements)
         if len(elements) == 1:
@@ -68,7 +79,9 @@ def value_ops(plan: ReplaceConfigValue, sources: Sources) -> list[Op]:
         raise PlanError(f"{plan.site.path} cannot be edited")
     node = value_node(parsed, plan)
     if plan.replacement is None:
-        if not isinstance(node, (cst.Dict, cst.Tuple)) or (isinstance(node, cst.Tuple) and not all(isinstance(e.value, cst.Dict) for e in node.elements)):
+        if not isinstance(node, (cst.Dict, cst.Tuple)) or (
+            isinstance(node, cst.Tuple) and not all(isinstance(e.value, cst.Dict) for e in node.elements)
+        ):
             raise PlanError("not a dict or a tuple of dicts")
         return [Replace(plan.site.path, node, _as_list, ("list",))]
     if not isinstance(node, cst.SimpleString) or "f" in node.prefix.lower() or "b" in node.prefix.lower():

@@ -88,7 +88,9 @@ def uncompiled_ops(plan: CallUncompiled, sources: Sources) -> list[Op]:
         if inline:
             assert isinstance(func, cst.Call)
             return node.with_changes(func=func.args[0].value)
-        return node.with_changes(func=cst.Attribute(value=func, attr=cst.Name("_orig_mod" if plan.module else "__wrapped__")))
+        return node.with_changes(
+            func=cst.Attribute(value=func, attr=cst.Name("_orig_mod" if plan.module else "__wrapped__"))
+        )
 
     return [Replace(plan.call.path, call, build, ("uncompiled", plan))]
 
@@ -137,7 +139,15 @@ def _with_backend(call: cst.Call, backend: str, positional: bool) -> cst.Call:
         if args and args[0].keyword is None and not args[0].star:
             args[0] = args[0].with_changes(value=value)
             return call.with_changes(args=args)
-        return call.with_changes(args=[cst.Arg(value=value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if args else cst.MaybeSentinel.DEFAULT), *args])
+        return call.with_changes(
+            args=[
+                cst.Arg(
+                    value=value,
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if args else cst.MaybeSentinel.DEFAULT,
+                ),
+                *args,
+            ]
+        )
     trailing = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
     between = [arg.comma for arg in args[:-1] if isinstance(arg.comma, cst.Comma)]
     if between:
@@ -180,7 +190,8 @@ def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
     found = [
         decorator
         for decorator in definition.decorators
-        if not isinstance(decorator.decorator, cst.Call) and any(q.name == "torch.compile" for q in _qualified(names.get(decorator.decorator)))
+        if not isinstance(decorator.decorator, cst.Call)
+        and any(q.name == "torch.compile" for q in _qualified(names.get(decorator.decorator)))
     ]
     if len(found) != 1:
         raise PlanError("no single @torch.compile decorator")
@@ -208,7 +219,11 @@ def reverse_mode_ops(plan: ReverseModeJacobian, sources: Sources) -> list[Op]:
     parsed = _parsed(sources, plan.call.path)
     call = _call(parsed, plan.call)
     strategy = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "strategy"]
-    if len(strategy) != 1 or not isinstance(strategy[0].value, cst.SimpleString) or strategy[0].value.evaluated_value != "forward-mode":
+    if (
+        len(strategy) != 1
+        or not isinstance(strategy[0].value, cst.SimpleString)
+        or strategy[0].value.evaluated_value != "forward-mode"
+    ):
         raise PlanError('no strategy="forward-mode" keyword to change')
     old = strategy[0].value
     quote = old.quote
@@ -216,7 +231,10 @@ def reverse_mode_ops(plan: ReverseModeJacobian, sources: Sources) -> list[Op]:
 
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
-        args = [arg.with_changes(value=new_value) if arg.keyword is not None and arg.keyword.value == "strategy" else arg for arg in node.args]
+        args = [
+            arg.with_changes(value=new_value) if arg.keyword is not None and arg.keyword.value == "strategy" else arg
+            for arg in node.args
+        ]
         return _without_keyword(node.with_changes(args=args), "vectorize")
 
     return [Replace(plan.call.path, call, build, ("reverse-mode",))]

@@ -9,7 +9,7 @@ in full. ``torch.bfloat16`` needs ``torch`` to be the torch package there, likew
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
@@ -46,16 +46,26 @@ def config_imports(parsed: ParsedModule) -> dict[str, list[cst.CSTNode]]:
                     elif alias.asname is None:
                         found.setdefault(CONFIG_MODULE, []).append(small)
             elif isinstance(small, cst.ImportFrom) and not small.relative:
-                if small.module is None or _dotted(small.module) != "torch._functorch" or isinstance(small.names, cst.ImportStar):
+                if (
+                    small.module is None
+                    or _dotted(small.module) != "torch._functorch"
+                    or isinstance(small.names, cst.ImportStar)
+                ):
                     continue
                 for alias in small.names:
                     if isinstance(alias.name, cst.Name) and alias.name.value == "config":
-                        name = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else "config"
+                        name = (
+                            alias.asname.name.value
+                            if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                            else "config"
+                        )
                         found.setdefault(name, []).append(small)
     return found
 
 
-def _binds(parsed: ParsedModule, uses: Sequence[cst.CSTNode], name: str, allowed: Sequence[cst.CSTNode] | None) -> bool | None:
+def _binds(
+    parsed: ParsedModule, uses: Sequence[cst.CSTNode], name: str, allowed: Sequence[cst.CSTNode] | None
+) -> bool | None:
     """Whether ``name`` at every node of ``uses`` is bound only by imports (``allowed`` ones, or any
     ``import torch...`` when None). None: unbound everywhere (an import may add it)."""
     unbound = True
@@ -84,7 +94,9 @@ def _binds(parsed: ParsedModule, uses: Sequence[cst.CSTNode], name: str, allowed
 
 def config_module(parsed: ParsedModule, uses: Sequence[cst.CSTNode], display: str) -> tuple[str, list[AfterImports]]:
     """How to spell ``torch._functorch.config`` at ``uses``, and the imports that needs."""
-    for name, statements in sorted(config_imports(parsed).items(), key=lambda item: (item[0] == CONFIG_MODULE, item[0])):
+    for name, statements in sorted(
+        config_imports(parsed).items(), key=lambda item: (item[0] == CONFIG_MODULE, item[0])
+    ):
         root = name.split(".")[0]
         if name == CONFIG_MODULE:
             if _binds(parsed, uses, "torch", None):
@@ -96,7 +108,9 @@ def config_module(parsed: ParsedModule, uses: Sequence[cst.CSTNode], display: st
     return CONFIG_MODULE, [AfterImports(display, CONFIG_IMPORT)]
 
 
-def torch_name(parsed: ParsedModule, uses: Sequence[cst.CSTNode], display: str, config_spelling: str, imports: list[AfterImports]) -> list[AfterImports]:
+def torch_name(
+    parsed: ParsedModule, uses: Sequence[cst.CSTNode], display: str, config_spelling: str, imports: list[AfterImports]
+) -> list[AfterImports]:
     """The imports (added to ``imports``) that make ``torch`` the torch package at ``uses``."""
     bound = _binds(parsed, uses, "torch", None)
     if bound is False:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..summary.extract import (
     _IGNORE as IGNORE_PATTERN,  # the analyzer's own grammar (bytes)

@@ -93,7 +93,14 @@ class ReverseModeJacobian:
     call: Location
 
 
-FixPlan = Union[WrapInConfigPatch, SetConfigAtModuleLevel, ReplaceConfigValue, CallUncompiled, CompileWithBackend, ReverseModeJacobian]
+FixPlan = Union[
+    WrapInConfigPatch,
+    SetConfigAtModuleLevel,
+    ReplaceConfigValue,
+    CallUncompiled,
+    CompileWithBackend,
+    ReverseModeJacobian,
+]
 
 PLAN_KINDS: tuple[type, ...] = (
     WrapInConfigPatch,
@@ -122,7 +129,11 @@ def config_source(value: ConfigLiteral) -> str:
     """The value as Python source: ``"off"``, ``[{"device_type": "cpu", "dtype": torch.bfloat16}]``."""
     if isinstance(value, str):
         return string_literal(value)
-    return "[" + ", ".join(f'{{"device_type": {string_literal(device)}, "dtype": torch.{dtype}}}' for device, dtype in value) + "]"
+    return (
+        "["
+        + ", ".join(f'{{"device_type": {string_literal(device)}, "dtype": torch.{dtype}}}' for device, dtype in value)
+        + "]"
+    )
 
 
 def paths_of(plan: FixPlan) -> tuple[str, ...]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
 
 import libcst as cst
 from libcst.metadata import (
@@ -109,7 +109,11 @@ class ParsedModule:
 
     def nodes_starting_at(self, location: Location, *kinds: type) -> list[cst.CSTNode]:
         """Nodes of ``kinds`` that start where ``location`` does, outermost first."""
-        found = [(node, span) for node, span in self._by_start.get((location.line, location.column - 1), ()) if isinstance(node, kinds)]
+        found = [
+            (node, span)
+            for node, span in self._by_start.get((location.line, location.column - 1), ())
+            if isinstance(node, kinds)
+        ]
         found.sort(key=lambda item: (item[1].end.line, item[1].end.column), reverse=True)
         return [node for node, _ in found]
 
@@ -176,7 +180,12 @@ class Sources:
         file = self._file(display)
         if file.parsed is not None or file.failed:
             return file.parsed
-        if file.data is None or file.path.suffix.lower() == ".ipynb" or len(file.data) > MAX_FIX_FILE_BYTES or not self.fresh(display):
+        if (
+            file.data is None
+            or file.path.suffix.lower() == ".ipynb"
+            or len(file.data) > MAX_FIX_FILE_BYTES
+            or not self.fresh(display)
+        ):
             file.failed = True
             return None
         try:

@@ -14,8 +14,8 @@ it needs is shadowed, it would overlap another plan's change) raises ``PlanError
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import libcst as cst
 
@@ -218,7 +218,12 @@ def leading_import_count(module: cst.Module) -> int:
         small = statement.body
         if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
             count = index + 1
-        elif index == 0 and len(small) == 1 and isinstance(small[0], cst.Expr) and isinstance(small[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        elif (
+            index == 0
+            and len(small) == 1
+            and isinstance(small[0], cst.Expr)
+            and isinstance(small[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
             count = 1  # the docstring
         else:
             break
@@ -233,7 +238,9 @@ def _add_after_imports(module: cst.Module, additions: list[AfterImports]) -> cst
     if torch_at and any(not a.separate for a in additions):  # next to the file's torch imports
         imports_only = [a for a in additions if not a.separate]
         rest_additions = [a for a in additions if a.separate]
-        module = module.with_changes(body=[*body[:torch_at], *(_parse(module, a) for a in imports_only), *body[torch_at:]])
+        module = module.with_changes(
+            body=[*body[:torch_at], *(_parse(module, a) for a in imports_only), *body[torch_at:]]
+        )
         if not rest_additions:
             return module
         return _add_after_imports(module, rest_additions)
@@ -266,7 +273,9 @@ def _imports_torch(statement: cst.CSTNode) -> bool:
 
 
 def _is_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+    )
 
 
 def edits_between(display: str, old: str, new: str) -> list[Edit]:
@@ -285,12 +294,16 @@ def edits_between(display: str, old: str, new: str) -> list[Edit]:
         if tag == "equal":
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:  # line for line: an edit per changed line
-            hunks += [(i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2)) if old_lines[i] != new_lines[j]]
+            hunks += [
+                (i, i + 1, j, j + 1) for i, j in zip(range(i1, i2), range(j1, j2)) if old_lines[i] != new_lines[j]
+            ]
         else:
             hunks.append((i1, i2, j1, j2))
     for i1, i2, j1, j2 in hunks:
         start, end, replacement = _trim(old, starts[i1], starts[i2], "".join(new_lines[j1:j2]), starts[i1], starts[i2])
-        edits.append(Edit(display, *_position(old_lines, starts, start), *_position(old_lines, starts, end), replacement))
+        edits.append(
+            Edit(display, *_position(old_lines, starts, start), *_position(old_lines, starts, end), replacement)
+        )
     return edits
 
 

@@ -31,8 +31,9 @@ import argparse
 import threading
 import time
 import tokenize
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar
 
 from .._version import __version__
 from ..api import Analyzer
@@ -118,7 +119,9 @@ class CompileAdLintChecker:
         depth = getattr(options, "cal_max_call_depth", None)
         if depth is not None:
             if not 0 <= depth <= 64:
-                raise _execution_error(f"flake8 option --cal-max-call-depth: expected an integer from 0 to 64, got {depth}")
+                raise _execution_error(
+                    f"flake8 option --cal-max-call-depth: expected an integer from 0 to 64, got {depth}"
+                )
             overrides["max_call_depth"] = depth
         baseline = getattr(options, "cal_baseline", None)
         if baseline:

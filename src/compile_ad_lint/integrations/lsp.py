@@ -42,10 +42,11 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping, NoReturn, Sequence
+from typing import Any, BinaryIO, NoReturn
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -206,7 +207,9 @@ class _Workspace(Workspace):
     def _create_text_document(
         self, doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
     ) -> TextDocument:
-        return _Document(doc_uri, source=source, version=version, language_id=language_id, position_codec=self.position_codec)
+        return _Document(
+            doc_uri, source=source, version=version, language_id=language_id, position_codec=self.position_codec
+        )
 
 
 class _Protocol(LanguageServerProtocol):
@@ -410,7 +413,9 @@ class CompileAdLintServer(LanguageServer):
         for doc_path, document in self._open_documents().items():
             sources[doc_path] = document.source.encode("utf-8")
             if doc_path.suffix in (".py", ".pyi") and doc_path.is_file() and self.project_root(doc_path) == root:
-                buffers.append(_Buffer(document.uri, doc_path, document.version, self._stamps.get(_workspace_key(document.uri))))
+                buffers.append(
+                    _Buffer(document.uri, doc_path, document.version, self._stamps.get(_workspace_key(document.uri)))
+                )
         if not buffers:
             return None
         return _Snapshot(root, tuple(buffers), sources)
@@ -426,7 +431,11 @@ class CompileAdLintServer(LanguageServer):
         best: Path | None = None
         for folder_uri in folders:
             folder = _path_of(folder_uri)
-            if folder is not None and path.is_relative_to(folder) and (best is None or len(folder.parts) > len(best.parts)):
+            if (
+                folder is not None
+                and path.is_relative_to(folder)
+                and (best is None or len(folder.parts) > len(best.parts))
+            ):
                 best = folder
         return best or path.parent
 
@@ -438,11 +447,13 @@ class CompileAdLintServer(LanguageServer):
             return
         try:
             analyzed = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
-        except Exception as error:  # noqa: BLE001 - an analysis bug must not take the server down
+        except Exception as error:
             if self.shut_down:
                 return
             logger.exception("compile-ad-lint analysis failed")
-            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}"))
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}")
+            )
             return
         if analyzed is None or self._stale(snapshot):
             return  # superseded: the newer analysis publishes
@@ -463,7 +474,9 @@ class CompileAdLintServer(LanguageServer):
         # Each fix's edits, against the buffers as analyzed (the code actions offer them).
         return resolve_fixes(report.findings, FixSources(snapshot.sources, digests)), digests
 
-    def _publish(self, snapshot: _Snapshot, findings: tuple[Finding, ...], digests: Mapping[str, str] | None = None) -> None:
+    def _publish(
+        self, snapshot: _Snapshot, findings: tuple[Finding, ...], digests: Mapping[str, str] | None = None
+    ) -> None:
         by_path: dict[str, list[Finding]] = {}
         for finding in findings:
             by_path.setdefault(finding.location.path, []).append(finding)
@@ -529,7 +542,10 @@ class CompileAdLintServer(LanguageServer):
                 if current:
                     assert published is not None
                     for finding in published.findings:
-                        if finding.code != diagnostic.code or lsp_range(finding.location, document.line_table) != diagnostic.range:
+                        if (
+                            finding.code != diagnostic.code
+                            or lsp_range(finding.location, document.line_table) != diagnostic.range
+                        ):
                             continue
                         for number, fix in enumerate(finding.fixes):
                             edit = self._workspace_edit(fix.edits, files, published)
@@ -561,9 +577,11 @@ class CompileAdLintServer(LanguageServer):
                 actions.append(fix_all)
         return actions
 
-    def _fix_all(self, published: "_Published", files: _Files) -> types.CodeAction | None:
+    def _fix_all(self, published: _Published, files: _Files) -> types.CodeAction | None:
         """Every safe fix of the document's findings, applied together (overlapping ones left out)."""
-        safe = [f for f in published.findings if f.fix is not None and f.fix.safe and f.fix.plan is not None and f.fix.edits]
+        safe = [
+            f for f in published.findings if f.fix is not None and f.fix.safe and f.fix.plan is not None and f.fix.edits
+        ]
         if not safe:
             return None
         sources = FixSources(published.snapshot.sources, published.digests)
@@ -582,7 +600,9 @@ class CompileAdLintServer(LanguageServer):
             return None
         return types.CodeAction(title=f"{SOURCE}: apply every safe fix in this file", kind=FIX_ALL_KIND, edit=edit)
 
-    def _workspace_edit(self, edits: tuple[Edit, ...], files: _Files, published: "_Published") -> types.WorkspaceEdit | None:
+    def _workspace_edit(
+        self, edits: tuple[Edit, ...], files: _Files, published: _Published
+    ) -> types.WorkspaceEdit | None:
         """The edits as a WorkspaceEdit (files other than the document included); None when a file
         they touch no longer holds what was analyzed."""
         if not edits:
@@ -590,7 +610,9 @@ class CompileAdLintServer(LanguageServer):
         changes: dict[str, list[types.TextEdit]] = {}
         for edit in edits:
             uri, table = files.get(edit.path)
-            if table is None or published.digests.get(str(_resolve_display(edit.path))) != content_digest(table.text.encode("utf-8", "surrogatepass")):
+            if table is None or published.digests.get(str(_resolve_display(edit.path))) != content_digest(
+                table.text.encode("utf-8", "surrogatepass")
+            ):
                 return None
             where = Location(edit.path, edit.line, edit.column, edit.end_line, edit.end_column)
             changes.setdefault(uri, []).append(types.TextEdit(range=lsp_range(where, table), new_text=edit.replacement))
@@ -706,7 +728,9 @@ class FramedInput:
                 length = None
             elif len(digits) > len(str(MAX_MESSAGE_BYTES)) or int(digits) > MAX_MESSAGE_BYTES:
                 shown = digits[:20].decode() + ("..." if len(digits) > 20 else "")
-                self._fail(f"Content-Length {shown} is over the limit of {MAX_MESSAGE_BYTES} bytes; the client's framing is broken")
+                self._fail(
+                    f"Content-Length {shown} is over the limit of {MAX_MESSAGE_BYTES} bytes; the client's framing is broken"
+                )
                 return None
             else:
                 length = int(digits)
@@ -760,4 +784,13 @@ def start(debounce: float = DEFAULT_DEBOUNCE_SECONDS) -> NoReturn:
     _terminate(0 if server.shut_down and not stdin.broken else 1)
 
 
-__all__ = ["CompileAdLintServer", "DEFAULT_DEBOUNCE_SECONDS", "FramedInput", "LineTable", "MAX_MESSAGE_BYTES", "lsp_range", "noqa_edit", "start"]
+__all__ = [
+    "CompileAdLintServer",
+    "DEFAULT_DEBOUNCE_SECONDS",
+    "FramedInput",
+    "LineTable",
+    "MAX_MESSAGE_BYTES",
+    "lsp_range",
+    "noqa_edit",
+    "start",
+]

@@ -54,7 +54,7 @@ class BackwardThroughCompiled:
     #: The compiled outputs, element by element, the backward's tensors derive from (CAL005).
     elements: frozenset[OutputElement] = frozenset()
     #: Autocast-sensitive code visible in the compiled regions (CAL002's numeric effect).
-    islands: tuple["Island", ...] = ()
+    islands: tuple[Island, ...] = ()
 
 
 @dataclass(frozen=True)

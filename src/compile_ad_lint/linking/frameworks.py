@@ -104,9 +104,20 @@ _ACCELERATE_PRECISION = Precision(
 _LIGHTNING_PRECISION = Precision(
     "precision",
     (
-        ("16-mixed", "float16"), ("bf16-mixed", "bfloat16"), ("16", "float16"), (16, "float16"),
-        ("bf16", "bfloat16"), ("32-true", None), ("32", None), (32, None), ("64-true", None), ("64", None),
-        (64, None), ("bf16-true", None), ("16-true", None), ("transformer-engine", None),
+        ("16-mixed", "float16"),
+        ("bf16-mixed", "bfloat16"),
+        ("16", "float16"),
+        (16, "float16"),
+        ("bf16", "bfloat16"),
+        ("32-true", None),
+        ("32", None),
+        (32, None),
+        ("64-true", None),
+        ("64", None),
+        (64, None),
+        ("bf16-true", None),
+        ("16-true", None),
+        ("transformer-engine", None),
         ("transformer-engine-float16", None),
     ),
     absent=None,
@@ -136,9 +147,15 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
     FrameworkClass(
         "lightning.Trainer",
         frozenset(
-            {"lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
-             "lightning.pytorch.trainer.trainer.Trainer", "pytorch_lightning.Trainer",
-             "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer"}
+            {
+                "lightning.Trainer",
+                "lightning.pytorch.Trainer",
+                "lightning.pytorch.trainer.Trainer",
+                "lightning.pytorch.trainer.trainer.Trainer",
+                "pytorch_lightning.Trainer",
+                "pytorch_lightning.trainer.Trainer",
+                "pytorch_lightning.trainer.trainer.Trainer",
+            }
         ),
         "Lightning src/lightning/pytorch/trainer/connectors/accelerator_connector.py "
         "`_check_and_init_precision`: '16-mixed'/'bf16-mixed' (aliases 16/'16'/'bf16' from "
@@ -151,8 +168,15 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
     ),
     FrameworkClass(
         "lightning.Fabric",
-        frozenset({"lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric", "lightning_fabric.Fabric",
-                   "lightning_fabric.fabric.Fabric"}),
+        frozenset(
+            {
+                "lightning.Fabric",
+                "lightning.fabric.Fabric",
+                "lightning.fabric.fabric.Fabric",
+                "lightning_fabric.Fabric",
+                "lightning_fabric.fabric.Fabric",
+            }
+        ),
         "Lightning src/lightning/fabric/connector.py `_check_and_init_precision`: '16-mixed'/'bf16-mixed' "
         "give `MixedPrecision(precision, device)` ('cpu'/'mps' from `accelerator=`, else 'cuda'); "
         "src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.forward_context`: "
@@ -183,17 +207,23 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
 
 FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
     FrameworkMethod(
-        "accelerate.Accelerator", "autocast", "autocast",
+        "accelerate.Accelerator",
+        "autocast",
+        "autocast",
         "accelerate src/accelerate/accelerator.py `Accelerator.autocast`: enters "
         "`get_mixed_precision_context_manager(self.native_amp, ...)` around the block.",
     ),
     FrameworkMethod(
-        "accelerate.Accelerator", "backward", "backward",
+        "accelerate.Accelerator",
+        "backward",
+        "backward",
         "accelerate src/accelerate/accelerator.py `Accelerator.backward`: `self.scaler.scale(loss).backward()` "
         "or `loss.backward()`; it enters no autocast.",
     ),
     FrameworkMethod(
-        "accelerate.Accelerator", "prepare", "prepare",
+        "accelerate.Accelerator",
+        "prepare",
+        "prepare",
         "accelerate src/accelerate/accelerator.py `Accelerator.prepare` returns its arguments prepared, "
         "in order (one object alone); `prepare_model`: with native_amp, `model.forward = "
         "convert_outputs_to_fp32(autocast_context(model.forward))` (autocast outside an already compiled "
@@ -201,20 +231,28 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "(the autocast wrapper is inside accelerate's own compile).",
     ),
     FrameworkMethod(
-        "accelerate.Accelerator", "prepare_model", "prepare",
+        "accelerate.Accelerator",
+        "prepare_model",
+        "prepare",
         "accelerate src/accelerate/accelerator.py `Accelerator.prepare_model` (see `prepare`).",
     ),
     FrameworkMethod(
-        "accelerate.Accelerator", "unwrap_model", "same",
+        "accelerate.Accelerator",
+        "unwrap_model",
+        "same",
         "accelerate src/accelerate/accelerator.py `Accelerator.unwrap_model`: removes DDP/FSDP, keeps "
         "the autocast forward (`keep_fp32_wrapper=True`) and torch.compile (`keep_torch_compile=True`) by default.",
     ),
     FrameworkMethod(
-        "accelerate.Accelerator", "accumulate", "null_context",
+        "accelerate.Accelerator",
+        "accumulate",
+        "null_context",
         "accelerate src/accelerate/accelerator.py `Accelerator.accumulate`: gradient sync only, no autocast.",
     ),
     FrameworkMethod(
-        "lightning.Trainer", "fit", "fit",
+        "lightning.Trainer",
+        "fit",
+        "fit",
         "Lightning src/lightning/pytorch/trainer/trainer.py `fit`: `model = _maybe_unwrap_optimized(model)`; "
         "src/lightning/pytorch/utilities/compile.py `from_compiled` replaces `training_step` by "
         "`model.dynamo_ctx(orig_module.training_step)`; src/lightning/pytorch/strategies/strategy.py "
@@ -223,32 +261,44 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "after the step returned (outside the step's autocast).",
     ),
     FrameworkMethod(
-        "lightning.LightningModule", "manual_backward", "backward",
+        "lightning.LightningModule",
+        "manual_backward",
+        "backward",
         "Lightning src/lightning/pytorch/core/module.py `manual_backward`: `self.trainer.strategy.backward(loss, None, ...)`, "
         "called inside `training_step`, i.e. inside the precision's autocast.",
     ),
     FrameworkMethod(
-        "lightning.Fabric", "setup", "setup",
+        "lightning.Fabric",
+        "setup",
+        "setup",
         "Lightning src/lightning/fabric/fabric.py `Fabric.setup`: returns `_FabricModule(module, ...)` "
         "(then the optimizers, in order); a compiled module is unwrapped and `torch.compile` re-applied to the "
         "strategy-wrapped module *inside* the `_FabricModule` (`_reapply_compile=True`); src/lightning/fabric/wrappers.py "
         "`_FabricModule.forward`: `with precision.forward_context(): output = self._forward_module(*args, **kwargs)`.",
     ),
     FrameworkMethod(
-        "lightning.Fabric", "setup_module", "setup",
+        "lightning.Fabric",
+        "setup_module",
+        "setup",
         "Lightning src/lightning/fabric/fabric.py `Fabric.setup_module` (see `setup`).",
     ),
     FrameworkMethod(
-        "lightning.Fabric", "autocast", "autocast",
+        "lightning.Fabric",
+        "autocast",
+        "autocast",
         "Lightning src/lightning/fabric/fabric.py `Fabric.autocast`: `return self._precision.forward_context()`.",
     ),
     FrameworkMethod(
-        "lightning.Fabric", "backward", "backward",
+        "lightning.Fabric",
+        "backward",
+        "backward",
         "Lightning src/lightning/fabric/fabric.py `Fabric.backward`: `self._strategy.backward(tensor, module, ...)` "
         "(src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.backward`: scaler then `tensor.backward`); no autocast.",
     ),
     FrameworkMethod(
-        "transformers.Trainer", "train", "train",
+        "transformers.Trainer",
+        "train",
+        "train",
         "transformers src/transformers/trainer.py `train` -> `_inner_training_loop`: the model is prepared by "
         "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`.",
     ),
@@ -258,9 +308,13 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
 FRAMEWORK_BASES: dict[str, str] = {
     name: "lightning.LightningModule"
     for name in (
-        "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
-        "lightning.pytorch.core.module.LightningModule", "pytorch_lightning.LightningModule",
-        "pytorch_lightning.core.LightningModule", "pytorch_lightning.core.module.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule",
     )
 }
 #: Where ``FRAMEWORK_BASES`` comes from.

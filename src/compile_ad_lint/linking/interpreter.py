@@ -10,9 +10,9 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..config import Config
 from ..findings import Location
@@ -99,7 +99,7 @@ class PendingCall:
     compiled: Compiled
     dual_inputs: bool
 
-    def through(self, hop: Hop) -> "PendingCall":
+    def through(self, hop: Hop) -> PendingCall:
         return replace(self, chain=(hop, *self.chain))
 
 
@@ -190,7 +190,9 @@ class Interpreter:
                 self.assign(target, values, frame, statement.span)
             self.reach.note_element_binding(statement, frame)
         elif isinstance(statement, ir.Evaluate):
-            if not self.in_place_compile(statement.expr, frame) and not self.reach.in_place_statement(statement.expr, frame):
+            if not self.in_place_compile(statement.expr, frame) and not self.reach.in_place_statement(
+                statement.expr, frame
+            ):
                 self.eval(statement.expr, frame)
         elif isinstance(statement, ir.With):
             self.exec_with(statement, frame)
@@ -278,18 +280,25 @@ class Interpreter:
         start = len(frame.pending)
         self.exec_block(statement.body, frame)
         self.finish_region(frame, region_site, start)
-        frame.ctx = replace(saved, config=frame.ctx.config if frame.ctx.config.origin.startswith("assignment") else saved.config)
+        frame.ctx = replace(
+            saved, config=frame.ctx.config if frame.ctx.config.origin.startswith("assignment") else saved.config
+        )
 
     def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
         """The context inside ``with <values>:`` (or a function decorated with them)."""
         if any(isinstance(v, DualLevelContext) for v in values):
             ctx = replace(ctx, region=site)
-        autocasts = sorted((v.state for v in values if isinstance(v, AutocastContext)), key=lambda s: (not s.active, s.device or "", s.dtype or ""))
+        autocasts = sorted(
+            (v.state for v in values if isinstance(v, AutocastContext)),
+            key=lambda s: (not s.active, s.device or "", s.dtype or ""),
+        )
         if autocasts:
             ctx = replace(ctx, autocast=autocasts[0])
         modes = {v.enabled for v in values if isinstance(v, GradMode)}
         if modes and len(modes) == 1 and all(isinstance(v, GradMode) for v in values) and next(iter(modes)) is not None:
-            ctx = replace(ctx, grad_enabled=next(iter(modes)))  # only a certain mode: ``nullcontext() if ...`` may keep grad
+            ctx = replace(
+                ctx, grad_enabled=next(iter(modes))
+            )  # only a certain mode: ``nullcontext() if ...`` may keep grad
         patches = {v.state for v in values if isinstance(v, ConfigPatch) and v.state is not None}
         if len(patches) == 1:
             ctx = replace(ctx, config=patches.pop())
@@ -303,7 +312,9 @@ class Interpreter:
         for pending in frame.pending[start:]:
             if pending.region == region:
                 if frame.record:
-                    self.events.append(CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs))
+                    self.events.append(
+                        CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs)
+                    )
             else:
                 keep.append(pending)
         frame.pending[:] = keep
@@ -339,7 +350,9 @@ class Interpreter:
             if target.parts:  # ``container[key] = value``: the container may now hold ``value``
                 self.reach.store_element(target.parts[0], values, frame, span)
 
-    def replace_forward(self, target: ir.AttrTarget, bases: Values, values: Values, frame: Frame, span: ir.Span) -> None:
+    def replace_forward(
+        self, target: ir.AttrTarget, bases: Values, values: Values, frame: Frame, span: ir.Span
+    ) -> None:
         """``model.forward = torch.compile(model.forward)``: calls of ``model`` run the compiled forward.
 
         On a project module the instance attribute does it (``call_one``); a module of unknown type
@@ -351,7 +364,15 @@ class Interpreter:
         others = frozenset(b for b in bases if not isinstance(b, Instance))
         if others:
             first = compiled[0]
-            rebound = frozenset(Compiled(None if isinstance(b, Data) else b, first.backend, first.site, f"{first.spelling} (replaces .forward)") for b in others)
+            rebound = frozenset(
+                Compiled(
+                    None if isinstance(b, Data) else b,
+                    first.backend,
+                    first.site,
+                    f"{first.spelling} (replaces .forward)",
+                )
+                for b in others
+            )
             self.assign(holder, rebound | frozenset(b for b in bases if isinstance(b, Instance)), frame, span)
 
     @staticmethod
@@ -417,7 +438,9 @@ class Interpreter:
         if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "compile"):
             return False
         receiver = expr.func.base
-        is_getattr = isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr"
+        is_getattr = (
+            isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr"
+        )
         if not (isinstance(receiver, (ir.Ref, ir.Attr, ir.Item)) or is_getattr):
             return False
         current = self.eval(receiver, frame)
@@ -431,7 +454,9 @@ class Interpreter:
             self.call_values(self.attribute(frozenset(overrides), "compile"), args, expr.span, frame, expr.func)
         backend = self.backend_of(args, positional_index=None)
         site = self.loc(frame.path, expr.span)
-        compiled = frozenset(Compiled(compile_target(v), backend, site, overrides.get(v, "nn.Module.compile()")) for v in current)
+        compiled = frozenset(
+            Compiled(compile_target(v), backend, site, overrides.get(v, "nn.Module.compile()")) for v in current
+        )
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
         target = self.reach_target(receiver)
         if target is not None:
@@ -453,7 +478,9 @@ class Interpreter:
             if not summaries or not all(s is not None and _calls_super_compile(s.body) for s in summaries):
                 return None
             owner = functions[0].qualname.rsplit(".", 1)[0]
-            found[value] = f"{owner.rsplit('.', 1)[-1]}.compile() (overrides nn.Module.compile, calls super().compile())"
+            found[value] = (
+                f"{owner.rsplit('.', 1)[-1]}.compile() (overrides nn.Module.compile, calls super().compile())"
+            )
         return found
 
     def is_compilable_module(self, value: object) -> bool:
@@ -495,7 +522,9 @@ class Interpreter:
             parts = tuple(self.eval(p, frame) for p in expr.parts)
             # Positions for flat, short displays only (``return model, optimizer``): nested ones
             # would hold every element twice per level.
-            flat = len(parts) <= _MAX_POSITIONS and not any(isinstance(v, Collection) and v.positions for part in parts for v in part)
+            flat = len(parts) <= _MAX_POSITIONS and not any(
+                isinstance(v, Collection) and v.positions for part in parts for v in part
+            )
             return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts if flat else ())])
         if isinstance(expr, ir.Item):
             return self.reach.container_elements(expr.base, self.eval(expr.base, frame), frame)
@@ -665,7 +694,10 @@ class Interpreter:
         return order
 
     def is_module_class(self, cls: ClassVal) -> bool:
-        return any(isinstance(b, External) and (b.name.startswith("torch.nn.") or b.name in fw.FRAMEWORK_BASES) for b in self.mro(cls))
+        return any(
+            isinstance(b, External) and (b.name.startswith("torch.nn.") or b.name in fw.FRAMEWORK_BASES)
+            for b in self.mro(cls)
+        )
 
     def find_member(self, cls: ClassVal, name: str) -> Values | None:
         """A class attribute (methods with their decorators applied) along the project MRO."""
@@ -682,7 +714,11 @@ class Interpreter:
         for member in members:
             if isinstance(member, FunctionVal) and not self.is_static(member):
                 member = replace(member, bound_self=instance)
-            elif isinstance(member, Compiled) and isinstance(member.target, FunctionVal) and not self.is_static(member.target):
+            elif (
+                isinstance(member, Compiled)
+                and isinstance(member.target, FunctionVal)
+                and not self.is_static(member.target)
+            ):
                 member = replace(member, target=replace(member.target, bound_self=instance))
             bound.add(member)
         return frozenset(bound)
@@ -739,7 +775,9 @@ class Interpreter:
                 args = self.eval_args(call.args, frame)
                 if call.func.attr == "backward":
                     create_graph = create_graph_of(args, api.CREATE_GRAPH_POSITION["Tensor.backward"])
-                    self.record_backward(receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph)
+                    self.record_backward(
+                        receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph
+                    )
                     return frozenset([ConstVal(None)])
                 return frozenset([PLAIN])  # detached: no history, no tangent
         if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
@@ -758,7 +796,9 @@ class Interpreter:
         finally:
             frame.call_args = saved
 
-    def call_values(self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None) -> Values:
+    def call_values(
+        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
+    ) -> Values:
         result: set = set()
         # A fixed order makes events reproducible; ``repr`` is costly, and most calls have one callee.
         for callee in sorted(callees, key=repr) if len(callees) > 1 else callees:
@@ -772,7 +812,9 @@ class Interpreter:
         if isinstance(callee, Compiled):
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):
-            return frozenset(Compiled(compile_target(v), callee.backend, callee.site, callee.spelling) for v in positional(args, 0))
+            return frozenset(
+                Compiled(compile_target(v), callee.backend, callee.site, callee.spelling) for v in positional(args, 0)
+            )
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
         if isinstance(callee, FunctionVal) and self.dotted_name(callee) in self.compile_names:
@@ -823,11 +865,15 @@ class Interpreter:
             return self.reach.graded(result, frame)  # ``nn.Linear(...)(x)`` requires grad
         return self.reach.graded(result, frame, requires_grad=False)
 
-    def call_compiled(self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None) -> Values:
+    def call_compiled(
+        self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None
+    ) -> Values:
         dual = derived(iter_values(args)).dual
         if frame.ctx.region is not None:
             name = describe_callee(func)
-            frame.pending.append(PendingCall(frame.ctx.region, (Hop(site, name, f"calls compiled `{name}`"),), compiled, dual))
+            frame.pending.append(
+                PendingCall(frame.ctx.region, (Hop(site, name, f"calls compiled `{name}`"),), compiled, dual)
+            )
         inputs = derived(iter_values(args))
         output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config)
         keeps_tangent = compiled.backend in self.tangent_safe
@@ -836,15 +882,28 @@ class Interpreter:
             self._result_sizes.setdefault(site, set()).add(len(structure))
             self.record(CompiledResult(site, compiled, structure), frame)
         elements = inputs.elements | {OutputElement(site)}
-        result = frozenset([Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))])
-        return self.reach.compiled_output(compiled, result, inputs, frame, tuple(iter_values(args)))  # none under no_grad, or frozen
+        result = frozenset(
+            [Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))]
+        )
+        return self.reach.compiled_output(
+            compiled, result, inputs, frame, tuple(iter_values(args))
+        )  # none under no_grad, or frozen
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
         summary = self.index.view(function.path).function(function.qualname)
         fallback = frozenset([derived(iter_values(args))])
-        if summary is None or (function.path, function.qualname) in frame.stack or len(frame.stack) >= self.config.max_call_depth + 1 or self._walks >= MAX_FUNCTION_WALKS:
+        if (
+            summary is None
+            or (function.path, function.qualname) in frame.stack
+            or len(frame.stack) >= self.config.max_call_depth + 1
+            or self._walks >= MAX_FUNCTION_WALKS
+        ):
             if summary is None or (function.path, function.qualname) not in frame.stack:
-                self.escape(iter_values(args), hop.location if hop is not None else Location.point(self.index.display(function.path)), frame)
+                self.escape(
+                    iter_values(args),
+                    hop.location if hop is not None else Location.point(self.index.display(function.path)),
+                    frame,
+                )
             return fallback
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record, self._heap_version)
@@ -859,7 +918,9 @@ class Interpreter:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns
 
-    def walk_function(self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame) -> tuple[Values, tuple[PendingCall, ...]]:
+    def walk_function(
+        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
+    ) -> tuple[Values, tuple[PendingCall, ...]]:
         ctx = caller.ctx
         regions = []
         for values, site in self.entry_contexts(function, summary):
@@ -891,7 +952,10 @@ class Interpreter:
             for decorator in summary.decorators:
                 values = self.eval(decorator, frame)
                 # ``@torch.no_grad`` without parentheses works too.
-                values = frozenset(GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v for v in values)
+                values = frozenset(
+                    GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v
+                    for v in values
+                )
                 if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch, GradMode)) for v in values):
                     contexts.append((values, self.loc(function.path, summary.span)))
             self._entry_contexts[key] = contexts
@@ -941,7 +1005,9 @@ class Interpreter:
         if name in api.PARTIAL:
             first = positional(args, 0)
             if any(isinstance(f, External) and f.name in self.compile_names for f in first):
-                return frozenset([Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")])
+                return frozenset(
+                    [Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")]
+                )
             return first or frozenset([UNKNOWN])
         if name in api.DISABLE:
             targets = positional(args, 0)
@@ -960,13 +1026,17 @@ class Interpreter:
             return frozenset([NullContext()])
         if name in api.BACKWARD_FUNCTIONS:
             receivers = positional(args, 0) or keyword_arg(args, api.BACKWARD_FUNCTIONS[name]) or frozenset()
-            self.record_backward(receivers, site, f"{name}()", frame, create_graph_of(args, api.CREATE_GRAPH_POSITION[name]))
+            self.record_backward(
+                receivers, site, f"{name}()", frame, create_graph_of(args, api.CREATE_GRAPH_POSITION[name])
+            )
             return frozenset([PLAIN])
         if name in api.AUTOGRAD_FUNCTIONAL:
             self.autograd_functional(name, args, site, frame)
             return frozenset([derived(iter_values(args))])
         if name in api.COLLECTION_OF_ELEMENTS:
-            return frozenset([Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())])
+            return frozenset(
+                [Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())]
+            )
         if name in api.SEQUENTIAL:
             items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
             return frozenset([Collection(normalize(items), sequential=True)])
@@ -991,8 +1061,14 @@ class Interpreter:
         device = fixed_device
         if device is None:
             device = constant_string(positional(args, 0) or keyword_arg(args, "device_type"))
-        dtype_values = keyword_arg(args, "dtype") or (positional(args, 1) if fixed_device is None else positional(args, 1))
-        dtype = symbol_dtype(dtype_values) if dtype_values else (fixed_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
+        dtype_values = keyword_arg(args, "dtype") or (
+            positional(args, 1) if fixed_device is None else positional(args, 1)
+        )
+        dtype = (
+            symbol_dtype(dtype_values)
+            if dtype_values
+            else (fixed_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
+        )
         enabled_values = keyword_arg(args, "enabled") or (positional(args, 0) if fixed_device else None)
         enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
         # ``enabled=<flag>``: on exactly when the flag is; known inside an ``if <flag>:`` arm.
@@ -1002,7 +1078,9 @@ class Interpreter:
         if condition is not None and frame is not None and condition in frame.assumptions:
             enabled, condition = {frame.assumptions[condition]}, None
         active = enabled != {False}  # "may be autocast" counts as autocast
-        return AutocastState(active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None)
+        return AutocastState(
+            active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None
+        )
 
     def config_patch(self, args: Args, site: Location, frame: Frame) -> ConfigState | None:
         values = keyword_arg(args, api.CONFIG_KEY)
@@ -1011,7 +1089,11 @@ class Interpreter:
             if any(isinstance(v, ConstVal) and v.value == api.CONFIG_KEY for v in first):
                 values = positional(args, 1)
             else:
-                picked = {v.value.get(api.CONFIG_KEY, _MISSING) for v in first if isinstance(v, ConstVal) and isinstance(v.value, ir.DictLiteral)}
+                picked = {
+                    v.value.get(api.CONFIG_KEY, _MISSING)
+                    for v in first
+                    if isinstance(v, ConstVal) and isinstance(v.value, ir.DictLiteral)
+                }
                 picked.discard(_MISSING)
                 values = frozenset(ConstVal(p) for p in picked) or None
         if values is None:
@@ -1031,7 +1113,9 @@ class Interpreter:
         if frame.record and frame.stack:
             self.caller_requests.add(frame.stack[0][1].rsplit(".", 1)[-1])
 
-    def record_backward(self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False) -> None:
+    def record_backward(
+        self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False
+    ) -> None:
         data = derived(receivers)
         origins = data.origins
         if not origins and data.from_parameter:
@@ -1040,7 +1124,11 @@ class Interpreter:
             ordered = tuple(sorted(self.reach.refine(origins, frame), key=lambda o: (o.call_site, o.compiled.site)))
             backward_autocast = self.reach.refined_state(frame.ctx.autocast, frame)
             islands = self.islands.of(ordered)
-            self.events.append(BackwardThroughCompiled(site, spelling, backward_autocast, ordered, create_graph, data.elements, islands))
+            self.events.append(
+                BackwardThroughCompiled(
+                    site, spelling, backward_autocast, ordered, create_graph, data.elements, islands
+                )
+            )
 
     def autograd_functional(self, name: str, args: Args, site: Location, frame: Frame) -> None:
         """``torch.autograd.functional.hvp(f, inputs, ...)``: call ``f`` on ``inputs`` and record
@@ -1051,7 +1139,9 @@ class Interpreter:
         if second_order is False or not functions:
             return
         inputs = positional(args, 1) or keyword_arg(args, "inputs") or frozenset([UNKNOWN])
-        spread = (("*", self.elements(inputs)),) if any(isinstance(v, Collection) for v in inputs) else ((None, inputs),)
+        spread = (
+            (("*", self.elements(inputs)),) if any(isinstance(v, Collection) for v in inputs) else ((None, inputs),)
+        )
         saved = frame.ctx
         frame.ctx = replace(saved, region=None)  # reverse mode: no forward-AD region inside
         try:
@@ -1070,8 +1160,13 @@ _MISSING = object()
 _MAX_POSITIONS = 8
 #: Methods whose receiver decides what they do (``Reach.receiver_method``).
 _RECEIVER_METHODS = frozenset(
-    {*api.MODULE_RETURNING_METHODS, *api.MODULE_CHILDREN_METHODS, *api.MODULE_PARAMETER_METHODS,
-     *api.CONTAINER_ELEMENT_METHODS, *api.MODULE_REGISTRATION_METHODS}
+    {
+        *api.MODULE_RETURNING_METHODS,
+        *api.MODULE_CHILDREN_METHODS,
+        *api.MODULE_PARAMETER_METHODS,
+        *api.CONTAINER_ELEMENT_METHODS,
+        *api.MODULE_REGISTRATION_METHODS,
+    }
 )
 
 
@@ -1082,7 +1177,12 @@ def _calls_super_compile(statements: Iterable[ir.Stmt]) -> bool:
         node = pending.pop()
         if isinstance(node, ir.Call):
             func = node.func
-            if isinstance(func, ir.Attr) and func.attr == "compile" and isinstance(func.base, ir.Call) and func.base.func == ir.Ref("super"):
+            if (
+                isinstance(func, ir.Attr)
+                and func.attr == "compile"
+                and isinstance(func.base, ir.Call)
+                and func.base.func == ir.Ref("super")
+            ):
                 return True
             pending.extend([func, *(a.value for a in node.args)])
         elif isinstance(node, (ir.Assign, ir.Evaluate, ir.Return)):
@@ -1147,7 +1247,9 @@ def config_value(literal: object) -> object:
         for item in literal.items:
             device = item.get("device_type")
             dtype = item.get("dtype")
-            dtype_text = api.dtype_name(dtype.name if isinstance(dtype, ir.Symbol) else dtype if isinstance(dtype, str) else None)
+            dtype_text = api.dtype_name(
+                dtype.name if isinstance(dtype, ir.Symbol) else dtype if isinstance(dtype, str) else None
+            )
             pairs.append((device if isinstance(device, str) else None, dtype_text))
         return tuple(pairs)
     return None

@@ -11,7 +11,8 @@ calls deep, once per compiled callable, only for callables a backward reaches.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ..summary import model as ir
 from . import torch_api as api
@@ -78,8 +79,12 @@ class IslandScan:
         if isinstance(value, Instance):
             members = interp.find_member(value.cls, "__call__")
             if members is None and interp.is_module_class(value.cls):
-                members = (interp.find_member(value.cls, "forward") or frozenset()) | interp.reach.instance_forward(value)
-            return _best(self.value_island(member, depth) for member in interp.bind_methods(members or frozenset(), value))
+                members = (interp.find_member(value.cls, "forward") or frozenset()) | interp.reach.instance_forward(
+                    value
+                )
+            return _best(
+                self.value_island(member, depth) for member in interp.bind_methods(members or frozenset(), value)
+            )
         return None
 
     def function_island(self, function: FunctionVal, depth: int) -> _Found | None:
@@ -100,12 +105,25 @@ class IslandScan:
         params = [p.lstrip("*") for p in summary.params]
         if function.bound_self is not None and params:
             env[params[0]] = frozenset([function.bound_self])
-        frame = Frame(function.path, env, Context(), record=False, stack=((function.path, function.qualname),), closure=dict(function.closure))
+        frame = Frame(
+            function.path,
+            env,
+            Context(),
+            record=False,
+            stack=((function.path, function.qualname),),
+            closure=dict(function.closure),
+        )
         found: list[_Found | None] = []
         for node in _nodes(summary.body):
             if isinstance(node, ir.With):
                 if any(_disables_autocast(item.context) for item in node.items):
-                    found.append((_FP32_BLOCK, interp.loc(function.path, node.span), "an `autocast(enabled=False)` block (an fp32 island)"))
+                    found.append(
+                        (
+                            _FP32_BLOCK,
+                            interp.loc(function.path, node.span),
+                            "an `autocast(enabled=False)` block (an fp32 island)",
+                        )
+                    )
             elif isinstance(node, ir.Call):
                 call = _call_island(node)
                 if call is not None:
@@ -114,7 +132,13 @@ class IslandScan:
                     for callee in interp.eval(node.func, frame):
                         if isinstance(callee, ExternalInstance) and callee.cls in api.AUTOCAST_FP32_MODULES:
                             written, name = _written(node.func), callee.cls.replace("torch.nn.", "nn.")
-                            found.append((_FP32_OP, interp.loc(function.path, node.span), f"`{written}` ({name}), which autocast runs in float32"))
+                            found.append(
+                                (
+                                    _FP32_OP,
+                                    interp.loc(function.path, node.span),
+                                    f"`{written}` ({name}), which autocast runs in float32",
+                                )
+                            )
                         elif isinstance(callee, (FunctionVal, Instance, Wrapper, Compiled)):
                             found.append(self.value_island(callee, depth + 1))
         self._functions[key] = best = _best(found)
@@ -175,7 +199,9 @@ def _disables_autocast(expr: ir.Expr) -> bool:
     name = func.attr if isinstance(func, ir.Attr) else func.name if isinstance(func, ir.Ref) else ""
     if name != "autocast":
         return False
-    return any(arg.keyword == "enabled" and isinstance(arg.value, ir.Const) and arg.value.value is False for arg in expr.args)
+    return any(
+        arg.keyword == "enabled" and isinstance(arg.value, ir.Const) and arg.value.value is False for arg in expr.args
+    )
 
 
 def _call_island(call: ir.Call) -> tuple[int, str] | None:

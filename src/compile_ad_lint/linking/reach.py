@@ -10,9 +10,10 @@ torch and the frameworks do is read from the tables in ``torch_api`` and ``frame
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..findings import Location
 from ..summary import model as ir
@@ -137,9 +138,17 @@ def container_of(expr: ir.Expr) -> ir.Expr:
     """``model.layers`` for ``model.layers.values()``, ``enumerate(model.layers)``, ``model.layers.named_children()``."""
     while isinstance(expr, ir.Call):
         func = expr.func
-        if isinstance(func, ir.Attr) and func.attr in ("values", "items", "keys", "children", "named_children") and not expr.args:
+        if (
+            isinstance(func, ir.Attr)
+            and func.attr in ("values", "items", "keys", "children", "named_children")
+            and not expr.args
+        ):
             expr = func.base
-        elif isinstance(func, ir.Ref) and func.name in ("enumerate", "reversed", "list", "tuple", "iter", "sorted", "zip") and expr.args:
+        elif (
+            isinstance(func, ir.Ref)
+            and func.name in ("enumerate", "reversed", "list", "tuple", "iter", "sorted", "zip")
+            and expr.args
+        ):
             expr = expr.args[0].value
         else:
             break
@@ -194,7 +203,9 @@ class Reach:
             return self.without_graph(values)
         if not requires_grad:
             return values
-        return frozenset(replace(v, requires_grad=True) if isinstance(v, Data) and not v.requires_grad else v for v in values)
+        return frozenset(
+            replace(v, requires_grad=True) if isinstance(v, Data) and not v.requires_grad else v for v in values
+        )
 
     @staticmethod
     def without_graph(values: Values, keep: Data | None = None) -> Values:
@@ -204,11 +215,14 @@ class Reach:
         elements = keep.elements if keep is not None else frozenset()
         return frozenset(
             replace(v, origins=v.origins & kept, requires_grad=False, elements=v.elements & elements, exact=frozenset())
-            if isinstance(v, Data) else v
+            if isinstance(v, Data)
+            else v
             for v in values
         )
 
-    def compiled_output(self, compiled: Compiled, output: Values, inputs: Data, frame: Frame, arguments: tuple = ()) -> Values:
+    def compiled_output(
+        self, compiled: Compiled, output: Values, inputs: Data, frame: Frame, arguments: tuple = ()
+    ) -> Values:
         """A compiled call's result: no backward under ``no_grad``, or through a frozen module whose
         inputs do not require grad."""
         if not frame.ctx.grad_enabled:
@@ -220,8 +234,10 @@ class Reach:
     @staticmethod
     def need_grad(inputs: Data, values: Iterable[object]) -> bool:
         """Whether inputs require grad: module outputs, parameters (``nn.Parameter(...)``), explicit flags."""
-        return inputs.requires_grad or bool(inputs.origins) or any(
-            isinstance(v, ExternalInstance) and v.cls in api.PARAMETER_FACTORIES for v in values
+        return (
+            inputs.requires_grad
+            or bool(inputs.origins)
+            or any(isinstance(v, ExternalInstance) and v.cls in api.PARAMETER_FACTORIES for v in values)
         )
 
     @staticmethod
@@ -255,7 +271,9 @@ class Reach:
             return
         values = self.interp.eval(expr, frame)
         if isinstance(target, ir.AttrTarget):
-            self.replace_attribute(target, values, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame)
+            self.replace_attribute(
+                target, values, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame
+            )
         else:
             self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
 
@@ -280,17 +298,31 @@ class Reach:
         result: set = set()
         rest: set = set()
         for receiver in receivers:
-            if name in api.MODULE_RETURNING_METHODS and self.is_module_value(receiver) and not self.has_project_member(receiver, name):
+            if (
+                name in api.MODULE_RETURNING_METHODS
+                and self.is_module_value(receiver)
+                and not self.has_project_member(receiver, name)
+            ):
                 if name == "requires_grad_":
                     grad = self.requires_grad_argument(args)
-                    result |= self.freeze(frozenset([receiver]), site, frozen=True) if grad is False else (
-                        self.freeze(frozenset([receiver]), site, frozen=False) if grad else {receiver}
+                    result |= (
+                        self.freeze(frozenset([receiver]), site, frozen=True)
+                        if grad is False
+                        else (self.freeze(frozenset([receiver]), site, frozen=False) if grad else {receiver})
                     )
                 else:
                     result.add(receiver)
-            elif name in api.MODULE_CHILDREN_METHODS and isinstance(receiver, (Instance, Wrapper, Compiled)) and not self.has_project_member(receiver, name):
+            elif (
+                name in api.MODULE_CHILDREN_METHODS
+                and isinstance(receiver, (Instance, Wrapper, Compiled))
+                and not self.has_project_member(receiver, name)
+            ):
                 result.add(Collection(self.submodules(receiver)))
-            elif name in api.MODULE_PARAMETER_METHODS and self.is_module_value(receiver) and not self.has_project_member(receiver, name):
+            elif (
+                name in api.MODULE_PARAMETER_METHODS
+                and self.is_module_value(receiver)
+                and not self.has_project_member(receiver, name)
+            ):
                 result.add(Data(requires_grad=not self.frozen(receiver)))
             elif name in api.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
                 result |= self.container_elements(func.base, frozenset([receiver]), frame)
@@ -336,7 +368,9 @@ class Reach:
             self._by_class_version, self._by_class_size = interp._heap_version, len(interp._instance_attrs)
         return self._by_class.get(klass, [])
 
-    def register_module(self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span) -> None:
+    def register_module(
+        self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span
+    ) -> None:
         """``parent.register_module(name, module)`` / ``add_module``: like ``setattr``; on an
         ``nn.ModuleDict``/``nn.ModuleList`` the module becomes one of its items."""
         module = _argument(args, "module", 1) or frozenset()
@@ -353,7 +387,9 @@ class Reach:
         interp = self.interp
         # Only what the rules can follow: modules, callables, specs, compiled outputs (plain data
         # stored in caches and tables would only grow the containers).
-        values = frozenset(v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins))
+        values = frozenset(
+            v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins)
+        )
         if not values:
             return
         added = frozenset([Collection(normalize(values))])
@@ -380,7 +416,11 @@ class Reach:
         imported = [v for v in current if isinstance(v, Imported)]
         if imported:  # ``from registry import SPECS``: the registry lives in the module it comes from
             for value in imported:
-                split = interp.index.split_qualified(value.name, value.importer) if not api.is_external_root(value.name) else None
+                split = (
+                    interp.index.split_qualified(value.name, value.importer)
+                    if not api.is_external_root(value.name)
+                    else None
+                )
                 if split is not None and len(split[1]) == 1 and split[0] != path:
                     self.store_global(split[0], split[1][0], added)
             return
@@ -409,7 +449,9 @@ class Reach:
                 self.replace_everywhere(base, values)
 
     def replace_everywhere(self, base: Instance, values: Values) -> None:
-        sources = {v.target for v in values if isinstance(v, Compiled)} | {i for v in values if isinstance(v, Wrapper) for i in v.inner}
+        sources = {v.target for v in values if isinstance(v, Compiled)} | {
+            i for v in values if isinstance(v, Wrapper) for i in v.inner
+        }
         if not sources:
             return  # only a compiled or wrapped module replaces the attribute it was made from
         interp = self.interp
@@ -422,7 +464,9 @@ class Reach:
                     continue
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
                 if hit and not values <= held:
-                    interp._instance_attrs[key] = normalize(held | (values if held & sources else {Collection(normalize(values))}))
+                    interp._instance_attrs[key] = normalize(
+                        held | (values if held & sources else {Collection(normalize(values))})
+                    )
                     interp._heap_version += 1
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
@@ -435,7 +479,11 @@ class Reach:
         container (``for block in model.blocks``), the subscripted container, or ``getattr``'s object."""
         if isinstance(receiver, ir.Ref) and receiver.name in frame.element_of:
             source = frame.element_of[receiver.name]
-            if isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_CHILDREN_METHODS:
+            if (
+                isinstance(source, ir.Call)
+                and isinstance(source.func, ir.Attr)
+                and source.func.attr in api.MODULE_CHILDREN_METHODS
+            ):
                 # ``for child in model.children()``: a module's children are its attributes.
                 owners = frozenset(v for v in self.interp.eval(source.func.base, frame) if isinstance(v, Instance))
                 if owners:
@@ -444,7 +492,12 @@ class Reach:
             self.store_element(container_of(source), compiled, frame, span)
         elif isinstance(receiver, ir.Item):
             self.store_element(container_of(receiver.base), compiled, frame, span)
-        elif isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr" and len(receiver.args) >= 2:
+        elif (
+            isinstance(receiver, ir.Call)
+            and isinstance(receiver.func, ir.Ref)
+            and receiver.func.name == "getattr"
+            and len(receiver.args) >= 2
+        ):
             interp = self.interp
             objects = interp.eval(receiver.args[0].value, frame)
             names = interp.eval(receiver.args[1].value, frame)
@@ -472,7 +525,11 @@ class Reach:
         if not (isinstance(first, ir.Assign) and isinstance(first.value, ir.Item)):
             return False
         source = first.value.base
-        return isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_PARAMETER_METHODS
+        return (
+            isinstance(source, ir.Call)
+            and isinstance(source.func, ir.Attr)
+            and source.func.attr in api.MODULE_PARAMETER_METHODS
+        )
 
     def note_element_binding(self, statement: ir.Assign, frame: Frame) -> None:
         """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
@@ -492,7 +549,11 @@ class Reach:
         if target.attr != "requires_grad" or not isinstance(target.base, ir.Ref):
             return
         source = frame.element_of.get(target.base.name)
-        if not (isinstance(source, ir.Call) and isinstance(source.func, ir.Attr) and source.func.attr in api.MODULE_PARAMETER_METHODS):
+        if not (
+            isinstance(source, ir.Call)
+            and isinstance(source.func, ir.Attr)
+            and source.func.attr in api.MODULE_PARAMETER_METHODS
+        ):
             return
         constants = _constants(values)
         if constants == {False}:
@@ -507,7 +568,12 @@ class Reach:
         has seen no registration into runs the import side effects first; one that is still empty
         stands for registrations made elsewhere (unknown, and worth asking the callers about)."""
         interp = self.interp
-        if isinstance(base, ir.Ref) and base.name not in frame.env and base.name not in frame.closure and self.empty_registry(values):
+        if (
+            isinstance(base, ir.Ref)
+            and base.name not in frame.env
+            and base.name not in frame.closure
+            and self.empty_registry(values)
+        ):
             package = interp.index.view(frame.path).module.split(".", 1)[0]
             if package not in self._side_effects_done:
                 self.run_import_side_effects(package)
@@ -533,7 +599,11 @@ class Reach:
         if not values:
             return False
         for value in values:
-            if isinstance(value, ConstVal) and isinstance(value.value, (ir.DictLiteral, ir.ListLiteral)) and not value.value.items:
+            if (
+                isinstance(value, ConstVal)
+                and isinstance(value.value, (ir.DictLiteral, ir.ListLiteral))
+                and not value.value.items
+            ):
                 continue
             if isinstance(value, Collection) and not value.items:
                 continue
@@ -615,7 +685,9 @@ class Reach:
                     base = resolve_relative(base, view.module, view.is_package) if node.level else base
                     if base:
                         names.append(base)
-                    names.extend(f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*")
+                    names.extend(
+                        f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"
+                    )
         return names
 
     # -- classes whose constructor stores keyword arguments (dataclasses) -------------------
@@ -652,7 +724,9 @@ class Reach:
         if wrapper is not None:
             inner = _argument(args, "module", 0) or frozenset([UNKNOWN])
             # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
-            inner = frozenset(i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,)))
+            inner = frozenset(
+                i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,))
+            )
             return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
         if name in api.SAME_MODULE_FUNCTIONS:
             return _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
@@ -715,7 +789,9 @@ class Reach:
         start = len(frame.pending)
         try:
             span = ir.Span(site.line, site.column, site.end_line, site.end_column)
-            interp.call_values(functions, ((None, frozenset([Data(dual=True)])),), span, frame, ir.Ref(name.rsplit(".", 1)[-1]))
+            interp.call_values(
+                functions, ((None, frozenset([Data(dual=True)])),), span, frame, ir.Ref(name.rsplit(".", 1)[-1])
+            )
         finally:
             frame.ctx = saved
         interp.finish_region(frame, site, start)
@@ -756,7 +832,11 @@ class Reach:
     def framework_object(self, row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
         autocast = self.framework_precision(row, args, site)
         backend = self.framework_backend(row, args)
-        held = frozenset().union(*(_argument(args, keyword, index) or frozenset() for keyword, index in row.holds)) if row.holds else frozenset()
+        held = (
+            frozenset().union(*(_argument(args, keyword, index) or frozenset() for keyword, index in row.holds))
+            if row.holds
+            else frozenset()
+        )
         precision_site = site if autocast is not None else None
         for keyword, index in row.settings_from:
             for value in _argument(args, keyword, index) or ():
@@ -789,7 +869,10 @@ class Reach:
         values = _argument(args, precision.argument, None)
         if values is None:
             if precision.absent == "unknown":
-                return replace(maybe, origin=f"{origin} (not set in the code: `accelerate launch`/`accelerate config` may enable it)")
+                return replace(
+                    maybe,
+                    origin=f"{origin} (not set in the code: `accelerate launch`/`accelerate config` may enable it)",
+                )
             return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
         constants = _constants(values)
         table = dict(precision.values)
@@ -858,7 +941,9 @@ class Reach:
         if call.effect == "same":
             return _argument(args, "model", 0) or frozenset([UNKNOWN])
         if call.effect in ("prepare", "setup") and owner is not None:
-            items = [values for keyword, values in args if keyword is None] or [_keyword(args, "module") or frozenset([UNKNOWN])]
+            items = [values for keyword, values in args if keyword is None] or [
+                _keyword(args, "module") or frozenset([UNKNOWN])
+            ]
             prepared = [self.prepare(values, owner, site, call) for values in items]
             if len(prepared) == 1:
                 return prepared[0]
@@ -880,16 +965,30 @@ class Reach:
             if not self.is_module_value(value):
                 result.add(value)
                 continue
-            autocast = replace(owner.autocast, source=site, origin=f"{label} runs the forward under autocast: {owner.autocast.origin}") if owner.autocast else None
+            autocast = (
+                replace(
+                    owner.autocast,
+                    source=site,
+                    origin=f"{label} runs the forward under autocast: {owner.autocast.origin}",
+                )
+                if owner.autocast
+                else None
+            )
             wrapped = Wrapper(frozenset([value]), label, site, autocast)
             if call.effect == "prepare" and owner.compile_backend is not None and not isinstance(value, Compiled):
                 # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} (dynamo backend {owner.compile_backend!r})"))
+                result.add(
+                    Compiled(
+                        wrapped, owner.compile_backend, site, f"{label} (dynamo backend {owner.compile_backend!r})"
+                    )
+                )
             else:
                 result.add(wrapped)
         return frozenset(result)
 
-    def lightning_fit(self, trainer: FrameworkObject, models: Values, site: Location, span: ir.Span, frame: Frame) -> None:
+    def lightning_fit(
+        self, trainer: FrameworkObject, models: Values, site: Location, span: ir.Span, frame: Frame
+    ) -> None:
         """``Trainer.fit(model)``: ``training_step`` under the precision's autocast, then (automatic
         optimization) the backward of its loss here, outside autocast."""
         interp = self.interp
@@ -908,7 +1007,10 @@ class Reach:
                 frame.ctx = replace(saved, autocast=trainer.autocast)
             try:
                 if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
-                    step = frozenset(replace(compiled, target=b, spelling=f"{compiled.spelling}; Lightning compiles training_step") for b in bound)
+                    step = frozenset(
+                        replace(compiled, target=b, spelling=f"{compiled.spelling}; Lightning compiles training_step")
+                        for b in bound
+                    )
                     loss = interp.call_values(step, step_args, span, frame, ir.Ref("training_step"))
                 else:
                     loss = interp.call_values(bound, step_args, span, frame, ir.Ref("training_step"))
@@ -923,7 +1025,9 @@ class Reach:
         """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
         a batch, and ``accelerator.backward(loss)`` outside autocast."""
         interp = self.interp
-        prepared = self.prepare(trainer.held, trainer, site, FrameworkCall(trainer, "train", "prepare"))  # accelerator.prepare inside
+        prepared = self.prepare(
+            trainer.held, trainer, site, FrameworkCall(trainer, "train", "prepare")
+        )  # accelerator.prepare inside
         outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, ir.Ref("model"))
         interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
 
@@ -943,4 +1047,6 @@ class Reach:
             return state
         if frame.assumptions[state.condition]:
             return replace(state, condition=None)
-        return AutocastState(False, source=state.source, origin=f"{state.origin} with `{state.condition}` false on this path")
+        return AutocastState(
+            False, source=state.source, origin=f"{state.origin} with `{state.condition}` false on this path"
+        )

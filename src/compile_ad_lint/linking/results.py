@@ -16,7 +16,8 @@ named.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..findings import Location
 from ..summary import model as ir
@@ -84,7 +85,9 @@ class _Returns:
                     if all(v == values[0] for v in values) and values[0] is not None:
                         merged[key] = values[0]
                 else:
-                    merged[key] = frozenset().union(*(v if v is not None else env.get(key, frozenset()) for v in values))
+                    merged[key] = frozenset().union(
+                        *(v if v is not None else env.get(key, frozenset()) for v in values)
+                    )
             env.clear()
             env.update(merged)
         elif isinstance(statement, ir.Define):
@@ -138,7 +141,9 @@ class _Returns:
         return frozenset([_TOP])  # lambdas, anything new
 
 
-def returned_roots(summary: ir.FunctionSummary, self_name: str | None) -> tuple[tuple[frozenset, ...], tuple[ir.Expr | None, ...]] | None:
+def returned_roots(
+    summary: ir.FunctionSummary, self_name: str | None
+) -> tuple[tuple[frozenset, ...], tuple[ir.Expr | None, ...]] | None:
     """Per returned position, the roots it depends on, and the returned expression (where it is
     one display), when every ``return`` returns a tuple of the same size (at least two)."""
     walker = _Returns(summary.params, self_name)
@@ -156,20 +161,20 @@ def returned_roots(summary: ir.FunctionSummary, self_name: str | None) -> tuple[
 class ResultAnalysis:
     """``CompiledResult`` structures for one interpreter, memoized."""
 
-    def __init__(self, interpreter: "Interpreter") -> None:
+    def __init__(self, interpreter: Interpreter) -> None:
         self.interp = interpreter
         self._roots: dict[tuple, object] = {}
         self._aliased: dict[ClassVal, tuple[frozenset[str], dict[str, ir.Span]]] = {}
         self._memo: dict[tuple, tuple[ResultElement, ...] | None] = {}
 
-    def structure(self, compiled: Compiled, args: "Args", site: Location) -> tuple[ResultElement, ...] | None:
+    def structure(self, compiled: Compiled, args: Args, site: Location) -> tuple[ResultElement, ...] | None:
         key = (compiled.target, args, site)
         if key not in self._memo:
             self._memo[key] = None  # recursion through a module holding itself sees "unknown"
             self._memo[key] = self._structure(compiled, args, site)
         return self._memo[key]
 
-    def _structure(self, compiled: Compiled, args: "Args", site: Location) -> tuple[ResultElement, ...] | None:
+    def _structure(self, compiled: Compiled, args: Args, site: Location) -> tuple[ResultElement, ...] | None:
         found = self.target_function(compiled.target)
         if found is None:
             return None
@@ -186,7 +191,11 @@ class ResultAnalysis:
         elements = []
         for index, (position_roots, display) in enumerate(zip(roots, displays)):
             leaves, opaque = self.classify(position_roots, function, owner, bound, site)
-            where = self.interp.loc(function.path, display.span) if isinstance(display, ir.Call) else self.interp.loc(function.path, summary.span)
+            where = (
+                self.interp.loc(function.path, display.span)
+                if isinstance(display, ir.Call)
+                else self.interp.loc(function.path, summary.span)
+            )
             elements.append(ResultElement(index, where, frozenset(leaves), opaque))
         return tuple(elements)
 
@@ -199,7 +208,9 @@ class ResultAnalysis:
             functions = [m for m in members if isinstance(m, FunctionVal)]
             if len(functions) != 1 or len(members) != 1:
                 return None
-            target = FunctionVal(functions[0].path, functions[0].qualname, bound_self=target, closure=functions[0].closure)
+            target = FunctionVal(
+                functions[0].path, functions[0].qualname, bound_self=target, closure=functions[0].closure
+            )
         if not isinstance(target, FunctionVal):
             return None
         summary = interp.index.view(target.path).function(target.qualname)
@@ -210,7 +221,9 @@ class ResultAnalysis:
 
     # -- leaves -------------------------------------------------------------------------------
 
-    def classify(self, roots: frozenset, function: FunctionVal, owner: ClassVal | None, bound: dict, site: Location) -> tuple[set[Leaf], bool]:
+    def classify(
+        self, roots: frozenset, function: FunctionVal, owner: ClassVal | None, bound: dict, site: Location
+    ) -> tuple[set[Leaf], bool]:
         leaves: set[Leaf] = set()
         opaque = False
         for root in roots:
@@ -230,7 +243,9 @@ class ResultAnalysis:
                 if any(isinstance(v, (FunctionVal, ClassVal)) for v in values):
                     opaque = True
                 elif values and self.holds_parameters(values):
-                    leaves.add(Leaf(root[1], f"argument {root[1]} at {site.path}:{site.line}:{site.column}", site, "argument"))
+                    leaves.add(
+                        Leaf(root[1], f"argument {root[1]} at {site.path}:{site.line}:{site.column}", site, "argument")
+                    )
             elif kind == "global":
                 values = dict(function.closure).get(root[1])
                 if values is None:
@@ -266,7 +281,11 @@ class ResultAnalysis:
         for value in values:
             if isinstance(value, ExternalInstance) and value.cls in api.PARAMETERIZED_MODULES:
                 return True
-            if isinstance(value, Compiled) and value.target is not None and self.holds_parameters([value.target], depth + 1):
+            if (
+                isinstance(value, Compiled)
+                and value.target is not None
+                and self.holds_parameters([value.target], depth + 1)
+            ):
                 return True
             if isinstance(value, Collection) and self.holds_parameters(value.items, depth + 1):
                 return True

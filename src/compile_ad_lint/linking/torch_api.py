@@ -37,8 +37,19 @@ NULL_CONTEXT = frozenset({"contextlib.nullcontext"})
 
 #: Calls that build a collection from their arguments' elements (``nn.ModuleList([...])``, ``list(x)``).
 COLLECTION_OF_ELEMENTS = frozenset(
-    {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList", "builtins.list", "builtins.tuple",
-     "builtins.set", "builtins.sorted", "builtins.reversed", "builtins.enumerate", "builtins.zip", "builtins.iter"}
+    {
+        "torch.nn.ModuleList",
+        "torch.nn.ModuleDict",
+        "torch.nn.ParameterList",
+        "builtins.list",
+        "builtins.tuple",
+        "builtins.set",
+        "builtins.sorted",
+        "builtins.reversed",
+        "builtins.enumerate",
+        "builtins.zip",
+        "builtins.iter",
+    }
 )
 #: ``nn.Sequential(a, b, ...)``: a collection that calls its items in turn.
 SEQUENTIAL = frozenset({"torch.nn.Sequential"})
@@ -134,19 +145,27 @@ class ModuleWrapper:
 
 MODULE_WRAPPERS: tuple[ModuleWrapper, ...] = (
     ModuleWrapper(
-        frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}),
+        frozenset(
+            {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+        ),
         "DistributedDataParallel",
         "torch/nn/parallel/distributed.py: `self.module = module`; `_run_ddp_forward` returns `self.module(*inputs, **kwargs)`",
     ),
     ModuleWrapper(
-        frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}),
+        frozenset(
+            {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
+        ),
         "DataParallel",
         "torch/nn/parallel/data_parallel.py: `self.module = module`; `forward` returns `self.module(*inputs, **kwargs)` "
         "(one device) or runs replicas of it",
     ),
     ModuleWrapper(
-        frozenset({"torch.distributed.fsdp.FullyShardedDataParallel",
-                   "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"}),
+        frozenset(
+            {
+                "torch.distributed.fsdp.FullyShardedDataParallel",
+                "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+            }
+        ),
         "FullyShardedDataParallel",
         "torch/distributed/fsdp/fully_sharded_data_parallel.py: `forward` runs `self._fsdp_wrapped_module(*args, **kwargs)`; "
         "the `module` property returns the wrapped module",
@@ -219,9 +238,14 @@ GRAD_MODES = {
     "torch.autograd.grad_mode.set_grad_enabled": None,
 }
 #: The argument deciding the mode (``inference_mode(mode)``: False means grad stays as it was).
-GRAD_MODE_ARGUMENT = {"torch.set_grad_enabled": "mode", "torch.autograd.set_grad_enabled": "mode",
-                      "torch.autograd.grad_mode.set_grad_enabled": "mode", "torch.inference_mode": "mode",
-                      "torch.autograd.inference_mode": "mode", "torch.autograd.grad_mode.inference_mode": "mode"}
+GRAD_MODE_ARGUMENT = {
+    "torch.set_grad_enabled": "mode",
+    "torch.autograd.set_grad_enabled": "mode",
+    "torch.autograd.grad_mode.set_grad_enabled": "mode",
+    "torch.inference_mode": "mode",
+    "torch.autograd.inference_mode": "mode",
+    "torch.autograd.grad_mode.inference_mode": "mode",
+}
 
 #: Creating a parameter: it requires grad (torch/nn/parameter.py ``Parameter(data, requires_grad=True)``).
 PARAMETER_FACTORIES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -245,11 +269,36 @@ KEYWORD_FIELD_BASES = frozenset({"typing.NamedTuple"})
 #: under another autocast state. Elementwise math on that list (exp, log, pow, sum, ...) is left out:
 #: nearly every region has some, and it rarely decides the numeric effect.
 AUTOCAST_FP32_OPS = frozenset(
-    {"softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "logsumexp", "normalize", "cosine_similarity",
-     "cdist", "pdist", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-     "binary_cross_entropy_with_logits", "binary_cross_entropy", "poisson_nll_loss", "cosine_embedding_loss",
-     "hinge_embedding_loss", "margin_ranking_loss", "multilabel_margin_loss", "multi_margin_loss",
-     "soft_margin_loss", "triplet_margin_loss", "multilabel_soft_margin_loss"}
+    {
+        "softmax",
+        "log_softmax",
+        "softmin",
+        "layer_norm",
+        "group_norm",
+        "logsumexp",
+        "normalize",
+        "cosine_similarity",
+        "cdist",
+        "pdist",
+        "cross_entropy",
+        "nll_loss",
+        "mse_loss",
+        "l1_loss",
+        "smooth_l1_loss",
+        "huber_loss",
+        "kl_div",
+        "binary_cross_entropy_with_logits",
+        "binary_cross_entropy",
+        "poisson_nll_loss",
+        "cosine_embedding_loss",
+        "hinge_embedding_loss",
+        "margin_ranking_loss",
+        "multilabel_margin_loss",
+        "multi_margin_loss",
+        "soft_margin_loss",
+        "triplet_margin_loss",
+        "multilabel_soft_margin_loss",
+    }
 )
 #: ``torch.nn`` modules whose forward runs one of ``AUTOCAST_FP32_OPS`` (torch/nn/modules/normalization.py,
 #: activation.py, loss.py, transformer.py: LayerNorm -> F.layer_norm, Softmax -> F.softmax,

@@ -51,7 +51,7 @@ class Imported:
 class FunctionVal:
     path: Path
     qualname: str
-    bound_self: "Value | None" = None
+    bound_self: Value | None = None
     closure: tuple[tuple[str, frozenset], ...] = ()
 
 
@@ -77,14 +77,14 @@ class Collection:
 
     items: frozenset
     sequential: bool = False
-    positions: tuple[frozenset["Value"], ...] = ()
+    positions: tuple[frozenset[Value], ...] = ()
 
 
 @dataclass(frozen=True)
 class Compiled:
     """A callable produced by ``torch.compile`` (or an equivalent spelling)."""
 
-    target: "Value | None"
+    target: Value | None
     backend: str
     site: Location
     spelling: str
@@ -103,7 +103,7 @@ class Compiler:
 class Disabled:
     """``torch.compiler.disable(fn)``: runs eagerly, never traced."""
 
-    target: "Value | None"
+    target: Value | None
 
 
 @dataclass(frozen=True)
@@ -139,12 +139,15 @@ class AutocastState:
         details = ", ".join(p for p in (self.device, self.dtype) if p)
         return f"autocast on ({details})" if details else "autocast on"
 
-    def differs_from(self, other: "AutocastState") -> bool:
+    def differs_from(self, other: AutocastState) -> bool:
         if self.active != other.active:
             return True
         if not self.active:
             return False
-        return any(a is not None and b is not None and a != b for a, b in ((self.device, other.device), (self.dtype, other.dtype)))
+        return any(
+            a is not None and b is not None and a != b
+            for a, b in ((self.device, other.device), (self.dtype, other.dtype))
+        )
 
 
 NO_AUTOCAST = AutocastState(active=False)
@@ -169,8 +172,12 @@ class ConfigState:
 
     def describe(self) -> str:
         if isinstance(self.value, tuple):
-            return "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
-        return f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
+            return (
+                "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
+            )
+        return (
+            f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
+        )
 
 
 DEFAULT_CONFIG = ConfigState()
@@ -206,7 +213,7 @@ class Wrapper:
     the inner module's.
     """
 
-    inner: frozenset["Value"]
+    inner: frozenset[Value]
     kind: str
     site: Location | None = None
     autocast: AutocastState | None = None
@@ -226,7 +233,7 @@ class FrameworkObject:
     #: The backend the framework compiles prepared models with (None: it does not compile).
     compile_backend: str | None = None
     #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
-    held: frozenset["Value"] = frozenset()
+    held: frozenset[Value] = frozenset()
     #: Where the precision setting was written (a related location of findings).
     precision_site: Location | None = None
 

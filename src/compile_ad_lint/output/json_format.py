@@ -24,7 +24,14 @@ def fix_to_dict(fix: Fix) -> dict:
         "description": fix.description,
         "applicability": fix.applicability.value,
         "edits": [
-            {"path": e.path, "line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column, "replacement": e.replacement}
+            {
+                "path": e.path,
+                "line": e.line,
+                "column": e.column,
+                "end_line": e.end_line,
+                "end_column": e.end_column,
+                "replacement": e.replacement,
+            }
             for e in fix.edits
         ],
     }
@@ -43,7 +50,13 @@ def finding_to_dict(finding: Finding) -> dict:
         "end_line": location.end_line,
         "end_column": location.end_column,
         "related": [
-            {"path": r.location.path, "cell": r.location.cell, "line": r.location.line, "column": r.location.column, "message": r.message}
+            {
+                "path": r.location.path,
+                "cell": r.location.cell,
+                "line": r.location.line,
+                "column": r.location.column,
+                "message": r.message,
+            }
             for r in finding.related
         ],
         "fix": fix_to_dict(finding.fix) if finding.fix else None,
@@ -62,6 +75,12 @@ def render(report: Report) -> str:
     document = {
         "version": __version__,
         "findings": [finding_to_dict(f) for f in report.findings],
-        "stats": {"files": stats.files, "analyzed": stats.analyzed, "parsed": stats.parsed, "cached": stats.cached, "seconds": stats.seconds},
+        "stats": {
+            "files": stats.files,
+            "analyzed": stats.analyzed,
+            "parsed": stats.parsed,
+            "cached": stats.cached,
+            "seconds": stats.seconds,
+        },
     }
     return json.dumps(document, indent=2) + "\n"

@@ -97,7 +97,11 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     result["locations"] = [{"physicalLocation": _physical_location(finding.location)}]
     if finding.related:
         result["relatedLocations"] = [
-            {"id": number, "physicalLocation": _physical_location(related.location), "message": {"text": _message_text(related.message)}}
+            {
+                "id": number,
+                "physicalLocation": _physical_location(related.location),
+                "message": {"text": _message_text(related.message)},
+            }
             for number, related in enumerate(finding.related, start=1)
         ]
     result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprints.of(finding)}
@@ -108,7 +112,9 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     if finding.facts:
         properties["facts"] = dict(finding.facts)
     if finding.confirm is not None:
-        properties["confirm"] = {device: {"verdict": r.verdict.value, "detail": r.detail} for device, r in finding.confirm}
+        properties["confirm"] = {
+            device: {"verdict": r.verdict.value, "detail": r.detail} for device, r in finding.confirm
+        }
     if properties:
         result["properties"] = properties
     return result
@@ -126,7 +132,12 @@ def _fix(fix: Fix) -> dict:
                 "artifactLocation": artifact_location(path),
                 "replacements": [
                     {
-                        "deletedRegion": {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column},
+                        "deletedRegion": {
+                            "startLine": e.line,
+                            "startColumn": e.column,
+                            "endLine": e.end_line,
+                            "endColumn": e.end_column,
+                        },
                         "insertedContent": {"text": e.replacement},
                     }
                     for e in edits

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..api import Report
 from ..findings import Finding, Location, RelatedLocation, Severity
@@ -31,7 +31,16 @@ from .escape import printable
 SourceLine = Callable[[Location], "str | None"]
 
 _RESET = "\033[0m"
-_STYLES = {"path": "\033[1m", "punct": "\033[36m", "error": "\033[1;31m", "warning": "\033[1;33m", "chain": "\033[2m", "caret": "\033[1;31m", "summary": "\033[1m", "gutter": "\033[34m"}
+_STYLES = {
+    "path": "\033[1m",
+    "punct": "\033[36m",
+    "error": "\033[1;31m",
+    "warning": "\033[1;33m",
+    "chain": "\033[2m",
+    "caret": "\033[1;31m",
+    "summary": "\033[1m",
+    "gutter": "\033[34m",
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +93,9 @@ def where(location: Location, paint: _Painter | None = None) -> str:
 
 def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_line: SourceLine) -> list[str]:
     style = "warning" if finding.severity is Severity.WARNING else "error"
-    lines = [f"{where(finding.location, paint)}{paint('punct', ':')} {paint(style, finding.code)} {printable(finding.message)}"]
+    lines = [
+        f"{where(finding.location, paint)}{paint('punct', ':')} {paint(style, finding.code)} {printable(finding.message)}"
+    ]
     if options.show_source:
         lines += _source(finding.location, source_line, paint)
     if not options.concise:
@@ -92,9 +103,13 @@ def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_lin
             if isinstance(item, int):
                 lines.append(paint("chain", f"    ... {item} more call{'s' if item != 1 else ''}"))
             else:
-                lines.append(f"    {where(item.location, paint)}{paint('punct', ':')} {paint('chain', printable(item.message))}")
+                lines.append(
+                    f"    {where(item.location, paint)}{paint('punct', ':')} {paint('chain', printable(item.message))}"
+                )
     if finding.confirm:
-        verdicts = "; ".join(f"{device}: {result.verdict.value} ({result.detail})" for device, result in finding.confirm)
+        verdicts = "; ".join(
+            f"{device}: {result.verdict.value} ({result.detail})" for device, result in finding.confirm
+        )
         lines.append(f"    confirm: {printable(verdicts)}")
     return lines
 
@@ -154,7 +169,9 @@ def _shown(text: str) -> str:
 
 
 def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 0 if unicodedata.combining(c) else 1 for c in text)
+    return sum(
+        2 if unicodedata.east_asian_width(c) in ("W", "F") else 0 if unicodedata.combining(c) else 1 for c in text
+    )
 
 
 class _SourceLines:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..findings import Applicability, Finding, Fix, Location, RelatedLocation, Severity
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
@@ -166,7 +166,9 @@ def train(x):
         eager_backward = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
         events = list(events)
         backwards = [event for event in events if isinstance(event, BackwardThroughCompiled)]
-        context = _FixContext(backwards, eager_backward, {event.location.path for event in events if isinstance(event, ConfigWrite)})
+        context = _FixContext(
+            backwards, eager_backward, {event.location.path for event in events if isinstance(event, ConfigWrite)}
+        )
         for event in backwards:
             mismatched = [
                 (origin, assumed)
@@ -179,7 +181,10 @@ def train(x):
                 yield self.finding(event, mismatched, context)
 
     def finding(
-        self, event: BackwardThroughCompiled, mismatched: list[tuple[CompiledOutput, AutocastState]], context: "_FixContext | None" = None
+        self,
+        event: BackwardThroughCompiled,
+        mismatched: list[tuple[CompiledOutput, AutocastState]],
+        context: _FixContext | None = None,
     ) -> Finding:
         origin, assumed = mismatched[0]
         actual = event.backward_autocast
@@ -191,7 +196,11 @@ def train(x):
         islands = [island for island in event.islands if island.compiled_site in sites]
         if islands:
             island = islands[0]
-            at = f"line {island.location.line}" if island.location.path == event.location.path else f"{island.location.path}:{island.location.line}"
+            at = (
+                f"line {island.location.line}"
+                if island.location.path == event.location.path
+                else f"{island.location.path}:{island.location.line}"
+            )
             numeric = f"numeric effect likely: the compiled region holds {island.description} at {at}"
         else:
             numeric = "numeric effect unknown: no autocast-sensitive op is visible in the compiled region"
@@ -203,16 +212,38 @@ def train(x):
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:
-            related.append(RelatedLocation(output.call_site, f"compiled call ran with {output.forward_autocast.describe()}; backward traced for {expected.describe()}"))
-            related.append(RelatedLocation(output.compiled.site, f"compiled here ({output.compiled.spelling}, backend={output.compiled.backend!r})"))
+            related.append(
+                RelatedLocation(
+                    output.call_site,
+                    f"compiled call ran with {output.forward_autocast.describe()}; backward traced for {expected.describe()}",
+                )
+            )
+            related.append(
+                RelatedLocation(
+                    output.compiled.site,
+                    f"compiled here ({output.compiled.spelling}, backend={output.compiled.backend!r})",
+                )
+            )
             if output.forward_autocast.source is not None:
-                related.append(RelatedLocation(output.forward_autocast.source, f"forward autocast context: {output.forward_autocast.origin}"))
+                related.append(
+                    RelatedLocation(
+                        output.forward_autocast.source, f"forward autocast context: {output.forward_autocast.origin}"
+                    )
+                )
             if output.config.source is not None:
-                related.append(RelatedLocation(output.config.source, f"{output.config.describe()} set here ({output.config.origin})"))
+                related.append(
+                    RelatedLocation(
+                        output.config.source, f"{output.config.describe()} set here ({output.config.origin})"
+                    )
+                )
         if actual.source is not None:
             related.append(RelatedLocation(actual.source, f"backward autocast context: {actual.origin}"))
         for island in islands:
-            related.append(RelatedLocation(island.location, f"autocast-sensitive code in the compiled region: {island.description}"))
+            related.append(
+                RelatedLocation(
+                    island.location, f"autocast-sensitive code in the compiled region: {island.description}"
+                )
+            )
         fixes = context.fixes(event, [output for output, _ in mismatched]) if context is not None else ()
         return Finding(
             code=self.code,
@@ -281,7 +312,9 @@ class _FixContext:
     must never take in another compiled call whose backwards need something else.
     """
 
-    def __init__(self, backwards: list[BackwardThroughCompiled], eager_backward: frozenset[str], config_files: set[str]) -> None:
+    def __init__(
+        self, backwards: list[BackwardThroughCompiled], eager_backward: frozenset[str], config_files: set[str]
+    ) -> None:
         #: compiled call site -> the values its backwards need (None: not known for certain).
         self.needs: dict[Location, set[ConfigLiteral | None]] = {}
         #: compiled call site -> whether its config is the default (nothing sets it).
@@ -291,7 +324,9 @@ class _FixContext:
                 if origin.compiled.backend in eager_backward:
                     continue
                 known = assumed_backward_autocast(origin) is not None
-                self.needs.setdefault(origin.call_site, set()).add(certain_matching_config(origin, event.backward_autocast) if known else None)
+                self.needs.setdefault(origin.call_site, set()).add(
+                    certain_matching_config(origin, event.backward_autocast) if known else None
+                )
                 default = origin.config.source is None and self.default_config.get(origin.call_site, True)
                 self.default_config[origin.call_site] = default
         self.config_files = config_files
@@ -307,7 +342,9 @@ class _FixContext:
             return []  # unknown, or another backward through one of these calls needs another config
         avoid = tuple(sorted(site for site in self.needs if site not in calls and site.path in {c.path for c in calls}))
         literal = config_source(value)
-        where = ", ".join(f"{call.path}:{call.line}" if call.path != event.location.path else f"line {call.line}" for call in calls)
+        where = ", ".join(
+            f"{call.path}:{call.line}" if call.path != event.location.path else f"line {call.line}" for call in calls
+        )
         call_word = "call" if len(calls) == 1 else "calls"
         fixes = [
             Fix(
@@ -323,7 +360,9 @@ class _FixContext:
         if paths == {event.location.path}:
             path = paths.pop()
             in_module = [site for site in self.needs if site.path == path]
-            if path not in self.config_files and all(self.needs[site] == {value} and self.default_config.get(site, False) for site in in_module):
+            if path not in self.config_files and all(
+                self.needs[site] == {value} and self.default_config.get(site, False) for site in in_module
+            ):
                 fixes.append(
                     Fix(
                         f"Set `torch._functorch.config.backward_pass_autocast = {literal}` once at the top of {path} "
@@ -348,7 +387,11 @@ def certain_matching_config(origin: CompiledOutput, actual: AutocastState) -> Co
     if value == "off":
         return "off"
     if value == "same_as_forward":
-        return "same_as_forward" if forward.condition is None and forward.device is not None and forward.dtype is not None else None
+        return (
+            "same_as_forward"
+            if forward.condition is None and forward.device is not None and forward.dtype is not None
+            else None
+        )
     assert isinstance(value, list)
     pairs = tuple((entry["device_type"], entry["dtype"].removeprefix("torch.")) for entry in value)
     return pairs if all(dtype.isidentifier() for _, dtype in pairs) else None

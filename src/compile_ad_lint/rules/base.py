@@ -6,8 +6,9 @@ attributes, so a rule's behaviour, docs and tests live in one module.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar, Iterable, Iterator
+from typing import ClassVar
 
 from ..config import Config
 from ..findings import Finding, Severity

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
@@ -198,7 +198,9 @@ def check(x, t):
     with fwAD.dual_level():
         return step(fwAD.make_dual(x, t))  # expect: CAL001
 """,
-            files=(("helpers.py", "import torch\n\n@torch.compile(mode='max-autotune')\ndef step(x):\n    return x * 2\n"),),
+            files=(
+                ("helpers.py", "import torch\n\n@torch.compile(mode='max-autotune')\ndef step(x):\n    return x * 2\n"),
+            ),
             note="across modules, decorator with arguments",
         ),
     )
@@ -252,7 +254,6 @@ def check(x, t):
             alternative_fixes=tuple(fixes[1:]),
         )
 
-
     def forward_mode_finding(self, event: CompiledCallInDualRegion, backend: str) -> Finding:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
         ``dual_level`` the function enters itself (``facts/other_autograd_differences.py``)."""
@@ -269,7 +270,7 @@ def check(x, t):
         related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
         reverse = Fix(
-            "Use strategy=\"reverse-mode\", not vectorized (unsafe: one backward per output element instead of one forward per input)",
+            'Use strategy="reverse-mode", not vectorized (unsafe: one backward per output element instead of one forward per input)',
             Applicability.UNSAFE,
             plan=ReverseModeJacobian(event.chain[0].location),
         )
@@ -282,7 +283,12 @@ def check(x, t):
             related=tuple(related),
             facts=tuple(
                 sorted(
-                    {"backend": compiled.backend, "spelling": compiled.spelling, "expected": "wrong-jacobian", "hops": str(len(event.chain))}.items()
+                    {
+                        "backend": compiled.backend,
+                        "spelling": compiled.spelling,
+                        "expected": "wrong-jacobian",
+                        "hops": str(len(event.chain)),
+                    }.items()
                 )
             ),
             fix=reverse,
@@ -292,7 +298,13 @@ def check(x, t):
 
 #: Spellings whose compile call ``CompileWithBackend`` knows how to edit; ``torch.compile (replaces
 #: .forward)`` and the like start with one of them.
-_EDITABLE_SPELLINGS = ("torch.compile", "@torch.compile", "torch._dynamo.optimize", "functools.partial(torch.compile)", "nn.Module.compile()")
+_EDITABLE_SPELLINGS = (
+    "torch.compile",
+    "@torch.compile",
+    "torch._dynamo.optimize",
+    "functools.partial(torch.compile)",
+    "nn.Module.compile()",
+)
 
 
 def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..findings import Finding, RelatedLocation, Severity
 from ..linking import torch_api as api
@@ -219,14 +219,18 @@ def inner_step(x, y, params, second_order):
             f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time (after a "
             f"first-order backward through the same compiled callable, create_graph=True itself can raise: donated buffers). {_FIX}."
         )
-        return self._finding(event.location, message, origins, {"spelling": event.spelling, "create_graph": repr(event.create_graph)})
+        return self._finding(
+            event.location, message, origins, {"spelling": event.spelling, "create_graph": repr(event.create_graph)}
+        )
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
         short = event.function.rsplit(".", 1)[-1]
         condition = ""
         if not spec.always_second_order:
-            condition = " with create_graph=True" if event.second_order else " with create_graph not a constant (may be True)"
+            condition = (
+                " with create_graph=True" if event.second_order else " with create_graph not a constant (may be True)"
+            )
         origin = origins[0]
         if origin.call_site == event.location:
             site = origin.compiled.site
@@ -237,15 +241,25 @@ def inner_step(x, y, params, second_order):
             f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
             f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
         )
-        return self._finding(event.location, message, origins, {"function": event.function, "second_order": repr(event.second_order)})
+        return self._finding(
+            event.location, message, origins, {"function": event.function, "second_order": repr(event.second_order)}
+        )
 
     def _finding(self, location, message: str, origins: list[CompiledOutput], facts: dict[str, str]) -> Finding:
         related: list[RelatedLocation] = []
         for origin in origins:
             if origin.call_site != location:
-                related.append(RelatedLocation(origin.call_site, "compiled call whose backward is differentiated again"))
-            related.append(RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})"))
-        facts = {**facts, "backend": origins[0].compiled.backend, "call_site": f"{origins[0].call_site.path}:{origins[0].call_site.line}"}
+                related.append(
+                    RelatedLocation(origin.call_site, "compiled call whose backward is differentiated again")
+                )
+            related.append(
+                RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})")
+            )
+        facts = {
+            **facts,
+            "backend": origins[0].compiled.backend,
+            "call_site": f"{origins[0].call_site.path}:{origins[0].call_site.line}",
+        }
         return Finding(
             code=self.code,
             message=message,
@@ -257,9 +271,15 @@ def inner_step(x, y, params, second_order):
 
 
 def _backend(origin: CompiledOutput) -> str:
-    return "an unknown backend" if origin.compiled.backend == UNKNOWN_BACKEND else f"backend={origin.compiled.backend!r}"
+    return (
+        "an unknown backend" if origin.compiled.backend == UNKNOWN_BACKEND else f"backend={origin.compiled.backend!r}"
+    )
 
 
 def _where(origin: CompiledOutput, path: str) -> str:
     site = origin.call_site
-    return f"the compiled call at line {site.line}" if site.path == path else f"the compiled call at {site.path}:{site.line}"
+    return (
+        f"the compiled call at line {site.line}"
+        if site.path == path
+        else f"the compiled call at {site.path}:{site.line}"
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..findings import Applicability, Finding, Fix, Severity
 from ..fixes.plans import ReplaceConfigValue, string_literal
@@ -46,7 +46,10 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
             "import torch\nfrom torch._functorch import config\n\n"
             'with config.patch(backward_pass_autocast=[{"device_type": "cpu", "dtype": torch.bfloat16}]):\n    pass\n'
         ),
-        Case("import torch._functorch.config as fc\n\ndef f(mode):\n    fc.backward_pass_autocast = mode\n", note="not a literal"),
+        Case(
+            "import torch._functorch.config as fc\n\ndef f(mode):\n    fc.backward_pass_autocast = mode\n",
+            note="not a literal",
+        ),
         Case('config = {}\nconfig["backward_pass_autocast"] = "of"\n', note="an unrelated dict"),
     )
     INVALID = (
@@ -110,7 +113,11 @@ def _fix(event: ConfigWrite) -> Fix | None:
     dicts = value if isinstance(value, tuple) and value else (value,)
     if all(isinstance(item, DictLiteral) and _autocast_kwargs(item) for item in dicts):
         shown = "dict" if isinstance(value, DictLiteral) else "tuple of dicts"
-        return Fix(f"Make the {shown} a list: {_show(list_of(dicts))}", Applicability.SAFE, plan=ReplaceConfigValue(event.location))
+        return Fix(
+            f"Make the {shown} a list: {_show(list_of(dicts))}",
+            Applicability.SAFE,
+            plan=ReplaceConfigValue(event.location),
+        )
     if isinstance(value, str):
         close = difflib.get_close_matches(value, api.VALID_CONFIG_STRINGS, n=1, cutoff=0.5)
         if close:
@@ -128,7 +135,12 @@ def list_of(items: tuple) -> ListLiteral:
 
 def _autocast_kwargs(value: DictLiteral) -> bool:
     keys = [key for key, _ in value.items]
-    return all(isinstance(key, str) for key in keys) and "device_type" in keys and set(keys) <= _AUTOCAST_KWARGS and len(set(keys)) == len(keys)
+    return (
+        all(isinstance(key, str) for key in keys)
+        and "device_type" in keys
+        and set(keys) <= _AUTOCAST_KWARGS
+        and len(set(keys)) == len(keys)
+    )
 
 
 def _hint(value: object) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from ..findings import Finding, RelatedLocation, Severity
+from ..findings import Finding, Location, RelatedLocation, Severity
 from ..linking import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
-from ..findings import Location
 from .base import Case, Rule
 
 
@@ -264,7 +263,9 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                         yield finding
                         break
 
-    def finding(self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set, read: set[str]) -> Finding | None:
+    def finding(
+        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set, read: set[str]
+    ) -> Finding | None:
         used = [e for e in result.elements if e.index in indices]
         unused = [e for e in result.elements if e.index not in indices]
         if not used or not unused or any(e.opaque for e in used):
@@ -272,14 +273,15 @@ torch.autograd.backward(p.sum())  # expect: CAL005
         covered = {leaf.key for e in used for leaf in e.leaves}
         shown: dict[str, tuple[Leaf, list[int]]] = {}
         for element in unused:
-            for leaf in sorted(element.leaves, key=lambda l: l.name):
+            for leaf in sorted(element.leaves, key=lambda candidate: candidate.name):
                 if leaf.key not in covered and leaf.key not in read:
                     shown.setdefault(leaf.key, (leaf, []))[1].append(element.index)
         if not shown:
             return None
         leaves = [leaf for leaf, _ in shown.values()]
         names = "; ".join(
-            f"{_describe(leaf)} feeds only output{'s' * (len(outputs) > 1)} {', '.join(map(str, outputs))}" for leaf, outputs in shown.values()
+            f"{_describe(leaf)} feeds only output{'s' * (len(outputs) > 1)} {', '.join(map(str, outputs))}"
+            for leaf, outputs in shown.values()
         )
         site = result.call_site
         where = f"line {site.line}" if site.path == backward.location.path else f"{site.path}:{site.line}"
@@ -302,7 +304,11 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             f"call at {where} returns; {names}, so {effect}. {fix}."
         )
         related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
-        related.append(RelatedLocation(result.compiled.site, f"compiled here ({result.compiled.spelling}, backend={result.compiled.backend!r})"))
+        related.append(
+            RelatedLocation(
+                result.compiled.site, f"compiled here ({result.compiled.spelling}, backend={result.compiled.backend!r})"
+            )
+        )
         for element in unused:
             related.append(RelatedLocation(element.location, f"output {element.index}, unused by this backward"))
         for leaf in leaves:

@@ -13,19 +13,21 @@ it. LibCST stays where formatting must survive (fixes). Positions are the same a
 lines, columns in characters (``ast`` counts UTF-8 bytes; ``_Positions`` converts), parentheses
 around an expression excluded, a definition's span on its name.
 """
+
 from __future__ import annotations
 
 import ast
 import io
 import re
 import tokenize
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .model import (
     Arg,
     Assign,
-    AttrTarget,
     Attr,
+    AttrTarget,
+    BlockSummary,
     Branch,
     Call,
     Choice,
@@ -34,26 +36,25 @@ from .model import (
     Const,
     Define,
     DictLiteral,
-    ListLiteral,
-    Symbol,
     Elements,
     Evaluate,
-    Item,
     Expr,
     FunctionRef,
     FunctionSummary,
-    BlockSummary,
+    Import,
+    Item,
+    ListLiteral,
+    LiteralValue,
     MultiTarget,
     NameTarget,
     OtherTarget,
     ParseFailure,
-    Import,
-    LiteralValue,
     Ref,
     Return,
     Span,
     Stmt,
     Suppression,
+    Symbol,
     Target,
     With,
     WithItem,
@@ -139,7 +140,12 @@ class _Positions:
 
     def parenthesized(self, node: ast.Tuple) -> bool:
         line, end_line = node.lineno, node.end_lineno or node.lineno
-        raw = (line, self.column(line, node.col_offset), end_line, self.column(end_line, node.end_col_offset or node.col_offset))
+        raw = (
+            line,
+            self.column(line, node.col_offset),
+            end_line,
+            self.column(end_line, node.end_col_offset or node.col_offset),
+        )
         return self._inside_parentheses(*raw) != raw
 
     def _inside_parentheses(self, line: int, column: int, end_line: int, end_column: int) -> tuple[int, int, int, int]:
@@ -155,7 +161,9 @@ class _Positions:
         if not (segment[0].startswith("(") and segment[-1].endswith(")")):
             return unchanged
         try:
-            tokens = [t for t in tokenize.generate_tokens(io.StringIO("\n".join(segment)).readline) if t.type not in _TRIVIA]
+            tokens = [
+                t for t in tokenize.generate_tokens(io.StringIO("\n".join(segment)).readline) if t.type not in _TRIVIA
+            ]
         except (tokenize.TokenError, SyntaxError):
             return unchanged
         depth = 0
@@ -215,7 +223,9 @@ class _Summarizer:
 
     # -- statements -------------------------------------------------------------------------
 
-    def block(self, statements: Sequence[ast.stmt], scope: str, owner_class: str | None = None, module_level: bool = False) -> tuple[Stmt, ...]:
+    def block(
+        self, statements: Sequence[ast.stmt], scope: str, owner_class: str | None = None, module_level: bool = False
+    ) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
         for statement in statements:
             out.extend(self.statement(statement, scope, owner_class, module_level))
@@ -252,7 +262,10 @@ class _Summarizer:
                 yield from self.block(node.finalbody, scope, owner_class)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             items = tuple(
-                WithItem(self.expr(item.context_expr, scope), self.target(item.optional_vars, scope) if item.optional_vars is not None else None)
+                WithItem(
+                    self.expr(item.context_expr, scope),
+                    self.target(item.optional_vars, scope) if item.optional_vars is not None else None,
+                )
                 for item in node.items
             )
             yield With(items, self.block(node.body, scope, owner_class), self.span(node))
@@ -271,7 +284,9 @@ class _Summarizer:
                 yield Assign((self.target(node.target, scope),), self.expr(node.value, scope), self.span(node))
         elif isinstance(node, ast.AugAssign):
             current = self.expr(node.target, scope)
-            yield Assign((self.target(node.target, scope),), Combine((current, self.expr(node.value, scope))), self.span(node))
+            yield Assign(
+                (self.target(node.target, scope),), Combine((current, self.expr(node.value, scope))), self.span(node)
+            )
         elif isinstance(node, ast.Expr):
             yield Evaluate(self.expr(node.value, scope))
         elif isinstance(node, ast.Return):
@@ -353,7 +368,11 @@ class _Summarizer:
     def children(self, node: ast.AST, scope: str) -> Iterable[Expr]:
         """The expressions inside ``node``, in source order (operands, slices, comprehension parts)."""
         children = _source_ordered_children(node)
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and not self.positions.parenthesized(node.slice):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Tuple)
+            and not self.positions.parenthesized(node.slice)
+        ):
             children = [node.value, *node.slice.elts]  # ``a[i, j]``: two indices, as LibCST has them
         for child in children:
             if isinstance(child, ast.expr) and not isinstance(child, _NOT_EXPRESSIONS_IN_LIBCST):
@@ -369,8 +388,10 @@ class _Summarizer:
         if isinstance(node, ast.Call):
             arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))
             args = tuple(
-                Arg(self.expr(a.value, scope), "*") if isinstance(a, ast.Starred)
-                else Arg(self.expr(a.value, scope), a.arg if a.arg is not None else "**") if isinstance(a, ast.keyword)
+                Arg(self.expr(a.value, scope), "*")
+                if isinstance(a, ast.Starred)
+                else Arg(self.expr(a.value, scope), a.arg if a.arg is not None else "**")
+                if isinstance(a, ast.keyword)
                 else Arg(self.expr(a, scope))
                 for a in arguments
             )
@@ -432,7 +453,9 @@ class _Summarizer:
         if isinstance(node, ast.Dict):
             if any(key is None for key in node.keys):  # ``**mapping``
                 raise _NotLiteral
-            return DictLiteral(tuple((self.literal_value(k), self.literal_value(v)) for k, v in zip(node.keys, node.values)))  # type: ignore[arg-type]
+            return DictLiteral(
+                tuple((self.literal_value(k), self.literal_value(v)) for k, v in zip(node.keys, node.values))
+            )  # type: ignore[arg-type]
         raise _NotLiteral
 
     def lambda_function(self, node: ast.Lambda, scope: str) -> FunctionRef:

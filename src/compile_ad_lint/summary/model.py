@@ -80,7 +80,7 @@ class Import:
 
 @dataclass(frozen=True)
 class Attr:
-    base: "Expr"
+    base: Expr
     attr: str
 
 
@@ -88,13 +88,13 @@ class Attr:
 class Arg:
     """A call argument; ``keyword`` is None for positional, ``"*"``/``"**"`` for star arguments."""
 
-    value: "Expr"
+    value: Expr
     keyword: str | None = None
 
 
 @dataclass(frozen=True)
 class Call:
-    func: "Expr"
+    func: Expr
     args: tuple[Arg, ...]
     span: Span
 
@@ -103,28 +103,28 @@ class Call:
 class Combine:
     """Any other expression: its value derives from all its parts (arithmetic, subscripts, ...)."""
 
-    parts: tuple["Expr", ...]
+    parts: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class Elements:
     """A list/tuple/set/dict display or comprehension that is not a pure literal."""
 
-    parts: tuple["Expr", ...]
+    parts: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
 class Item:
     """An element of ``base``: ``base[...]``, or the target of ``for ... in base``."""
 
-    base: "Expr"
+    base: Expr
 
 
 @dataclass(frozen=True)
 class Choice:
     """``a if c else b`` and ``a or b``: the value is one of the options."""
 
-    options: tuple["Expr", ...]
+    options: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ class OtherTarget:
 class MultiTarget:
     """Tuple unpacking; each element receives (an over-approximation of) the whole value."""
 
-    targets: tuple["Target", ...]
+    targets: tuple[Target, ...]
 
 
 Target = Union[NameTarget, AttrTarget, OtherTarget, MultiTarget]
@@ -194,7 +194,7 @@ class WithItem:
 @dataclass(frozen=True)
 class With:
     items: tuple[WithItem, ...]
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
     span: Span
 
 
@@ -210,8 +210,8 @@ class Branch:
     For ``if``, ``condition`` chooses between the two arms when it is a known constant.
     """
 
-    arms: tuple[tuple["Stmt", ...], ...]
-    condition: "Expr | None" = None
+    arms: tuple[tuple[Stmt, ...], ...]
+    condition: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -257,7 +257,7 @@ class ClassSummary:
 @dataclass(frozen=True)
 class Suppression:
     line: int
-    #: Codes named in the comment; empty means every code (a bare ``# noqa``).
+    #: Codes named in the comment; empty means every code (a bare noqa comment).
     codes: frozenset[str]
 
 

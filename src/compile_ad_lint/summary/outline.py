@@ -83,8 +83,19 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
         failure = ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
         return ModuleOutline(module, is_package, (), (), suppressions, failure)
     except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting
-        reason = "nested too deeply for the parser" if isinstance(error, RecursionError) else str(error) or type(error).__name__
-        return ModuleOutline(module, is_package, (), (), suppressions, ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError)))
+        reason = (
+            "nested too deeply for the parser"
+            if isinstance(error, RecursionError)
+            else str(error) or type(error).__name__
+        )
+        return ModuleOutline(
+            module,
+            is_package,
+            (),
+            (),
+            suppressions,
+            ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError)),
+        )
     lines = split_lines(text)
     blocks: list[Block] = []
     stars: list[str] = []
@@ -105,7 +116,8 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             frozenset(_bound_names(statement)),
             is_definition,
             anchored,
-            has_effect=not is_definition and (anchored or _may_matter(statement, "".join(lines[first - 1 : last]), external)),
+            has_effect=not is_definition
+            and (anchored or _may_matter(statement, "".join(lines[first - 1 : last]), external)),
         )
         if anchored and isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
             aliases |= block.binds  # ``level = fwAD.dual_level``, ``from ... import dual_level as level``
@@ -128,7 +140,9 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             )
         else:
             blocks.append(block)
-    return ModuleOutline(module, is_package, tuple(_mark_alias_uses(blocks, lines, aliases)), tuple(stars), suppressions)
+    return ModuleOutline(
+        module, is_package, tuple(_mark_alias_uses(blocks, lines, aliases)), tuple(stars), suppressions
+    )
 
 
 def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -> list[Block]:
@@ -141,7 +155,9 @@ def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -
         return blocks
     uses = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(aliases))) + r")\b")
     return [
-        replace(b, anchored=True) if not b.anchored and uses.search("".join(lines[b.first_line - 1 : b.last_line])) else b
+        replace(b, anchored=True)
+        if not b.anchored and uses.search("".join(lines[b.first_line - 1 : b.last_line]))
+        else b
         for b in blocks
     ]
 
@@ -220,6 +236,11 @@ def _bound_names(statement: ast.stmt) -> set[str]:
             pending.extend(statement for case in node.cases for statement in case.body)
         elif isinstance(node, ast.Expr):
             call = node.value
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and isinstance(call.func.value, ast.Name):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "compile"
+                and isinstance(call.func.value, ast.Name)
+            ):
                 names.add(call.func.value.id)
     return names

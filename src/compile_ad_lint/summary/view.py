@@ -24,7 +24,9 @@ class ParseCounter:
 
 
 class ModuleView:
-    def __init__(self, name: str, source: bytes, module: str, is_package: bool, cache: SummaryCache | None, counter: ParseCounter) -> None:
+    def __init__(
+        self, name: str, source: bytes, module: str, is_package: bool, cache: SummaryCache | None, counter: ParseCounter
+    ) -> None:
         self.name = name
         self.module = module
         self.is_package = is_package
@@ -61,7 +63,12 @@ class ModuleView:
         return value
 
     def _load_outline(self, source: bytes) -> ModuleOutline:
-        return self._cached("outline", source, lambda: outline_source(self.text, self.module, self.is_package, self.suppressions), ModuleOutline)
+        return self._cached(
+            "outline",
+            source,
+            lambda: outline_source(self.text, self.module, self.is_package, self.suppressions),
+            ModuleOutline,
+        )
 
     def _summarize(self, text: str, first_line: int) -> BlockSummary:
         def build() -> BlockSummary:

@@ -57,8 +57,11 @@ def main(jobs_path, results_path):
             else:
                 out = module.run()
             results[job["label"]] = {"values": {key: _value(value) for key, value in out.items()}}
-        except Exception as error:  # noqa: BLE001 - what the unfixed programs raise is the result
-            results[job["label"]] = {"error": type(error).__name__, "detail": "".join(traceback.format_exception_only(error))[:600]}
+        except Exception as error:
+            results[job["label"]] = {
+                "error": type(error).__name__,
+                "detail": "".join(traceback.format_exception_only(error))[:600],
+            }
         finally:
             sys.path.remove(directory)
             _forget(directory)
