@@ -55,6 +55,7 @@ OURS_WARM = "ours warm (nothing changed)"
 OURS_TOUCHED = "ours after touching 1 file"
 OURS_COLD_J1 = "ours cold --jobs 1"
 OURS_WARM_TEXT = "ours warm, text report (what a user runs)"
+OURS_COLD_TEXT = "ours cold, text report (what a user runs)"
 TORCHFIX = "TorchFix --select ALL"
 PARSE_1 = "LibCST parse-only, 1 process"
 PARSE_2 = "LibCST parse-only, 2 processes"
@@ -953,6 +954,16 @@ def measure_corpus(
             anchor.write_bytes(original)
     else:
         log(f"[{corpus.name}] no file contains {ANCHOR_MARKER.decode()}; skipping the touched run")
+
+    def cold_text(i: int) -> Run:
+        clear_cache(corpus)
+        return run_ours_text(corpus)
+
+    cold_text_row = other_row(OURS_COLD_TEXT, cold_text)
+    if cold_text_row.runs[-1].findings_count not in (None, len(reference)):
+        mismatches.append(
+            f"{OURS_COLD_TEXT}: {cold_text_row.runs[-1].findings_count} findings in its summary line vs {len(reference)} in {OURS_COLD}"
+        )
     ours_row(OURS_COLD_J1, lambda i: run_ours(corpus, cold=True, jobs=1))
 
     if project and flake8:
@@ -1183,16 +1194,17 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
     torch_entry = corpora.get("torch")
     torch_label = f"torch ({torch_entry['corpus']['files']} files)" if torch_entry else "torch"
     cold, parse2 = _row(torch_entry, OURS_COLD), _row(torch_entry, PARSE_2)
+    judged = _row(torch_entry, OURS_COLD_TEXT) or cold
     goal = "<= 10 s and <= 0.25x parse-only (2 processes), same run"
-    if cold and parse2:
-        ratio = cold["wall_s"] / parse2["wall_s"] if parse2["wall_s"] else float("inf")
+    if judged and parse2:
+        ratio = judged["wall_s"] / parse2["wall_s"] if parse2["wall_s"] else float("inf")
         out.append(
             Target(
                 torch_label,
                 "CLI cold",
-                f"{cold['wall_s']:.1f} s; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})",
+                f"{_cold_figure(judged, cold)}; parse-only, 2 processes {parse2['wall_s']:.1f} s (x{ratio:.2f})",
                 goal,
-                cold["wall_s"] <= 10 and ratio <= 0.25,
+                judged["wall_s"] <= 10 and ratio <= 0.25,
             )
         )
     else:
@@ -1200,7 +1212,7 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
             Target(
                 torch_label,
                 "CLI cold",
-                f"{cold['wall_s']:.1f} s; no 2-process parse-only in this run" if cold else "-",
+                f"{_cold_figure(judged, cold)}; no 2-process parse-only in this run" if judged else "-",
                 goal,
                 None,
             )
@@ -1232,13 +1244,14 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         entry = corpora.get(name)
         label = f"{name} ({entry['corpus']['files']} files)" if entry else name
         cold, warm = _row(entry, OURS_COLD), _row(entry, OURS_WARM)
+        judged = _row(entry, OURS_COLD_TEXT) or cold
         out.append(
             Target(
                 label,
                 "CLI cold",
-                f"{cold['wall_s']:.1f} s ({cold['parsed']})" if cold else "-",
+                f"{_cold_figure(judged, cold)} ({cold['parsed']})" if judged and cold else "-",
                 "<= 10 s",
-                cold["wall_s"] <= 10 if cold else None,
+                judged["wall_s"] <= 10 if judged else None,
             )
         )
         out.append(_warm_target(label, warm, _row(entry, OURS_WARM_TEXT)))
@@ -1258,13 +1271,13 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
                 f_file["wall_s"] <= 2 if f_file else None,
             )
         )
-        if f_cold and cold:
-            ratio = f_cold["wall_s"] / cold["wall_s"] if cold["wall_s"] else float("inf")
+        if f_cold and judged:  # flake8 prints no fix edits: against the cold text report
+            ratio = f_cold["wall_s"] / judged["wall_s"] if judged["wall_s"] else float("inf")
             out.append(
                 Target(
                     label,
                     "flake8 --select CAL . cold",
-                    f"{f_cold['wall_s']:.1f} s vs CLI cold {cold['wall_s']:.1f} s (x{ratio:.2f})",
+                    f"{f_cold['wall_s']:.1f} s vs CLI cold {judged['wall_s']:.1f} s (x{ratio:.2f})",
                     "<= 1.2x the CLI cold run",
                     ratio <= 1.2,
                 )
@@ -1333,6 +1346,14 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         )
     )
     return out
+
+
+def _cold_figure(judged: dict, json_run: dict | None) -> str:
+    """The cold CLI figure: the text report's (what a user runs, and what the target judges), the
+    JSON run's beside it (it also resolves every finding's fix edits with LibCST)."""
+    if json_run is None or judged is json_run:
+        return f"{judged['wall_s']:.1f} s (--format json)"
+    return f"{judged['wall_s']:.1f} s (text report); {json_run['wall_s']:.1f} s with --format json"
 
 
 def _warm_target(

@@ -104,6 +104,7 @@ def test_fixtures_corpus_cold_warm_touched(bench, tmp_path):
         bench.OURS_WARM,
         bench.OURS_WARM_TEXT,
         bench.OURS_TOUCHED,
+        bench.OURS_COLD_TEXT,
         bench.OURS_COLD_J1,
         bench.PARSE_1,
     ]
@@ -112,6 +113,7 @@ def test_fixtures_corpus_cold_warm_touched(bench, tmp_path):
 
     rows = {row.name: row for row in result.rows}
     assert rows[bench.OURS_WARM_TEXT].runs[0].findings_count == len(rows[bench.OURS_COLD].runs[0].findings)
+    assert rows[bench.OURS_COLD_TEXT].runs[0].findings_count == len(rows[bench.OURS_COLD].runs[0].findings)
     cold, warm, touched = (rows[n].runs[0].stats for n in (bench.OURS_COLD, bench.OURS_WARM, bench.OURS_TOUCHED))
     assert cold["files"] == len(corpus.files) and cold["parsed"] > 0
     assert warm["parsed"] == 0 and warm["cached"] > 0
@@ -242,6 +244,7 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
         bench.OURS_WARM_TEXT,
         bench.FLAKE8_FILE,
         bench.OURS_TOUCHED,
+        bench.OURS_COLD_TEXT,
         bench.OURS_COLD_J1,
         bench.FLAKE8_COLD,
         bench.FLAKE8_AGAIN,

@@ -92,6 +92,18 @@ class RootResult:
     cacheable: bool = True
 
 
+@dataclass(frozen=True)
+class CheckRecord:
+    """A whole check's findings, stored under the contents of every checked file: a run that finds
+    them all unchanged (and the files outside the check it read, and no newly created import
+    candidate) reports these without reading one result or summary."""
+
+    findings: tuple[Finding, ...]
+    analyzed: tuple[str, ...]
+    read: tuple[tuple[str, str], ...]
+    absent: tuple[str, ...]
+
+
 class _Workspace:
     """One process's analysis state: module views, parsed lazily and shared by the roots it analyzes.
 
@@ -165,7 +177,9 @@ class _Workspace:
                     )
         dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
         cacheable = not any(f.from_recursion_limit for f in failures)
-        return RootResult(tuple(events), requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
+        # One event per fact: a function walked again from another call or branch repeats its events.
+        unique = tuple(dict.fromkeys(events))
+        return RootResult(unique, requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
 
 
 _WORKER: _Workspace | None = None
@@ -209,15 +223,22 @@ class Analyzer:
         started = time.perf_counter()
         overrides = dict(sources or {})
         files, problems = discover(paths, self.config, virtual=overrides.keys())
-        cache = self._cache_for(paths)
+        cache = self.cache_for(paths)
         events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
         contents = self._read(files, events, overrides)
         digests = {path: content_digest(source) for path, source in contents.items()}
         roots = [f for f in files if f.path in contents and has_anchor(contents[f.path])]
         run = _Run(self, files, paths, cache, overrides, digests)
+        remembered = run.remembered_check()
+        if remembered is not None:
+            seconds = round(time.perf_counter() - started, 3)
+            stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
+            return Report(remembered.findings, stats, remembered.read)
 
         pending, mentions, asked = roots, frozenset(), frozenset()
         analyzed: set[str] = set()
+        absent: set[str] = set()
+        cacheable = True
         read: dict[str, str] = {str(path): digest for path, digest in digests.items()}
         for _ in range(self.config.max_call_depth + 1):
             results = run.analyze([(root, mentions) for root in pending])
@@ -225,6 +246,8 @@ class Analyzer:
                 events.extend(result.events)
                 analyzed.update(dependency for dependency, _ in result.dependencies)
                 read.update(result.dependencies)
+                absent.update(result.absent)
+                cacheable = cacheable and result.cacheable
             # Functions whose anchors depend on their parameters: analyze the code that calls them.
             mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
             if not mentions:
@@ -235,11 +258,15 @@ class Analyzer:
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
         stats = _stats(files, analyzed, run, started)
-        return Report(findings, stats, tuple(sorted(read.items())))
+        report = Report(findings, stats, tuple(sorted(read.items())))
+        if cacheable:
+            run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, tuple(sorted(absent))))
+        return report
 
     # -- stages -----------------------------------------------------------------------------
 
-    def _cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
+    def cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
+        """The cache a check of ``paths`` uses (its findings' fixes keep their edits there too)."""
         if not self.use_cache:
             return None
         return SummaryCache.open(self.cache_root or self.config.root or default_root(paths), memory=self.memory)
@@ -334,9 +361,11 @@ class _Run:
         self.cache = cache
         self.overrides = overrides
         self.digests = dict(digests)
+        #: The checked files' contents, which key the whole check's record (``digests`` grows with
+        #: the other files the analysis reads).
+        self.checked_contents = "\0".join(f"{path}\0{digest}" for path, digest in sorted(digests.items()))
         self.parsed: set = set()
         self.cached: set = set()
-        self.reused = 0
         #: Files read by the results computed in this run (not reused from the result cache).
         self.opened: set[str] = set()
         #: ``is_file`` answers for the absent dependencies of cached results (asked once per run).
@@ -362,32 +391,76 @@ class _Run:
             found = self._lookup(root.path, mentions)
             if found is not None:
                 results[position] = found
-                self.reused += 1
             else:
                 missing.append(position)
-        for position, result in zip(missing, self._compute([(str(tasks[i][0].path), tasks[i][1]) for i in missing])):
+        for position, result in zip(missing, self._compute([(tasks[i][0].path, tasks[i][1]) for i in missing])):
             results[position] = result
-            self.opened.update(dependency for dependency, _ in result.dependencies)
-            self._store(tasks[position][0].path, tasks[position][1], result)
         return [results[i] for i in range(len(tasks))]
 
-    def _compute(self, tasks: list[tuple[str, frozenset[str]]]) -> list[RootResult]:
+    def _compute(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
         jobs = self.analyzer.jobs
-        progress = self.analyzer.progress
         if jobs <= 1 or len(tasks) < _PARALLEL_THRESHOLD or self.overrides:
-            if self._local is None:
-                self._local = _Workspace(*self.workspace_arguments, cache=self.cache)
-            results = []
-            for done, (path, mentions) in enumerate(tasks, start=1):
-                results.append(self._local.analyze(Path(path), mentions))
+            return self._compute_here(tasks)
+        results = self._compute_in_workers([(str(path), mentions) for path, mentions in tasks])
+        for (path, mentions), result in zip(tasks, results):
+            self._computed(path, mentions, result)
+        return results
+
+    def _computed(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
+        self.opened.update(dependency for dependency, _ in result.dependencies)
+        self._store(path, mentions, result)
+
+    def _compute_here(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
+        """Analyze ``tasks`` in this process, sharing the work with other processes checking the
+        same project at the same time (flake8's workers each check the whole project): a root
+        another process is analyzing is left for last, and by then usually read from the cache."""
+        if self._local is None:
+            self._local = _Workspace(*self.workspace_arguments, cache=self.cache)
+        progress = self.analyzer.progress
+        results: dict[int, RootResult] = {}
+        deferred = []
+        for position, (path, mentions) in enumerate(tasks):
+            result = self._claim_and_compute(path, mentions, wait=False)
+            if result is None:
+                deferred.append(position)
+            else:
+                results[position] = result
                 if progress is not None:
-                    progress(done, len(tasks))
-            self.parsed |= self._local.counter.parsed
-            self.cached |= self._local.counter.cached
-            return results
+                    progress(len(results), len(tasks))
+        for position in deferred:
+            found = self._claim_and_compute(*tasks[position], wait=True)
+            assert found is not None  # a waited-for claim is always granted
+            results[position] = found
+            if progress is not None:
+                progress(len(results), len(tasks))
+        self.parsed |= self._local.counter.parsed
+        self.cached |= self._local.counter.cached
+        return [results[i] for i in range(len(tasks))]
+
+    def _claim_and_compute(self, path: Path, mentions: frozenset[str], *, wait: bool) -> RootResult | None:
+        """The root's result: from the cache if another process stored it meanwhile, else computed
+        here under the claim; None when another process holds the claim and ``wait`` is False."""
+        assert self._local is not None
+        if self.cache is None:
+            result = self._local.analyze(path, mentions)
+            self._computed(path, mentions, result)
+            return result
+        key = self._key(path, mentions)
+        with self.cache.claim(key, wait=wait) as granted:
+            if not granted:
+                return None
+            found = self._lookup(path, mentions)
+            if found is not None:
+                return found
+            result = self._local.analyze(path, mentions)
+            self._computed(path, mentions, result)
+            return result
+
+    def _compute_in_workers(self, tasks: list[tuple[str, frozenset[str]]]) -> list[RootResult]:
+        progress = self.analyzer.progress
         results = []
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_start_worker, initargs=self.workspace_arguments
+            max_workers=self.analyzer.jobs, initializer=_start_worker, initargs=self.workspace_arguments
         ) as pool:
             for done, (result, parsed, cached) in enumerate(pool.map(_analyze_in_worker, tasks, chunksize=1), start=1):
                 results.append(result)
@@ -417,6 +490,30 @@ class _Run:
             self.cache.store(key, current)
         return found
 
+    def _check_key(self) -> str:
+        text = f"check\0{self.scope}\0{self.checked_contents}"
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+    def remembered_check(self) -> CheckRecord | None:
+        """The findings of a check of exactly these contents, when nothing it read has changed since."""
+        if self.cache is None:
+            return None
+        found = self.cache.load(self._check_key(), CheckRecord)
+        if found is None or not self._unchanged(found.read, found.absent):
+            return None
+        return found
+
+    def remember_check(self, record: CheckRecord) -> None:
+        """Store a check's findings; not for editor buffers, whose contents pass with the next keystroke."""
+        if self.cache is not None and not self.overrides:
+            self.cache.store(self._check_key(), record)
+
+    def _unchanged(self, read: Sequence[tuple[str, str]], absent: Sequence[str]) -> bool:
+        """Every file in ``read`` still has its digest, and none of ``absent`` has been created."""
+        return all(self._digest(Path(path)) == digest for path, digest in read) and not any(
+            self._exists(Path(candidate)) for candidate in absent
+        )
+
     def _key(self, path: Path, mentions: frozenset[str]) -> str:
         return hashlib.sha256(
             f"result\0{self.scope}\0{path}\0{sorted(mentions)}".encode("utf-8", "surrogateescape")
@@ -426,12 +523,7 @@ class _Run:
         if self.cache is None:
             return None
         found = self.cache.load(self._key(path, mentions), RootResult)
-        if found is None:
-            return None
-        for dependency, digest in found.dependencies:
-            if self._digest(Path(dependency)) != digest:
-                return None
-        if any(self._exists(Path(candidate)) for candidate in found.absent):
+        if found is None or not self._unchanged(found.dependencies, found.absent):
             return None
         return found
 

@@ -654,7 +654,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.format in ("json", "sarif"):  # their reports carry each fix's edits
         from .fixes import Sources, resolve
 
-        report = replace(report, findings=resolve(report.findings, Sources(scope.sources, dict(report.digests))))
+        sources = Sources(scope.sources, dict(report.digests), cache=analyzer.cache_for(scope.paths))
+        report = replace(report, findings=resolve(report.findings, sources))
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,

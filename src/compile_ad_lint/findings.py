@@ -10,10 +10,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .fixes.plans import FixPlan
 
 
 class Severity(str, enum.Enum):
@@ -139,3 +135,8 @@ class Finding:
     def fixes(self) -> tuple[Fix, ...]:
         """The preferred fix first, then the alternatives."""
         return ((self.fix,) if self.fix is not None else ()) + self.alternative_fixes
+
+
+# Imported last: plans name ``Location``. A run-time name (not only for type checkers) because the
+# cache decodes stored findings, and their fix plans, against these annotations.
+from .fixes.plans import FixPlan  # noqa: E402

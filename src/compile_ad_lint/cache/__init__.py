@@ -32,7 +32,8 @@ import sys
 import time
 import typing
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n# compile-ad-lint cache: see https://bford.info/cachedir/\n"
 )
 _TEMPORARY = "tmp"
+#: Lock files of ``SummaryCache.claim`` (empty files, one per key prefix; a lock dies with its process).
+_CLAIMS = "claims"
 #: A temporary file this old is an orphan even if its writer's pid is alive again (pid reuse).
 _ORPHAN_SECONDS = 24 * 3600
 #: How long to wait for a concurrent run that created the directory to write its marker.
@@ -221,6 +224,43 @@ class SummaryCache:
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
+
+    @contextmanager
+    def claim(self, key: str, *, wait: bool) -> Iterator[bool]:
+        """Hold the exclusive claim on building ``key`` among the processes sharing this cache.
+
+        Yields True while the claim is held (build the entry, then store it), False when another
+        process holds it and ``wait`` is False (do something else and come back). flake8 runs one
+        analysis of the project in each of its worker processes: with claims they build each
+        result once between them instead of once each. Where locks are not available the claim is
+        always granted, which only costs the duplicated work.
+        """
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            yield True
+            return
+        try:
+            folder = self.directory / _CLAIMS
+            if _CLAIMS not in self._folders:
+                _ensure_folder(folder)
+                self._folders.add(_CLAIMS)
+            # 256 lock files at most: two keys rarely share one, and sharing only serializes them.
+            descriptor = os.open(folder / f"{key[:2]}.lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW | _BINARY, 0o644)
+        except OSError:
+            yield True
+            return
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            except OSError:  # a file system without locks
+                pass
+            yield True
+        finally:
+            os.close(descriptor)  # releases the lock
 
     def read(self, folder: str, name: str) -> bytes | None:
         """A file inside the cache, never through a symlink (for confirm verdicts)."""

@@ -12,10 +12,13 @@ the language server.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from ..findings import Finding, Fix
+from ..cache import build_digest, codec
+from ..findings import Edit, Finding, Fix
 from . import plans
 from .source import Sources
 from .transform import Changes, Op, PlanError
@@ -40,6 +43,43 @@ def ops_for(plan: plans.FixPlan, sources: Sources) -> list[Op]:
     raise PlanError(f"unknown plan {type(plan).__name__}")
 
 
+@dataclass(frozen=True)
+class ResolvedPlan:
+    """A plan's edits (empty: it does not fit), with the files building them read and their digests:
+    stored in the cache, valid while every one of those files has that content and is fresh."""
+
+    edits: tuple[Edit, ...]
+    read: tuple[tuple[str, str | None], ...]
+
+
+def _plan_key(plan: plans.FixPlan) -> str:
+    # Plans name files by display path, which is relative to the working directory.
+    text = f"fix-plan\0{build_digest()}\0{os.getcwd()}\0".encode() + codec.dumps(plan)
+    return hashlib.sha256(text).hexdigest()
+
+
+def _edits_for(plan: plans.FixPlan, sources: Sources) -> tuple[Edit, ...]:
+    """The plan's edits against ``sources``, from the cache when no file they were built from changed."""
+    key = _plan_key(plan) if sources.cache is not None else ""
+    if sources.cache is not None:
+        stored = sources.cache.load(key, ResolvedPlan)
+        if stored is not None and all(
+            sources.digest(display) == digest and sources.fresh(display) for display, digest in stored.read
+        ):
+            return stored.edits
+    sources.start_reading()
+    changes = Changes(sources)
+    try:
+        changes.add(ops_for(plan, sources))
+        edits = changes.edits()
+    except PlanError:
+        edits = ()
+    read = sources.read_since_start()
+    if sources.cache is not None and all(sources.fresh(display) for display, _ in read):
+        sources.cache.store(key, ResolvedPlan(edits, read))
+    return edits
+
+
 def resolve_fix(fix: Fix, sources: Sources, memo: dict | None = None) -> Fix | None:
     """``fix`` with its edits, or None when its plan does not fit the code (or changes nothing).
     ``memo`` shares the edits of equal plans (two findings fixed at one compile site)."""
@@ -47,12 +87,7 @@ def resolve_fix(fix: Fix, sources: Sources, memo: dict | None = None) -> Fix | N
         return fix if fix.edits else None
     memo = {} if memo is None else memo
     if fix.plan not in memo:
-        changes = Changes(sources)
-        try:
-            changes.add(ops_for(fix.plan, sources))
-            memo[fix.plan] = changes.edits()
-        except PlanError:
-            memo[fix.plan] = ()
+        memo[fix.plan] = _edits_for(fix.plan, sources)
     edits = memo[fix.plan]
     return replace(fix, edits=edits) if edits else None
 

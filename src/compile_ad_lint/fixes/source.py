@@ -24,7 +24,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from ..cache import content_digest
+from ..cache import SummaryCache, content_digest
 from ..findings import Location
 
 #: Files larger than this get no fixes: LibCST with positions takes about 10 s and 1 GB per MB
@@ -142,12 +142,34 @@ class Sources:
     is not ``fresh``, and fixes are neither built nor applied on it.
     """
 
-    def __init__(self, overrides: Mapping[Path, bytes] | None = None, digests: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[Path, bytes] | None = None,
+        digests: Mapping[str, str] | None = None,
+        cache: SummaryCache | None = None,
+    ) -> None:
         self.overrides = dict(overrides or {})
         self.digests = dict(digests) if digests is not None else None
+        #: Where resolved edits are kept (``resolve_fix``): building them parses files with LibCST,
+        #: which costs more than the whole warm analysis.
+        self.cache = cache
         self._files: dict[str, _File] = {}
+        #: Displays read since ``start_reading`` (the files a plan's edits depend on).
+        self._reading: set[str] = set()
+
+    def start_reading(self) -> None:
+        self._reading = set()
+
+    def read_since_start(self) -> tuple[tuple[str, str | None], ...]:
+        """The files read since ``start_reading``, each with its content digest (None: unreadable)."""
+        return tuple(sorted((display, self.digest(display)) for display in self._reading))
+
+    def digest(self, display: str) -> str | None:
+        data = self.data(display)
+        return content_digest(data) if data is not None else None
 
     def _file(self, display: str) -> _File:
+        self._reading.add(display)
         found = self._files.get(display)
         if found is None:
             path = resolve_display(display)

@@ -469,10 +469,12 @@ class CompileAdLintServer(LanguageServer):
         if self._stale(snapshot):
             return None
         analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
-        report = analyzer.check([str(buffer.path) for buffer in snapshot.buffers], sources=snapshot.sources)
+        paths = [str(buffer.path) for buffer in snapshot.buffers]
+        report = analyzer.check(paths, sources=snapshot.sources)
         digests = dict(report.digests)
         # Each fix's edits, against the buffers as analyzed (the code actions offer them).
-        return resolve_fixes(report.findings, FixSources(snapshot.sources, digests)), digests
+        sources = FixSources(snapshot.sources, digests, cache=analyzer.cache_for(paths))
+        return resolve_fixes(report.findings, sources), digests
 
     def _publish(
         self, snapshot: _Snapshot, findings: tuple[Finding, ...], digests: Mapping[str, str] | None = None
