@@ -10,8 +10,11 @@ CI runs ``CAL_FUZZ_EXAMPLES`` (default 30) examples per property; for a long run
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -197,3 +200,31 @@ def test_fixtures_deterministic_across_path_order(fixture_copy):
     backward = finding_keys(analyze(list(reversed(files))))
     assert forward == backward
     assert {k[2:] for k in forward} == {k[2:] for k in tree}
+
+
+HASH_ORDER_PROJECT = Path(__file__).parent / "data" / "hash_order"
+
+
+def test_findings_do_not_depend_on_string_hashing(tmp_path):
+    """One generic compile site reached with four block classes: sets of compiled values then tie
+    on every position, and their order came from string hashing, which differs per process
+    (``PYTHONHASHSEED``): the message, its island and the related locations changed from one run
+    (or worker process) to the next. Four seeds must give one report."""
+    project = tmp_path / "project"
+    shutil.copytree(HASH_ORDER_PROJECT, project)
+    (project / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    reports = set()
+    for seed in ("1", "2", "3", "4"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "compile_ad_lint", "check", ".", "--format", "json", "--no-cache"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert completed.returncode == 1, completed.stderr
+        document = json.loads(completed.stdout)
+        assert [f["code"] for f in document["findings"]] == ["CAL002"]
+        reports.add(json.dumps(document["findings"], sort_keys=True))
+    assert len(reports) == 1

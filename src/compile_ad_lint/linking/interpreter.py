@@ -71,6 +71,7 @@ from .values import (
     Wrapper,
     derived,
     normalize,
+    stable_text,
 )
 
 Values = frozenset
@@ -800,8 +801,8 @@ class Interpreter:
         self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
     ) -> Values:
         result: set = set()
-        # A fixed order makes events reproducible; ``repr`` is costly, and most calls have one callee.
-        for callee in sorted(callees, key=repr) if len(callees) > 1 else callees:
+        # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
+        for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
             result |= self.call_one(callee, args, span, frame, func)
         return normalize(result) if result else frozenset([UNKNOWN])
 
@@ -1121,7 +1122,7 @@ class Interpreter:
         if not origins and data.from_parameter:
             self.request_callers(frame)
         if origins and frame.record:
-            ordered = tuple(sorted(self.reach.refine(origins, frame), key=lambda o: (o.call_site, o.compiled.site)))
+            ordered = _in_order(self.reach.refine(origins, frame))
             backward_autocast = self.reach.refined_state(frame.ctx.autocast, frame)
             islands = self.islands.of(ordered)
             self.events.append(
@@ -1151,8 +1152,15 @@ class Interpreter:
             frame.ctx = saved
         origins = derived(returned).origins
         if origins:
-            ordered = tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site)))
+            ordered = _in_order(origins)
             self.record(FunctionalThroughCompiled(site, name, ordered, second_order), frame)
+
+
+def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:
+    """Compiled outputs by call site and compile site, ties (one generic compile site reached with
+    several block classes) by their text: sets iterate in a per-process order, and a finding's
+    message and related locations must not depend on which process produced them."""
+    return tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site, stable_text(o))))
 
 
 _MISSING = object()

@@ -8,7 +8,7 @@ compiled calls it derives from, and whether it may be a dual tensor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
 from ..findings import Location
@@ -358,3 +358,16 @@ def derived(values) -> Data:
             opened.add(id(value))
             pending.extend(value.items)
     return Data(frozenset(origins), dual, from_parameter, requires_grad, elements=frozenset(elements))
+
+
+def stable_text(value: object) -> str:
+    """``repr`` with every set's elements sorted: a text that orders values the same way in every
+    process (``repr`` of a frozenset follows string hashing, which differs between processes)."""
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(sorted(stable_text(v) for v in value)) + "}"
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return "(" + ", ".join(stable_text(v) for v in value) + ")"
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
+        return f"{type(value).__name__}({inner})"
+    return repr(value)
