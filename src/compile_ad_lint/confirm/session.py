@@ -5,7 +5,7 @@ eager run), run it eagerly and compiled as written (and, for CAL002, compiled un
 config and eagerly with the flagged regions' backward under the autocast state their compiled backward
 assumed: the eager differential), compare, and cache the verdict under (the project's source files,
 torch version, device, the finding and the fixes that share its runs). With no entry point that
-reaches the site in both runs, a synthetic probe built from the finding's facts answers whether the
+reaches the site in both runs, a synthetic probe built from the finding's evidence answers whether the
 installed torch has the hazard at all.
 
 Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled,
@@ -32,12 +32,23 @@ from pathlib import Path
 from ..cache import SummaryCache, build_digest, content_digest
 from ..findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
+from ..rules.backward_autocast_mismatch import Cal002Evidence
+from ..rules.compiled_callable_in_dual_level import Cal001Evidence
+from ..rules.double_backward_through_compiled import Cal004Evidence
+from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import compare, probes
 from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, SourceTree, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002", "CAL004", "CAL005")
+#: The evidence each confirmable rule attaches: what the runs and probes are built from.
+_EVIDENCE: dict[str, type] = {
+    "CAL001": Cal001Evidence,
+    "CAL002": Cal002Evidence,
+    "CAL004": Cal004Evidence,
+    "CAL005": Cal005Evidence,
+}
 _FORMAT = 4  # 4: CAL002 verdicts with the eager differential
 DEFAULT_TIMEOUT = 300.0
 
@@ -64,8 +75,10 @@ class _Session:
         self.env = env
         self.work = work
         self.roots = roots
-        self.fixes = [_Fix.of(finding) if finding.code == "CAL002" else None for finding in findings]
-        named = [str(_real(f.location.path)) for f in findings] + [e.path for e in options.entries if e.path]
+        self.fixes = [
+            _Fix.of(finding) if isinstance(finding.evidence, Cal002Evidence) else None for finding in findings
+        ]
+        named = [str(f.location.file) for f in findings] + [e.path for e in options.entries if e.path]
         start = str(options.project_root) if options.project_root is not None else None
         self.tree = SourceTree.scan(roots, start=start, extra=named, skip=str(work))
         self.sources = sources_digest(self.tree) if options.use_cache else ""
@@ -156,7 +169,7 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
     work = Path(tempfile.mkdtemp(prefix="cal-confirm-"))
     session = _Session(options, env, work, roots, findings)
     try:
-        watch = sorted({str(_real(f.location.path)) for f in findings if f.code in CONFIRMABLE})
+        watch = sorted({str(f.location.file) for f in findings if f.code in CONFIRMABLE})
         fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
         with ThreadPoolExecutor(
@@ -180,16 +193,20 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
 class _Fix:
     """A CAL002 finding's fix: the compiled call (file, statement lines), the matching value, the backward line."""
 
-    call_site: tuple | None
+    call_site: tuple[str, int, int] | None
     value: object
     backward: tuple[str, int]
 
     @classmethod
     def of(cls, finding: Finding) -> _Fix:
-        site = _call_site(finding)
+        evidence = finding.evidence
+        assert isinstance(evidence, Cal002Evidence)
+        call = evidence.compiled_call
+        # The statement around the compiled call: a run's stack names the line being executed in it.
+        first, last = site_info(call.file, call.line).statement
         # An autocast device unknown statically stays "?": the child resolves it to the device it runs on.
-        value = probes.parse_config(finding.facts_dict.get("matching_config"), "?")
-        return cls(tuple(site) if site else None, value, (finding.location.path, finding.location.line))
+        value = probes.config_json(evidence.matching_config, "?")
+        return cls((str(call.file), first, last), value, (finding.location.path, finding.location.line))
 
     def key(self) -> list:
         return [self.call_site, self.value, self.backward]
@@ -245,17 +262,13 @@ def _roots(findings: Iterable[Finding], options: ConfirmOptions) -> list[str]:
     if options.project_root is not None:
         roots.append(str(options.project_root.resolve()))
     for finding in findings:
-        path = _real(finding.location.path)
+        path = finding.location.file
         if path.is_file():
             roots.append(str(module_identity(path)[2]))
     for entry in options.entries:
         if entry.root:
             roots.append(entry.root)
     return list(dict.fromkeys(roots))
-
-
-def _real(display: str) -> Path:
-    return Path(os.path.abspath(display)).resolve()
 
 
 def _device_text(session: _Session, device: str) -> str:
@@ -322,6 +335,8 @@ def _confirm_one(
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
+    if not isinstance(finding.evidence, _EVIDENCE[finding.code]):
+        return ConfirmResult(Verdict.SKIPPED, "the finding carries no evidence from its rule to run from")
     key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes, session.sources)
     cached = cache.load(key, ConfirmResult) if cache is not None else None
     if cached is not None:
@@ -340,7 +355,7 @@ def _evaluate(
     An entry that times out or fails eagerly makes the verdict ``error`` (the user's code cannot be
     compared); with no candidate, or none whose runs both reach the site, a synthetic probe answers.
     """
-    path = _real(finding.location.path)
+    path = finding.location.file
     info = site_info(path, finding.location.line)
     site = compare.Site(str(path), info.statement, info.function)
     where = _device_text(session, device)
@@ -403,9 +418,9 @@ def _evaluate(
 
 def _device_note(finding: Finding, device: str) -> str:
     """Why a CAL002 mismatch cannot show on ``device``: the code's autocast targets other devices."""
-    if finding.code != "CAL002":
+    if not isinstance(finding.evidence, Cal002Evidence):
         return ""
-    targets = probes.autocast_devices(finding.facts_dict)
+    targets = probes.autocast_devices(finding.evidence)
     if not targets or device in targets:
         return ""
     names = ", ".join(sorted(targets))
@@ -463,14 +478,15 @@ def _compare(
     problem = _run_problem(compiled, "compiled run as written", session)
     if problem is not None:
         return problem, True
-    facts = finding.facts_dict
+    evidence = finding.evidence
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     if finding.code == "CAL004":
         return compare.verdict_cal004(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     if finding.code == "CAL005":
+        assert isinstance(evidence, Cal005Evidence)
         return compare.verdict_cal005(
-            eager.result, eager.tensor, compiled.result, compiled.tensor, site, facts.get("leaves", "")
+            eager.result, eager.tensor, compiled.result, compiled.tensor, site, ",".join(evidence.leaves)
         ), False
     handles = forces.handles.get(index)
     if not handles:
@@ -493,6 +509,7 @@ def _compare(
         return problem, True
     assumed = assumed_run.result()
     assumed_problem = _run_problem(assumed, "eager run under the assumed autocast", session)
+    assert isinstance(evidence, Cal002Evidence)
     return compare.verdict_cal002(
         eager.result,
         eager.tensor,
@@ -502,9 +519,9 @@ def _compare(
         matching.tensor,
         site,
         device,
-        facts.get("config", "?"),
-        facts.get("matching_config", "?"),
-        facts.get("backend", "?"),
+        evidence.config_text(),
+        evidence.matching_text(),
+        evidence.backend,
         handles,
         eager_assumed=None if assumed_problem is not None else assumed.result,
         eager_assumed_load=assumed.tensor,
@@ -526,21 +543,23 @@ def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmRe
     return None
 
 
-def _call_site(finding: Finding) -> list | None:
-    """The compiled call behind a CAL002 finding (file, first line, last line of its statement)."""
-    site = finding.facts_dict.get("call_site")
-    if not site:
-        return None
-    display, _, line = site.rpartition(":")
-    path = _real(display)
-    lines = site_info(path, int(line)).statement
-    return [str(path), lines[0], lines[1]]
+def _probe_source(finding: Finding, device: str) -> str:
+    """The synthetic probe for ``finding``'s evidence (checked by ``_confirm_one``)."""
+    evidence = finding.evidence
+    if isinstance(evidence, Cal001Evidence):
+        return probes.cal001_probe(evidence)
+    if isinstance(evidence, Cal004Evidence):
+        return probes.cal004_probe(evidence)
+    if isinstance(evidence, Cal005Evidence):
+        return probes.cal005_probe(evidence)
+    assert isinstance(evidence, Cal002Evidence)
+    return probes.cal002_probe(evidence, device)
 
 
 def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[ConfirmResult, bool]:
-    facts = finding.facts_dict
-    builders = {"CAL001": probes.cal001_probe, "CAL004": probes.cal004_probe, "CAL005": probes.cal005_probe}
-    source = builders[finding.code](facts) if finding.code in builders else probes.cal002_probe(facts, device)
+    evidence = finding.evidence
+    assert evidence is not None
+    source = _probe_source(finding, device)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     probe_path = (session.work / f"probe-{digest}" / "cal_probe.py").resolve()
     with session.lock:  # findings and devices that share a probe must not rewrite it while a run loads it
@@ -563,14 +582,11 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
         )
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
     call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
-    fix = _Fix(
-        (str(probe_path), call, call),
-        probes.parse_config(facts.get("matching_config"), device),
-        (str(probe_path), line),
-    )
+    matching = evidence.matching_config if isinstance(evidence, Cal002Evidence) else None
+    fix = _Fix((str(probe_path), call, call), probes.config_json(matching, device), (str(probe_path), line))
     result, transient = _compare(
         session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0, [str(probe_path)]
     )
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
         return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), transient
-    return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), transient
+    return ConfirmResult(result.verdict, f"{probes.describe(evidence, device)}: {result.detail}"), transient
