@@ -143,7 +143,7 @@ def _fix(event: ConfigWrite) -> Fix | None:
     return None
 
 
-def list_of(items: tuple) -> ListLiteral:
+def list_of(items: tuple[LiteralValue, ...]) -> ListLiteral:
     return ListLiteral(tuple(items))
 
 

@@ -291,7 +291,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                         break
 
     def finding(
-        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set, read: set[str]
+        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set[int | None], read: set[str]
     ) -> Finding | None:
         used = [e for e in result.elements if e.index in indices]
         unused = [e for e in result.elements if e.index not in indices]
