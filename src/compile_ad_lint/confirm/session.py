@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cache import SummaryCache, build_digest, content_digest
 from ..findings import ConfirmResult, Finding, Verdict
@@ -39,7 +40,7 @@ from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import compare, probes
 from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
-from .runner import RunOutcome, SourceTree, run_child
+from .runner import RunOutcome, RunSpec, SourceTree, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002", "CAL004", "CAL005")
 #: The evidence each confirmable rule attaches: what the runs and probes are built from.
@@ -96,22 +97,22 @@ class _Session:
             with self.lock:
                 self.options.log(message)
 
-    def submit(self, key: tuple, spec: dict, compiled: bool) -> Future[RunOutcome]:
+    def submit(self, key: tuple, spec: RunSpec) -> Future[RunOutcome]:
         """The run for ``key``, started now unless another finding already asked for it."""
         with self.lock:
             future = self.runs.get(key)
             if future is None:
                 self.counter += 1
-                future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec, compiled)
+                future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec)
         return future
 
-    def run(self, key: tuple, spec: dict, compiled: bool) -> RunOutcome:
-        return self.submit(key, spec, compiled).result()
+    def run(self, key: tuple, spec: RunSpec) -> RunOutcome:
+        return self.submit(key, spec).result()
 
-    def _execute(self, number: int, spec: dict, compiled: bool) -> RunOutcome:
-        entry = spec["entry"]
-        name = entry.get("function") or entry.get("module") or entry.get("path")
-        mode = "compiled" if compiled else "eager"
+    def _execute(self, number: int, spec: RunSpec) -> RunOutcome:
+        entry = spec.entry
+        name = entry.function or entry.module or entry.path
+        mode = "compiled" if spec.compiled else "eager"
         if number == 1:
             left_out = (
                 f"; {self.tree.left_out} non-Python files over its size limits are left out"
@@ -121,23 +122,13 @@ class _Session:
             self.log(
                 f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}"
             )
-        variant = (
-            ", matching config"
-            if spec.get("force")
-            else ", backward under the assumed autocast"
-            if spec.get("assume")
-            else ""
-        )
-        self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{variant})")
-        spec = dict(
-            spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else [])
-        )
-        with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
+        variant = ", matching config" if spec.force else ", backward under the assumed autocast" if spec.assume else ""
+        self.log(f"confirm: run {number}: {name} on {spec.device} ({mode}{variant})")
+        with self.gpu if spec.device == "cuda" else contextlib.nullcontext():
             return run_child(
                 spec,
                 self.work / f"run{number}",
                 self.options.timeout,
-                compiled=compiled,
                 inductor_cache=self.inductor_cache,
                 tree=self.tree,
             )
@@ -363,7 +354,7 @@ def _evaluate(
     notes: list[str] = []
     transient = False
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
-        eager = session.run(("eager", entry, device), _spec(entry, device, watch, trace=True), compiled=False)
+        eager = session.run(("eager", entry, device), _spec(session, entry, device, watch, compiled=False, trace=True))
         if eager.timed_out:
             failures.append(
                 f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (every process it started was killed)"
@@ -428,30 +419,28 @@ def _device_note(finding: Finding, device: str) -> str:
 
 
 def _spec(
+    session: _Session,
     entry: Entry,
     device: str,
     focus: list[str],
     *,
+    compiled: bool,
     trace: bool = False,
-    force: list | None = None,
-    assume: list | None = None,
-) -> dict:
-    """``focus``: the files with findings (events called from elsewhere are not recorded); ``trace``: record
-    which of their lines ran (the eager run, to tell whether the entry reaches the site); ``force``:
-    (handle, matching value) pairs for the matching-config run; ``assume``: the handles whose backward
-    the eager differential runs under the autocast state their compiled backward assumed."""
-    spec = {
-        "mode": "run",
-        "device": device,
-        "entry": entry.spec(),
-        "entry_root": entry.root,
-        "focus": focus,
-        "watch": focus if trace else [],
-        "force": force or [],
-    }
-    if assume:
-        spec["assume"] = assume
-    return spec
+    force: list[list[Any]] | None = None,
+    assume: list[int] | None = None,
+) -> RunSpec:
+    """The run of ``entry`` on ``device`` with the session's import roots (see ``RunSpec``); ``trace``:
+    record which lines of ``focus`` ran (the eager run, to tell whether the entry reaches the site)."""
+    return RunSpec(
+        entry,
+        device,
+        compiled=compiled,
+        roots=tuple(session.roots),
+        focus=tuple(focus),
+        watch=tuple(focus) if trace else (),
+        force=tuple((handle, value) for handle, value in force or ()),
+        assume=tuple(assume or ()),
+    )
 
 
 def _failure_text(outcome: RunOutcome) -> str:
@@ -474,7 +463,7 @@ def _compare(
 
     The flag is True when a run timed out or died: that verdict is not cached.
     """
-    compiled = session.run(("compiled", entry, device), _spec(entry, device, focus), compiled=True)
+    compiled = session.run(("compiled", entry, device), _spec(session, entry, device, focus, compiled=True))
     problem = _run_problem(compiled, "compiled run as written", session)
     if problem is not None:
         return problem, True
@@ -499,10 +488,11 @@ def _compare(
     # and runs beside it.
     assume = [handle for handle, _ in force]
     assumed_run = session.submit(
-        ("eager-assumed", entry, device, json.dumps(assume)), _spec(entry, device, focus, assume=assume), compiled=False
+        ("eager-assumed", entry, device, json.dumps(assume)),
+        _spec(session, entry, device, focus, compiled=False, assume=assume),
     )
     matching = session.run(
-        ("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True
+        ("matching", entry, device, json.dumps(force)), _spec(session, entry, device, focus, compiled=True, force=force)
     )
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
@@ -569,7 +559,9 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     entry = Entry("path-function", f"synthetic:{digest}", path=str(probe_path), function="probe")
     line = probes.marked_line(source, "SITE")
     site = compare.Site(str(probe_path), (line, line), None)
-    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)], trace=True), compiled=False)
+    eager = session.run(
+        ("eager", entry, device), _spec(session, entry, device, [str(probe_path)], compiled=False, trace=True)
+    )
     if eager.timed_out:
         return ConfirmResult(
             Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"
