@@ -307,7 +307,7 @@ def test_chain_is_indented_under_each_finding(project):
     assert completed.stdout.splitlines() == [
         "chain.py:25:16: CAL001 `a(...)` reaches a callable compiled with torch.compile (backend='inductor') through 4 more calls"
         " inside a forward-AD dual_level() region with dual inputs: the output's tangent is silently None (NotImplementedError"
-        " instead if inputs require grad). Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='aot_eager'.",
+        " instead if inputs require grad). Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='eager'.",
         "    chain.py:24:5: forward-AD region entered here",
         "    chain.py:8:12: calls `b` (b)",
         "    ... 2 more calls",

@@ -25,7 +25,7 @@ from compile_ad_lint.confirm import (
 )
 from compile_ad_lint.confirm.entries import candidates, main_entry, site_info
 from compile_ad_lint.confirm.environment import torch_version_without_import
-from compile_ad_lint.confirm.probes import cal002_probe, parse_config
+from compile_ad_lint.confirm.probes import cal002_probe, config_json
 from compile_ad_lint.findings import Verdict
 
 # -- device selection (no GPU needed) --------------------------------------------------------------
@@ -371,22 +371,20 @@ def test_relative_difference():
 
 
 def test_probe_keeps_the_autocast_device_as_written():
-    assert parse_config("'off'", "cpu") == "off"
-    assert parse_config("[{'device_type': 'cuda', 'dtype': 'torch.float16'}]", "cpu") == [
-        {"device_type": "cuda", "dtype": "torch.float16"}
-    ]
-    assert parse_config("(('cpu', 'bfloat16'),)", "cuda") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
-    assert parse_config("[{'device_type': device, 'dtype': None}]", "cuda") == "same_as_forward"  # not a literal
+    assert config_json("off", "cpu") == "off"
+    assert config_json((("cuda", "float16"),), "cpu") == [{"device_type": "cuda", "dtype": "torch.float16"}]
+    assert config_json((("cpu", "bfloat16"),), "cuda") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
+    assert config_json(None, "cuda") == "same_as_forward"  # not a literal
     facts = {
         "backend": "inductor",
         "config": "'same_as_forward'",
         "forward_autocast": "cuda/bfloat16",
         "backward_autocast": "off",
     }
-    source = cal002_probe(facts, "cpu")
+    source = cal002_probe(_cal002_evidence(facts), "cpu")
     compile(source, "probe", "exec")
     assert "torch.autocast('cuda', dtype=torch.bfloat16, enabled=True)" in source
-    unknown = cal002_probe(dict(facts, forward_autocast="?/bfloat16"), "cpu")
+    unknown = cal002_probe(_cal002_evidence(dict(facts, forward_autocast="?/bfloat16")), "cpu")
     assert "torch.autocast('cpu', dtype=torch.bfloat16, enabled=True)" in unknown
 
 
@@ -424,9 +422,7 @@ def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert finding.code == "CAL002" and "'?'" in finding.facts_dict["matching_config"]
     assert "<the backward's autocast device>" in finding.message
-    assert parse_config(finding.facts_dict["matching_config"], "cpu") == [
-        {"device_type": "cpu", "dtype": "torch.bfloat16"}
-    ]
+    assert config_json(finding.evidence.matching_config, "cpu") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
     from compile_ad_lint.confirm.session import _Fix
 
     assert _Fix.of(finding).value == [{"device_type": "?", "dtype": "torch.bfloat16"}]  # the child resolves "?"
@@ -464,14 +460,42 @@ def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
 
 
 def _finding(code, facts, path="/p/m.py", line=5):
+    """A CAL002 finding whose evidence has the contexts ``facts`` spell as the report renders them."""
     from compile_ad_lint.findings import Finding, Location, Severity
 
+    assert code == "CAL002"
     return Finding(
         code=code,
         message="m",
         severity=Severity.ERROR,
         location=Location(path, line, 1, line, 2),
-        facts=tuple(sorted(facts.items())),
+        evidence=_cal002_evidence(facts, path),
+    )
+
+
+def _cal002_evidence(facts, path="/p/m.py"):
+    """CAL002 evidence from rendered facts (``cuda/bfloat16``, ``?/float16``, ``off``; configs as literals)."""
+    import ast
+
+    from compile_ad_lint.findings import Location
+    from compile_ad_lint.linking.values import NO_AUTOCAST, AutocastState, ConfigState
+    from compile_ad_lint.rules.backward_autocast_mismatch import Cal002Evidence
+
+    def state(fact):
+        if fact == "off":
+            return NO_AUTOCAST
+        device, _, dtype = fact.partition("/")
+        return AutocastState(True, None if device == "?" else device, None if dtype == "?" else dtype)
+
+    call = Location(path, 3, 1, 3, 2)
+    return Cal002Evidence(
+        call,
+        call,
+        facts.get("backend", "inductor"),
+        ConfigState(ast.literal_eval(facts.get("config", "'same_as_forward'"))),
+        state(facts["forward_autocast"]),
+        state(facts["backward_autocast"]),
+        "off",
     )
 
 

@@ -21,6 +21,7 @@ from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.interpreter import Interpreter
 from .notebook import cell_locations, notebook_for
+from .paths import real_path
 from .project import (
     ModuleIndex,
     SourceFile,
@@ -289,7 +290,8 @@ class Analyzer:
     def _findings(
         self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]
     ) -> tuple[Finding, ...]:
-        """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``.
+        """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``, with
+        every location's real file filled in (``Location.resolved``).
 
         A named path that is no file (it does not exist, or cannot be listed) is reported whatever
         the selection says: nothing was checked there, and a run must not pass silently for it.
@@ -332,7 +334,12 @@ class Analyzer:
             cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown))))
             for finding in best.values()
         ]
-        return tuple(sorted(located, key=Finding.sort_key))
+        # Last, so cached events keep display paths only: every location names its real file, the one
+        # discovery found for a named path, else the one ``real_path`` finds (a file reached by import).
+        resolved = [
+            finding.with_resolved(lambda shown: by_display.get(shown) or real_path(shown)) for finding in located
+        ]
+        return tuple(sorted(resolved, key=Finding.sort_key))
 
     def _per_file_ignores(self, display: str, path: Path) -> frozenset[str]:
         root = self.config.root

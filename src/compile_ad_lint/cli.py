@@ -20,6 +20,7 @@ from typing import NoReturn, TextIO
 
 from ._version import __version__
 from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
+from .paths import real_path
 from .project import default_root, project_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -376,13 +377,6 @@ class _Scope:
     stdin_failure: str | None = None
 
 
-def _absolute(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
-
-
 def _root_path(root: Path | None) -> str | None:
     """The project root as a path relative to the working directory (so files show as relative paths)."""
     if root is None:
@@ -424,7 +418,7 @@ def _scope(args: argparse.Namespace, config: Config) -> _Scope:
             f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin"
         )
     shown = args.stdin_filename if args.stdin_filename is not None else STDIN
-    target = _absolute(Path(shown))
+    target = real_path(Path(shown))
     data = sys.stdin.buffer.read()
     source, failure = data, None
     if is_notebook(shown):
@@ -443,17 +437,11 @@ def _scope(args: argparse.Namespace, config: Config) -> _Scope:
 
 def _narrowed(report, scope: _Scope):  # type: ignore[no-untyped-def]
     """The report with only the findings ``scope`` asks for (its stats are the analysis's)."""
-    resolved: dict[str, Path] = {}
-
-    def file_of(shown: str) -> Path:
-        if shown not in resolved:
-            resolved[shown] = _absolute(Path(shown))
-        return resolved[shown]
 
     def wanted(finding) -> bool:  # type: ignore[no-untyped-def]
-        if finding.location.path in scope.problems or file_of(finding.location.path) in scope.keep:  # type: ignore[operator]
+        if finding.location.path in scope.problems or finding.location.file in scope.keep:  # type: ignore[operator]
             return True
-        return scope.related_too and any(file_of(r.location.path) in scope.keep for r in finding.related)  # type: ignore[operator]
+        return scope.related_too and any(r.location.file in scope.keep for r in finding.related)  # type: ignore[operator]
 
     if scope.keep is None:
         return report
@@ -561,7 +549,7 @@ def _check(args: argparse.Namespace) -> int:
     if baseline is not None:  # gone entries: only those of files this run analyzed
         analyzed_files = {path for path, _ in report.digests}
         gone = (
-            [e for e in baseline_result.gone if str(_absolute(baseline.file_of(e))) in analyzed_files]
+            [e for e in baseline_result.gone if str(real_path(baseline.file_of(e))) in analyzed_files]
             if baseline_result
             else []
         )
@@ -734,7 +722,7 @@ def _reader(scope: _Scope, contents: dict[Path, bytes] | None = None):  # type: 
         if scope.stdin is not None and display == scope.stdin[0]:
             return next(iter(scope.sources.values()), scope.stdin[1])
         if contents:
-            found = contents.get(_absolute(Path(display)))
+            found = contents.get(real_path(Path(display)))
             if found is not None:
                 return found
         try:

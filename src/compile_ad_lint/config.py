@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -118,7 +119,7 @@ class Config:
 
         return excluded
 
-    def with_overrides(self, **overrides: object) -> Config:
+    def with_overrides(self, **overrides: Any) -> Config:  # each checked by the dataclass's field type
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -183,8 +184,8 @@ def read_config_file(pyproject: Path) -> Config:
     return parse_section(section, source, pyproject.parent)
 
 
-def parse_section(section: dict, source: str, root: Path | None = None) -> Config:
-    values: dict[str, object] = {}
+def parse_section(section: dict[str, object], source: str, root: Path | None = None) -> Config:
+    values: dict[str, Any] = {}  # attribute -> value, each converted by its key's parser
     for key, raw in section.items():
         parser = _PARSERS.get(key)
         if parser is None:
@@ -327,7 +328,7 @@ def matches_any(path: PurePath, patterns: Iterable[str]) -> bool:
 
 
 @lru_cache(maxsize=32)
-def _compiled(patterns: tuple[str, ...]):
+def _compiled(patterns: tuple[str, ...]) -> Callable[[str, str], bool]:
     names = [fnmatch.translate(p) for p in patterns if "/" not in p]
     tails = [p.rstrip("/") for p in patterns if "/" in p]
     paths = [fnmatch.translate(tail) for tail in tails] + [fnmatch.translate(f"*/{tail}") for tail in tails]

@@ -7,9 +7,16 @@ just past the flagged text), which is what SARIF expects. Output adapters conver
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar, cast
+
+from .paths import real_path
+
+_T = TypeVar("_T")
 
 
 class Severity(str, enum.Enum):
@@ -37,13 +44,26 @@ class Location:
     #: lines of that cell. None in a Python file. The analysis works on module lines; the API maps
     #: notebook locations to cells last (``Analyzer._findings``), so cached results hold no cells.
     cell: int | None = None
+    #: The real file ``path`` names (``paths.real_path``), filled in by the API once the analysis is
+    #: done (``Analyzer._findings``), so cached events never hold a machine's absolute paths; None
+    #: until then. Not compared: the same location is equal however it was reached.
+    resolved: str | None = field(default=None, compare=False)
 
     @classmethod
     def point(cls, path: str, line: int = 1, column: int = 1) -> Location:
         return cls(path, line, column, line, column + 1)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, int]:
         return (self.path, self.cell or 0, self.line, self.column)
+
+    @property
+    def file(self) -> Path:
+        """The file this location is in: ``resolved`` when the API filled it in, else resolved now."""
+        return Path(self.resolved) if self.resolved is not None else real_path(self.path)
+
+    def with_resolved(self, file: Path | None = None) -> Location:
+        """This location with ``resolved`` set (to ``file``, else to the real path of ``path``)."""
+        return replace(self, resolved=str(file if file is not None else real_path(self.path)))
 
 
 @dataclass(frozen=True)
@@ -105,6 +125,20 @@ class ConfirmResult:
     detail: str
 
 
+class Evidence:
+    """What a rule established for one finding, as typed values: the base of each rule's frozen
+    evidence dataclass (``rules/evidence.py``).
+
+    Confirm mode reads it directly (the compiled call's location, the configs and autocast states as
+    the interpreter knew them); the JSON and SARIF ``facts`` are rendered from it by ``facts()``, so
+    the report and the runs can never disagree about what was found.
+    """
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        """The finding's machine-readable facts, sorted ``(key, value)`` string pairs."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
@@ -116,10 +150,23 @@ class Finding:
     #: Other ways to fix it, offered by the editor and listed in JSON; ``--fix`` applies ``fix`` only.
     alternative_fixes: tuple[Fix, ...] = ()
     #: Machine-readable facts behind the finding (backend, config value, autocast kwargs, ...),
-    #: sorted ``(key, value)`` pairs so the finding stays hashable. Confirm mode builds probes from them.
+    #: sorted ``(key, value)`` pairs so the finding stays hashable: rendered from ``evidence`` when
+    #: there is one; given directly only by findings built without a rule (tests, other tools).
     facts: tuple[tuple[str, str], ...] = ()
     #: device name -> verdict, filled in by confirm mode only.
     confirm: tuple[tuple[str, ConfirmResult], ...] | None = field(default=None, compare=False)
+    #: The rule's typed evidence (what confirm mode runs from); ``facts`` is its rendering, so it is
+    #: not compared again.
+    evidence: Evidence | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.evidence is None:
+            return
+        rendered = self.evidence.facts()
+        if not self.facts:
+            object.__setattr__(self, "facts", rendered)
+        elif self.facts != rendered:
+            raise ValueError(f"{self.code}: facts given next to evidence must be its rendering")
 
     @property
     def facts_dict(self) -> Mapping[str, str]:
@@ -128,13 +175,44 @@ class Finding:
     def with_confirm(self, results: Mapping[str, ConfirmResult]) -> Finding:
         return replace(self, confirm=tuple(sorted(results.items())))
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, int, str]:
         return (*self.location.sort_key(), self.code)
+
+    def with_resolved(self, resolve: Callable[[str], Path]) -> Finding:
+        """This finding with every location, the evidence's included, naming its real file
+        (``resolve`` maps a displayed path to it)."""
+        files: dict[str, Path] = {}
+
+        def resolved(location: Location) -> Location:
+            if location.path not in files:
+                files[location.path] = resolve(location.path)
+            return location.with_resolved(files[location.path])
+
+        return map_locations(self, resolved)
 
     @property
     def fixes(self) -> tuple[Fix, ...]:
         """The preferred fix first, then the alternatives."""
         return ((self.fix,) if self.fix is not None else ()) + self.alternative_fixes
+
+
+def map_locations(value: _T, change: Callable[[Location], Location]) -> _T:
+    """``value`` with ``change`` applied to every ``Location`` in it, through dataclass fields,
+    tuples and frozensets (a finding, its related locations, its evidence, a fix plan)."""
+    return cast(_T, _mapped(value, change))
+
+
+def _mapped(value: object, change: Callable[[Location], Location]) -> object:
+    if isinstance(value, Location):
+        return change(value)
+    if isinstance(value, tuple):
+        return tuple(_mapped(item, change) for item in value)
+    if isinstance(value, frozenset):
+        return frozenset(_mapped(item, change) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _mapped(getattr(value, f.name), change) for f in dataclasses.fields(value) if f.init}
+        return replace(value, **changes)
+    return value
 
 
 # Imported last: plans name ``Location``. A run-time name (not only for type checkers) because the

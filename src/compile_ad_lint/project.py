@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from .config import Config, find_pyproject
+from .paths import real_path
 from .summary.outline import ANCHOR_PATTERN
 from .summary.view import ModuleView
 
@@ -52,7 +53,7 @@ def discover(
     for given in paths:
         root = Path(given)
         if not root.exists() and not root.is_symlink():
-            standing_for = _absolute(root)
+            standing_for = real_path(root)
             if standing_for in virtual:
                 files.setdefault(standing_for, SourceFile(given, standing_for))
             else:
@@ -84,13 +85,6 @@ def discover(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-def _absolute(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
-
-
 def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: Path) -> None:
     try:
         resolved = path.resolve(strict=True)
@@ -107,14 +101,21 @@ def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def project_root(path: Path) -> tuple[Path | None, Path | None]:
-    """(folder to analyze for ``path``, the pyproject.toml holding our config if any).
+def project_root(path: Path, workspace: Sequence[Path] = ()) -> tuple[Path | None, Path | None]:
+    """(folder to analyze for ``path``, the pyproject.toml holding our config if any): the one
+    answer the CLI, flake8 and the language server share, so that they analyze the same project.
 
-    The folder is None for a loose script outside any project or package: analyze it alone.
+    In order: the folder of the nearest pyproject.toml with our section; the innermost of the
+    ``workspace`` folders (an editor's, resolved) holding ``path``; the nearest folder with a project
+    marker; the top-level package around ``path``. The folder is None for a loose script outside any
+    project, workspace or package: analyze it alone.
     """
     pyproject = find_pyproject(path)
     if pyproject is not None:
         return pyproject.parent, pyproject
+    holding = [folder for folder in workspace if path.is_relative_to(folder)]
+    if holding:
+        return max(holding, key=lambda folder: len(folder.parts)), None
     folder = path if path.is_dir() else path.parent
     for directory in [folder, *folder.parents]:
         if any((directory / marker).exists() for marker in PROJECT_MARKERS):

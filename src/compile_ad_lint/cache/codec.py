@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 _PRIMITIVES = (type(None), bool, int, float, str)
+#: Classes of this package: the only ones whose subclasses an annotation admits.
+_PACKAGE = __name__.split(".")[0]
 
 
 class SchemaError(ValueError):
@@ -166,6 +168,9 @@ def _schema_for(expected: Any) -> _Schema:
                 raise TypeError(f"two cacheable classes named {hint.__name__}")
             if dataclasses.is_dataclass(hint):
                 pending.extend(_hints(hint).values())
+        if isinstance(hint, type) and hint.__module__.startswith(_PACKAGE):
+            # A base class of ours (``Evidence``) admits the dataclasses derived from it.
+            pending.extend(hint.__subclasses__())
         pending.extend(typing.get_args(hint))
     records = [cls for cls in classes.values() if dataclasses.is_dataclass(cls)]
     fields = {cls: _field_names(cls) for cls in records}

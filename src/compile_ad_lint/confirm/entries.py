@@ -33,9 +33,6 @@ class Entry:
     function: str | None = None
     root: str | None = None
 
-    def spec(self) -> dict:
-        return {"kind": self.kind, "module": self.module, "path": self.path, "function": self.function}
-
 
 @dataclass(frozen=True)
 class SiteInfo:

@@ -1,4 +1,4 @@
-"""Synthetic probes: minimal programs built from a finding's facts, for findings with no runnable entry point.
+"""Synthetic probes: minimal programs built from a finding's evidence, for findings with no runnable entry point.
 
 They answer "does the installed torch have this hazard at all" with the finding's backend, config and
 autocast contexts as written (device types included: an autocast for cuda cannot show on cpu tensors;
@@ -8,20 +8,27 @@ an unknown one stands for the device being checked). Each probe defines ``probe(
 
 from __future__ import annotations
 
-import ast
 import re
+
+from ..findings import Evidence
+from ..linking.values import AutocastState
+from ..rules.backward_autocast_mismatch import Cal002Evidence
+from ..rules.compiled_callable_in_dual_level import Cal001Evidence
+from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence
+from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
+from ..summary.model import LiteralValue
 
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
-def _backend(facts: dict) -> str:
-    backend = facts.get("backend", "inductor")
-    return backend if _SAFE_NAME.match(backend or "") else "inductor"
+def _backend(evidence: Evidence) -> str:
+    backend = getattr(evidence, "backend", "inductor")
+    return backend if isinstance(backend, str) and _SAFE_NAME.match(backend) else "inductor"
 
 
-def cal001_probe(facts: dict) -> str:
-    backend = _backend(facts)
-    if facts.get("expected") == "raises":
+def cal001_probe(evidence: Cal001Evidence) -> str:
+    backend = _backend(evidence)
+    if evidence.expected == "raises":
         make = "torch.compile(torch.nn.Linear(4, 4), backend=BACKEND)"
     else:
         make = "torch.compile(lambda a: torch.sin(a) * a, backend=BACKEND)"
@@ -41,31 +48,26 @@ def probe():
 """
 
 
-def parse_config(text: str | None, device: str) -> object:
-    """A ``config``/``matching_config`` fact as a JSON-able value (autocast devices as written; unknown: ``device``)."""
-    if text is None:
-        return "same_as_forward"
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return "same_as_forward"
+def config_json(value: LiteralValue, device: str) -> object:
+    """A ``backward_pass_autocast`` value (a ``ConfigState.value``: a string, ``(device, dtype)``
+    pairs, None when not known statically; or a CAL002 matching config, its device None when not
+    known) as the child forces it: a string, or a list of kwargs dicts with the autocast devices as written (an
+    unknown one: ``device``) and each dtype as written, else autocast's default for its device.
+
+    A value not known statically stands for the default, ``"same_as_forward"``.
+    """
     if isinstance(value, str):
         return value
     entries = []
-    for item in value if isinstance(value, (list, tuple)) else []:
-        if isinstance(item, dict):
-            target, dtype = item.get("device_type"), item.get("dtype")
-        elif isinstance(item, (list, tuple)) and len(item) == 2:
-            target, dtype = item
-        else:
-            continue
-        target = _device(target, device)
-        entries.append({"device_type": target, "dtype": _dtype(dtype, target)})
+    for item in value if isinstance(value, tuple) else ():
+        if isinstance(item, tuple) and len(item) == 2:
+            target = _device(item[0], device)
+            entries.append({"device_type": target, "dtype": _dtype(item[1], target)})
     return entries or "same_as_forward"
 
 
 def _device(value: object, device: str) -> str:
-    return value if value in ("cpu", "cuda") else device
+    return value if isinstance(value, str) and value in ("cpu", "cuda") else device
 
 
 def _dtype(value: object, target: str) -> str:
@@ -76,51 +78,56 @@ def _dtype(value: object, target: str) -> str:
     return "torch.float16" if target == "cuda" else "torch.bfloat16"
 
 
-def _autocast_state(fact: str | None, device: str) -> tuple[bool, str, str]:
-    """(enabled, device_type, dtype) of an autocast fact such as ``cuda/bfloat16``, ``?/float16`` or ``off``."""
-    if not fact or fact == "off":
+def _autocast_state(state: AutocastState, device: str) -> tuple[bool, str, str]:
+    """(enabled, device_type, dtype) of an autocast state; an unknown device or dtype stands for ``device``'s."""
+    if not state.active:
         return False, device, _dtype(None, device)
-    target, _, dtype = fact.partition("/")
-    target = _device(target, device)
-    return True, target, _dtype(dtype if dtype != "?" else None, target)
+    target = _device(state.device, device)
+    return True, target, _dtype(state.dtype, target)
 
 
-def autocast_devices(facts: dict) -> set[str]:
+def autocast_devices(evidence: Cal002Evidence) -> set[str]:
     """The device types the finding's autocast contexts and config lists name (unknown ones excluded)."""
     found = set()
-    for key in ("forward_autocast", "backward_autocast"):
-        enabled, target, _ = _autocast_state(facts.get(key), "?")
+    for state in (evidence.forward_autocast, evidence.backward_autocast):
+        enabled, target, _ = _autocast_state(state, "?")
         if enabled and target != "?":
             found.add(target)
-    for key in ("config", "matching_config"):
-        value = parse_config(facts.get(key), "?")
-        if isinstance(value, list):
-            found.update(entry["device_type"] for entry in value if entry["device_type"] in ("cpu", "cuda"))
+    for value in (evidence.config.value, evidence.matching_config):
+        entries = config_json(value, "?")
+        if isinstance(entries, list):
+            found.update(entry["device_type"] for entry in entries if entry["device_type"] in ("cpu", "cuda"))
     return found
 
 
-def describe(facts: dict, code: str, device: str) -> str:
-    """What a probe for ``facts`` ran, for the verdict's detail."""
-    if code == "CAL001":
-        return f"backend={_backend(facts)!r}, {'compiled nn.Linear' if facts.get('expected') == 'raises' else 'compiled function'}"
-    if code == "CAL004":
-        name = facts.get("function", "").rsplit(".", 1)[-1]
+def _function_name(evidence: Evidence) -> str:
+    """The ``torch.autograd.functional`` function a CAL004 finding names (empty for a backward)."""
+    return evidence.function.rsplit(".", 1)[-1] if isinstance(evidence, Cal004FunctionalEvidence) else ""
+
+
+def describe(evidence: Evidence, device: str) -> str:
+    """What a probe for ``evidence`` ran, for the verdict's detail."""
+    if isinstance(evidence, Cal001Evidence):
+        return f"backend={_backend(evidence)!r}, {'compiled nn.Linear' if evidence.expected == 'raises' else 'compiled function'}"
+    if isinstance(evidence, Cal004Evidence):
+        name = _function_name(evidence)
         how = (
             f"torch.autograd.functional.{name}"
             if name in _FUNCTIONAL_CALLS
             else "grad(create_graph=True), then a second backward"
         )
-        return f"{how} over a function compiled with backend={_backend(facts)!r}"
-    if code == "CAL005":
-        return f"two outputs of a function compiled with backend={_backend(facts)!r}, only the first in the loss"
-    forward = _autocast_state(facts.get("forward_autocast"), device)
-    backward = _autocast_state(facts.get("backward_autocast"), device)
+        return f"{how} over a function compiled with backend={_backend(evidence)!r}"
+    if isinstance(evidence, Cal005Evidence):
+        return f"two outputs of a function compiled with backend={_backend(evidence)!r}, only the first in the loss"
+    assert isinstance(evidence, Cal002Evidence)
+    forward = _autocast_state(evidence.forward_autocast, device)
+    backward = _autocast_state(evidence.backward_autocast, device)
 
     def text(state: tuple[bool, str, str]) -> str:
         return f"autocast({state[1]!r}, {state[2]})" if state[0] else "no autocast"
 
     return (
-        f"fp32-island region compiled with backend={_backend(facts)!r} and backward_pass_autocast={facts.get('config', 'same_as_forward')}, "
+        f"fp32-island region compiled with backend={_backend(evidence)!r} and backward_pass_autocast={evidence.config_text()}, "
         f"forward under {text(forward)}, backward under {text(backward)}"
     )
 
@@ -131,11 +138,11 @@ def _literal(value: object) -> str:
     return repr(value)
 
 
-def cal002_probe(facts: dict, device: str) -> str:
-    backend = _backend(facts)
-    written = parse_config(facts.get("config"), device)
-    forward_on, forward_device, forward_dtype = _autocast_state(facts.get("forward_autocast"), device)
-    backward_on, backward_device, backward_dtype = _autocast_state(facts.get("backward_autocast"), device)
+def cal002_probe(evidence: Cal002Evidence, device: str) -> str:
+    backend = _backend(evidence)
+    written = config_json(evidence.config.value, device)
+    forward_on, forward_device, forward_dtype = _autocast_state(evidence.forward_autocast, device)
+    backward_on, backward_device, backward_dtype = _autocast_state(evidence.backward_autocast, device)
     return f"""import torch
 import torch._functorch.config as functorch_config
 
@@ -172,11 +179,11 @@ _FUNCTIONAL_CALLS = {
 }
 
 
-def cal004_probe(facts: dict) -> str:
+def cal004_probe(evidence: Cal004Evidence) -> str:
     """A second-order use of a compiled callable: the finding's ``torch.autograd.functional`` call, or a
     ``create_graph=True`` gradient differentiated again (a gradient penalty)."""
-    backend = _backend(facts)
-    name = facts.get("function", "").rsplit(".", 1)[-1]
+    backend = _backend(evidence)
+    name = _function_name(evidence)
     if name in _FUNCTIONAL_CALLS:
         body = f"    {_FUNCTIONAL_CALLS[name]}  # SITE"
     else:
@@ -197,9 +204,9 @@ def probe():
 """
 
 
-def cal005_probe(facts: dict) -> str:
+def cal005_probe(evidence: Cal005Evidence) -> str:
     """Two outputs of a compiled function, only the first in the loss (the facts script's case)."""
-    backend = _backend(facts)
+    backend = _backend(evidence)
     return f"""import torch
 
 BACKEND = {backend!r}

@@ -31,11 +31,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 from ..config import DEFAULT_EXCLUDES, matches_any
+from .entries import Entry
 
 CHILD = Path(__file__).with_name("_child.py")
 #: Environment variable whose value, unique per run, marks every process the run started.
@@ -83,6 +85,44 @@ class RunOutcome:
             handle.seek(entry["offset"])
             data.fromfile(handle, entry["count"])
         return list(data)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What one run of an entry point does, as the session decides it; ``document`` is the one place
+    it becomes the JSON the child reads (``run_child`` adds where to write and the copy's folders).
+
+    ``focus``: the files with findings (events called from elsewhere are not recorded); ``watch``:
+    the files whose executed lines are recorded (the eager run, to tell whether the entry reaches
+    the site); ``force``: (compiled callable handle, matching value) pairs for the matching-config
+    run; ``assume``: the handles whose backward the eager differential runs under the autocast
+    state their compiled backward assumed; ``roots``: the import roots (the entry's own is added).
+    """
+
+    entry: Entry
+    device: str
+    compiled: bool = False
+    roots: tuple[str, ...] = ()
+    focus: tuple[str, ...] = ()
+    watch: tuple[str, ...] = ()
+    force: tuple[tuple[int, object], ...] = ()
+    assume: tuple[int, ...] = ()
+
+    def document(self) -> dict[str, Any]:
+        entry = self.entry
+        document: dict[str, Any] = {
+            "mode": "run",
+            "device": self.device,
+            "compiled": self.compiled,
+            "entry": {"kind": entry.kind, "module": entry.module, "path": entry.path, "function": entry.function},
+            "roots": [*self.roots, *([entry.root] if entry.root else [])],
+            "focus": list(self.focus),
+            "watch": list(self.watch),
+            "force": [[handle, value] for handle, value in self.force],
+        }
+        if self.assume:
+            document["assume"] = list(self.assume)
+        return document
 
 
 # -- the private copy of the project --------------------------------------------------------------
@@ -269,7 +309,7 @@ def child_environment(compiled: bool, inductor_cache: Path | None, token: str) -
 
 
 def run_child(
-    spec: dict,
+    spec: RunSpec | Mapping[str, Any],
     directory: Path,
     timeout: float,
     *,
@@ -279,10 +319,15 @@ def run_child(
 ) -> RunOutcome:
     """Run the child with ``spec`` (``out`` is set to ``directory``) on a fresh copy of ``tree``.
 
+    A ``RunSpec`` runs an entry point (compiled or not as it says); a plain document is another
+    mode of the child (``env``: what torch offers).
+
     The spec's import roots and entry file are moved into the copy; the run starts in the copy of the
     tree's start folder (else in an empty folder). Whatever way the run ends, every process it
     started is killed (see the module docstring) and the copy is deleted.
     """
+    if isinstance(spec, RunSpec):
+        compiled, spec = spec.compiled, spec.document()
     directory.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = directory / "stdout.txt", directory / "stderr.txt"
     token = uuid.uuid4().hex
@@ -338,7 +383,7 @@ def run_child(
     )
 
 
-def _relocated(spec: dict, into: Sequence[tuple[str, str]]) -> dict:
+def _relocated(spec: dict[str, Any], into: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """A run ``spec`` with its import roots and entry file in the copy (a file the copy lacks stays where it is)."""
     entry = dict(spec["entry"])
     if entry.get("path"):

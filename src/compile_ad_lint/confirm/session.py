@@ -5,7 +5,7 @@ eager run), run it eagerly and compiled as written (and, for CAL002, compiled un
 config and eagerly with the flagged regions' backward under the autocast state their compiled backward
 assumed: the eager differential), compare, and cache the verdict under (the project's source files,
 torch version, device, the finding and the fixes that share its runs). With no entry point that
-reaches the site in both runs, a synthetic probe built from the finding's facts answers whether the
+reaches the site in both runs, a synthetic probe built from the finding's evidence answers whether the
 installed torch has the hazard at all.
 
 Findings are evaluated in threads; the subprocess runs they need are shared (one eager, one compiled,
@@ -28,16 +28,28 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..cache import SummaryCache, build_digest, content_digest
 from ..findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
+from ..rules.backward_autocast_mismatch import Cal002Evidence
+from ..rules.compiled_callable_in_dual_level import Cal001Evidence
+from ..rules.double_backward_through_compiled import Cal004Evidence
+from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import compare, probes
 from .entries import Entry, candidates, site_info
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
-from .runner import RunOutcome, SourceTree, run_child
+from .runner import RunOutcome, RunSpec, SourceTree, run_child
 
 CONFIRMABLE = ("CAL001", "CAL002", "CAL004", "CAL005")
+#: The evidence each confirmable rule attaches: what the runs and probes are built from.
+_EVIDENCE: dict[str, type] = {
+    "CAL001": Cal001Evidence,
+    "CAL002": Cal002Evidence,
+    "CAL004": Cal004Evidence,
+    "CAL005": Cal005Evidence,
+}
 _FORMAT = 4  # 4: CAL002 verdicts with the eager differential
 DEFAULT_TIMEOUT = 300.0
 
@@ -64,8 +76,10 @@ class _Session:
         self.env = env
         self.work = work
         self.roots = roots
-        self.fixes = [_Fix.of(finding) if finding.code == "CAL002" else None for finding in findings]
-        named = [str(_real(f.location.path)) for f in findings] + [e.path for e in options.entries if e.path]
+        self.fixes = [
+            _Fix.of(finding) if isinstance(finding.evidence, Cal002Evidence) else None for finding in findings
+        ]
+        named = [str(f.location.file) for f in findings] + [e.path for e in options.entries if e.path]
         start = str(options.project_root) if options.project_root is not None else None
         self.tree = SourceTree.scan(roots, start=start, extra=named, skip=str(work))
         self.sources = sources_digest(self.tree) if options.use_cache else ""
@@ -83,22 +97,22 @@ class _Session:
             with self.lock:
                 self.options.log(message)
 
-    def submit(self, key: tuple, spec: dict, compiled: bool) -> Future[RunOutcome]:
+    def submit(self, key: tuple, spec: RunSpec) -> Future[RunOutcome]:
         """The run for ``key``, started now unless another finding already asked for it."""
         with self.lock:
             future = self.runs.get(key)
             if future is None:
                 self.counter += 1
-                future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec, compiled)
+                future = self.runs[key] = self.pool.submit(self._execute, self.counter, spec)
         return future
 
-    def run(self, key: tuple, spec: dict, compiled: bool) -> RunOutcome:
-        return self.submit(key, spec, compiled).result()
+    def run(self, key: tuple, spec: RunSpec) -> RunOutcome:
+        return self.submit(key, spec).result()
 
-    def _execute(self, number: int, spec: dict, compiled: bool) -> RunOutcome:
-        entry = spec["entry"]
-        name = entry.get("function") or entry.get("module") or entry.get("path")
-        mode = "compiled" if compiled else "eager"
+    def _execute(self, number: int, spec: RunSpec) -> RunOutcome:
+        entry = spec.entry
+        name = entry.function or entry.module or entry.path
+        mode = "compiled" if spec.compiled else "eager"
         if number == 1:
             left_out = (
                 f"; {self.tree.left_out} non-Python files over its size limits are left out"
@@ -108,23 +122,13 @@ class _Session:
             self.log(
                 f"confirm: each run gets its own copy of the project ({len(self.tree.files)} files, {self.tree.size() / 1e6:.1f} MB){left_out}"
             )
-        variant = (
-            ", matching config"
-            if spec.get("force")
-            else ", backward under the assumed autocast"
-            if spec.get("assume")
-            else ""
-        )
-        self.log(f"confirm: run {number}: {name} on {spec['device']} ({mode}{variant})")
-        spec = dict(
-            spec, compiled=compiled, roots=self.roots + ([spec["entry_root"]] if spec.get("entry_root") else [])
-        )
-        with self.gpu if spec["device"] == "cuda" else contextlib.nullcontext():
+        variant = ", matching config" if spec.force else ", backward under the assumed autocast" if spec.assume else ""
+        self.log(f"confirm: run {number}: {name} on {spec.device} ({mode}{variant})")
+        with self.gpu if spec.device == "cuda" else contextlib.nullcontext():
             return run_child(
                 spec,
                 self.work / f"run{number}",
                 self.options.timeout,
-                compiled=compiled,
                 inductor_cache=self.inductor_cache,
                 tree=self.tree,
             )
@@ -156,7 +160,7 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
     work = Path(tempfile.mkdtemp(prefix="cal-confirm-"))
     session = _Session(options, env, work, roots, findings)
     try:
-        watch = sorted({str(_real(f.location.path)) for f in findings if f.code in CONFIRMABLE})
+        watch = sorted({str(f.location.file) for f in findings if f.code in CONFIRMABLE})
         fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
         with ThreadPoolExecutor(
@@ -180,16 +184,20 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
 class _Fix:
     """A CAL002 finding's fix: the compiled call (file, statement lines), the matching value, the backward line."""
 
-    call_site: tuple | None
+    call_site: tuple[str, int, int] | None
     value: object
     backward: tuple[str, int]
 
     @classmethod
     def of(cls, finding: Finding) -> _Fix:
-        site = _call_site(finding)
+        evidence = finding.evidence
+        assert isinstance(evidence, Cal002Evidence)
+        call = evidence.compiled_call
+        # The statement around the compiled call: a run's stack names the line being executed in it.
+        first, last = site_info(call.file, call.line).statement
         # An autocast device unknown statically stays "?": the child resolves it to the device it runs on.
-        value = probes.parse_config(finding.facts_dict.get("matching_config"), "?")
-        return cls(tuple(site) if site else None, value, (finding.location.path, finding.location.line))
+        value = probes.config_json(evidence.matching_config, "?")
+        return cls((str(call.file), first, last), value, (finding.location.path, finding.location.line))
 
     def key(self) -> list:
         return [self.call_site, self.value, self.backward]
@@ -245,17 +253,13 @@ def _roots(findings: Iterable[Finding], options: ConfirmOptions) -> list[str]:
     if options.project_root is not None:
         roots.append(str(options.project_root.resolve()))
     for finding in findings:
-        path = _real(finding.location.path)
+        path = finding.location.file
         if path.is_file():
             roots.append(str(module_identity(path)[2]))
     for entry in options.entries:
         if entry.root:
             roots.append(entry.root)
     return list(dict.fromkeys(roots))
-
-
-def _real(display: str) -> Path:
-    return Path(os.path.abspath(display)).resolve()
 
 
 def _device_text(session: _Session, device: str) -> str:
@@ -322,6 +326,8 @@ def _confirm_one(
         return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
     if finding.code not in CONFIRMABLE:
         return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
+    if not isinstance(finding.evidence, _EVIDENCE[finding.code]):
+        return ConfirmResult(Verdict.SKIPPED, "the finding carries no evidence from its rule to run from")
     key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes, session.sources)
     cached = cache.load(key, ConfirmResult) if cache is not None else None
     if cached is not None:
@@ -340,7 +346,7 @@ def _evaluate(
     An entry that times out or fails eagerly makes the verdict ``error`` (the user's code cannot be
     compared); with no candidate, or none whose runs both reach the site, a synthetic probe answers.
     """
-    path = _real(finding.location.path)
+    path = finding.location.file
     info = site_info(path, finding.location.line)
     site = compare.Site(str(path), info.statement, info.function)
     where = _device_text(session, device)
@@ -348,7 +354,7 @@ def _evaluate(
     notes: list[str] = []
     transient = False
     for entry in candidates(path, finding.location.line, list(session.options.entries)):
-        eager = session.run(("eager", entry, device), _spec(entry, device, watch, trace=True), compiled=False)
+        eager = session.run(("eager", entry, device), _spec(session, entry, device, watch, compiled=False, trace=True))
         if eager.timed_out:
             failures.append(
                 f"entry point {entry.label} timed out after {session.options.timeout:g}s in the eager run (every process it started was killed)"
@@ -403,9 +409,9 @@ def _evaluate(
 
 def _device_note(finding: Finding, device: str) -> str:
     """Why a CAL002 mismatch cannot show on ``device``: the code's autocast targets other devices."""
-    if finding.code != "CAL002":
+    if not isinstance(finding.evidence, Cal002Evidence):
         return ""
-    targets = probes.autocast_devices(finding.facts_dict)
+    targets = probes.autocast_devices(finding.evidence)
     if not targets or device in targets:
         return ""
     names = ", ".join(sorted(targets))
@@ -413,30 +419,28 @@ def _device_note(finding: Finding, device: str) -> str:
 
 
 def _spec(
+    session: _Session,
     entry: Entry,
     device: str,
     focus: list[str],
     *,
+    compiled: bool,
     trace: bool = False,
-    force: list | None = None,
-    assume: list | None = None,
-) -> dict:
-    """``focus``: the files with findings (events called from elsewhere are not recorded); ``trace``: record
-    which of their lines ran (the eager run, to tell whether the entry reaches the site); ``force``:
-    (handle, matching value) pairs for the matching-config run; ``assume``: the handles whose backward
-    the eager differential runs under the autocast state their compiled backward assumed."""
-    spec = {
-        "mode": "run",
-        "device": device,
-        "entry": entry.spec(),
-        "entry_root": entry.root,
-        "focus": focus,
-        "watch": focus if trace else [],
-        "force": force or [],
-    }
-    if assume:
-        spec["assume"] = assume
-    return spec
+    force: list[list[Any]] | None = None,
+    assume: list[int] | None = None,
+) -> RunSpec:
+    """The run of ``entry`` on ``device`` with the session's import roots (see ``RunSpec``); ``trace``:
+    record which lines of ``focus`` ran (the eager run, to tell whether the entry reaches the site)."""
+    return RunSpec(
+        entry,
+        device,
+        compiled=compiled,
+        roots=tuple(session.roots),
+        focus=tuple(focus),
+        watch=tuple(focus) if trace else (),
+        force=tuple((handle, value) for handle, value in force or ()),
+        assume=tuple(assume or ()),
+    )
 
 
 def _failure_text(outcome: RunOutcome) -> str:
@@ -459,18 +463,19 @@ def _compare(
 
     The flag is True when a run timed out or died: that verdict is not cached.
     """
-    compiled = session.run(("compiled", entry, device), _spec(entry, device, focus), compiled=True)
+    compiled = session.run(("compiled", entry, device), _spec(session, entry, device, focus, compiled=True))
     problem = _run_problem(compiled, "compiled run as written", session)
     if problem is not None:
         return problem, True
-    facts = finding.facts_dict
+    evidence = finding.evidence
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     if finding.code == "CAL004":
         return compare.verdict_cal004(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
     if finding.code == "CAL005":
+        assert isinstance(evidence, Cal005Evidence)
         return compare.verdict_cal005(
-            eager.result, eager.tensor, compiled.result, compiled.tensor, site, facts.get("leaves", "")
+            eager.result, eager.tensor, compiled.result, compiled.tensor, site, ",".join(evidence.leaves)
         ), False
     handles = forces.handles.get(index)
     if not handles:
@@ -483,16 +488,18 @@ def _compare(
     # and runs beside it.
     assume = [handle for handle, _ in force]
     assumed_run = session.submit(
-        ("eager-assumed", entry, device, json.dumps(assume)), _spec(entry, device, focus, assume=assume), compiled=False
+        ("eager-assumed", entry, device, json.dumps(assume)),
+        _spec(session, entry, device, focus, compiled=False, assume=assume),
     )
     matching = session.run(
-        ("matching", entry, device, json.dumps(force)), _spec(entry, device, focus, force=force), compiled=True
+        ("matching", entry, device, json.dumps(force)), _spec(session, entry, device, focus, compiled=True, force=force)
     )
     problem = _run_problem(matching, "compiled run under the matching config", session)
     if problem is not None:
         return problem, True
     assumed = assumed_run.result()
     assumed_problem = _run_problem(assumed, "eager run under the assumed autocast", session)
+    assert isinstance(evidence, Cal002Evidence)
     return compare.verdict_cal002(
         eager.result,
         eager.tensor,
@@ -502,9 +509,9 @@ def _compare(
         matching.tensor,
         site,
         device,
-        facts.get("config", "?"),
-        facts.get("matching_config", "?"),
-        facts.get("backend", "?"),
+        evidence.config_text(),
+        evidence.matching_text(),
+        evidence.backend,
         handles,
         eager_assumed=None if assumed_problem is not None else assumed.result,
         eager_assumed_load=assumed.tensor,
@@ -526,21 +533,23 @@ def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmRe
     return None
 
 
-def _call_site(finding: Finding) -> list | None:
-    """The compiled call behind a CAL002 finding (file, first line, last line of its statement)."""
-    site = finding.facts_dict.get("call_site")
-    if not site:
-        return None
-    display, _, line = site.rpartition(":")
-    path = _real(display)
-    lines = site_info(path, int(line)).statement
-    return [str(path), lines[0], lines[1]]
+def _probe_source(finding: Finding, device: str) -> str:
+    """The synthetic probe for ``finding``'s evidence (checked by ``_confirm_one``)."""
+    evidence = finding.evidence
+    if isinstance(evidence, Cal001Evidence):
+        return probes.cal001_probe(evidence)
+    if isinstance(evidence, Cal004Evidence):
+        return probes.cal004_probe(evidence)
+    if isinstance(evidence, Cal005Evidence):
+        return probes.cal005_probe(evidence)
+    assert isinstance(evidence, Cal002Evidence)
+    return probes.cal002_probe(evidence, device)
 
 
 def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[ConfirmResult, bool]:
-    facts = finding.facts_dict
-    builders = {"CAL001": probes.cal001_probe, "CAL004": probes.cal004_probe, "CAL005": probes.cal005_probe}
-    source = builders[finding.code](facts) if finding.code in builders else probes.cal002_probe(facts, device)
+    evidence = finding.evidence
+    assert evidence is not None
+    source = _probe_source(finding, device)
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     probe_path = (session.work / f"probe-{digest}" / "cal_probe.py").resolve()
     with session.lock:  # findings and devices that share a probe must not rewrite it while a run loads it
@@ -550,7 +559,9 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     entry = Entry("path-function", f"synthetic:{digest}", path=str(probe_path), function="probe")
     line = probes.marked_line(source, "SITE")
     site = compare.Site(str(probe_path), (line, line), None)
-    eager = session.run(("eager", entry, device), _spec(entry, device, [str(probe_path)], trace=True), compiled=False)
+    eager = session.run(
+        ("eager", entry, device), _spec(session, entry, device, [str(probe_path)], compiled=False, trace=True)
+    )
     if eager.timed_out:
         return ConfirmResult(
             Verdict.ERROR, f"the probe timed out after {session.options.timeout:g}s in the eager run"
@@ -563,14 +574,11 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
         )
         return ConfirmResult(Verdict.ERROR, f"the probe failed in the eager run ({detail})"), False
     call = probes.marked_line(source, "CALL") if finding.code == "CAL002" else line
-    fix = _Fix(
-        (str(probe_path), call, call),
-        probes.parse_config(facts.get("matching_config"), device),
-        (str(probe_path), line),
-    )
+    matching = evidence.matching_config if isinstance(evidence, Cal002Evidence) else None
+    fix = _Fix((str(probe_path), call, call), probes.config_json(matching, device), (str(probe_path), line))
     result, transient = _compare(
         session, finding, entry, device, site, eager, _ForcePlan.of({0: fix}, eager.result), 0, [str(probe_path)]
     )
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
         return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), transient
-    return ConfirmResult(result.verdict, f"{probes.describe(facts, finding.code, device)}: {result.detail}"), transient
+    return ConfirmResult(result.verdict, f"{probes.describe(evidence, device)}: {result.detail}"), transient

@@ -164,8 +164,9 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[i
     """``--add-noqa``: a ``# noqa: CODE`` for every finding, on its line (extending a noqa comment
     already there). Returns how many lines changed and ``(display, line, reason)`` for the findings
     that got none. Files changed since the analysis, and notebooks, are left alone."""
+    from ..paths import real_path
     from .noqa import PYTHON_WHITESPACE, lines_ending_in_strings, noqa_insertion
-    from .source import resolve_display, split_lines
+    from .source import split_lines
 
     by_file: dict[str, dict[int, list[str]]] = {}
     skipped: list[tuple[str, int, str]] = []
@@ -179,7 +180,7 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[i
             by_file[location.path][location.line].append(finding.code)
     added = 0
     for display, lines_codes in sorted(by_file.items()):
-        path = resolve_display(display)
+        path = real_path(display)
         try:
             data = path.read_bytes()
         except OSError as error:

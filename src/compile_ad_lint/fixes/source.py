@@ -8,7 +8,6 @@ content the analysis saw (``Report.digests``): fixes are never built or applied 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from libcst.metadata import (
 
 from ..cache import SummaryCache, content_digest
 from ..findings import Location
+from ..paths import real_path
 
 #: Files larger than this get no fixes: LibCST with positions takes about 10 s and 1 GB per MB
 #: (a 10 MB generated module made a JSON report take minutes); the analysis itself uses ``ast``.
@@ -34,14 +34,6 @@ MAX_FIX_FILE_BYTES = 1_000_000
 #: Where a line ends, for the analyzer, LSP and LibCST alike (``str.splitlines`` also splits at
 #: form feeds and U+2028, which no tokenizer does).
 LINE_END = re.compile(r"\r\n|\r|\n")
-
-
-def resolve_display(display: str) -> Path:
-    """The file a finding's path names (relative paths are relative to the working directory)."""
-    try:
-        return Path(os.path.abspath(display)).resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.abspath(display))
 
 
 def split_lines(text: str) -> list[str]:
@@ -172,7 +164,7 @@ class Sources:
         self._reading.add(display)
         found = self._files.get(display)
         if found is None:
-            path = resolve_display(display)
+            path = real_path(display)
             data = self.overrides.get(path)
             if data is None:
                 try:

@@ -40,6 +40,7 @@ from ..api import Analyzer
 from ..config import Config, ConfigError, parse_codes, read_config_file
 from ..findings import Finding
 from ..output.escape import printable
+from ..paths import real_path
 from ..project import project_root
 
 _Result = tuple[int, int, str, type]
@@ -52,7 +53,7 @@ class _ProjectReport:
         self.started_ns = started_ns
         self.by_file: dict[Path, list[Finding]] = {}
         for finding in findings:
-            self.by_file.setdefault(_resolve(Path(finding.location.path)), []).append(finding)
+            self.by_file.setdefault(finding.location.file, []).append(finding)
 
 
 class CompileAdLintChecker:
@@ -135,7 +136,7 @@ class CompileAdLintChecker:
         path = Path(self.filename)
         if not path.is_file():
             return  # stdin without a real --stdin-display-name: no project to analyze
-        resolved = _resolve(path)
+        resolved = real_path(path)
         for finding in self._findings_for(resolved):
             location = finding.location
             yield location.line, max(0, location.column - 1), f"{finding.code} {printable(finding.message)}", type(self)
@@ -193,7 +194,7 @@ def _without_baselined(findings: Sequence[Finding], config: Config, sources: dic
         raise _execution_error(str(error)) from error
 
     def read(display: str) -> bytes | None:
-        path = _resolve(Path(display))
+        path = real_path(display)
         if path in sources:
             return sources[path]
         try:
@@ -218,13 +219,6 @@ def _modified_since(path: Path, started_ns: int) -> bool:
         return path.stat().st_mtime_ns > started_ns
     except OSError:
         return False
-
-
-def _resolve(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
 
 
 def _execution_error(message: str) -> Exception:

@@ -58,7 +58,7 @@ from pygls.workspace import TextDocument, Workspace
 from .._version import __version__
 from ..api import Analyzer
 from ..cache import EntryMemory, content_digest
-from ..config import Config, ConfigError, find_pyproject, load_config
+from ..config import Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
 from ..fixes import Changes as FixChanges
 from ..fixes import PlanError as FixPlanError
@@ -66,6 +66,8 @@ from ..fixes import Sources as FixSources
 from ..fixes import ops_for as fix_ops
 from ..fixes import resolve as resolve_fixes
 from ..fixes.noqa import noqa_insertion
+from ..paths import real_path
+from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
 
 SOURCE = "compile-ad-lint"
@@ -268,7 +270,7 @@ class _Files:
         """The URI and line table of the file a finding displays as ``display``."""
         found = self._files.get(display)
         if found is None:
-            found = self._files[display] = self._look_up(_resolve_display(display))
+            found = self._files[display] = self._look_up(real_path(display))
         return found
 
     def _look_up(self, path: Path) -> tuple[str, LineTable | None]:
@@ -421,23 +423,14 @@ class CompileAdLintServer(LanguageServer):
         return _Snapshot(root, tuple(buffers), sources)
 
     def project_root(self, path: Path) -> Path:
-        """Nearest pyproject.toml with our section, else the enclosing workspace folder, else the file's folder."""
-        pyproject = find_pyproject(path)
-        if pyproject is not None:
-            return pyproject.parent.resolve()
-        folders = [folder.uri for folder in self.workspace.folders.values()]
+        """``project.project_root`` with the workspace folders (the innermost holding ``path`` wins
+        over markers), else the file's folder: a loose script is analyzed with its neighbours."""
+        uris = [folder.uri for folder in self.workspace.folders.values()]
         if self.workspace.root_uri:
-            folders.append(self.workspace.root_uri)
-        best: Path | None = None
-        for folder_uri in folders:
-            folder = _path_of(folder_uri)
-            if (
-                folder is not None
-                and path.is_relative_to(folder)
-                and (best is None or len(folder.parts) > len(best.parts))
-            ):
-                best = folder
-        return best or path.parent
+            uris.append(self.workspace.root_uri)
+        folders = [folder for folder in map(_path_of, uris) if folder is not None]
+        root = shared_project_root(path, folders)[0]
+        return real_path(root) if root is not None else path.parent
 
     # -- analysis ---------------------------------------------------------------------------
 
@@ -612,7 +605,7 @@ class CompileAdLintServer(LanguageServer):
         changes: dict[str, list[types.TextEdit]] = {}
         for edit in edits:
             uri, table = files.get(edit.path)
-            if table is None or published.digests.get(str(_resolve_display(edit.path))) != content_digest(
+            if table is None or published.digests.get(str(real_path(edit.path))) != content_digest(
                 table.text.encode("utf-8", "surrogatepass")
             ):
                 return None
@@ -754,11 +747,6 @@ def _path_of(uri: str) -> Path | None:
 def _workspace_key(uri: str) -> str:
     """How pygls keys its open documents."""
     return unquote(uri)
-
-
-def _resolve_display(display: str) -> Path:
-    """Findings name files as displayed (absolute for ours, relative to the cwd when reached by import)."""
-    return Path(os.path.abspath(display)).resolve()
 
 
 def _terminate(code: int) -> NoReturn:

@@ -13,13 +13,14 @@ other ways to fix it (the language server offers them too); ``--fix`` never appl
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .._version import __version__
 from ..api import Report
 from ..findings import Finding, Fix
 
 
-def fix_to_dict(fix: Fix) -> dict:
+def fix_to_dict(fix: Fix) -> dict[str, Any]:
     return {
         "description": fix.description,
         "applicability": fix.applicability.value,
@@ -37,7 +38,7 @@ def fix_to_dict(fix: Fix) -> dict:
     }
 
 
-def finding_to_dict(finding: Finding) -> dict:
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
     location = finding.location
     return {
         "code": finding.code,

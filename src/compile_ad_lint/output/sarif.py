@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path, PurePath
+from typing import Any
 from urllib.parse import quote
 
 from .._version import __version__
@@ -51,12 +52,12 @@ def render(report: Report) -> str:
     return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
 
 
-def sarif_log(report: Report) -> dict:
+def sarif_log(report: Report) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict (one run)."""
     rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
     fingerprints = Fingerprints()
     results = [_result(finding, rule_index, fingerprints) for finding in report.findings]
-    run: dict = {
+    run: dict[str, Any] = {
         "tool": {
             "driver": {
                 "name": "compile-ad-lint",
@@ -74,7 +75,7 @@ def sarif_log(report: Report) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _rule_descriptor(rule: type[Rule]) -> dict:
+def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
     documentation = rule.documentation()
     return {
         "id": rule.code,
@@ -88,8 +89,8 @@ def _rule_descriptor(rule: type[Rule]) -> dict:
     }
 
 
-def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerprints) -> dict:
-    result: dict = {"ruleId": finding.code}
+def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerprints) -> dict[str, Any]:
+    result: dict[str, Any] = {"ruleId": finding.code}
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     result["level"] = _LEVELS[finding.severity]
@@ -108,7 +109,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     fixes = [_fix(fix) for fix in finding.fixes if fix.edits]
     if fixes:
         result["fixes"] = fixes
-    properties: dict = {}
+    properties: dict[str, Any] = {}
     if finding.facts:
         properties["facts"] = dict(finding.facts)
     if finding.confirm is not None:
@@ -120,7 +121,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     return result
 
 
-def _fix(fix: Fix) -> dict:
+def _fix(fix: Fix) -> dict[str, Any]:
     """A SARIF fix: the edits grouped by file, each a replacement of a region (1-based, end exclusive)."""
     by_path: dict[str, list[Edit]] = {}
     for edit in fix.edits:
@@ -156,7 +157,7 @@ def _message_text(text: str) -> str:
     return _EMBEDDED_LINK.sub(lambda m: "\\[" + m.group(1) + "\\](", printable(text))
 
 
-def _physical_location(location: Location) -> dict:
+def _physical_location(location: Location) -> dict[str, Any]:
     if location.cell is not None:
         return _notebook_location(location)
     region = {
@@ -171,14 +172,14 @@ def _physical_location(location: Location) -> dict:
     return {"artifactLocation": artifact_location(location.path), "region": region}
 
 
-def _notebook_location(location: Location) -> dict:
+def _notebook_location(location: Location) -> dict[str, Any]:
     """A notebook location: the region is where the cell's text is in the ``.ipynb`` file itself (its
     JSON line and column, so viewers of the file land on it); the cell and the position in the cell
     are in the region's properties, with the cell's line as its snippet."""
-    notebook = load(location.path)
+    notebook = load(location.file)
     start = notebook.raw_position(location.cell, location.line, location.column) if notebook is not None else None  # type: ignore[arg-type]
     end = notebook.raw_position(location.cell, location.end_line, location.end_column) if notebook is not None else None  # type: ignore[arg-type]
-    region: dict = {"startLine": 1}
+    region: dict[str, Any] = {"startLine": 1}
     if start is not None:
         region = {"startLine": start[0], "startColumn": start[1]}
         if end is not None and (end[0], end[1]) > (start[0], start[1]):
@@ -199,7 +200,7 @@ def _notebook_location(location: Location) -> dict:
     return {"artifactLocation": artifact_location(location.path), "region": region}
 
 
-def artifact_location(path: str) -> dict:
+def artifact_location(path: str) -> dict[str, Any]:
     """A relative URI (forward slashes, percent-encoded) against %SRCROOT%, or a file:// URI."""
     pure = PurePath(path)
     if pure.is_absolute():

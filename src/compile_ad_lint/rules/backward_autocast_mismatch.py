@@ -3,13 +3,67 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Union
 
-from ..findings import Applicability, Finding, Fix, Location, RelatedLocation, Severity
+from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..linking import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
-from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput
+from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState
 from .base import Case, Rule
+
+#: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
+#: list-of-kwargs form as ``(device, dtype)`` pairs, dtype without ``torch.`` and the device None when
+#: the code does not spell it (``torch.autocast(device_type=dev)``).
+MatchingConfig = Union[str, tuple[tuple[Union[str, None], str], ...]]
+
+
+@dataclass(frozen=True)
+class Cal002Evidence(Evidence):
+    """What a CAL002 finding rests on, as the interpreter's values: the first mismatched compiled call
+    (where, compiled how, under which config and forward autocast), the backward's autocast, and the
+    config that would match it.
+
+    Confirm mode runs from these (the compiled call to force, the value to force it to, the probe's
+    contexts); the report's facts are rendered from them.
+    """
+
+    compiled_call: Location
+    compile_site: Location
+    backend: str
+    config: ConfigState
+    forward_autocast: AutocastState
+    backward_autocast: AutocastState
+    matching_config: MatchingConfig
+    #: Autocast-sensitive code in the flagged compiled regions (the numeric effect is likely when any).
+    islands: tuple[Location, ...] = ()
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            sorted(
+                {
+                    "backend": self.backend,
+                    "config": self.config_text(),
+                    "forward_autocast": _state_fact(self.forward_autocast),
+                    "backward_autocast": _state_fact(self.backward_autocast),
+                    "matching_config": self.matching_text(),
+                    "call_site": f"{self.compiled_call.path}:{self.compiled_call.line}",
+                    "numeric_effect": "likely" if self.islands else "unknown",
+                }.items()
+            )
+        )
+
+    def config_text(self) -> str:
+        """The config as written, as a Python literal (``'same_as_forward'``, ``(('cpu', 'bfloat16'),)``)."""
+        return repr(self.config.value)
+
+    def matching_text(self) -> str:
+        """The matching config as a Python literal; an unknown device shows as ``'?'``."""
+        value = self.matching_config
+        if isinstance(value, str):
+            return repr(value)
+        return repr([{"device_type": device or "?", "dtype": f"torch.{dtype}"} for device, dtype in value])
 
 
 class BackwardAutocastMismatch(Rule):
@@ -253,18 +307,15 @@ def train(x):
             related=tuple(dict.fromkeys(related)),
             fix=fixes[0] if fixes else None,
             alternative_fixes=tuple(fixes[1:]),
-            facts=tuple(
-                sorted(
-                    {
-                        "backend": origin.compiled.backend,
-                        "config": repr(origin.config.value),
-                        "forward_autocast": _state_fact(origin.forward_autocast),
-                        "backward_autocast": _state_fact(actual),
-                        "matching_config": repr(matching_config(origin, actual)),
-                        "call_site": f"{origin.call_site.path}:{origin.call_site.line}",
-                        "numeric_effect": "likely" if islands else "unknown",
-                    }.items()
-                )
+            evidence=Cal002Evidence(
+                origin.call_site,
+                origin.compiled.site,
+                origin.compiled.backend,
+                origin.config,
+                origin.forward_autocast,
+                actual,
+                matching_config(origin, actual),
+                tuple(island.location for island in islands),
             ),
         )
 
@@ -282,23 +333,24 @@ def assumed_backward_autocast(origin: CompiledOutput) -> AutocastState | None:
     return None
 
 
-def matching_config(origin: CompiledOutput, actual: AutocastState) -> object:
-    """The ``backward_pass_autocast`` value that matches the backward's real context."""
+def matching_config(origin: CompiledOutput, actual: AutocastState) -> MatchingConfig:
+    """The ``backward_pass_autocast`` value that matches the backward's real context (the device None
+    when it is not known statically, e.g. ``torch.autocast(device_type=dev)``)."""
     if not actual.active:
         return "off"
     if not origin.forward_autocast.differs_from(actual) and origin.forward_autocast.active:
         return "same_as_forward"
-    device = actual.device or "?"  # "?": not known statically (e.g. torch.autocast(device_type=dev))
-    dtype = actual.dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device, "float16")
-    return [{"device_type": device, "dtype": f"torch.{dtype}"}]
+    # An unknown device gets the dtype autocast defaults to where the device is not listed.
+    dtype = actual.dtype or (api.AUTOCAST_DEFAULT_DTYPE.get(actual.device, "float16") if actual.device else "float16")
+    return ((actual.device, dtype),)
 
 
 def suggested_config(origin: CompiledOutput, actual: AutocastState) -> str:
     value = matching_config(origin, actual)
-    if isinstance(value, list):
-        entry = value[0]
-        device = "<the backward's autocast device>" if entry["device_type"] == "?" else f'"{entry["device_type"]}"'
-        literal = f'[{{"device_type": {device}, "dtype": {entry["dtype"]}}}]'
+    if isinstance(value, tuple):
+        target, dtype = value[0]
+        device = "<the backward's autocast device>" if target is None else f'"{target}"'
+        literal = f'[{{"device_type": {device}, "dtype": torch.{dtype}}}]'
     else:
         literal = f'"{value}"'
     return f"wrap the compiled call in torch._functorch.config.patch(backward_pass_autocast={literal})"
@@ -392,9 +444,10 @@ def certain_matching_config(origin: CompiledOutput, actual: AutocastState) -> Co
             if forward.condition is None and forward.device is not None and forward.dtype is not None
             else None
         )
-    assert isinstance(value, list)
-    pairs = tuple((entry["device_type"], entry["dtype"].removeprefix("torch.")) for entry in value)
-    return pairs if all(dtype.isidentifier() for _, dtype in pairs) else None
+    if isinstance(value, str):
+        return None
+    pairs = tuple((target, dtype) for target, dtype in value if target is not None)
+    return pairs if len(pairs) == len(value) and all(dtype.isidentifier() for _, dtype in pairs) else None
 
 
 def _state_fact(state: AutocastState) -> str:

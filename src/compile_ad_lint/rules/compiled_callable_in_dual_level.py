@@ -3,13 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity
+from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
 from ..linking import torch_api as api
-from ..linking.events import CompiledCallInDualRegion
+from ..linking.events import CompiledCallInDualRegion, Hop
 from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
 from .base import Case, Rule
+
+
+@dataclass(frozen=True)
+class Cal001Evidence(Evidence):
+    """What a CAL001 finding rests on: the forward-AD region, the calls from it to the compiled
+    callable, how that was compiled, and what running it is expected to do.
+
+    Confirm mode builds its probe from ``backend`` and ``expected``; the report's facts are rendered
+    from the same values.
+    """
+
+    region: Location
+    #: The calls from the region to the compiled callable: ``hops[0]`` is the flagged call.
+    hops: tuple[Hop, ...]
+    compile_site: Location
+    backend: str
+    spelling: str
+    #: ``tangent-none``, ``raises``, ``raises-or-tangent-none`` or ``wrong-jacobian``.
+    expected: str
+
+    @classmethod
+    def of(cls, event: CompiledCallInDualRegion, expected: str) -> Cal001Evidence:
+        compiled = event.compiled
+        return cls(event.region, event.chain, compiled.site, compiled.backend, compiled.spelling, expected)
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            sorted(
+                {
+                    "backend": self.backend,
+                    "spelling": self.spelling,
+                    "expected": self.expected,
+                    "hops": str(len(self.hops)),
+                }.items()
+            )
+        )
 
 
 class CompiledCallableInDualLevel(Rule):
@@ -44,7 +81,9 @@ inputs or parameters that require grad (a compiled `nn.Module` with parameters, 
 raises `NotImplementedError` instead. `fullgraph=False` does not help.
 
 Safe alternatives: run the region eagerly (`torch.compiler.disable`), use `torch.func.jvp`, which
-works over compiled functions, or compile with `backend="aot_eager"`, `"eager"` or `"cudagraphs"`.
+works over compiled functions, or compile with `backend="eager"`. (`backend="aot_eager"` keeps the
+tangents of compiled functions, so it is not flagged, but it raises for a compiled module with
+parameters: it is not the fix to suggest.)
 """
     example = """
 import torch
@@ -228,7 +267,7 @@ def check(x, t):
             reach = f"`{first}(...)` reaches a callable compiled with {compiled.spelling} ({backend}) through {hops} more call{'s' * (hops > 1)}"
         message = (
             f"{reach} inside a forward-AD dual_level() region with dual inputs: {consequence}. Run it eagerly "
-            f"(torch.compiler.disable), use torch.func.jvp, or compile with backend='aot_eager'."
+            f"(torch.compiler.disable), use torch.func.jvp, or compile with backend='eager'."
         )
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
@@ -240,16 +279,7 @@ def check(x, t):
             severity=self.severity,
             location=event.chain[0].location,
             related=tuple(related),
-            facts=tuple(
-                sorted(
-                    {
-                        "backend": compiled.backend,
-                        "spelling": compiled.spelling,
-                        "expected": outcome,
-                        "hops": str(len(event.chain)),
-                    }.items()
-                )
-            ),
+            evidence=Cal001Evidence.of(event, outcome),
             fix=fixes[0] if fixes else None,
             alternative_fixes=tuple(fixes[1:]),
         )
@@ -281,16 +311,7 @@ def check(x, t):
             severity=self.severity,
             location=event.chain[0].location,
             related=tuple(related),
-            facts=tuple(
-                sorted(
-                    {
-                        "backend": compiled.backend,
-                        "spelling": compiled.spelling,
-                        "expected": "wrong-jacobian",
-                        "hops": str(len(event.chain)),
-                    }.items()
-                )
-            ),
+            evidence=Cal001Evidence.of(event, "wrong-jacobian"),
             fix=reverse,
             alternative_fixes=(backend_fix,) if backend_fix is not None else (),
         )

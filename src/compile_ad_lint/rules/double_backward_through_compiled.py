@@ -3,12 +3,59 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from ..findings import Finding, RelatedLocation, Severity
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity
 from ..linking import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
 from .base import Case, Rule
+
+
+@dataclass(frozen=True)
+class Cal004Evidence(Evidence):
+    """What a CAL004 finding rests on: the first compiled call differentiated twice and how it was
+    compiled; the backward's or the functional call's own part is in the subclasses."""
+
+    compiled_call: Location
+    compile_site: Location
+    backend: str
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        facts = {
+            **self._own_facts(),
+            "backend": self.backend,
+            "call_site": f"{self.compiled_call.path}:{self.compiled_call.line}",
+        }
+        return tuple(sorted(facts.items()))
+
+    def _own_facts(self) -> dict[str, str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Cal004BackwardEvidence(Cal004Evidence):
+    """A backward (``t.backward``, ``autograd.grad``) with ``create_graph``: True, or None when it is
+    not a constant."""
+
+    spelling: str
+    create_graph: bool | None
+
+    def _own_facts(self) -> dict[str, str]:
+        return {"spelling": self.spelling, "create_graph": repr(self.create_graph)}
+
+
+@dataclass(frozen=True)
+class Cal004FunctionalEvidence(Cal004Evidence):
+    """A ``torch.autograd.functional`` call (qualified name) that differentiates twice: True, or None
+    when that depends on a ``create_graph`` that is not a constant."""
+
+    function: str
+    second_order: bool | None
+
+    def _own_facts(self) -> dict[str, str]:
+        return {"function": self.function, "second_order": repr(self.second_order)}
+
 
 _RAISES = "RuntimeError: torch.compile with aot_autograd does not currently support double backward"
 _FIX = (
@@ -219,9 +266,11 @@ def inner_step(x, y, params, second_order):
             f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time (after a "
             f"first-order backward through the same compiled callable, create_graph=True itself can raise: donated buffers). {_FIX}."
         )
-        return self._finding(
-            event.location, message, origins, {"spelling": event.spelling, "create_graph": repr(event.create_graph)}
+        first = origins[0]
+        evidence = Cal004BackwardEvidence(
+            first.call_site, first.compiled.site, first.compiled.backend, event.spelling, event.create_graph
         )
+        return self._finding(event.location, message, origins, evidence)
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
@@ -241,11 +290,14 @@ def inner_step(x, y, params, second_order):
             f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
             f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
         )
-        return self._finding(
-            event.location, message, origins, {"function": event.function, "second_order": repr(event.second_order)}
+        evidence = Cal004FunctionalEvidence(
+            origin.call_site, origin.compiled.site, origin.compiled.backend, event.function, event.second_order
         )
+        return self._finding(event.location, message, origins, evidence)
 
-    def _finding(self, location, message: str, origins: list[CompiledOutput], facts: dict[str, str]) -> Finding:
+    def _finding(
+        self, location: Location, message: str, origins: list[CompiledOutput], evidence: Cal004Evidence
+    ) -> Finding:
         related: list[RelatedLocation] = []
         for origin in origins:
             if origin.call_site != location:
@@ -255,18 +307,13 @@ def inner_step(x, y, params, second_order):
             related.append(
                 RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})")
             )
-        facts = {
-            **facts,
-            "backend": origins[0].compiled.backend,
-            "call_site": f"{origins[0].call_site.path}:{origins[0].call_site.line}",
-        }
         return Finding(
             code=self.code,
             message=message,
             severity=self.severity,
             location=location,
             related=tuple(dict.fromkeys(related)),
-            facts=tuple(sorted(facts.items())),
+            evidence=evidence,
         )
 
 

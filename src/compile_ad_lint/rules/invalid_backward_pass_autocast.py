@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from ..findings import Applicability, Finding, Fix, Severity
+from ..findings import Applicability, Evidence, Finding, Fix, Location, Severity
 from ..fixes.plans import ReplaceConfigValue, string_literal
 from ..linking import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.interpreter import config_value
-from ..summary.model import DictLiteral, ListLiteral, Symbol
+from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 from .base import Case, Rule
+
+
+@dataclass(frozen=True)
+class Cal003Evidence(Evidence):
+    """What a CAL003 finding rests on: the literal written to ``backward_pass_autocast``, where and how
+    (an assignment, ``config.patch(...)``), as the summaries hold it."""
+
+    location: Location
+    how: str
+    value: LiteralValue
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return (("value", _show(self.value)),)
 
 
 class InvalidBackwardPassAutocast(Rule):
@@ -77,7 +91,7 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
                     ),
                     severity=self.severity,
                     location=event.location,
-                    facts=(("value", _show(event.value)),),
+                    evidence=Cal003Evidence(event.location, event.how, event.value),
                     fix=_fix(event),
                 )
 
@@ -129,7 +143,7 @@ def _fix(event: ConfigWrite) -> Fix | None:
     return None
 
 
-def list_of(items: tuple) -> ListLiteral:
+def list_of(items: tuple[LiteralValue, ...]) -> ListLiteral:
     return ListLiteral(tuple(items))
 
 

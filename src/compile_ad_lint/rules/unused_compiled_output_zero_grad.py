@@ -3,11 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
-from ..findings import Finding, Location, RelatedLocation, Severity
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity
 from ..linking import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from .base import Case, Rule
+
+
+@dataclass(frozen=True)
+class Cal005Evidence(Evidence):
+    """What a CAL005 finding rests on: the compiled call returning several outputs, which of them the
+    backward leaves unused, and the leaves (as the compiled code names them) only those feed."""
+
+    compiled_call: Location
+    compile_site: Location
+    backend: str
+    outputs: int
+    unused_outputs: tuple[int, ...]
+    leaves: tuple[str, ...]
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            sorted(
+                {
+                    "backend": self.backend,
+                    "call_site": f"{self.compiled_call.path}:{self.compiled_call.line}",
+                    "leaves": ",".join(self.leaves),
+                    "outputs": str(self.outputs),
+                    "unused_outputs": ",".join(map(str, self.unused_outputs)),
+                }.items()
+            )
+        )
 
 
 class UnusedCompiledOutputZeroGrad(Rule):
@@ -264,7 +291,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                         break
 
     def finding(
-        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set, read: set[str]
+        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set[int | None], read: set[str]
     ) -> Finding | None:
         used = [e for e in result.elements if e.index in indices]
         unused = [e for e in result.elements if e.index not in indices]
@@ -320,16 +347,13 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             severity=self.severity,
             location=backward.location,
             related=tuple(dict.fromkeys(related)),
-            facts=tuple(
-                sorted(
-                    {
-                        "backend": result.compiled.backend,
-                        "call_site": f"{site.path}:{site.line}",
-                        "leaves": ",".join(leaf.name for leaf in leaves),
-                        "outputs": str(len(result.elements)),
-                        "unused_outputs": ",".join(str(e.index) for e in unused),
-                    }.items()
-                )
+            evidence=Cal005Evidence(
+                site,
+                result.compiled.site,
+                result.compiled.backend,
+                len(result.elements),
+                tuple(e.index for e in unused),
+                tuple(leaf.name for leaf in leaves),
             ),
         )
 

@@ -1,0 +1,27 @@
+"""The one way to get from a path as shown (``Location.path``, a CLI argument, flake8's file name) to
+the file it names.
+
+Findings show paths as the user named them (relative to the working directory), and every front end
+(the CLI, flake8, the language server, SARIF, fixes, confirm) needs the real file behind one: to
+match it against an editor buffer, read it, or copy it for a run. They used to each resolve it their
+own way, with small differences (lexical ``..`` first or symlinks first, a symlink loop raising or
+not); one function keeps them agreeing on which file a finding is in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """The absolute path of the file ``path`` names, symlinks resolved the way ``open`` follows them
+    (relative paths are relative to the working directory).
+
+    A path that cannot be resolved (a symlink loop) is still made absolute: callers compare and
+    look up with it, and a loop is reported where the file is read, not here.
+    """
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
