@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..config import Config
 from ..findings import Location
+from ..knowledge import frameworks as fw
+from ..knowledge import torch_api as api
 from ..project import ModuleIndex
 from ..summary import model as ir
-from . import frameworks as fw
-from . import torch_api as api
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,

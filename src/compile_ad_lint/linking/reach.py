@@ -4,7 +4,7 @@ A compiled module wrapped in DDP or a framework's prepared module, moved with ``
 compiled block by block in place, returned in a tuple by a factory, stored in a dataclass in a
 registry; forward replaced by its compiled version; a frozen module; outputs computed under
 ``no_grad``; autocast switched by a flag. The interpreter calls into ``Reach`` at a few hooks; what
-torch and the frameworks do is read from the tables in ``torch_api`` and ``frameworks``.
+torch and the frameworks do is read from the tables in ``knowledge.torch_api`` and ``knowledge.frameworks``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..findings import Location
+from ..knowledge import frameworks as fw
+from ..knowledge import torch_api as api
 from ..summary import model as ir
-from . import frameworks as fw
-from . import torch_api as api
 from .values import (
     PARAMETER,
     UNKNOWN,

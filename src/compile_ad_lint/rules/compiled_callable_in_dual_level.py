@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import CompiledCallInDualRegion
 from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
 from .base import Case, Rule

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..findings import Finding, RelatedLocation, Severity
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
 from .base import Case, Rule

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from ..findings import Applicability, Finding, Fix, Severity
 from ..fixes.plans import ReplaceConfigValue, string_literal
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.interpreter import config_value
 from ..summary.model import DictLiteral, ListLiteral, Symbol

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..findings import Finding, Location, RelatedLocation, Severity
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from .base import Case, Rule
 
