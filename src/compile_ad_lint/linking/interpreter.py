@@ -18,7 +18,6 @@ from ..config import Config
 from ..findings import Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
-from ..project import ModuleIndex
 from ..summary import model as ir
 from .events import (
     BackwardThroughCompiled,
@@ -32,6 +31,7 @@ from .events import (
     LeafRead,
     OutputsEscape,
 )
+from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach, compile_target, flag_key
 from .results import ResultAnalysis
