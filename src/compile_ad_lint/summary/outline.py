@@ -15,7 +15,7 @@ import re
 import tokenize
 from dataclasses import dataclass, replace
 
-from ..knowledge.torch_api import is_external_root
+from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure, Suppression
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
@@ -239,7 +239,7 @@ def _bound_names(statement: ast.stmt) -> set[str]:
             if (
                 isinstance(call, ast.Call)
                 and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "compile"
+                and call.func.attr in IN_PLACE_COMPILE_METHODS
                 and isinstance(call.func.value, ast.Name)
             ):
                 names.add(call.func.value.id)
