@@ -1,4 +1,4 @@
-"""The framework table (``linking/frameworks.py``): every row cites the framework source it was read
+"""The framework table (``knowledge/frameworks.py``): every row cites the framework source it was read
 from, and has a case here. The frameworks are not installed; they are known by qualified name."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from compile_ad_lint.linking import frameworks as fw
+from compile_ad_lint.knowledge import frameworks as fw
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
 

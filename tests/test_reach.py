@@ -9,7 +9,7 @@ import pytest
 
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.config import Config
-from compile_ad_lint.linking import torch_api as api
+from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
 

@@ -19,11 +19,11 @@ from .config import Config, code_matches
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
+from .linking.index import ModuleIndex
 from .linking.interpreter import Interpreter
 from .notebook import cell_locations, notebook_for
 from .paths import real_path
 from .project import (
-    ModuleIndex,
     SourceFile,
     default_root,
     discover,

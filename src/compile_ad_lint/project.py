@@ -3,8 +3,8 @@
 Modules are identified by path, not by dotted name, because one project can hold several scripts
 that each import a sibling ``model.py``; an import is resolved from the importing file outward
 (its own directory, its package root, then the project roots), the way ``python train.py`` would.
-Module views are produced on demand through a ``ViewProvider`` so that only the modules a question
-reaches are ever read and parsed.
+The index that serves module views on demand during an analysis (so that only the modules a
+question reaches are ever read and parsed) is the interpreter's: ``linking/index.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,7 +20,6 @@ from pathlib import Path
 from .config import Config, find_pyproject
 from .paths import real_path
 from .summary.outline import ANCHOR_PATTERN
-from .summary.view import ModuleView
 
 #: The byte form of the outline's anchor pattern, to pick candidate files without decoding them.
 ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
@@ -163,84 +162,6 @@ def module_identity(path: Path) -> tuple[str, bool, Path]:
         parts.insert(0, directory.name)
         directory = directory.parent
     return ".".join(parts) or path.stem, is_package, directory
-
-
-ViewProvider = Callable[[Path, str, str, bool], ModuleView]
-
-
-class ModuleIndex:
-    """Maps files to summaries (parsed lazily) and dotted names to files."""
-
-    def __init__(self, provider: ViewProvider, extra_roots: Sequence[Path] = ()) -> None:
-        self._provider = provider
-        self._views: dict[Path, ModuleView] = {}
-        #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
-        self.accessed: set[Path] = set()
-        #: Files an import looked for and did not find since the last clear: the analysis
-        #: depends on their absence (a ``helpers.py`` created later changes what it finds).
-        self.absent: set[Path] = set()
-        self._displays: dict[Path, str] = {}
-        self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
-        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[Path, ...]]] = {}
-
-    def start_recording(self) -> None:
-        """Forget the dependencies recorded so far (one analysis starts)."""
-        self.accessed.clear()
-        self.absent.clear()
-
-    def name_display(self, path: Path, display: str) -> None:
-        self._displays[path] = display
-
-    def display(self, path: Path) -> str:
-        if path not in self._displays:
-            self._displays[path] = display_path(path)
-        return self._displays[path]
-
-    def view(self, path: Path) -> ModuleView:
-        self.accessed.add(path)
-        view = self._views.get(path)
-        if view is None:
-            module, is_package, _ = module_identity(path)
-            view = self._provider(path, self.display(path), module, is_package)
-            self._views[path] = view
-        return view
-
-    def search_roots(self, importer: Path) -> Iterator[Path]:
-        # A script's own folder is sys.path[0]; inside a package only the package root is.
-        yield module_identity(importer)[2]
-        yield from self._extra_roots
-
-    def find_module(self, dotted: str, importer: Path) -> Path | None:
-        """The file of module ``dotted`` as seen from ``importer``, or None (external module)."""
-        key = (dotted, importer.parent)
-        if key not in self._lookups:
-            self._lookups[key] = self._search(dotted, importer)
-        found, missed = self._lookups[key]
-        self.absent.update(missed)
-        return found
-
-    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[Path, ...]]:
-        """(the module's file or None, the candidates tried before it that do not exist)."""
-        relative = Path(*dotted.split("."))
-        missed = []
-        for root in dict.fromkeys(self.search_roots(importer)):
-            for candidate in (
-                root / relative / "__init__.py",
-                root.joinpath(*relative.parts[:-1], relative.name + ".py"),
-            ):
-                if candidate.is_file():
-                    return candidate.resolve(), tuple(missed)
-                missed.append(candidate)
-        return None, tuple(missed)
-
-    def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
-        """Longest importable prefix of ``qualified`` and the attribute names after it."""
-        parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):
-            found = self.find_module(".".join(parts[:cut]), importer)
-            if found is not None:
-                return found, parts[cut:]
-        return None
 
 
 def read_source(path: Path) -> bytes:

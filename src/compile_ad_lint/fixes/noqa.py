@@ -1,7 +1,7 @@
 """Adding ``# noqa: CODE`` to a line: ``check --add-noqa`` and the language server's quick fix.
 
-There is one noqa grammar: the one the analyzer suppresses findings with (``summary.extract``'s
-patterns, applied by ``find_suppressions`` to each line; ``# compile-ad-lint: ignore[CAL001]`` is
+There is one noqa grammar: the one the analyzer suppresses findings with (``suppression.py``'s
+patterns, applied by ``summary.extract.find_suppressions`` to each line; ``# compile-ad-lint: ignore[CAL001]`` is
 extended the same way when a line has it). Matching the line with that same pattern
 here means an added code is always one the analyzer then honours, and an existing comment is
 extended rather than duplicated: ``# noqa: E501`` becomes ``# noqa: E501, CAL001``; a bare
@@ -11,18 +11,13 @@ extended rather than duplicated: ``# noqa: E501`` becomes ``# noqa: E501, CAL001
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections.abc import Sequence
 
-from ..summary.extract import (
-    _IGNORE as IGNORE_PATTERN,  # the analyzer's own grammar (bytes)
-)
-from ..summary.extract import _NOQA as NOQA_PATTERN
+from ..suppression import IGNORE_PATTERN, NOQA_PATTERN, listed_codes
 
 #: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
 PYTHON_WHITESPACE = " \t\x0c"
-_CODE = re.compile(rb"[A-Za-z]+[0-9]+")
 
 
 def noqa_insertion(line: str, codes: Sequence[str]) -> tuple[int, int, str] | None:
@@ -39,8 +34,8 @@ def noqa_insertion(line: str, codes: Sequence[str]) -> tuple[int, int, str] | No
         listed = match.group("codes")
         if listed is None:
             return None  # a bare noqa comment suppresses every code
-        present = {code.upper() for code in _CODE.findall(listed)}
-        missing = [code for code in dict.fromkeys(codes) if code.upper().encode() not in present]
+        present = listed_codes(listed)
+        missing = [code for code in dict.fromkeys(codes) if code.upper() not in present]
         if not missing:
             return None
         at = len(data[: match.end("codes")].decode("utf-8", "surrogatepass"))

@@ -10,16 +10,17 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..config import Config
 from ..findings import Location
-from ..project import ModuleIndex
+from ..knowledge import frameworks as fw
+from ..knowledge import torch_api as api
+from ..knowledge.calls import with_compile_wrappers
 from ..summary import model as ir
-from . import frameworks as fw
-from . import torch_api as api
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -32,6 +33,7 @@ from .events import (
     LeafRead,
     OutputsEscape,
 )
+from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach, compile_target, flag_key
 from .results import ResultAnalysis
@@ -129,6 +131,9 @@ class Interpreter:
         self.events: list[Event] = []
         self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
         self.compile_names = api.COMPILE | config.compile_wrappers
+        #: What called names mean (``knowledge.calls``), with the configured compile wrappers.
+        self.calls = with_compile_wrappers(config.compile_wrappers)
+        self._effects = self.torch_effects()
         self._globals: dict[Path, dict[str, Values]] = {}
         self._globals_run: set[tuple[Path, int]] = set()
         self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...]]] = {}
@@ -334,7 +339,7 @@ class Interpreter:
             if any(isinstance(base, Instance) for base in bases):
                 self.escape(values, self.loc(frame.path, span), frame)  # ``self.aux = aux``: read back anywhere
             for base in bases:
-                if isinstance(base, External) and base.name == api.FUNCTORCH_CONFIG and target.attr == api.CONFIG_KEY:
+                if isinstance(base, External) and (base.name, target.attr) in api.CONFIG_ATTRIBUTES:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
                     key = (base.cls, target.attr)
@@ -435,9 +440,15 @@ class Interpreter:
     def in_place_compile(self, expr: ir.Expr, frame: Frame) -> bool:
         """``model.compile(...)`` (``nn.Module.compile``) rebinds ``model`` to a compiled module. An
         element or attribute compiled in place (``for block in model.blocks: block.compile()``,
-        ``getattr(model, name).compile()``) changes what holds it too."""
-        if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "compile"):
+        ``getattr(model, name).compile()``) changes what holds it too. The methods are
+        ``knowledge.torch_api.IN_PLACE_COMPILE_METHODS``."""
+        if not (
+            isinstance(expr, ir.Call)
+            and isinstance(expr.func, ir.Attr)
+            and expr.func.attr in api.IN_PLACE_COMPILE_METHODS
+        ):
             return False
+        method = expr.func.attr
         receiver = expr.func.base
         is_getattr = (
             isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr"
@@ -445,18 +456,18 @@ class Interpreter:
         if not (isinstance(receiver, (ir.Ref, ir.Attr, ir.Item)) or is_getattr):
             return False
         current = self.eval(receiver, frame)
-        overrides = self.compile_overrides(current)
+        overrides = self.compile_overrides(current, method)
         if overrides is None:
             return False  # a project ``compile`` that never reaches ``nn.Module.compile``: an ordinary call
-        if not current or not all(self.is_compilable_module(v) or v in overrides for v in current):
+        if not current or not all(self.is_compilable_module(v, method) or v in overrides for v in current):
             return False
         args = self.eval_args(expr.args, frame)
         if overrides:  # the override's own body runs too
-            self.call_values(self.attribute(frozenset(overrides), "compile"), args, expr.span, frame, expr.func)
+            self.call_values(self.attribute(frozenset(overrides), method), args, expr.span, frame, expr.func)
         backend = self.backend_of(args, positional_index=None)
         site = self.loc(frame.path, expr.span)
         compiled = frozenset(
-            Compiled(compile_target(v), backend, site, overrides.get(v, "nn.Module.compile()")) for v in current
+            Compiled(compile_target(v), backend, site, overrides.get(v, f"nn.Module.{method}()")) for v in current
         )
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
         target = self.reach_target(receiver)
@@ -464,39 +475,39 @@ class Interpreter:
             self.assign(target, compiled, frame, expr.span)
         return True
 
-    def compile_overrides(self, values: Values) -> dict[object, str] | None:
+    def compile_overrides(self, values: Values, method: str) -> dict[object, str] | None:
         """Instances whose class overrides ``compile`` and calls ``super().compile()`` in it, with how
         to name the call (``TrainingTask.compile()``); None when an override never calls it."""
         found: dict[object, str] = {}
         for value in values:
             if not isinstance(value, Instance):
                 continue
-            members = self.find_member(value.cls, "compile")
+            members = self.find_member(value.cls, method)
             if members is None:
                 continue
             functions = [m for m in members if isinstance(m, FunctionVal)]
             summaries = [self.index.view(f.path).function(f.qualname) for f in functions]
-            if not summaries or not all(s is not None and _calls_super_compile(s.body) for s in summaries):
+            if not summaries or not all(s is not None and _calls_super(s.body, method) for s in summaries):
                 return None
             owner = functions[0].qualname.rsplit(".", 1)[0]
             found[value] = (
-                f"{owner.rsplit('.', 1)[-1]}.compile() (overrides nn.Module.compile, calls super().compile())"
+                f"{owner.rsplit('.', 1)[-1]}.{method}() (overrides nn.Module.{method}, calls super().{method}())"
             )
         return found
 
-    def is_compilable_module(self, value: object) -> bool:
-        """Whether ``value.compile()`` compiles anything.
+    def is_compilable_module(self, value: object, method: str) -> bool:
+        """Whether ``value.<method>()`` (an in-place compile) compiles anything.
 
         Dynamo skips torch.nn's own frames, so in place a built-in module (``nn.Linear(...).compile()``,
         an ``nn.Sequential`` of built-ins) keeps running eagerly (torch 2.13); project modules, containers
         holding one, and values of unknown type are compiled.
         """
         if isinstance(value, Instance):
-            return self.find_member(value.cls, "compile") is None and self.is_module_class(value.cls)
+            return self.find_member(value.cls, method) is None and self.is_module_class(value.cls)
         if isinstance(value, Collection):
-            return value.sequential and any(self.is_compilable_module(item) for item in value.items)
+            return value.sequential and any(self.is_compilable_module(item, method) for item in value.items)
         if isinstance(value, Wrapper):
-            return any(self.is_compilable_module(item) for item in value.inner)
+            return any(self.is_compilable_module(item, method) for item in value.inner)
         return isinstance(value, Data)
 
     # -- expressions ------------------------------------------------------------------------
@@ -775,7 +786,7 @@ class Interpreter:
             if receivers and all(isinstance(r, Data) for r in receivers):
                 args = self.eval_args(call.args, frame)
                 if call.func.attr == "backward":
-                    create_graph = create_graph_of(args, api.CREATE_GRAPH_POSITION["Tensor.backward"])
+                    create_graph = create_graph_of(args, api.TENSOR_BACKWARD_CREATE_GRAPH_POSITION)
                     self.record_backward(
                         receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph
                     )
@@ -992,61 +1003,91 @@ class Interpreter:
     # -- torch API --------------------------------------------------------------------------
 
     def call_external(self, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        handled = self.reach.external(name, args, site, frame)  # wrappers, grad modes, frameworks, ...
+        """A call of a name outside the project: what the knowledge tables say it means (one lookup in
+        ``knowledge.calls``), else an external function or class whose result derives from its arguments."""
+        meanings = self.calls.get(name, ())
+        handled = self.reach.external(name, meanings, args, site, frame)  # wrappers, grad modes, frameworks, ...
         if handled is not None:
             return handled
-        if name in self.compile_names:
-            backend = self.backend_of(args, positional_index=None)
-            targets = positional(args, 0)
-            if targets:
-                return frozenset(Compiled(compile_target(t), backend, site, name) for t in targets)
-            return frozenset([Compiler(backend, site, name)])
-        if name in api.DYNAMO_OPTIMIZE:
-            return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name)])
-        if name in api.PARTIAL:
-            first = positional(args, 0)
-            if any(isinstance(f, External) and f.name in self.compile_names for f in first):
-                return frozenset(
-                    [Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")]
-                )
-            return first or frozenset([UNKNOWN])
-        if name in api.DISABLE:
-            targets = positional(args, 0)
-            return frozenset(Disabled(t) for t in targets) if targets else frozenset([Disabler()])
-        if name in api.DUAL_LEVEL:
-            return frozenset([DualLevelContext(site)])
-        if name in api.MAKE_DUAL:
-            return frozenset([Data(derived(iter_values(args)).origins, True)])
-        if name in api.UNPACK_DUAL:
-            return frozenset([Data(derived(iter_values(args)).origins, False)])
-        if name in api.AUTOCAST:
-            return frozenset([AutocastContext(self.autocast_state(name, args, site, frame))])
-        if name in api.CONFIG_PATCH:
-            return frozenset([ConfigPatch(self.config_patch(args, site, frame))])
-        if name in api.NULL_CONTEXT:
-            return frozenset([NullContext()])
-        if name in api.BACKWARD_FUNCTIONS:
-            receivers = positional(args, 0) or keyword_arg(args, api.BACKWARD_FUNCTIONS[name]) or frozenset()
-            self.record_backward(
-                receivers, site, f"{name}()", frame, create_graph_of(args, api.CREATE_GRAPH_POSITION[name])
-            )
-            return frozenset([PLAIN])
-        if name in api.AUTOGRAD_FUNCTIONAL:
-            self.autograd_functional(name, args, site, frame)
-            return frozenset([derived(iter_values(args))])
-        if name in api.COLLECTION_OF_ELEMENTS:
-            return frozenset(
-                [Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())]
-            )
-        if name in api.SEQUENTIAL:
-            items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
-            return frozenset([Collection(normalize(items), sequential=True)])
+        for meaning in meanings:
+            effect = self._effects.get(meaning.effect)
+            if effect is not None:
+                return effect(meaning.row, name, args, site, frame)
         if name.split(".", 1)[0] != "torch":
             self.escape(iter_values(args), site, frame)  # ``wandb.log(aux)``, ``print(out)``: a backward may hide there
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.isupper():
             return frozenset([ExternalInstance(name)])
         return frozenset([derived(iter_values(args))])
+
+    # The torch effects of ``knowledge.torch_api`` rows, one method each: (row, name, args, site, frame).
+
+    def compile_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        backend = self.backend_of(args, positional_index=None)
+        targets = positional(args, 0)
+        if targets:
+            return frozenset(Compiled(compile_target(t), backend, site, name) for t in targets)
+        return frozenset([Compiler(backend, site, name)])
+
+    def compiler_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name)])
+
+    def partial_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        first = positional(args, 0)
+        if any(isinstance(f, External) and f.name in self.compile_names for f in first):
+            return frozenset(
+                [Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")]
+            )
+        return first or frozenset([UNKNOWN])
+
+    def disable_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        targets = positional(args, 0)
+        return frozenset(Disabled(t) for t in targets) if targets else frozenset([Disabler()])
+
+    def backward_call(self, row: api.BackwardFunction, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        receivers = positional(args, 0) or keyword_arg(args, row.receiver) or frozenset()
+        self.record_backward(receivers, site, f"{name}()", frame, create_graph_of(args, row.create_graph_position))
+        return frozenset([PLAIN])
+
+    def functional_call(self, row: api.FunctionalSpec, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        self.autograd_functional(name, args, site, frame)
+        return frozenset([derived(iter_values(args))])
+
+    def collection_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        return frozenset(
+            [Collection(self.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())]
+        )
+
+    def sequential_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
+        return frozenset([Collection(normalize(items), sequential=True)])
+
+    def torch_effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values]]:
+        """The implementation of each torch effect (``knowledge.calls``); the rest are ``Reach``'s."""
+        return {
+            "compile": self.compile_call,
+            "compiler": self.compiler_call,
+            "partial": self.partial_call,
+            "disable": self.disable_call,
+            "dual_level": lambda row, name, args, site, frame: frozenset([DualLevelContext(site)]),
+            "make_dual": lambda row, name, args, site, frame: frozenset(
+                [Data(derived(iter_values(args)).origins, True)]
+            ),
+            "unpack_dual": lambda row, name, args, site, frame: frozenset(
+                [Data(derived(iter_values(args)).origins, False)]
+            ),
+            "autocast": lambda row, name, args, site, frame: frozenset(
+                [AutocastContext(self.autocast_state(name, args, site, frame))]
+            ),
+            "config_patch": lambda row, name, args, site, frame: frozenset(
+                [ConfigPatch(self.config_patch(row, args, site, frame))]
+            ),
+            "null_context": lambda row, name, args, site, frame: frozenset([NullContext()]),
+            "backward": self.backward_call,
+            "autograd_functional": self.functional_call,
+            "collection": self.collection_call,
+            "sequential": self.sequential_call,
+        }
 
     def backend_of(self, args: Args, positional_index: int | None) -> str:
         values = keyword_arg(args, "backend")
@@ -1058,19 +1099,22 @@ class Interpreter:
         return strings.pop() if len(strings) == 1 and len(values) == 1 else UNKNOWN_BACKEND
 
     def autocast_state(self, name: str, args: Args, site: Location, frame: Frame | None = None) -> AutocastState:
-        fixed_device, fixed_dtype = api.AUTOCAST[name]
-        device = fixed_device
-        if device is None:
-            device = constant_string(positional(args, 0) or keyword_arg(args, "device_type"))
-        dtype_values = keyword_arg(args, "dtype") or (
-            positional(args, 1) if fixed_device is None else positional(args, 1)
-        )
+        spelling = api.AUTOCAST[name]
+        device = spelling.device
+        if spelling.device_argument is not None:
+            keyword, position = spelling.device_argument
+            device = constant_string(positional(args, position) or keyword_arg(args, keyword))
+        keyword, position = spelling.dtype_argument
+        dtype_values = keyword_arg(args, keyword) or positional(args, position)
         dtype = (
             symbol_dtype(dtype_values)
             if dtype_values
-            else (fixed_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
+            else (spelling.default_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
         )
-        enabled_values = keyword_arg(args, "enabled") or (positional(args, 0) if fixed_device else None)
+        keyword, enabled_position = spelling.enabled_argument
+        enabled_values = keyword_arg(args, keyword) or (
+            positional(args, enabled_position) if enabled_position is not None else None
+        )
         enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
         # ``enabled=<flag>``: on exactly when the flag is; known inside an ``if <flag>:`` arm.
         written = next((a.value for a in (frame.call_args if frame else ()) if a.keyword == "enabled"), None)
@@ -1083,15 +1127,15 @@ class Interpreter:
             active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None
         )
 
-    def config_patch(self, args: Args, site: Location, frame: Frame) -> ConfigState | None:
-        values = keyword_arg(args, api.CONFIG_KEY)
+    def config_patch(self, row: api.ConfigPatch, args: Args, site: Location, frame: Frame) -> ConfigState | None:
+        values = keyword_arg(args, row.key)
         first = positional(args, 0)
         if values is None and first:
-            if any(isinstance(v, ConstVal) and v.value == api.CONFIG_KEY for v in first):
+            if any(isinstance(v, ConstVal) and v.value == row.key for v in first):
                 values = positional(args, 1)
             else:
                 picked = {
-                    v.value.get(api.CONFIG_KEY, _MISSING)
+                    v.value.get(row.key, _MISSING)
                     for v in first
                     if isinstance(v, ConstVal) and isinstance(v.value, ir.DictLiteral)
                 }
@@ -1178,8 +1222,8 @@ _RECEIVER_METHODS = frozenset(
 )
 
 
-def _calls_super_compile(statements: Iterable[ir.Stmt]) -> bool:
-    """Whether a method body calls ``super().compile(...)`` (directly, not in a nested def)."""
+def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
+    """Whether a method body calls ``super().<method>(...)`` (directly, not in a nested def)."""
     pending: list[object] = list(statements)
     while pending:
         node = pending.pop()
@@ -1187,7 +1231,7 @@ def _calls_super_compile(statements: Iterable[ir.Stmt]) -> bool:
             func = node.func
             if (
                 isinstance(func, ir.Attr)
-                and func.attr == "compile"
+                and func.attr == method
                 and isinstance(func.base, ir.Call)
                 and func.base.func == ir.Ref("super")
             ):

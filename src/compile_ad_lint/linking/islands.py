@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from ..knowledge import torch_api as api
 from ..summary import model as ir
-from . import torch_api as api
 from .events import Island
 from .values import Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
 

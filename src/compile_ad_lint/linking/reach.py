@@ -4,21 +4,22 @@ A compiled module wrapped in DDP or a framework's prepared module, moved with ``
 compiled block by block in place, returned in a tuple by a factory, stored in a dataclass in a
 registry; forward replaced by its compiled version; a frozen module; outputs computed under
 ``no_grad``; autocast switched by a flag. The interpreter calls into ``Reach`` at a few hooks; what
-torch and the frameworks do is read from the tables in ``torch_api`` and ``frameworks``.
+torch and the frameworks do is read from the tables in ``knowledge.torch_api`` and ``knowledge.frameworks``.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Location
+from ..knowledge import frameworks as fw
+from ..knowledge import torch_api as api
+from ..knowledge.calls import REACH_EFFECTS, Meaning
 from ..summary import model as ir
-from . import frameworks as fw
-from . import torch_api as api
 from .values import (
     PARAMETER,
     UNKNOWN,
@@ -166,6 +167,7 @@ class Reach:
         self._by_class: dict[ClassVal, list] = {}
         self._by_class_version = -1
         self._by_class_size = -1
+        self._effects = self.reach_effects()
 
     # -- what a value is --------------------------------------------------------------------
 
@@ -717,45 +719,66 @@ class Reach:
 
     # -- torch and framework calls by qualified name ---------------------------------------
 
-    def external(self, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
-        """Calls of the ``torch_api``/``frameworks`` rows this module implements; None for others."""
-        interp = self.interp
-        wrapper = api.WRAPPER_BY_NAME.get(name)
-        if wrapper is not None:
-            inner = _argument(args, "module", 0) or frozenset([UNKNOWN])
-            # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
-            inner = frozenset(
-                i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,))
-            )
-            return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
-        if name in api.SAME_MODULE_FUNCTIONS:
-            return _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
-        if name in api.GRAD_MODES:
-            return frozenset([GradMode(self.grad_mode(name, args))])
-        if name in api.DATACLASS_DECORATORS:
-            return frozenset([External(name)])
-        if name in api.EMPTY_CONTAINER_FACTORIES and not args:
-            return frozenset([Collection(frozenset())])
-        if name == "builtins.getattr" and len(args) >= 2:
-            objects, names = _positional(args, 0), _positional(args, 1)
-            constants = _constants(names)
-            default = _positional(args, 2)
-            if constants is not None and all(isinstance(c, str) for c in constants):
-                return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
-            modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
-            return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | {UNKNOWN})
-        if name == "builtins.setattr" and len(args) >= 3:
-            self.set_attribute(_positional(args, 0), _positional(args, 1), _positional(args, 2))
-            return frozenset([ConstVal(None)])
-        if name in api.FORWARD_MODE_FUNCTIONS:
-            self.forward_mode_call(name, args, site, frame)
-            return None  # the reverse-mode questions (CAL004) still apply
-        row = fw.CLASS_BY_NAME.get(name)
-        if row is not None:
-            return frozenset([self.framework_object(row, args, site)])
+    def external(
+        self, name: str, meanings: tuple[Meaning, ...], args: Args, site: Location, frame: Frame
+    ) -> Values | None:
+        """Calls whose ``knowledge.calls`` meanings are effects this module implements (``REACH_EFFECTS``),
+        and calls passing ``requires_grad=`` (a tensor factory); None for the others."""
+        for meaning in meanings:
+            if meaning.effect in REACH_EFFECTS:
+                handled = self._effects[meaning.effect](meaning.row, name, args, site, frame)
+                if handled is not None:
+                    return handled
         if _keyword(args, "requires_grad") is not None and _constants(_keyword(args, "requires_grad")) != {False}:
             return frozenset([replace(derived(_iter(args)), requires_grad=True)])
         return None
+
+    # The reach effects, one method each: (row, name, args, site, frame) -> values, or None to go on.
+
+    def wrap_module(self, wrapper: api.ModuleWrapper, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        inner = _argument(args, "module", 0) or frozenset([UNKNOWN])
+        # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
+        inner = frozenset(
+            i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,))
+        )
+        return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
+
+    def builtin_getattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
+        if len(args) < 2:
+            return None
+        interp = self.interp
+        objects, names = _positional(args, 0), _positional(args, 1)
+        constants = _constants(names)
+        default = _positional(args, 2)
+        if constants is not None and all(isinstance(c, str) for c in constants):
+            return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
+        modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
+        return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | {UNKNOWN})
+
+    def builtin_setattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
+        if len(args) < 3:
+            return None
+        self.set_attribute(_positional(args, 0), _positional(args, 1), _positional(args, 2))
+        return frozenset([ConstVal(None)])
+
+    def reach_effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values | None]]:
+        """The implementation of each of ``REACH_EFFECTS``."""
+        return {
+            "wrapper": self.wrap_module,
+            "same_module": lambda row, name, args, site, frame: (
+                _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
+            ),
+            "grad_mode": lambda row, name, args, site, frame: frozenset([GradMode(self.grad_mode(name, args))]),
+            "dataclass": lambda row, name, args, site, frame: frozenset([External(name)]),
+            "empty_container": lambda row, name, args, site, frame: (
+                None if args else frozenset([Collection(frozenset())])
+            ),
+            "getattr": self.builtin_getattr,
+            "setattr": self.builtin_setattr,
+            # The reverse-mode questions (CAL004) still apply: the torch effects go on.
+            "forward_mode": lambda row, name, args, site, frame: self.forward_mode_call(name, args, site, frame),
+            "framework_class": lambda row, name, args, site, frame: frozenset([self.framework_object(row, args, site)]),
+        }
 
     def grad_mode(self, name: str, args: Args) -> bool | None:
         default = api.GRAD_MODES[name]

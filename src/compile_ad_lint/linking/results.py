@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..findings import Location
+from ..knowledge import torch_api as api
 from ..summary import model as ir
-from . import torch_api as api
 from .events import Leaf, ResultElement
 from .values import ClassVal, Collection, Compiled, Disabled, ExternalInstance, FunctionVal, Instance
 

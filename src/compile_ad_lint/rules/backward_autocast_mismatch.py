@@ -8,7 +8,7 @@ from typing import Union
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
 from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState
 from .base import Case, Rule
@@ -87,7 +87,7 @@ The compiled module is followed through wrappers (`DDP(...)`, `DataParallel`, FS
 `._orig_mod`), module-preserving calls (`.cuda()`, `.to(...)`, `.train()`, ...), submodules compiled in
 place or assigned back, factories returning tuples, dataclass fields and registries, and
 `self.forward = torch.compile(self.forward)`. Frameworks that enter autocast or run the backward for
-the user are known from a table (`linking/frameworks.py`): accelerate's `Accelerator.autocast()`,
+the user are known from a table (`knowledge/frameworks.py`): accelerate's `Accelerator.autocast()`,
 `prepare()` and `backward()`; Lightning `Trainer(precision=...).fit(...)` (reported at `fit`) and
 Fabric `setup()`/`backward()`; Hugging Face `Trainer.train()` with `TrainingArguments(bf16=...)`.
 Outputs computed under `torch.no_grad()`/`inference_mode()`, detached outputs, and frozen modules whose

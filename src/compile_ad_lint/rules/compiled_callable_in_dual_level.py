@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import CompiledCallInDualRegion, Hop
 from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
 from .base import Case, Rule

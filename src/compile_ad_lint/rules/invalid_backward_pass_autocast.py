@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, Severity
 from ..fixes.plans import ReplaceConfigValue, string_literal
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.interpreter import config_value
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..findings import Evidence, Finding, Location, RelatedLocation, Severity
-from ..linking import torch_api as api
+from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from .base import Case, Rule
 

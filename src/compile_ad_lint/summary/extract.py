@@ -22,6 +22,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Sequence
 
+from ..suppression import IGNORE_PATTERN, NOQA_PATTERN, listed_codes
 from .model import (
     Arg,
     Assign,
@@ -60,8 +61,6 @@ from .model import (
     WithItem,
 )
 
-_NOQA = re.compile(rb"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_IGNORE = re.compile(rb"#\s*compile-ad-lint:\s*ignore(?:\[(?P<codes>[A-Z0-9,\s]*)\])?", re.IGNORECASE)
 _CONSTANT_NAMES = {"True": True, "False": False, "None": None}
 
 
@@ -82,13 +81,10 @@ def find_suppressions(source: bytes) -> tuple[Suppression, ...]:
     for number, line in enumerate(source.splitlines(), start=1):
         if b"#" not in line:
             continue
-        for pattern in (_NOQA, _IGNORE):
+        for pattern in (NOQA_PATTERN, IGNORE_PATTERN):
             match = pattern.search(line)
             if match:
-                codes = match.group("codes") or b""
-                found.append(
-                    Suppression(number, frozenset(c.upper() for c in re.findall(r"[A-Za-z]+[0-9]+", codes.decode())))
-                )
+                found.append(Suppression(number, listed_codes(match.group("codes") or b"")))
     return tuple(found)
 
 

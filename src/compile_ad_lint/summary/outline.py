@@ -15,14 +15,14 @@ import re
 import tokenize
 from dataclasses import dataclass, replace
 
-from ..linking.torch_api import is_external_root
+from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure, Suppression
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
 #: ``torch.autograd.grad``/``backward``, an imported ``grad(``), a config write, or
 #: ``torch.autograd.functional`` (``hvp``, ``hessian``, ...: CAL004), or a framework call that runs
 #: the backward for the user (Lightning ``trainer.fit(...)``, Hugging Face ``TrainingArguments(...)``
-#: next to ``trainer.train()``: ``linking/frameworks.py``).
+#: next to ``trainer.train()``: ``knowledge/frameworks.py``).
 ANCHOR_PATTERN = re.compile(
     r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast|autograd\.functional|autograd import functional"
     r"|\.fit\s*\(|\bTrainingArguments\s*\("
@@ -239,7 +239,7 @@ def _bound_names(statement: ast.stmt) -> set[str]:
             if (
                 isinstance(call, ast.Call)
                 and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "compile"
+                and call.func.attr in IN_PLACE_COMPILE_METHODS
                 and isinstance(call.func.value, ast.Name)
             ):
                 names.add(call.func.value.id)

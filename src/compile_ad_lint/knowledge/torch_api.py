@@ -8,57 +8,250 @@ from dataclasses import dataclass
 #: tree (linting torch's own sources must not turn ``torch.compile`` into a project function).
 EXTERNAL_ROOTS = frozenset({"torch", "functools", "contextlib", "re", "builtins"})
 
-COMPILE = frozenset({"torch.compile"})
-DYNAMO_OPTIMIZE = frozenset({"torch._dynamo.optimize"})
-PARTIAL = frozenset({"functools.partial"})
-DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
-DUAL_LEVEL = frozenset({"torch.autograd.forward_ad.dual_level"})
-MAKE_DUAL = frozenset({"torch.autograd.forward_ad.make_dual"})
-UNPACK_DUAL = frozenset({"torch.autograd.forward_ad.unpack_dual"})
+@dataclass(frozen=True)
+class TorchCall:
+    """A torch (or standard library) callable whose meaning the interpreter knows: ``effect`` names the
+    one generic behaviour it has (``CALL_EFFECTS``), ``names`` every qualified name it is reached by."""
 
-#: autocast spelling -> (fixed device, default dtype); None device means "first argument".
-AUTOCAST = {
-    "torch.autocast": (None, None),
-    "torch.amp.autocast": (None, None),
-    "torch.amp.autocast_mode.autocast": (None, None),
-    "torch.cuda.amp.autocast": ("cuda", "float16"),
-    "torch.cpu.amp.autocast": ("cpu", "bfloat16"),
+    effect: str
+    names: frozenset[str]
+    source: str
+
+
+#: What each effect of a ``TorchCall`` means (implemented once in ``linking/interpreter.py`` or
+#: ``linking/reach.py``; ``tests/test_knowledge.py`` has a case per row).
+CALL_EFFECTS = {
+    "compile": "returns the compiled positional argument 0 (backend from ``backend=``), or a compiler without one",
+    "compiler": "returns a compiler whose backend is positional argument 0 or ``backend=``",
+    "partial": "``partial(<compile>, ...)`` is a compiler; any other partial is its function",
+    "disable": "its positional argument 0 runs eagerly, never traced (a decorator without one)",
+    "dual_level": "a context manager (and decorator) opening a forward-AD region",
+    "make_dual": "returns a dual tensor (carries a tangent)",
+    "unpack_dual": "returns the primal: a tensor without a tangent",
+    "null_context": "a context manager that changes nothing",
+    "collection": "returns a collection of its arguments' elements",
+    "sequential": "returns a collection that calls its positional arguments in turn",
+    "getattr": "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
+    "setattr": "``setattr(object, name, value)``: stores the attribute",
 }
-#: autocast's default dtype per device when ``dtype=`` is not given.
+
+TORCH_CALLS: tuple[TorchCall, ...] = (
+    TorchCall(
+        "compile",
+        frozenset({"torch.compile"}),
+        "torch/__init__.py: `def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', ...)` "
+        "returns the compiled model, or a decorator when `model` is None",
+    ),
+    TorchCall(
+        "compiler",
+        frozenset({"torch._dynamo.optimize"}),
+        "torch/_dynamo/eval_frame.py: `def optimize(*args, **kwargs)`: the backend is `args[0]` or `backend=`; "
+        "returns a decorator that compiles what it is applied to",
+    ),
+    TorchCall(
+        "partial",
+        frozenset({"functools.partial"}),
+        "Python functools.py: `partial(func, /, *args, **keywords)`: `partial(torch.compile, backend=...)` "
+        "is a compiler",
+    ),
+    TorchCall(
+        "disable",
+        frozenset({"torch.compiler.disable"}),
+        "torch/compiler/__init__.py: `def disable(fn=None, recursive=True, *, reason=None)`: `fn` runs eagerly; "
+        "without `fn`, a decorator",
+    ),
+    TorchCall(
+        "disable",
+        frozenset({"torch._dynamo.disable"}),
+        "torch/_dynamo/decorators.py: `def disable(fn=None, recursive=True, *, reason=None, wrapping=True)`",
+    ),
+    TorchCall(
+        "dual_level",
+        frozenset({"torch.autograd.forward_ad.dual_level"}),
+        "torch/autograd/forward_ad.py: `class dual_level(_DecoratorContextManager)`: enters a forward-AD level; "
+        "a context manager and a decorator",
+    ),
+    TorchCall(
+        "make_dual",
+        frozenset({"torch.autograd.forward_ad.make_dual"}),
+        "torch/autograd/forward_ad.py: `def make_dual(tensor, tangent, *, level=None)` returns a dual tensor",
+    ),
+    TorchCall(
+        "unpack_dual",
+        frozenset({"torch.autograd.forward_ad.unpack_dual"}),
+        "torch/autograd/forward_ad.py: `def unpack_dual(tensor, *, level=None)` returns "
+        "`UnpackedDualTensor(primal, tangent)`; the primal is a view without the tangent",
+    ),
+    TorchCall(
+        "null_context",
+        frozenset({"contextlib.nullcontext"}),
+        "Python contextlib.py: `class nullcontext`: `__enter__` returns `enter_result`, nothing else",
+    ),
+    TorchCall(
+        "collection",
+        frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList"}),
+        "torch/nn/modules/container.py: `ModuleList(modules)`, `ModuleDict(modules)` and `ParameterList(values)` "
+        "register their argument's items",
+    ),
+    TorchCall(
+        "collection",
+        frozenset(
+            f"builtins.{name}" for name in ("list", "tuple", "set", "sorted", "reversed", "enumerate", "zip", "iter")
+        ),
+        "Python builtins: `list`, `tuple`, `set`, `sorted`, `reversed`, `enumerate`, `zip` and `iter` build "
+        "from their arguments' elements",
+    ),
+    TorchCall(
+        "sequential",
+        frozenset({"torch.nn.Sequential"}),
+        "torch/nn/modules/container.py: `class Sequential`: `forward` calls each module on the previous output",
+    ),
+    TorchCall("getattr", frozenset({"builtins.getattr"}), "Python builtins: `getattr(object, name[, default])`"),
+    TorchCall("setattr", frozenset({"builtins.setattr"}), "Python builtins: `setattr(object, name, value)`"),
+)
+
+
+def _names(effect: str) -> frozenset[str]:
+    return frozenset(name for row in TORCH_CALLS if row.effect == effect for name in row.names)
+
+
+#: The ``torch.compile`` spellings (``compile-wrappers`` in the configuration adds project ones).
+COMPILE = _names("compile")
+#: The ``torch.compiler.disable`` spellings (also recognised as bare decorators).
+DISABLE = _names("disable")
+
+
+@dataclass(frozen=True)
+class AutocastConstructor:
+    """An autocast context manager (and decorator): where its device, dtype and ``enabled`` come from.
+
+    An argument is ``(keyword, position)``; a position of None means the analysis reads the keyword only.
+    """
+
+    names: frozenset[str]
+    source: str
+    #: The device every region of this spelling runs on; None: read from ``device_argument``.
+    device: str | None
+    device_argument: tuple[str, int] | None
+    dtype_argument: tuple[str, int]
+    #: The dtype when ``dtype`` is not given; None: ``AUTOCAST_DEFAULT_DTYPE`` of the device.
+    default_dtype: str | None
+    enabled_argument: tuple[str, int | None]
+
+
+AUTOCAST_CONSTRUCTORS: tuple[AutocastConstructor, ...] = (
+    AutocastConstructor(
+        frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}),
+        "torch/amp/autocast_mode.py: `class autocast`, `__init__(self, device_type, dtype=None, enabled=True, "
+        "cache_enabled=None)`; re-exported as torch.autocast and torch.amp.autocast. A positional `enabled` "
+        "(position 2) is not read: the analysis has always taken only `enabled=` for this spelling",
+        device=None,
+        device_argument=("device_type", 0),
+        dtype_argument=("dtype", 1),
+        default_dtype=None,
+        enabled_argument=("enabled", None),
+    ),
+    AutocastConstructor(
+        frozenset({"torch.cuda.amp.autocast"}),
+        "torch/cuda/amp/autocast_mode.py: `class autocast(torch.amp.autocast_mode.autocast)`, "
+        "`__init__(self, enabled=True, dtype=torch.float16, cache_enabled=True)`: device 'cuda'",
+        device="cuda",
+        device_argument=None,
+        dtype_argument=("dtype", 1),
+        default_dtype="float16",
+        enabled_argument=("enabled", 0),
+    ),
+    AutocastConstructor(
+        frozenset({"torch.cpu.amp.autocast"}),
+        "torch/cpu/amp/autocast_mode.py: `class autocast(torch.amp.autocast_mode.autocast)`, "
+        "`__init__(self, enabled=True, dtype=torch.bfloat16, cache_enabled=True)`: device 'cpu'",
+        device="cpu",
+        device_argument=None,
+        dtype_argument=("dtype", 1),
+        default_dtype="bfloat16",
+        enabled_argument=("enabled", 0),
+    ),
+)
+AUTOCAST = {name: row for row in AUTOCAST_CONSTRUCTORS for name in row.names}
+#: autocast's default dtype per device when ``dtype=`` is not given (torch/amp/autocast_mode.py
+#: ``__init__``: ``self.fast_dtype = torch.get_autocast_dtype(device_type)``, whose defaults are these).
 AUTOCAST_DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16", "xpu": "bfloat16", "mps": "float16"}
 
 FUNCTORCH_CONFIG = "torch._functorch.config"
 CONFIG_KEY = "backward_pass_autocast"
-CONFIG_PATCH = frozenset({f"{FUNCTORCH_CONFIG}.patch"})
 VALID_CONFIG_STRINGS = ("same_as_forward", "off")
 
-NULL_CONTEXT = frozenset({"contextlib.nullcontext"})
 
-#: Calls that build a collection from their arguments' elements (``nn.ModuleList([...])``, ``list(x)``).
-COLLECTION_OF_ELEMENTS = frozenset(
-    {
-        "torch.nn.ModuleList",
-        "torch.nn.ModuleDict",
-        "torch.nn.ParameterList",
-        "builtins.list",
-        "builtins.tuple",
-        "builtins.set",
-        "builtins.sorted",
-        "builtins.reversed",
-        "builtins.enumerate",
-        "builtins.zip",
-        "builtins.iter",
-    }
+@dataclass(frozen=True)
+class ConfigPatch:
+    """A config ``patch`` function: ``patch(key=value)``, ``patch("key", value)`` or ``patch({"key": value})``;
+    a context manager and a decorator. ``key`` is the setting the analysis follows."""
+
+    names: frozenset[str]
+    key: str
+    source: str
+
+
+CONFIG_PATCHES: tuple[ConfigPatch, ...] = (
+    ConfigPatch(
+        frozenset({f"{FUNCTORCH_CONFIG}.patch"}),
+        CONFIG_KEY,
+        "torch/utils/_config_module.py: `ConfigModule.patch(arg1=None, arg2=None, **kwargs)` (a dict, a name "
+        "and a value, or keywords; returns a ContextDecorator), installed on torch/_functorch/config.py by "
+        "`install_config_module(sys.modules[__name__])`",
+    ),
 )
-#: ``nn.Sequential(a, b, ...)``: a collection that calls its items in turn.
-SEQUENTIAL = frozenset({"torch.nn.Sequential"})
+CONFIG_PATCH_BY_NAME = {name: row for row in CONFIG_PATCHES for name in row.names}
+#: Module attributes whose assignment sets the followed config: (module, attribute) -> source.
+CONFIG_ATTRIBUTES = {
+    (FUNCTORCH_CONFIG, CONFIG_KEY): 'torch/_functorch/config.py: `backward_pass_autocast = "same_as_forward"`, '
+    "read when the joint forward/backward graph is traced",
+}
+
+#: ``nn.Module`` methods that compile the module in place, with how findings name them.
+IN_PLACE_COMPILE_METHODS = {
+    "compile": "torch/nn/modules/module.py: `Module.compile(*args, **kwargs)`: "
+    "`self._compiled_call_impl = torch.compile(self._call_impl, *args, **kwargs)`, so calls of the module run compiled",
+}
+
 #: Tensor methods whose result carries neither autograd history nor tangents.
 DETACHING_METHODS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})
-BACKWARD_FUNCTIONS = {"torch.autograd.backward": "tensors", "torch.autograd.grad": "outputs"}
-#: Positional index of ``create_graph`` (torch/autograd/__init__.py ``backward``/``grad``,
-#: torch/_tensor.py ``Tensor.backward(gradient, retain_graph, create_graph)``) (CAL004).
-CREATE_GRAPH_POSITION = {"torch.autograd.backward": 3, "torch.autograd.grad": 4, "Tensor.backward": 2}
+
+
+@dataclass(frozen=True)
+class BackwardFunction:
+    """A function running a backward of ``receiver`` (positional 0 or that keyword) (CAL002, CAL004)."""
+
+    name: str
+    receiver: str
+    #: Positional index of ``create_graph``.
+    create_graph_position: int
+    source: str
+
+
+BACKWARD_FUNCTIONS = {
+    row.name: row
+    for row in (
+        BackwardFunction(
+            "torch.autograd.backward",
+            "tensors",
+            3,
+            "torch/autograd/__init__.py: `def backward(tensors, grad_tensors=None, retain_graph=None, "
+            "create_graph=False, ...)`",
+        ),
+        BackwardFunction(
+            "torch.autograd.grad",
+            "outputs",
+            4,
+            "torch/autograd/__init__.py: `def grad(outputs, inputs, grad_outputs=None, retain_graph=None, "
+            "create_graph=False, ...)`",
+        ),
+    )
+}
+#: Positional index of ``create_graph`` in torch/_tensor.py
+#: ``Tensor.backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)`` (CAL004).
+TENSOR_BACKWARD_CREATE_GRAPH_POSITION = 2
 
 
 @dataclass(frozen=True)
@@ -71,6 +264,7 @@ class FunctionalSpec:
     #: Positional index of ``create_graph`` in torch/autograd/functional.py's signature.
     create_graph_position: int
     outcome: str
+    source: str = "torch/autograd/functional.py (the function of that name)"
 
 
 _DOUBLE_BACKWARD = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"

@@ -1,0 +1,69 @@
+"""One index over every table that gives a called name a meaning: qualified name -> its meanings.
+
+The interpreter resolves a call to a qualified name and looks it up here once; each meaning names an
+effect and carries its table row, and the effect's one implementation (``Interpreter.call_external``
+for torch effects, ``Reach.external`` for the reach and framework effects) reads the row's fields.
+No code branches on a particular name: a new spelling is a row in ``torch_api`` or ``frameworks``.
+
+A name may have several meanings (``torch.autograd.functional.jacobian`` is both a forward-mode
+function and a second-order one); each implementation takes the meanings it knows, in table order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import frameworks as fw
+from . import torch_api as api
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """One effect of calling a name, with the table row (or table value) that parameterizes it."""
+
+    effect: str
+    row: object
+
+
+def _index(*tables: tuple[str, Mapping[str, object] | Iterable[str]]) -> dict[str, tuple[Meaning, ...]]:
+    index: dict[str, tuple[Meaning, ...]] = {}
+    for effect, table in tables:
+        items = table.items() if isinstance(table, Mapping) else ((name, name) for name in table)
+        for name, row in items:
+            index[name] = (*index.get(name, ()), Meaning(effect, row))
+    return index
+
+
+#: Effects ``Reach.external`` implements (module wrappers, grad modes, registries, frameworks, ...).
+REACH_EFFECTS = frozenset(
+    {"wrapper", "same_module", "grad_mode", "dataclass", "empty_container", "getattr", "setattr", "forward_mode"}
+    | {"framework_class"}
+)
+
+CALLS: dict[str, tuple[Meaning, ...]] = _index(
+    ("wrapper", api.WRAPPER_BY_NAME),
+    ("same_module", api.SAME_MODULE_FUNCTIONS),
+    ("grad_mode", api.GRAD_MODES),
+    ("dataclass", api.DATACLASS_DECORATORS),
+    ("empty_container", api.EMPTY_CONTAINER_FACTORIES),
+    ("forward_mode", api.FORWARD_MODE_FUNCTIONS),
+    ("framework_class", fw.CLASS_BY_NAME),
+    *((row.effect, {name: row for name in row.names}) for row in api.TORCH_CALLS),
+    ("autocast", api.AUTOCAST),
+    ("config_patch", api.CONFIG_PATCH_BY_NAME),
+    ("backward", api.BACKWARD_FUNCTIONS),
+    ("autograd_functional", api.AUTOGRAD_FUNCTIONAL),
+)
+
+
+def with_compile_wrappers(wrappers: Iterable[str]) -> dict[str, tuple[Meaning, ...]]:
+    """``CALLS`` plus the project's own ``compile-wrappers`` (configuration), which mean ``torch.compile``
+    ahead of anything else the name means."""
+    row = api.TorchCall("compile", frozenset(wrappers), "pyproject.toml [tool.compile-ad-lint] compile-wrappers")
+    if not row.names:
+        return CALLS
+    index = dict(CALLS)
+    for name in row.names:
+        index[name] = (Meaning("compile", row), *index.get(name, ()))
+    return index

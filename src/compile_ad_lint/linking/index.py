@@ -1,0 +1,92 @@
+"""The interpreter's module index: files to summaries (parsed lazily) and dotted names to files.
+
+Discovery (``project.py``) decides which files are checked; this index answers, during one
+analysis, which file an import names as seen from the importing file and hands out each module's
+view on first use, recording what the analysis read (and which candidate files it found absent)
+so the caller can key its results on exactly those dependencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from ..project import display_path, module_identity
+from ..summary.view import ModuleView
+
+ViewProvider = Callable[[Path, str, str, bool], ModuleView]
+
+
+class ModuleIndex:
+    """Maps files to summaries (parsed lazily) and dotted names to files."""
+
+    def __init__(self, provider: ViewProvider, extra_roots: Sequence[Path] = ()) -> None:
+        self._provider = provider
+        self._views: dict[Path, ModuleView] = {}
+        #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
+        self.accessed: set[Path] = set()
+        #: Files an import looked for and did not find since the last clear: the analysis
+        #: depends on their absence (a ``helpers.py`` created later changes what it finds).
+        self.absent: set[Path] = set()
+        self._displays: dict[Path, str] = {}
+        self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
+        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[Path, ...]]] = {}
+
+    def start_recording(self) -> None:
+        """Forget the dependencies recorded so far (one analysis starts)."""
+        self.accessed.clear()
+        self.absent.clear()
+
+    def name_display(self, path: Path, display: str) -> None:
+        self._displays[path] = display
+
+    def display(self, path: Path) -> str:
+        if path not in self._displays:
+            self._displays[path] = display_path(path)
+        return self._displays[path]
+
+    def view(self, path: Path) -> ModuleView:
+        self.accessed.add(path)
+        view = self._views.get(path)
+        if view is None:
+            module, is_package, _ = module_identity(path)
+            view = self._provider(path, self.display(path), module, is_package)
+            self._views[path] = view
+        return view
+
+    def search_roots(self, importer: Path) -> Iterator[Path]:
+        # A script's own folder is sys.path[0]; inside a package only the package root is.
+        yield module_identity(importer)[2]
+        yield from self._extra_roots
+
+    def find_module(self, dotted: str, importer: Path) -> Path | None:
+        """The file of module ``dotted`` as seen from ``importer``, or None (external module)."""
+        key = (dotted, importer.parent)
+        if key not in self._lookups:
+            self._lookups[key] = self._search(dotted, importer)
+        found, missed = self._lookups[key]
+        self.absent.update(missed)
+        return found
+
+    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[Path, ...]]:
+        """(the module's file or None, the candidates tried before it that do not exist)."""
+        relative = Path(*dotted.split("."))
+        missed = []
+        for root in dict.fromkeys(self.search_roots(importer)):
+            for candidate in (
+                root / relative / "__init__.py",
+                root.joinpath(*relative.parts[:-1], relative.name + ".py"),
+            ):
+                if candidate.is_file():
+                    return candidate.resolve(), tuple(missed)
+                missed.append(candidate)
+        return None, tuple(missed)
+
+    def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
+        """Longest importable prefix of ``qualified`` and the attribute names after it."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            found = self.find_module(".".join(parts[:cut]), importer)
+            if found is not None:
+                return found, parts[cut:]
+        return None
