@@ -136,13 +136,21 @@ class Interpreter:
         self._effects = self.torch_effects()
         self._globals: dict[Path, dict[str, Values]] = {}
         self._globals_run: set[tuple[Path, int]] = set()
-        self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...]]] = {}
+        #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
+        #: the compiled calls left pending, and the heap cells it read with their versions then.
+        self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...], dict[object, int]]] = {}
+        #: Version of each heap cell that can gain values while a root is analyzed: an instance
+        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, a
+        #: module global a function fills ``("global", path, name)``. A memoized walk is reused while
+        #: every cell it read keeps the version it read.
+        self._cell_versions: dict[object, int] = {}
+        #: The cells each walk in progress has read (innermost last), with the version first read.
+        self._reading: list[dict[object, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         self._mros: dict[ClassVal, list[object]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
-        #: Bumped whenever an attribute stored on instances gains values: memoized walks that read
-        #: instance attributes may be stale after that, so it is part of the memo key.
+        #: Bumped whenever any heap cell gains values (``Reach`` re-indexes attributes by class then).
         self._heap_version = 0
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
         self._resolving: set[tuple[Path, str]] = set()
@@ -346,7 +354,7 @@ class Interpreter:
                     known = self._instance_attrs.get(key, frozenset())
                     if not values <= known:
                         self._instance_attrs[key] = normalize(known | values)
-                        self._heap_version += 1
+                        self.changed_attribute(base.cls, target.attr)
             if target.attr == "forward":
                 self.replace_forward(target, bases, values, frame, span)
             self.reach.parameter_flag(target, values, frame, span)
@@ -587,6 +595,7 @@ class Interpreter:
             if (path, index) not in self._globals_run:
                 self._globals_run.add((path, index))
                 self.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 
     def settle(self, values: Values) -> Values:
@@ -759,8 +768,29 @@ class Interpreter:
         for klass in self.mro(cls):
             if isinstance(klass, ClassVal):
                 self.harvest_instance_attributes(klass, cls)
+                self.read_cell(("attr", klass, name))
                 found |= self._instance_attrs.get((klass, name), frozenset())
         return normalize(found) if found else None
+
+    # -- heap cells: what memoized walks depend on ----------------------------------------------
+
+    def read_cell(self, cell: object) -> None:
+        """Note that the walk in progress read ``cell`` (at its current version, if first read)."""
+        if self._reading:
+            self._reading[-1].setdefault(cell, self._cell_versions.get(cell, 0))
+
+    def changed_cell(self, cell: object) -> None:
+        self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1
+        self._heap_version += 1
+
+    def changed_attribute(self, cls: ClassVal, name: str) -> None:
+        """``cls``'s instances may hold more values in attribute ``name``."""
+        self.changed_cell(("attr", cls, name))
+        self.changed_cell(("class", cls))
+
+    def _still_valid(self, reads: dict[object, int]) -> bool:
+        versions = self._cell_versions
+        return all(versions.get(cell, 0) == version for cell, version in reads.items())
 
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
         if (klass, instance_cls) in self._harvested:
@@ -918,14 +948,23 @@ class Interpreter:
                 )
             return fallback
         bound = self.bind(function, summary, args)
-        memo_key = (function, bound, frame.ctx, frame.record, self._heap_version)
+        memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
-        if cached is None:
+        if cached is None or not self._still_valid(cached[2]):
             self._walks += 1
-            self._memo[memo_key] = (fallback, ())  # recursion through another path sees the fallback
-            cached = self.walk_function(function, summary, bound, frame)
-            self._memo[memo_key] = cached
-        returns, pending = cached
+            self._memo[memo_key] = (fallback, (), {})  # recursion through another path sees the fallback
+            self._reading.append({})
+            try:
+                returns, pending = self.walk_function(function, summary, bound, frame)
+            finally:
+                reads = self._reading.pop()
+            cached = self._memo[memo_key] = (returns, pending, reads)
+        reads = cached[2]
+        if self._reading and reads:  # the caller's result depends on what this walk read
+            outer = self._reading[-1]
+            for cell, version in reads.items():
+                outer.setdefault(cell, version)
+        returns, pending = cached[0], cached[1]
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns

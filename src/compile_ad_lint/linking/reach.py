@@ -353,6 +353,7 @@ class Reach:
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
+                    interp.read_cell(("class", klass))
                     for values in self.attributes_of(klass):
                         found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
         items: set = set()
@@ -429,7 +430,7 @@ class Reach:
         updated = merged_store(current, added)
         if updated != current:
             env[name] = updated
-            interp._heap_version += 1
+            interp.changed_cell(("global", path, name))
 
     def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None:
         """``setattr(obj, name, value)``: a known name stores the attribute; an unknown name replaces
@@ -446,7 +447,7 @@ class Reach:
                     updated = merged_store(known, values)
                     if updated != known:
                         interp._instance_attrs[key] = updated
-                        interp._heap_version += 1
+                        interp.changed_attribute(base.cls, attr)
             else:
                 self.replace_everywhere(base, values)
 
@@ -469,7 +470,7 @@ class Reach:
                     interp._instance_attrs[key] = normalize(
                         held | (values if held & sources else {Collection(normalize(values))})
                     )
-                    interp._heap_version += 1
+                    interp.changed_attribute(klass, key[1])
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
