@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from compile_ad_lint import cli
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import Config
 from compile_ad_lint.confirm import (
     EntrySpecError,
     TorchEnvironment,
@@ -23,10 +25,10 @@ from compile_ad_lint.confirm import (
     parse_entry,
     plan_devices,
 )
-from compile_ad_lint.confirm.entries import candidates, main_entry, site_info
+from compile_ad_lint.confirm.entries import candidates, main_entry
 from compile_ad_lint.confirm.environment import torch_version_without_import
 from compile_ad_lint.confirm.probes import cal002_probe, config_json
-from compile_ad_lint.findings import Verdict
+from compile_ad_lint.findings import StatementSite, Verdict
 
 # -- device selection (no GPU needed) --------------------------------------------------------------
 
@@ -126,7 +128,33 @@ def test_entry_candidates(tmp_path):
     user = parse_entry("other:main")
     assert candidates(path, helper_line, [user])[0] is user
     assert main_entry(path) is not None
-    assert site_info(path, inner_line).statement == (inner_line, inner_line)
+
+
+def test_evidence_carries_the_flagged_and_compiled_statements(tmp_path):
+    """Confirm matches run stacks against the statements the analysis saw (no second parse): the
+    backward's statement and function, and the compiled call's statement (a multi-line one here)."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        model = torch.compile(torch.nn.Linear(4, 4))
+
+
+        def train_step(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(
+                    x,
+                ).sum()
+            if x is not None:
+                loss.backward()
+        """
+    )
+    (tmp_path / "train.py").write_text(source)
+    (finding,) = Analyzer(Config(root=tmp_path), use_cache=False).check([str(tmp_path / "train.py")]).findings
+    assert finding.code == "CAL002"
+    evidence = finding.evidence
+    assert evidence.flagged_site == StatementSite((12, 12), (6, 12))
+    assert evidence.compiled_call_site == StatementSite((8, 10), (6, 12))
 
 
 # -- verdict logic --------------------------------------------------------------------------------

@@ -67,6 +67,16 @@ class Location:
 
 
 @dataclass(frozen=True)
+class StatementSite:
+    """Where a call runs, in lines: the innermost simple statement holding it (the call's own line
+    when it is in a compound statement's header) and the function around it (None at module level).
+    Confirm mode matches a run's stack against these, so it never parses the file again."""
+
+    lines: tuple[int, int]
+    function: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class RelatedLocation:
     location: Location
     message: str
@@ -137,6 +147,12 @@ class Evidence:
     def facts(self) -> tuple[tuple[str, str], ...]:
         """The finding's machine-readable facts, sorted ``(key, value)`` string pairs."""
         raise NotImplementedError
+
+    @property
+    def flagged_site(self) -> StatementSite | None:
+        """The statement and function the flagged call runs in (confirm matches run stacks against
+        them); None when the rule knows none (CAL003 flags a configuration, not a call)."""
+        return getattr(self, "flagged", None)
 
 
 @dataclass(frozen=True)

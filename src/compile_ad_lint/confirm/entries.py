@@ -34,15 +34,6 @@ class Entry:
     root: str | None = None
 
 
-@dataclass(frozen=True)
-class SiteInfo:
-    """The flagged statement's line range and the range of the function around it (for attribution)."""
-
-    path: Path
-    statement: tuple[int, int]
-    function: tuple[int, int] | None
-
-
 def parse_entry(text: str, base: Path | None = None) -> Entry:
     """``module:function``, ``module:Class.method`` or ``path/to/file.py:function``."""
     module, sep, function = text.strip().rpartition(":")
@@ -76,43 +67,6 @@ def parse_file(path: Path) -> ast.Module | None:
     except OSError:
         return None
     return _parse(path, stamp)
-
-
-def site_info(path: Path, line: int) -> SiteInfo:
-    tree = parse_file(path)
-    statement, function = (line, line), None
-    if tree is not None:
-        best = None
-        for node in ast.walk(tree):
-            if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
-                if not isinstance(
-                    node,
-                    (
-                        ast.FunctionDef,
-                        ast.AsyncFunctionDef,
-                        ast.ClassDef,
-                        ast.If,
-                        ast.With,
-                        ast.For,
-                        ast.While,
-                        ast.Try,
-                        ast.AsyncWith,
-                        ast.AsyncFor,
-                    ),
-                ):
-                    if (
-                        best is None
-                        or (node.end_lineno or node.lineno) - node.lineno
-                        < (best.end_lineno or best.lineno) - best.lineno
-                    ):
-                        best = node
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    span = (node.lineno, node.end_lineno or node.lineno)
-                    if function is None or span[1] - span[0] < function[1] - function[0]:
-                        function = span
-        if best is not None:
-            statement = (best.lineno, best.end_lineno or best.lineno)
-    return SiteInfo(path, statement, function)
 
 
 def _zero_argument(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool:

@@ -38,7 +38,7 @@ from ..rules.compiled_callable_in_dual_level import Cal001Evidence
 from ..rules.double_backward_through_compiled import Cal004Evidence
 from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import compare, probes
-from .entries import Entry, candidates, site_info
+from .entries import Entry, candidates
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, RunSpec, SourceTree, run_child
 
@@ -194,7 +194,7 @@ class _Fix:
         assert isinstance(evidence, Cal002Evidence)
         call = evidence.compiled_call
         # The statement around the compiled call: a run's stack names the line being executed in it.
-        first, last = site_info(call.file, call.line).statement
+        first, last = evidence.compiled_call_site.lines if evidence.compiled_call_site else (call.line, call.line)
         # An autocast device unknown statically stays "?": the child resolves it to the device it runs on.
         value = probes.config_json(evidence.matching_config, "?")
         return cls((str(call.file), first, last), value, (finding.location.path, finding.location.line))
@@ -347,8 +347,10 @@ def _evaluate(
     compared); with no candidate, or none whose runs both reach the site, a synthetic probe answers.
     """
     path = finding.location.file
-    info = site_info(path, finding.location.line)
-    site = compare.Site(str(path), info.statement, info.function)
+    # Where the flagged call runs, as the analysis saw it (a run's stack is matched against it).
+    flagged = finding.evidence.flagged_site if finding.evidence is not None else None
+    line = finding.location.line
+    site = compare.Site(str(path), flagged.lines if flagged else (line, line), flagged.function if flagged else None)
     where = _device_text(session, device)
     failures: list[str] = []
     notes: list[str] = []

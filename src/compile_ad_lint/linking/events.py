@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import Location
+from ..findings import Location, StatementSite
 from ..summary.model import LiteralValue
 from .values import AutocastState, Compiled, CompiledOutput, OutputElement
 
@@ -17,6 +17,7 @@ class Hop:
     #: The callee as written at the call (``helper``, ``self.block``).
     callee: str
     description: str
+    site: StatementSite | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class BackwardThroughCompiled:
     elements: frozenset[OutputElement] = frozenset()
     #: Autocast-sensitive code visible in the compiled regions (CAL002's numeric effect).
     islands: tuple[Island, ...] = ()
+    site: StatementSite | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class FunctionalThroughCompiled:
     origins: tuple[CompiledOutput, ...]
     #: True when it always differentiates twice or ``create_graph=True``; None when not a constant.
     second_order: bool | None
+    site: StatementSite | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..findings import Location
+from ..findings import Location, StatementSite
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import with_compile_wrappers
@@ -122,6 +122,10 @@ class Frame:
     assumptions: dict[str, bool] = field(default_factory=dict)
     #: The argument expressions of the call being made (``enabled=<flag>`` of an autocast).
     call_args: tuple[ir.Arg, ...] = ()
+    #: Lines of the simple statement being executed (None in a compound statement's header).
+    statement: tuple[int, int] | None = None
+    #: Lines of the function being walked (None for module-level code).
+    function_lines: tuple[int, int] | None = None
 
 
 class Interpreter:
@@ -198,6 +202,21 @@ class Interpreter:
             self.exec_statement(statement, frame)
 
     def exec_statement(self, statement: ir.Stmt, frame: Frame) -> None:
+        span = statement.span if isinstance(statement, (ir.Assign, ir.Evaluate, ir.Return)) else None
+        if span is None:
+            self._exec_statement(statement, frame)
+            return
+        saved, frame.statement = frame.statement, (span.line, span.end_line)
+        try:
+            self._exec_statement(statement, frame)
+        finally:
+            frame.statement = saved
+
+    def site_of(self, frame: Frame, location: Location) -> StatementSite:
+        """The statement and function ``location`` (a call in ``frame``) runs in."""
+        return StatementSite(frame.statement or (location.line, location.line), frame.function_lines)
+
+    def _exec_statement(self, statement: ir.Stmt, frame: Frame) -> None:
         if isinstance(statement, ir.Assign):
             values = self.eval(statement.value, frame)
             for target in statement.targets:
@@ -863,7 +882,8 @@ class Interpreter:
             return self.call_external(self.dotted_name(callee), args, site, frame)  # a configured compile wrapper
         if isinstance(callee, FunctionVal):
             name = describe_callee(func)
-            return self.call_function(callee, args, frame, Hop(site, name, f"calls `{name}` ({callee.qualname})"))
+            hop = Hop(site, name, f"calls `{name}` ({callee.qualname})", self.site_of(frame, site))
+            return self.call_function(callee, args, frame, hop)
         if isinstance(callee, ClassVal):
             instance = Instance(callee)
             initializer = self.find_member(callee, "__init__")
@@ -914,10 +934,15 @@ class Interpreter:
         if frame.ctx.region is not None:
             name = describe_callee(func)
             frame.pending.append(
-                PendingCall(frame.ctx.region, (Hop(site, name, f"calls compiled `{name}`"),), compiled, dual)
+                PendingCall(
+                    frame.ctx.region,
+                    (Hop(site, name, f"calls compiled `{name}`", self.site_of(frame, site)),),
+                    compiled,
+                    dual,
+                )
             )
         inputs = derived(iter_values(args))
-        output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config)
+        output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site))
         keeps_tangent = compiled.backend in self.tangent_safe
         structure = self.results.structure(compiled, args, site)
         if structure is not None:
@@ -985,6 +1010,7 @@ class Interpreter:
             record=caller.record,
             stack=(*caller.stack, (function.path, function.qualname)),
             closure=dict(function.closure),
+            function_lines=summary.lines,
         )
         self.exec_block(summary.body, frame)
         for region in regions:
@@ -1210,7 +1236,14 @@ class Interpreter:
             islands = self.islands.of(ordered)
             self.events.append(
                 BackwardThroughCompiled(
-                    site, spelling, backward_autocast, ordered, create_graph, data.elements, islands
+                    site,
+                    spelling,
+                    backward_autocast,
+                    ordered,
+                    create_graph,
+                    data.elements,
+                    islands,
+                    self.site_of(frame, site),
                 )
             )
 
@@ -1236,7 +1269,7 @@ class Interpreter:
         origins = derived(returned).origins
         if origins:
             ordered = _in_order(origins)
-            self.record(FunctionalThroughCompiled(site, name, ordered, second_order), frame)
+            self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
 
 
 def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:

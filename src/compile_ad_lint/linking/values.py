@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 
-from ..findings import Location
+from ..findings import Location, StatementSite
 from ..summary.model import LiteralValue
 
 #: Backend recorded for ``torch.compile`` without ``backend=`` (inductor).
@@ -262,6 +262,8 @@ class CompiledOutput:
     compiled: Compiled
     forward_autocast: AutocastState
     config: ConfigState
+    #: The statement and function the compiled call is in (the config flip of confirm mode).
+    site: StatementSite | None = None
 
 
 @dataclass(frozen=True)

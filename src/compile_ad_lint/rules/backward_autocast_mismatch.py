@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Union
 
-from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
+from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
@@ -38,6 +38,9 @@ class Cal002Evidence(Evidence):
     matching_config: MatchingConfig
     #: Autocast-sensitive code in the flagged compiled regions (the numeric effect is likely when any).
     islands: tuple[Location, ...] = ()
+    #: The statement and function of the backward call, and of the compiled call (the config flip).
+    flagged: StatementSite | None = None
+    compiled_call_site: StatementSite | None = None
 
     def facts(self) -> tuple[tuple[str, str], ...]:
         return tuple(
@@ -316,6 +319,8 @@ def train(x):
                 actual,
                 matching_config(origin, actual),
                 tuple(island.location for island in islands),
+                event.site,
+                origin.site,
             ),
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity
+from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
 from ..knowledge import torch_api as api
 from ..linking.events import CompiledCallInDualRegion, Hop
@@ -30,6 +30,10 @@ class Cal001Evidence(Evidence):
     spelling: str
     #: ``tangent-none``, ``raises``, ``raises-or-tangent-none`` or ``wrong-jacobian``.
     expected: str
+
+    @property
+    def flagged_site(self) -> StatementSite | None:
+        return self.hops[0].site if self.hops else None
 
     @classmethod
     def of(cls, event: CompiledCallInDualRegion, expected: str) -> Cal001Evidence:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
@@ -40,6 +40,7 @@ class Cal004BackwardEvidence(Cal004Evidence):
 
     spelling: str
     create_graph: bool | None
+    flagged: StatementSite | None = None
 
     def _own_facts(self) -> dict[str, str]:
         return {"spelling": self.spelling, "create_graph": repr(self.create_graph)}
@@ -52,6 +53,7 @@ class Cal004FunctionalEvidence(Cal004Evidence):
 
     function: str
     second_order: bool | None
+    flagged: StatementSite | None = None
 
     def _own_facts(self) -> dict[str, str]:
         return {"function": self.function, "second_order": repr(self.second_order)}
@@ -268,7 +270,7 @@ def inner_step(x, y, params, second_order):
         )
         first = origins[0]
         evidence = Cal004BackwardEvidence(
-            first.call_site, first.compiled.site, first.compiled.backend, event.spelling, event.create_graph
+            first.call_site, first.compiled.site, first.compiled.backend, event.spelling, event.create_graph, event.site
         )
         return self._finding(event.location, message, origins, evidence)
 
@@ -291,7 +293,12 @@ def inner_step(x, y, params, second_order):
             f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
         )
         evidence = Cal004FunctionalEvidence(
-            origin.call_site, origin.compiled.site, origin.compiled.backend, event.function, event.second_order
+            origin.call_site,
+            origin.compiled.site,
+            origin.compiled.backend,
+            event.function,
+            event.second_order,
+            event.site,
         )
         return self._finding(event.location, message, origins, evidence)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from .base import Case, Rule
@@ -22,6 +22,8 @@ class Cal005Evidence(Evidence):
     outputs: int
     unused_outputs: tuple[int, ...]
     leaves: tuple[str, ...]
+    #: The statement and function of the backward call.
+    flagged: StatementSite | None = None
 
     def facts(self) -> tuple[tuple[str, str], ...]:
         return tuple(
@@ -354,6 +356,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                 len(result.elements),
                 tuple(e.index for e in unused),
                 tuple(leaf.name for leaf in leaves),
+                backward.site,
             ),
         )
 

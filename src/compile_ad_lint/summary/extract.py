@@ -284,11 +284,11 @@ class _Summarizer:
                 (self.target(node.target, scope),), Combine((current, self.expr(node.value, scope))), self.span(node)
             )
         elif isinstance(node, ast.Expr):
-            yield Evaluate(self.expr(node.value, scope))
+            yield Evaluate(self.expr(node.value, scope), self.span(node))
         elif isinstance(node, ast.Return):
-            yield Return(self.expr(node.value, scope) if node.value is not None else None)
+            yield Return(self.expr(node.value, scope) if node.value is not None else None, self.span(node))
         elif isinstance(node, ast.Raise) and node.exc is not None:
-            yield Evaluate(self.expr(node.exc, scope))
+            yield Evaluate(self.expr(node.exc, scope), self.span(node))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             yield from self.import_bindings(node, module_level)
 
@@ -326,6 +326,7 @@ class _Summarizer:
                 span=self.positions.name_span(node),
                 owner_class=owner_class,
                 is_staticmethod=any(isinstance(d, Ref) and d.name == "staticmethod" for d in decorators),
+                lines=(node.lineno + self.positions.offset, (node.end_lineno or node.lineno) + self.positions.offset),
             )
         )
         return Define(node.name, qualname, is_class=False)
@@ -465,6 +466,7 @@ class _Summarizer:
                 decorators=(),
                 body=(Return(self.expr(node.body, f"{qualname}.<locals>.")),),
                 span=span,
+                lines=(span.line, span.end_line),
             )
         )
         return FunctionRef(qualname)

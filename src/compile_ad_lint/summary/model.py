@@ -180,9 +180,11 @@ class Assign:
 
 @dataclass(frozen=True)
 class Evaluate:
-    """An expression statement (typically a call)."""
+    """An expression statement (typically a call); ``span`` is the statement's (None for the test of
+    an ``if``/``while``, which is part of a compound statement)."""
 
     expr: Expr
+    span: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ class With:
 @dataclass(frozen=True)
 class Return:
     value: Expr | None
+    span: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -241,6 +244,8 @@ class FunctionSummary:
     #: Qualified name of the class this function is a method of, if any.
     owner_class: str | None = None
     is_staticmethod: bool = False
+    #: First and last line of the definition (from ``def``, decorators excluded; a lambda's own).
+    lines: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
