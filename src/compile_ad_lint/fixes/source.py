@@ -9,6 +9,7 @@ content the analysis saw (``Report.digests``): fixes are never built or applied 
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -203,7 +204,35 @@ class Sources:
             file.failed = True
             return None
         try:
-            file.parsed = ParsedModule(display, file.data)
+            file.parsed = _parsed_modules.get(display, file.data)
         except (cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, LookupError, SyntaxError, ValueError):
             file.failed = True
         return file.parsed
+
+
+class _ParsedModules:
+    """The LibCST modules parsed lately, by display path and content (an LRU holding at most
+    ``budget`` bytes of source): the language server builds fixes after every edit, and a CAL002
+    fix reads every file holding one of the compiled calls, most of which did not change."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._modules: OrderedDict[tuple[str, str], ParsedModule] = OrderedDict()
+        self._size = 0
+
+    def get(self, display: str, data: bytes) -> ParsedModule:
+        key = (display, content_digest(data))
+        found = self._modules.get(key)
+        if found is not None:
+            self._modules.move_to_end(key)
+            return found
+        found = self._modules[key] = ParsedModule(display, data)
+        self._size += len(data)
+        while self._size > self.budget and len(self._modules) > 1:
+            _, dropped = self._modules.popitem(last=False)
+            self._size -= len(dropped.data)
+        return found
+
+
+#: LibCST takes about 1 GB per MB of source with positions: a few MB of recent files at most.
+_parsed_modules = _ParsedModules(budget=2 * MAX_FIX_FILE_BYTES)

@@ -44,7 +44,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 from urllib.parse import unquote
@@ -57,7 +57,7 @@ from pygls.workspace import TextDocument, Workspace
 
 from .._version import __version__
 from ..api import Analyzer
-from ..cache import EntryMemory, content_digest
+from ..cache import EntryMemory, SummaryCache, content_digest
 from ..config import Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
 from ..fixes import Changes as FixChanges
@@ -300,6 +300,8 @@ class CompileAdLintServer(LanguageServer):
         self._tasks: set[asyncio.Task] = set()
         #: One analysis at a time: the project is small enough, and the CPUs are the user's.
         self._analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint")
+        #: Fix edits are built on their own thread, so that the next edit's analysis never waits for them.
+        self._fix_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint-fixes")
         self._reported_config_errors: set[str] = set()
         self._memory = EntryMemory()
         #: Workspace key of each document published for → what its diagnostics were computed from.
@@ -355,6 +357,7 @@ class CompileAdLintServer(LanguageServer):
         for uri in list(self._timers):
             self._cancel_timer(uri)
         self._analysis_pool.shutdown(wait=False, cancel_futures=True)
+        self._fix_pool.shutdown(wait=False, cancel_futures=True)
 
     def on_exit(self, _params: None) -> NoReturn:
         """``exit``: 0 after ``shutdown``, else 1 (the specification), without waiting for an analysis."""
@@ -450,9 +453,35 @@ class CompileAdLintServer(LanguageServer):
             return
         if analyzed is None or self._stale(snapshot):
             return  # superseded: the newer analysis publishes
+        # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
+        # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
         self._publish(snapshot, *analyzed)
+        try:
+            await loop.run_in_executor(self._fix_pool, self._resolve_published, snapshot)
+        except Exception:
+            logger.exception("compile-ad-lint: resolving fixes failed")
 
-    def _analyze(self, snapshot: _Snapshot) -> tuple[tuple[Finding, ...], Mapping[str, str]] | None:
+    def _resolve_published(self, snapshot: _Snapshot) -> None:
+        """Give the findings published for ``snapshot`` their fix edits (in the analysis thread)."""
+        for buffer in snapshot.buffers:
+            published = self._published.get(_workspace_key(buffer.uri))
+            if published is not None and published.snapshot is snapshot and not self._stale(snapshot):
+                self._resolved(buffer.uri, published)
+
+    def _resolved(self, uri: str, published: _Published) -> _Published:
+        """``published`` with its fixes' edits, built once and kept (against the buffers as analyzed)."""
+        if published.resolved:
+            return published
+        sources = FixSources(published.snapshot.sources, published.digests, cache=published.cache)
+        done = replace(published, findings=resolve_fixes(published.findings, sources), resolved=True)
+        key = _workspace_key(uri)
+        if self._published.get(key) is published:
+            self._published[key] = done
+        return done
+
+    def _analyze(
+        self, snapshot: _Snapshot
+    ) -> tuple[tuple[Finding, ...], Mapping[str, str], SummaryCache | None] | None:
         """Runs in the analysis thread; None (nothing analyzed) when the snapshot went stale while queued.
 
         Static only: nothing is imported or executed. The only thing written is the project's
@@ -464,13 +493,14 @@ class CompileAdLintServer(LanguageServer):
         analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
         paths = [str(buffer.path) for buffer in snapshot.buffers]
         report = analyzer.check(paths, sources=snapshot.sources)
-        digests = dict(report.digests)
-        # Each fix's edits, against the buffers as analyzed (the code actions offer them).
-        sources = FixSources(snapshot.sources, digests, cache=analyzer.cache_for(paths))
-        return resolve_fixes(report.findings, sources), digests
+        return report.findings, dict(report.digests), analyzer.cache_for(paths)
 
     def _publish(
-        self, snapshot: _Snapshot, findings: tuple[Finding, ...], digests: Mapping[str, str] | None = None
+        self,
+        snapshot: _Snapshot,
+        findings: tuple[Finding, ...],
+        digests: Mapping[str, str] | None = None,
+        cache: SummaryCache | None = None,
     ) -> None:
         by_path: dict[str, list[Finding]] = {}
         for finding in findings:
@@ -478,7 +508,7 @@ class CompileAdLintServer(LanguageServer):
         files = _Files(self._open_documents(), self.workspace.position_encoding)
         for buffer in snapshot.buffers:
             own = tuple(by_path.get(str(buffer.path), ()))
-            self._published[_workspace_key(buffer.uri)] = _Published(snapshot, own, dict(digests or {}))
+            self._published[_workspace_key(buffer.uri)] = _Published(snapshot, own, dict(digests or {}), cache)
             diagnostics = [self.diagnostic(finding, files) for finding in own]
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=buffer.uri, diagnostics=diagnostics, version=buffer.version)
@@ -529,6 +559,9 @@ class CompileAdLintServer(LanguageServer):
         actions = []
         published = self._published.get(_workspace_key(uri))
         current = published is not None and not self._stale(published.snapshot)
+        if current:
+            assert published is not None
+            published = self._resolved(uri, published)  # when asked before the background pass got to it
         files = _Files(self._open_documents(), self.workspace.position_encoding)
         if _wanted(only, types.CodeActionKind.QuickFix):
             for diagnostic in params.context.diagnostics:
@@ -621,12 +654,15 @@ def _wanted(only: Sequence[str] | None, kind: str) -> bool:
 
 @dataclass(frozen=True)
 class _Published:
-    """The findings published for one document (fixes resolved), the analysis's snapshot and the
-    digests of the files it read: fixes are offered only while both still hold."""
+    """The findings published for one document, the analysis's snapshot and the digests of the
+    files it read: fixes are offered only while both still hold. Their edits are built after the
+    diagnostics are published (``resolved``), from ``cache`` where no file they read changed."""
 
     snapshot: _Snapshot
     findings: tuple[Finding, ...]
     digests: Mapping[str, str]
+    cache: SummaryCache | None = None
+    resolved: bool = False
 
 
 def noqa_edit(table: LineTable, line: int, code: str) -> types.TextEdit | None:
