@@ -236,7 +236,9 @@ class Analyzer:
             stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
             return Report(remembered.findings, stats, remembered.read)
 
-        pending, mentions, asked = roots, frozenset(), frozenset()
+        pending = roots
+        mentions: frozenset[str] = frozenset()
+        asked: frozenset[str] = frozenset()
         analyzed: set[str] = set()
         absent: set[str] = set()
         cacheable = True

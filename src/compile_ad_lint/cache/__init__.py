@@ -159,14 +159,18 @@ class SummaryCache:
                 return cls(directory, created, memory)
             info = os.lstat(directory)  # a concurrent run created it first
         except OSError as error:
-            return _refuse(warn, directory, f"cannot inspect it: {error.strerror or error}")
+            _refuse(warn, directory, f"cannot inspect it: {error.strerror or error}")
+            return None
         if stat.S_ISLNK(info.st_mode):
-            return _refuse(warn, directory, "it is a symbolic link")
+            _refuse(warn, directory, "it is a symbolic link")
+            return None
         if not stat.S_ISDIR(info.st_mode):
-            return _refuse(warn, directory, "it is not a directory")
+            _refuse(warn, directory, "it is not a directory")
+            return None
         secret = _read_marker(directory, info)
         if isinstance(secret, str):
-            return _refuse(warn, directory, secret)
+            _refuse(warn, directory, secret)
+            return None
         cache = cls(directory, secret, memory)
         if create:
             cache._remove_orphans()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..config import Config
 from ..findings import Location, StatementSite
@@ -70,6 +70,7 @@ from .values import (
     ModuleRef,
     NullContext,
     OutputElement,
+    Value,
     Wrapper,
     derived,
     normalize,
@@ -243,7 +244,9 @@ class Interpreter:
         function = FunctionVal(frame.path, statement.qualname, closure=closure)
         summary = self.index.view(frame.path).function(statement.qualname)
         values: Values = frozenset([function])
-        for decorator in reversed(summary.decorators if summary else ()):
+        if summary is None:
+            return values
+        for decorator in reversed(summary.decorators):
             values = self.apply_decorator(self.eval(decorator, frame), values, frame, summary)
         return values
 
@@ -328,10 +331,9 @@ class Interpreter:
         if autocasts:
             ctx = replace(ctx, autocast=autocasts[0])
         modes = {v.enabled for v in values if isinstance(v, GradMode)}
-        if modes and len(modes) == 1 and all(isinstance(v, GradMode) for v in values) and next(iter(modes)) is not None:
-            ctx = replace(
-                ctx, grad_enabled=next(iter(modes))
-            )  # only a certain mode: ``nullcontext() if ...`` may keep grad
+        mode = next(iter(modes)) if len(modes) == 1 else None
+        if mode is not None and all(isinstance(v, GradMode) for v in values):
+            ctx = replace(ctx, grad_enabled=mode)  # only a certain mode: ``nullcontext() if ...`` may keep grad
         patches = {v.state for v in values if isinstance(v, ConfigPatch) and v.state is not None}
         if len(patches) == 1:
             ctx = replace(ctx, config=patches.pop())
@@ -419,7 +421,7 @@ class Interpreter:
     def unpacked(self, values: Values, position: int, count: int) -> Values:
         """What ``a, b = <values>`` binds to target ``position``: element ``position`` of a compiled
         call's result when it is a tuple of ``count`` outputs, else (over-approximated) the whole."""
-        result = set()
+        result: set[Value] = set()
         for value in values:
             if isinstance(value, Collection) and not value.sequential:
                 # ``encoder, predictor = build()``: each name gets its element; unknown order: any element.
@@ -775,7 +777,8 @@ class Interpreter:
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
         if cls not in self._class_attrs:
-            self._class_attrs[cls] = env = {}
+            env: dict[str, Values] = {}
+            self._class_attrs[cls] = env
             summary = self.class_summary(cls)
             if summary is not None:
                 self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
@@ -878,8 +881,9 @@ class Interpreter:
             )
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
-        if isinstance(callee, FunctionVal) and self.dotted_name(callee) in self.compile_names:
-            return self.call_external(self.dotted_name(callee), args, site, frame)  # a configured compile wrapper
+        wrapper = self.dotted_name(callee)
+        if wrapper is not None and wrapper in self.compile_names:
+            return self.call_external(wrapper, args, site, frame)  # a configured compile wrapper
         if isinstance(callee, FunctionVal):
             name = describe_callee(func)
             hop = Hop(site, name, f"calls `{name}` ({callee.qualname})", self.site_of(frame, site))
@@ -1205,7 +1209,8 @@ class Interpreter:
                     if isinstance(v, ConstVal) and isinstance(v.value, ir.DictLiteral)
                 }
                 picked.discard(_MISSING)
-                values = frozenset(ConstVal(p) for p in picked) or None
+                # A dict literal's values are literals themselves (``DictLiteral.get`` is typed loosely).
+                values = frozenset(ConstVal(cast(ir.LiteralValue, p)) for p in picked) or None
         if values is None:
             return None
         self.record_config_writes(values, site, "config.patch")
@@ -1318,7 +1323,7 @@ def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
         elif isinstance(node, (ir.Attr,)):
             pending.append(node.base)
         elif isinstance(node, (ir.Combine, ir.Elements, ir.Choice)):
-            pending.extend(getattr(node, "parts", None) or getattr(node, "options", ()))
+            pending.extend(node.options if isinstance(node, ir.Choice) else node.parts)
     return False
 
 
@@ -1362,7 +1367,7 @@ def symbol_dtype(values: Values) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def config_value(literal: object) -> object:
+def config_value(literal: object) -> ir.LiteralValue:
     """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
     if isinstance(literal, str):
         return literal if literal in api.VALID_CONFIG_STRINGS else None

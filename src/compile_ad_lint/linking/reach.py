@@ -40,6 +40,7 @@ from .values import (
     Imported,
     Instance,
     NullContext,
+    Value,
     Wrapper,
     derived,
     normalize,
@@ -89,13 +90,15 @@ def _iter(args: Args) -> Iterable[object]:
         yield from values
 
 
-def compile_target(value: object) -> object:
+def compile_target(value: Value) -> Value | None:
     """What compiling ``value`` compiles: a compiled module's original, through plain wrappers
     (``torch.compile(DDP(torch.compile(m)))`` compiles ``m``). Without this, code walked again (a
     method that compiles ``self.model``, a loop re-compiling ``model.layers``) would nest compiled
     values one level per walk. Wrappers that change what runs (autocast, frozen) are kept."""
     while True:
         if isinstance(value, Compiled):
+            if value.target is None:
+                return None
             value = value.target
         elif isinstance(value, Wrapper) and value.autocast is None and not value.frozen and len(value.inner) == 1:
             value = next(iter(value.inner))
