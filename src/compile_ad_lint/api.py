@@ -234,7 +234,7 @@ class Analyzer:
         if remembered is not None:
             seconds = round(time.perf_counter() - started, 3)
             stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
-            return Report(remembered.findings, stats, remembered.read)
+            return Report(self._located(remembered.findings, files), stats, remembered.read)
 
         pending = roots
         mentions: frozenset[str] = frozenset()
@@ -261,7 +261,7 @@ class Analyzer:
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
         stats = _stats(files, analyzed, run, started)
-        report = Report(findings, stats, tuple(sorted(read.items())))
+        report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
             run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, tuple(sorted(absent))))
         return report
@@ -292,12 +292,11 @@ class Analyzer:
     def _findings(
         self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]
     ) -> tuple[Finding, ...]:
-        """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``, with
-        every location's real file filled in (``Location.resolved``).
+        """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``, in
+        module lines (``_located`` maps them to cells and real files).
 
         A named path that is no file (it does not exist, or cannot be listed) is reported whatever
         the selection says: nothing was checked there, and a run must not pass silently for it.
-        Notebook locations are mapped to their cells last (suppressions match module lines).
         """
         by_display = {f.display: f.path for f in files}
         suppressions: dict[str, dict[int, frozenset[str]]] = {}
@@ -332,12 +331,22 @@ class Analyzer:
                 current = best.get(key)
                 if current is None or _preference(finding) < _preference(current):
                     best[key] = finding
+        return tuple(best.values())
+
+    @staticmethod
+    def _located(findings: Sequence[Finding], files: list[SourceFile]) -> tuple[Finding, ...]:
+        """``findings`` with notebook locations in their cells and every location's real file.
+
+        Done after the whole check's record is stored or read: a notebook's cells can move (a
+        markdown cell inserted) while the module its code cells make, which keys the record, stays
+        the same; and cached events keep display paths only. The real file is the one discovery
+        found for a named path, else the one ``real_path`` finds (a file reached by import).
+        """
+        by_display = {f.display: f.path for f in files}
         located = [
             cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown))))
-            for finding in best.values()
+            for finding in findings
         ]
-        # Last, so cached events keep display paths only: every location names its real file, the one
-        # discovery found for a named path, else the one ``real_path`` finds (a file reached by import).
         resolved = [
             finding.with_resolved(lambda shown: by_display.get(shown) or real_path(shown)) for finding in located
         ]
