@@ -33,7 +33,9 @@ if sys.version_info >= (3, 11):
     TRY_STATEMENTS = (ast.Try, ast.TryStar)
 else:
     TRY_STATEMENTS = (ast.Try,)
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+#: Where a line ends, for CPython's tokenizer, LibCST and LSP alike (``str.splitlines`` also splits
+#: at form feeds and U+2028, which no tokenizer does).
+LINE_END = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300
 
@@ -72,7 +74,7 @@ def decode(source: bytes) -> str:
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split exactly where CPython's tokenizer counts new lines."""
     lines, start = [], 0
-    for match in _NEWLINE.finditer(text):
+    for match in LINE_END.finditer(text):
         lines.append(text[start : match.end()])
         start = match.end()
     if start < len(text):
