@@ -488,7 +488,7 @@ def _check(args: argparse.Namespace) -> int:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
             select=args.select,
-            ignore=config.ignore | args.ignore if args.ignore else None,
+            extend_ignore=args.ignore or (),
             max_call_depth=args.max_call_depth,
         )
     except ConfigError as error:

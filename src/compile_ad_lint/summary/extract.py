@@ -62,8 +62,6 @@ from .model import (
 )
 from .outline import TRY_STATEMENTS
 
-_CONSTANT_NAMES = {"True": True, "False": False, "None": None}
-
 
 def resolve_relative(name: str, module: str, is_package: bool) -> str:
     """Make an import name like ``..pkg.x`` absolute, seen from ``module``."""
