@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Benchmark of compile-ad-lint against TorchFix and a LibCST parse-only pass (design section 5).
+"""Benchmark of compile-ad-lint against TorchFix and a LibCST parse-only pass, on the same files in
+one run, cold and warm cache (parsing every file with LibCST cannot be fast: the reference says by how much).
 
 One run prepares the corpora in a temporary folder (the installed torch package, copies of the
 fixtures, a generated project with the shape of a training framework, and any project given with

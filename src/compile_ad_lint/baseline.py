@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from .findings import Finding, Location
+from .summary.outline import LINE_END
 
 FORMAT_KEY = "compile-ad-lint-baseline"
 FORMAT_VERSION = 1
 
 #: The bytes of a displayed file (None when it cannot be read).
 Reader = Callable[[str], "bytes | None"]
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _read_disk(display: str) -> bytes | None:
@@ -76,7 +76,7 @@ class Fingerprints:
         if location.path not in self._lines:
             data = self._read(location.path)
             self._lines[location.path] = (
-                _LINE_END.split(data.decode("utf-8", errors="replace")) if data is not None else None
+                LINE_END.split(data.decode("utf-8", errors="replace")) if data is not None else None
             )
         lines = self._lines[location.path]
         if lines is None or not 1 <= location.line <= len(lines):

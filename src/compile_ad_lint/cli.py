@@ -13,10 +13,10 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import NoReturn, TextIO, TypeVar
 
 from ._version import __version__
 from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
@@ -24,6 +24,7 @@ from .paths import real_path
 from .project import default_root, project_root
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_N = TypeVar("_N", int, float)
 STDIN = "-"
 
 #: ``argument --jobs/-j: message`` as argparse words it; we name the flag the way the user typed it.
@@ -194,44 +195,26 @@ def _codes(key: str):  # type: ignore[no-untyped-def]
     return convert
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _number(parse: Callable[[str], _N], accept: Callable[[_N], bool], expected: str) -> Callable[[str], _N]:
+    """The ``type=`` of a numeric option: ``parse(text)`` when ``accept`` takes it, else a usage error."""
+
+    def convert(text: str) -> _N:
+        try:
+            value = parse(text)
+        except ValueError:
+            pass
+        else:
+            if accept(value):
+                return value
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+
+    return convert
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of milliseconds (0 or more), got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
-
-
-def _depth(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 64, got {text!r}")
-    return value
+_positive_int = _number(int, lambda value: value >= 1, "a positive integer")
+_non_negative_int = _number(int, lambda value: value >= 0, "a number of milliseconds (0 or more)")
+_seconds = _number(float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
+_depth = _number(int, lambda value: 0 <= value <= 64, "an integer from 0 to 64")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -505,7 +488,7 @@ def _check(args: argparse.Namespace) -> int:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
             select=args.select,
-            ignore=config.ignore | args.ignore if args.ignore else None,
+            extend_ignore=args.ignore or (),
             max_call_depth=args.max_call_depth,
         )
     except ConfigError as error:

@@ -72,7 +72,6 @@ class Config:
     baseline: Path | None = field(default=None, compare=False, repr=False)
     #: Directory holding the pyproject.toml the values came from (the project root), if any.
     root: Path | None = None
-    source: str | None = field(default=None, compare=False)
 
     def enables(self, code: str) -> bool:
         selected = self.select is None or code_matches(code, self.select)
@@ -85,11 +84,6 @@ class Config:
             if matches_any(relative, (pattern,)):
                 found |= codes
         return frozenset(found)
-
-    def enabled_codes(self) -> list[str]:
-        from .rules import ALL_RULES  # the rules import this module
-
-        return [rule.code for rule in ALL_RULES if self.enables(rule.code)]
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -119,8 +113,15 @@ class Config:
 
         return excluded
 
-    def with_overrides(self, **overrides: Any) -> Config:  # each checked by the dataclass's field type
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+    def with_overrides(self, *, extend_ignore: Iterable[str] = (), **overrides: Any) -> Config:
+        """Stage two: options from a command line (ours, flake8's) over the file's values; a None
+        value keeps the file's. ``extend_ignore`` adds codes to the file's ``ignore`` (``--ignore``
+        and ``--cal-ignore`` extend it, they do not replace it). Each value is checked by the
+        dataclass's field type."""
+        values = {k: v for k, v in overrides.items() if v is not None}
+        if extend_ignore:
+            values["ignore"] = self.ignore | frozenset(extend_ignore)
+        return replace(self, **values)
 
 
 def _resolved(path: Path) -> Path:
@@ -196,7 +197,7 @@ def parse_section(section: dict[str, object], source: str, root: Path | None = N
     written = values.get("baseline")
     if isinstance(written, str):
         values["baseline"] = root / written if root is not None else Path(written)
-    return Config(root=root, source=source, **values)
+    return Config(root=root, **values)
 
 
 #: Selects every rule (Ruff's spelling).

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .findings import Finding, Location
-from .summary.outline import split_lines  # the line ends CPython and LibCST count
+from .summary.outline import LINE_END, split_lines  # the line ends CPython and LibCST count
 
 SUFFIX = ".ipynb"
 
@@ -37,7 +37,6 @@ PYTHON_CELL_MAGICS = frozenset(
     {"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy", "python", "python3"}
 )
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 #: A line magic, shell escape or help request at the start of a statement.
 _LINE_MAGIC = re.compile(r"([ \t]*)(?:[%!?]|[A-Za-z_][\w.]*\?\??[ \t]*$)")
 #: ``x = !ls``, ``a, b = %sx cmd``: the assignment target stays, the magic becomes ``None``.
@@ -130,7 +129,7 @@ class Notebook:
 
     def _line_column(self, offset: int) -> tuple[int, int]:
         if self._raw_lines is None:
-            self._raw_lines = [0] + [m.end() for m in _NEWLINE.finditer(self.raw)]
+            self._raw_lines = [0] + [m.end() for m in LINE_END.finditer(self.raw)]
         line = bisect.bisect_right(self._raw_lines, offset)
         return line, offset - self._raw_lines[line - 1] + 1
 
@@ -280,46 +279,46 @@ def _scan_sources(raw: str) -> dict[int, list[tuple[int, int]]]:
     C decoder, so a notebook full of base64 outputs costs one fast pass.
     """
     found: dict[int, list[tuple[int, int]]] = {}
-    i = _skip(raw, 1 if raw.startswith("\ufeff") else 0)
+
+    def member(key: str, start: int) -> int:
+        return _cells(raw, start, found) if key == "cells" and raw[start] == "[" else _skip_value(raw, start)
+
+    _object(raw, _skip(raw, 1 if raw.startswith("\ufeff") else 0), member)
+    return found
+
+
+def _object(raw: str, i: int, member: Callable[[str, int], int]) -> int:
+    """Walk the JSON object at ``raw[i]``: ``member(key, start)`` reads each value from its start and
+    returns where it ends. Returns the offset after the closing ``}``."""
     _expect(raw, i, "{")
     i = _skip(raw, i + 1)
     while raw[i] != "}":
         key, i = _string(raw, i)
         i = _skip(raw, i)
         _expect(raw, i, ":")
-        i = _skip(raw, i + 1)
-        if key == "cells" and raw[i] == "[":
-            i = _cells(raw, i, found)
-        else:
-            _, i = _DECODER.raw_decode(raw, i)
-        i = _skip(raw, i)
+        i = _skip(raw, member(key, _skip(raw, i + 1)))
         if raw[i] == ",":
             i = _skip(raw, i + 1)
-    return found
+    return i + 1
+
+
+def _skip_value(raw: str, i: int) -> int:
+    """The offset after the JSON value at ``raw[i]`` (decoded by the C decoder, then dropped)."""
+    return _DECODER.raw_decode(raw, i)[1]
 
 
 def _cells(raw: str, i: int, found: dict[int, list[tuple[int, int]]]) -> int:
     i = _skip(raw, i + 1)
     index = 0
+
+    def member(key: str, start: int) -> int:
+        if key != "source":
+            return _skip_value(raw, start)
+        found[index], end = _source(raw, start)
+        return end
+
     while raw[i] != "]":
-        if raw[i] != "{":
-            _, i = _DECODER.raw_decode(raw, i)
-        else:
-            i = _skip(raw, i + 1)
-            while raw[i] != "}":
-                key, i = _string(raw, i)
-                i = _skip(raw, i)
-                _expect(raw, i, ":")
-                i = _skip(raw, i + 1)
-                if key == "source":
-                    strings, i = _source(raw, i)
-                    found[index] = strings
-                else:
-                    _, i = _DECODER.raw_decode(raw, i)
-                i = _skip(raw, i)
-                if raw[i] == ",":
-                    i = _skip(raw, i + 1)
-            i += 1
+        i = _object(raw, i, member) if raw[i] == "{" else _skip_value(raw, i)
         index += 1
         i = _skip(raw, i)
         if raw[i] == ",":

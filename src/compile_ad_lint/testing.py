@@ -20,7 +20,7 @@ EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]{3}[0-9]{3}(?:\s*,\s*[A-Z]{3}
 def expected_in(path: Path, display: str | None = None) -> set[tuple[str, int, str]]:
     """``(path, line, code)`` for every ``# expect:`` marker in ``path``."""
     shown = display or str(path)
-    found = set()
+    found: set[tuple[str, int, str]] = set()
     text = path.read_bytes().decode("utf-8", errors="replace")
     for number, line in enumerate(text.splitlines(), start=1):
         match = EXPECT.search(line)

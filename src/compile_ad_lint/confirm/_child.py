@@ -39,7 +39,7 @@ import traceback
 MAX_ELEMENTS = 1 << 20  # per recorded tensor; larger tensors are subsampled with a fixed stride
 MAX_RECORDS = 2000
 PR_SET_CHILD_SUBREAPER = 36
-ORIGINS = []  # (folder of the run's copy, original folder), resolved: set from the spec
+ORIGINS: list[tuple[str, str]] = []  # (folder of the run's copy, original folder), resolved: set from the spec
 
 
 def origin(filename):
@@ -980,7 +980,7 @@ def main():
     become_subreaper()
     with open(sys.argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
-    ORIGINS[:] = [tuple(pair) for pair in spec.get("origins", [])]
+    ORIGINS[:] = [(copy, original) for copy, original in spec.get("origins", [])]
     if spec["mode"] == "env":
         env_mode(spec)
     else:

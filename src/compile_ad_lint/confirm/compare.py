@@ -60,10 +60,10 @@ def relative_difference(a: Sequence[float], b: Sequence[float]) -> float:
     return diff / norm
 
 
-def grad_vector(record: dict, load: TensorLoader) -> tuple[list[float], list[str], tuple]:
+def grad_vector(record: dict, load: TensorLoader) -> tuple[list[float], list[str], tuple[tuple[int, ...] | None, ...]]:
     values: list[float] = []
     dtypes: list[str] = []
-    layout = []
+    layout: list[tuple[int, ...] | None] = []
     for entry in record["tensors"]:
         if entry is None:
             layout.append(None)
@@ -402,7 +402,7 @@ DOUBLE_BACKWARD_ERRORS = (
 
 
 def _is_double_backward(exception: dict | None) -> bool:
-    return bool(exception) and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
+    return exception is not None and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
 
 
 def _line(record: dict) -> str:

@@ -26,26 +26,36 @@ def _backend(evidence: Evidence) -> str:
     return backend if isinstance(backend, str) and _SAFE_NAME.match(backend) else "inductor"
 
 
+def _program(imports: str, evidence: Evidence, body: str, definitions: str = "") -> str:
+    """A probe module: ``imports``, the finding's backend as ``BACKEND``, ``definitions``, then
+    ``probe()``, which seeds torch and runs ``body`` (indented already)."""
+    return f"""{imports}
+BACKEND = {_backend(evidence)!r}
+
+
+{definitions}def probe():
+    torch.manual_seed(0)
+{body}"""
+
+
 def cal001_probe(evidence: Cal001Evidence) -> str:
-    backend = _backend(evidence)
     if evidence.expected == "raises":
         make = "torch.compile(torch.nn.Linear(4, 4), backend=BACKEND)"
     else:
         make = "torch.compile(lambda a: torch.sin(a) * a, backend=BACKEND)"
-    return f"""import torch
+    imports = """import torch
 import torch.autograd.forward_ad as fwAD
-
-BACKEND = {backend!r}
-
-
-def probe():
-    torch.manual_seed(0)
-    fn = {make}
+"""
+    return _program(
+        imports,
+        evidence,
+        f"""    fn = {make}
     x, t = torch.randn(4), torch.randn(4)
     with fwAD.dual_level():
         out = fn(fwAD.make_dual(x, t))  # SITE
         fwAD.unpack_dual(out)
-"""
+""",
+    )
 
 
 def config_json(value: LiteralValue, device: str) -> object:
@@ -139,26 +149,24 @@ def _literal(value: object) -> str:
 
 
 def cal002_probe(evidence: Cal002Evidence, device: str) -> str:
-    backend = _backend(evidence)
     written = config_json(evidence.config.value, device)
     forward_on, forward_device, forward_dtype = _autocast_state(evidence.forward_autocast, device)
     backward_on, backward_device, backward_dtype = _autocast_state(evidence.backward_autocast, device)
-    return f"""import torch
+    imports = """import torch
 import torch._functorch.config as functorch_config
-
-BACKEND = {backend!r}
-
-
-def island(x, w):
+"""
+    island = """def island(x, w):
     # An fp32 island: autocast would cast its backward matmul if the backward ran under autocast.
     with torch.autocast(torch.get_default_device().type, enabled=False):
         y = x.float() @ w.float()
     return y.pow(2).sum()
 
 
-def probe():
-    torch.manual_seed(0)
-    fn = torch.compile(island, backend=BACKEND)
+"""
+    return _program(
+        imports,
+        evidence,
+        f"""    fn = torch.compile(island, backend=BACKEND)
     x = torch.randn(128, 128)
     w = torch.randn(128, 128, requires_grad=True)
     with functorch_config.patch(backward_pass_autocast={_literal(written)}):
@@ -166,7 +174,9 @@ def probe():
             z = fn(x, w)  # CALL
     with torch.autocast({backward_device!r}, dtype={backward_dtype}, enabled={backward_on}):
         z.backward()  # SITE
-"""
+""",
+        island,
+    )
 
 
 _FUNCTIONAL_CALLS = {
@@ -182,43 +192,37 @@ _FUNCTIONAL_CALLS = {
 def cal004_probe(evidence: Cal004Evidence) -> str:
     """A second-order use of a compiled callable: the finding's ``torch.autograd.functional`` call, or a
     ``create_graph=True`` gradient differentiated again (a gradient penalty)."""
-    backend = _backend(evidence)
     name = _function_name(evidence)
     if name in _FUNCTIONAL_CALLS:
         body = f"    {_FUNCTIONAL_CALLS[name]}  # SITE"
     else:
         body = "    (g,) = torch.autograd.grad(field(x).sum(), x, create_graph=True)  # SITE\n    g.square().sum().backward()"
-    return f"""import torch
+    imports = """import torch
 from torch.autograd import functional
-
-BACKEND = {backend!r}
-
-
-def probe():
-    torch.manual_seed(0)
-    field = torch.compile(lambda a: (a * a * a).sin(), backend=BACKEND)
+"""
+    return _program(
+        imports,
+        evidence,
+        f"""    field = torch.compile(lambda a: (a * a * a).sin(), backend=BACKEND)
     scalar = torch.compile(lambda a: (a * a * a).sin().sum(), backend=BACKEND)
     x = torch.randn(4, requires_grad=True)
     v = torch.randn(4)
 {body}
-"""
+""",
+    )
 
 
 def cal005_probe(evidence: Cal005Evidence) -> str:
     """Two outputs of a compiled function, only the first in the loss (the facts script's case)."""
-    backend = _backend(evidence)
-    return f"""import torch
-
-BACKEND = {backend!r}
-
-
-def probe():
-    torch.manual_seed(0)
-    two = torch.compile(lambda a, u, w: (a @ u, a @ w), backend=BACKEND)
+    return _program(
+        "import torch\n",
+        evidence,
+        """    two = torch.compile(lambda a, u, w: (a @ u, a @ w), backend=BACKEND)
     u, w = torch.nn.Parameter(torch.randn(3, 3)), torch.nn.Parameter(torch.randn(3, 3))
     used, unused = two(torch.randn(3, 3), u, w)
     used.sum().backward()  # SITE
-"""
+""",
+    )
 
 
 def marked_line(source: str, marker: str) -> int:

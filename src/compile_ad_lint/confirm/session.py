@@ -465,19 +465,22 @@ def _compare(
 
     The flag is True when a run timed out or died: that verdict is not cached.
     """
+    eager_result = _result_or_problem(eager, "eager run", session)  # the callers pass only eager runs with a result
+    if isinstance(eager_result, ConfirmResult):
+        return eager_result, eager.timed_out
     compiled = session.run(("compiled", entry, device), _spec(session, entry, device, focus, compiled=True))
-    problem = _run_problem(compiled, "compiled run as written", session)
-    if problem is not None:
-        return problem, True
+    compiled_result = _result_or_problem(compiled, "compiled run as written", session)
+    if isinstance(compiled_result, ConfirmResult):
+        return compiled_result, True
     evidence = finding.evidence
     if finding.code == "CAL001":
-        return compare.verdict_cal001(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
+        return compare.verdict_cal001(eager_result, eager.tensor, compiled_result, compiled.tensor, site, device), False
     if finding.code == "CAL004":
-        return compare.verdict_cal004(eager.result, eager.tensor, compiled.result, compiled.tensor, site, device), False
+        return compare.verdict_cal004(eager_result, eager.tensor, compiled_result, compiled.tensor, site, device), False
     if finding.code == "CAL005":
         assert isinstance(evidence, Cal005Evidence)
         return compare.verdict_cal005(
-            eager.result, eager.tensor, compiled.result, compiled.tensor, site, ",".join(evidence.leaves)
+            eager_result, eager.tensor, compiled_result, compiled.tensor, site, ",".join(evidence.leaves)
         ), False
     handles = forces.handles.get(index)
     if not handles:
@@ -496,18 +499,19 @@ def _compare(
     matching = session.run(
         ("matching", entry, device, json.dumps(force)), _spec(session, entry, device, focus, compiled=True, force=force)
     )
-    problem = _run_problem(matching, "compiled run under the matching config", session)
-    if problem is not None:
-        return problem, True
+    matching_result = _result_or_problem(matching, "compiled run under the matching config", session)
+    if isinstance(matching_result, ConfirmResult):
+        return matching_result, True
     assumed = assumed_run.result()
-    assumed_problem = _run_problem(assumed, "eager run under the assumed autocast", session)
+    assumed_result = _result_or_problem(assumed, "eager run under the assumed autocast", session)
+    assumed_problem = assumed_result if isinstance(assumed_result, ConfirmResult) else None
     assert isinstance(evidence, Cal002Evidence)
     return compare.verdict_cal002(
-        eager.result,
+        eager_result,
         eager.tensor,
-        compiled.result,
+        compiled_result,
         compiled.tensor,
-        matching.result,
+        matching_result,
         matching.tensor,
         site,
         device,
@@ -515,13 +519,14 @@ def _compare(
         evidence.matching_text(),
         evidence.backend,
         handles,
-        eager_assumed=None if assumed_problem is not None else assumed.result,
+        eager_assumed=None if isinstance(assumed_result, ConfirmResult) else assumed_result,
         eager_assumed_load=assumed.tensor,
         eager_assumed_problem=assumed_problem.detail if assumed_problem is not None else "",
     ), assumed_problem is not None
 
 
-def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmResult | None:
+def _result_or_problem(outcome: RunOutcome, name: str, session: _Session) -> dict | ConfirmResult:
+    """The run's result, or the error verdict that says why the run gave none."""
     if outcome.timed_out:
         return ConfirmResult(
             Verdict.ERROR,
@@ -532,7 +537,7 @@ def _run_problem(outcome: RunOutcome, name: str, session: _Session) -> ConfirmRe
             Verdict.ERROR,
             f"the {name} died without a result (exit code {outcome.returncode}; {outcome.output_summary()})",
         )
-    return None
+    return outcome.result
 
 
 def _probe_source(finding: Finding, device: str) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..cache import build_digest, codec
 from ..findings import Edit, Finding, Fix
@@ -28,19 +29,19 @@ def ops_for(plan: plans.FixPlan, sources: Sources) -> list[Op]:
     """The operations that carry ``plan`` out on ``sources`` (PlanError when it does not fit)."""
     from . import config_patch, config_value, forward_ad
 
-    if isinstance(plan, plans.WrapInConfigPatch):
-        return config_patch.wrap_ops(plan, sources)
-    if isinstance(plan, plans.SetConfigAtModuleLevel):
-        return config_patch.module_level_ops(plan, sources)
-    if isinstance(plan, plans.ReplaceConfigValue):
-        return config_value.value_ops(plan, sources)
-    if isinstance(plan, plans.CallUncompiled):
-        return forward_ad.uncompiled_ops(plan, sources)
-    if isinstance(plan, plans.CompileWithBackend):
-        return forward_ad.backend_ops(plan, sources)
-    if isinstance(plan, plans.ReverseModeJacobian):
-        return forward_ad.reverse_mode_ops(plan, sources)
-    raise PlanError(f"unknown plan {type(plan).__name__}")
+    # Each builder takes its own plan class (the keys); a plan's class is one of ``plans.PLAN_KINDS``.
+    builders: dict[type, Callable[[Any, Sources], list[Op]]] = {
+        plans.WrapInConfigPatch: config_patch.wrap_ops,
+        plans.SetConfigAtModuleLevel: config_patch.module_level_ops,
+        plans.ReplaceConfigValue: config_value.value_ops,
+        plans.CallUncompiled: forward_ad.uncompiled_ops,
+        plans.CompileWithBackend: forward_ad.backend_ops,
+        plans.ReverseModeJacobian: forward_ad.reverse_mode_ops,
+    }
+    build = builders.get(type(plan))
+    if build is None:
+        raise PlanError(f"unknown plan {type(plan).__name__}")
+    return build(plan, sources)
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ def _decode(data: bytes) -> str:
 
 def unified_diff(outcome: FixOutcome) -> str:
     """The changes as one unified diff (``--- path`` / ``+++ path`` per file)."""
-    from .source import split_lines
+    from ..summary.outline import split_lines
 
     chunks = []
     for _path, (display, before, after) in sorted(outcome.changed.items(), key=lambda item: item[1][0]):
@@ -165,8 +165,8 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[i
     already there). Returns how many lines changed and ``(display, line, reason)`` for the findings
     that got none. Files changed since the analysis, and notebooks, are left alone."""
     from ..paths import real_path
+    from ..summary.outline import split_lines
     from .noqa import PYTHON_WHITESPACE, lines_ending_in_strings, noqa_insertion
-    from .source import split_lines
 
     by_file: dict[str, dict[int, list[str]]] = {}
     skipped: list[tuple[str, int, str]] = []

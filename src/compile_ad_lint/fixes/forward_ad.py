@@ -22,7 +22,7 @@ from .plans import (
     ReverseModeJacobian,
     string_literal,
 )
-from .source import ParsedModule, Sources
+from .source import ParsedModule, Sources, dotted
 from .transform import Op, PlanError, Replace
 
 _INDUCTOR_ONLY = ("mode", "options")
@@ -30,15 +30,6 @@ _INDUCTOR_ONLY = ("mode", "options")
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    return None
 
 
 def _parsed(sources: Sources, display: str) -> ParsedModule:
@@ -72,10 +63,10 @@ def uncompiled_ops(plan: CallUncompiled, sources: Sources) -> list[Op]:
     if inline:
         assert isinstance(func, cst.Call)
         original = func.args[0].value if func.args and func.args[0].keyword is None and not func.args[0].star else None
-        if original is None or _dotted(original) is None:
+        if original is None or dotted(original) is None:
             raise PlanError("the compiled callable is not a name")
     else:
-        callee = _dotted(func)
+        callee = dotted(func)
         if callee is None:
             raise PlanError("the callee is not a name")
         bound = _bound_name(_parsed(sources, plan.compile_site.path), plan.compile_site)
@@ -101,9 +92,9 @@ def _bound_name(parsed: ParsedModule, site) -> str | None:  # type: ignore[no-un
     for node in parsed.nodes_at(site, cst.Call):
         parent = parsed.parents.get(node)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-            return _dotted(parent.targets[0].target)
+            return dotted(parent.targets[0].target)
         if isinstance(parent, cst.AnnAssign) and parent.value is node:
-            return _dotted(parent.target)
+            return dotted(parent.target)
         if isinstance(parent, cst.Decorator):
             definition = parsed.parents.get(parent)
             if isinstance(definition, cst.FunctionDef):

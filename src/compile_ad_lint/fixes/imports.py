@@ -14,20 +14,11 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
-from .source import ParsedModule
+from .source import ParsedModule, dotted
 from .transform import AfterImports, PlanError
 
 CONFIG_MODULE = "torch._functorch.config"
 CONFIG_IMPORT = f"import {CONFIG_MODULE}"
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    return None
 
 
 def config_imports(parsed: ParsedModule) -> dict[str, list[cst.CSTNode]]:
@@ -39,7 +30,7 @@ def config_imports(parsed: ParsedModule) -> dict[str, list[cst.CSTNode]]:
         for small in statement.body:
             if isinstance(small, cst.Import):
                 for alias in small.names:
-                    if _dotted(alias.name) != CONFIG_MODULE:
+                    if dotted(alias.name) != CONFIG_MODULE:
                         continue
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         found.setdefault(alias.asname.name.value, []).append(small)
@@ -48,7 +39,7 @@ def config_imports(parsed: ParsedModule) -> dict[str, list[cst.CSTNode]]:
             elif isinstance(small, cst.ImportFrom) and not small.relative:
                 if (
                     small.module is None
-                    or _dotted(small.module) != "torch._functorch"
+                    or dotted(small.module) != "torch._functorch"
                     or isinstance(small.names, cst.ImportStar)
                 ):
                     continue

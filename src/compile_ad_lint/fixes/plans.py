@@ -11,7 +11,7 @@ Positions are ``Location``s as the analyzer reports them (1-based, end exclusive
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Union, get_args
 
 from ..findings import Location
 
@@ -102,14 +102,8 @@ FixPlan = Union[
     ReverseModeJacobian,
 ]
 
-PLAN_KINDS: tuple[type, ...] = (
-    WrapInConfigPatch,
-    SetConfigAtModuleLevel,
-    ReplaceConfigValue,
-    CallUncompiled,
-    CompileWithBackend,
-    ReverseModeJacobian,
-)
+#: The plan classes, in ``FixPlan``'s order.
+PLAN_KINDS: tuple[type, ...] = get_args(FixPlan)
 
 
 def string_literal(value: str) -> str:

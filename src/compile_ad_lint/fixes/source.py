@@ -8,7 +8,6 @@ content the analysis saw (``Report.digests``): fixes are never built or applied 
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,25 +26,21 @@ from libcst.metadata import (
 from ..cache import SummaryCache, content_digest
 from ..findings import Location
 from ..paths import real_path
+from ..summary.outline import split_lines
 
 #: Files larger than this get no fixes: LibCST with positions takes about 10 s and 1 GB per MB
 #: (a 10 MB generated module made a JSON report take minutes); the analysis itself uses ``ast``.
 MAX_FIX_FILE_BYTES = 1_000_000
 
-#: Where a line ends, for the analyzer, LSP and LibCST alike (``str.splitlines`` also splits at
-#: form feeds and U+2028, which no tokenizer does).
-LINE_END = re.compile(r"\r\n|\r|\n")
 
-
-def split_lines(text: str) -> list[str]:
-    """``text``'s lines with their line ends (the last one may have none)."""
-    lines, start = [], 0
-    for match in LINE_END.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes on one, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
 
 
 class ParsedModule:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..findings import Edit
-from .source import ParsedModule, Sources, split_lines
+from ..summary.outline import split_lines
+from .source import ParsedModule, Sources
 
 
 class PlanError(Exception):

@@ -108,12 +108,12 @@ class CompileAdLintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         overrides: dict[str, Any] = {}
-        for option, key in (("cal_select", "select"), ("cal_ignore", "ignore")):
+        for option, key, override in (("cal_select", "select", "select"), ("cal_ignore", "ignore", "extend_ignore")):
             value = getattr(options, option, None)
             if not value:
                 continue
             try:
-                overrides[key] = parse_codes(list(value), "flake8", key)
+                overrides[override] = parse_codes(list(value), "flake8", key)
             except ConfigError as error:
                 reason = str(error).split(f"{key}: ", 1)[-1]
                 raise _execution_error(f"--cal-{key}: {reason}") from error
@@ -161,10 +161,7 @@ class CompileAdLintChecker:
 
     def _config(self, pyproject: Path | None) -> Config:
         config = read_config_file(pyproject) if pyproject is not None else Config()
-        overrides = dict(self._overrides)
-        if "ignore" in overrides:
-            overrides["ignore"] = config.ignore | overrides["ignore"]
-        return config.with_overrides(**overrides)
+        return config.with_overrides(**self._overrides)
 
     def _unsaved_source(self, resolved: Path) -> bytes | None:
         """The text flake8 checks, when it is not what is on disk (``flake8 -`` with a display name)."""

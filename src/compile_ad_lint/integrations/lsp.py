@@ -69,6 +69,7 @@ from ..fixes.noqa import noqa_insertion
 from ..paths import real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
+from ..summary.outline import LINE_END
 
 SOURCE = "compile-ad-lint"
 #: The "fix all" source action's kind (clients ask for ``source.fixAll``, e.g. on save).
@@ -80,8 +81,6 @@ MAX_MESSAGE_BYTES = 1 << 30
 logger = logging.getLogger(__name__)
 
 _SEVERITIES = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
-#: The line ends of LSP (and of CPython's tokenizer); nothing else ends a line.
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _unit_counter(encoding: str | None) -> Callable[[str], int]:
@@ -106,7 +105,7 @@ class LineTable:
 
     def __init__(self, text: str, encoding: str | None = types.PositionEncodingKind.Utf16) -> None:
         self.text = text
-        self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]
+        self._starts = [0, *(match.end() for match in LINE_END.finditer(text))]
         self._units = _unit_counter(encoding)
 
     @property

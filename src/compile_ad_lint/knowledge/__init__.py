@@ -1,4 +1,5 @@
-"""What torch and the training frameworks do, as declarative tables (design: "knowledge is data").
+"""What torch and the training frameworks do, as declarative tables: data, not if-chains in the
+interpreter, so that each fact sits in one row next to where it was read.
 
 Each row names the torch or framework source it was read from and has a test
 (``tests/test_knowledge.py``, ``tests/test_reach.py``, ``tests/test_frameworks.py``). The package

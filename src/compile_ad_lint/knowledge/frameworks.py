@@ -304,7 +304,9 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
     ),
 )
 
-#: Framework base classes of user modules: the class is an ``nn.Module`` and inherits these methods.
+#: Framework base classes of user modules: the class is an ``nn.Module`` and inherits these methods
+#: (Lightning src/lightning/pytorch/core/module.py: ``class LightningModule(..., torch.nn.Module)``;
+#: ``automatic_optimization`` defaults to True).
 FRAMEWORK_BASES: dict[str, str] = {
     name: "lightning.LightningModule"
     for name in (
@@ -317,11 +319,6 @@ FRAMEWORK_BASES: dict[str, str] = {
         "pytorch_lightning.core.module.LightningModule",
     )
 }
-#: Where ``FRAMEWORK_BASES`` comes from.
-FRAMEWORK_BASES_SOURCE = (
-    "Lightning src/lightning/pytorch/core/module.py: `class LightningModule(..., torch.nn.Module)`; "
-    "`automatic_optimization` defaults to True."
-)
 
 CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASSES for name in cls.names}
 METHODS: dict[tuple[str, str], FrameworkMethod] = {(m.kind, m.method): m for m in FRAMEWORK_METHODS}

@@ -71,7 +71,7 @@ class ModuleIndex:
     def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[Path, ...]]:
         """(the module's file or None, the candidates tried before it that do not exist)."""
         relative = Path(*dotted.split("."))
-        missed = []
+        missed: list[Path] = []
         for root in dict.fromkeys(self.search_roots(importer)):
             for candidate in (
                 root / relative / "__init__.py",

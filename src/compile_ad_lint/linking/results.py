@@ -17,6 +17,7 @@ named.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..findings import Location
@@ -28,9 +29,13 @@ from .values import ClassVal, Collection, Compiled, Disabled, ExternalInstance, 
 if TYPE_CHECKING:
     from .interpreter import Args, Interpreter
 
-#: Roots an output's value may come from.
-_TOP = ("top",)
-_SELF_ALL = ("self*",)
+#: What an output's value may come from: ``("param", name)``, ``("self", attribute)``,
+#: ``("global", name)``, or one of the two below.
+Root = tuple[str, ...]
+_TOP: Root = ("top",)
+_SELF_ALL: Root = ("self*",)
+#: Per returned position, the roots it depends on, and the returned expression (where it is one display).
+ReturnShape = tuple[tuple[frozenset[Root], ...], tuple[ir.Expr | None, ...]]
 _DISPLAY = "#"  # env key prefix: a name bound to a tuple/list display, position by position
 
 
@@ -102,9 +107,9 @@ class _Returns:
             else:
                 env.pop(_DISPLAY + target.name, None)
         elif isinstance(target, ir.MultiTarget):
+            exact = parts is not None and len(parts) == len(target.targets)
             for position, element in enumerate(target.targets):
-                exact = parts is not None and len(parts) == len(target.targets)
-                self.bind(element, parts[position] if exact else roots, None, env)
+                self.bind(element, parts[position] if parts is not None and exact else roots, None, env)
 
     def parts(self, expr: ir.Expr, env: dict) -> tuple[frozenset, ...] | None:
         if isinstance(expr, ir.Elements):
@@ -141,20 +146,21 @@ class _Returns:
         return frozenset([_TOP])  # lambdas, anything new
 
 
-def returned_roots(
-    summary: ir.FunctionSummary, self_name: str | None
-) -> tuple[tuple[frozenset, ...], tuple[ir.Expr | None, ...]] | None:
+def returned_roots(summary: ir.FunctionSummary, self_name: str | None) -> ReturnShape | None:
     """Per returned position, the roots it depends on, and the returned expression (where it is
     one display), when every ``return`` returns a tuple of the same size (at least two)."""
     walker = _Returns(summary.params, self_name)
     walker.block(summary.body, {})
-    shapes = {len(parts) if parts is not None else None for parts, _ in walker.returns}
-    if len(shapes) != 1 or None in shapes or next(iter(shapes)) < 2:
+    returned = [parts for parts, _ in walker.returns if parts is not None]
+    sizes = {len(parts) for parts in returned}
+    if len(returned) != len(walker.returns) or len(sizes) != 1 or next(iter(sizes)) < 2:
         return None
-    size = next(iter(shapes))
-    roots = tuple(frozenset().union(*(parts[i] for parts, _ in walker.returns)) for i in range(size))
+    size = next(iter(sizes))
+    roots = tuple(frozenset[Root]().union(*(parts[i] for parts in returned)) for i in range(size))
     displays = [display for _, display in walker.returns if len(display) == size]
-    shown = tuple(displays[0]) if len(displays) == 1 and len(walker.returns) == 1 else (None,) * size
+    shown: tuple[ir.Expr | None, ...] = (
+        tuple(displays[0]) if len(displays) == 1 and len(walker.returns) == 1 else (None,) * size
+    )
     return roots, shown
 
 
@@ -163,8 +169,8 @@ class ResultAnalysis:
 
     def __init__(self, interpreter: Interpreter) -> None:
         self.interp = interpreter
-        self._roots: dict[tuple, object] = {}
-        self._aliased: dict[ClassVal, tuple[frozenset[str], dict[str, ir.Span]]] = {}
+        self._roots: dict[tuple[Path, str, str | None], ReturnShape | None] = {}
+        self._aliased: dict[ClassVal, tuple[frozenset[str], dict[str, tuple[Path, ir.Span]]]] = {}
         self._memo: dict[tuple, tuple[ResultElement, ...] | None] = {}
 
     def structure(self, compiled: Compiled, args: Args, site: Location) -> tuple[ResultElement, ...] | None:
@@ -270,8 +276,8 @@ class ResultAnalysis:
             return None, True  # shared with another attribute: whatever uses that one may reach it
         if not values or not self.holds_parameters(values):
             return None, False
-        path, span = sites.get(attribute, (None, None))
-        location = interp.loc(path, span) if path is not None else None
+        site = sites.get(attribute)
+        location = interp.loc(*site) if site is not None else None
         return Leaf(f"self.{attribute}", f"{owner.path}:{owner.qualname}.{attribute}", location), False
 
     def holds_parameters(self, values: Iterable[object], depth: int = 0) -> bool:
@@ -306,12 +312,12 @@ class ResultAnalysis:
                         names |= {target.attr for target, _, _ in _self_assignments(function.body, function.params[0])}
         return names
 
-    def aliasing(self, owner: ClassVal) -> tuple[frozenset[str], dict[str, tuple]]:
+    def aliasing(self, owner: ClassVal) -> tuple[frozenset[str], dict[str, tuple[Path, ir.Span]]]:
         """Attributes that may share an object with another one, and where each attribute is set."""
         if owner in self._aliased:
             return self._aliased[owner]
         aliased: set[str] = set()
-        sites: dict[str, tuple] = {}
+        sites: dict[str, tuple[Path, ir.Span]] = {}
         sources: dict[str, set[str]] = {}
         for klass in self.interp.mro(owner):
             if not isinstance(klass, ClassVal):

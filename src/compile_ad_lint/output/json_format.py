@@ -1,4 +1,5 @@
-"""The JSON object of design section 4 (1-based lines and columns, end column exclusive).
+"""The ``--format json`` report: one object with ``version``, ``findings`` and ``stats``, which other
+tools read. Lines and columns are 1-based, the end column exclusive.
 
 In a notebook, ``cell`` is the 1-based cell number (every cell counts) and ``line``/``end_line`` are
 lines of that cell; ``cell`` is null in a Python file. ``stats.parsed + stats.cached`` is

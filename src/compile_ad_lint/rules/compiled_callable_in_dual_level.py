@@ -276,17 +276,7 @@ def check(x, t):
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
-        fixes = _fixes(event)
-        return Finding(
-            code=self.code,
-            message=message,
-            severity=self.severity,
-            location=event.chain[0].location,
-            related=tuple(related),
-            evidence=Cal001Evidence.of(event, outcome),
-            fix=fixes[0] if fixes else None,
-            alternative_fixes=tuple(fixes[1:]),
-        )
+        return self.at_first_call(event, message, related, Cal001Evidence.of(event, outcome), _fixes(event))
 
     def forward_mode_finding(self, event: CompiledCallInDualRegion, backend: str) -> Finding:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
@@ -309,15 +299,27 @@ def check(x, t):
             plan=ReverseModeJacobian(event.chain[0].location),
         )
         backend_fix = _backend_fix(compiled)
+        fixes = [reverse] if backend_fix is None else [reverse, backend_fix]
+        return self.at_first_call(event, message, related, Cal001Evidence.of(event, "wrong-jacobian"), fixes)
+
+    def at_first_call(
+        self,
+        event: CompiledCallInDualRegion,
+        message: str,
+        related: list[RelatedLocation],
+        evidence: Cal001Evidence,
+        fixes: list[Fix],
+    ) -> Finding:
+        """The finding, at the region's call that starts the chain; the first fix is the one offered."""
         return Finding(
             code=self.code,
             message=message,
             severity=self.severity,
             location=event.chain[0].location,
             related=tuple(related),
-            evidence=Cal001Evidence.of(event, "wrong-jacobian"),
-            fix=reverse,
-            alternative_fixes=(backend_fix,) if backend_fix is not None else (),
+            evidence=evidence,
+            fix=fixes[0] if fixes else None,
+            alternative_fixes=tuple(fixes[1:]),
         )
 
 

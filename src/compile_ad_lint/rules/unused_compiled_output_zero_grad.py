@@ -39,6 +39,23 @@ class Cal005Evidence(Evidence):
         )
 
 
+#: The start of the cases' two-head module: each output depends on its own head.
+_TWO_HEADS = """
+import torch
+from torch import nn
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.aux_head = nn.Linear(4, 2)
+
+    def forward(self, h):
+        return self.head(h), self.aux_head(h)
+
+"""
+
+
 class UnusedCompiledOutputZeroGrad(Rule):
     code = "CAL005"
     name = "unused-compiled-output-zero-grad"
@@ -129,60 +146,24 @@ loss.backward()
             note="return logits, loss: every parameter feeds the loss",
         ),
         Case(
-            """
-import torch
-from torch import nn
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.head = nn.Linear(4, 2)
-        self.aux_head = nn.Linear(4, 2)
-
-    def forward(self, h):
-        return self.head(h), self.aux_head(h)
-
-model = torch.compile(TwoHeads())
+            _TWO_HEADS
+            + """model = torch.compile(TwoHeads())
 main, aux = model(x)
 (main.sum() + 0.1 * aux.sum()).backward()
 """,
             note="both outputs reach the loss",
         ),
         Case(
-            """
-import torch
-from torch import nn
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.head = nn.Linear(4, 2)
-        self.aux_head = nn.Linear(4, 2)
-
-    def forward(self, h):
-        return self.head(h), self.aux_head(h)
-
-model = torch.compile(TwoHeads(), backend="eager")
+            _TWO_HEADS
+            + """model = torch.compile(TwoHeads(), backend="eager")
 main, aux = model(x)
 main.sum().backward()
 """,
             note="backend='eager': eager autograd leaves the aux head's grad None",
         ),
         Case(
-            """
-import torch
-from torch import nn
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.head = nn.Linear(4, 2)
-        self.aux_head = nn.Linear(4, 2)
-
-    def forward(self, h):
-        return self.head(h), self.aux_head(h)
-
-model = torch.compile(TwoHeads())
+            _TWO_HEADS
+            + """model = torch.compile(TwoHeads())
 
 def step(x):
     main, aux = model(x)

@@ -60,8 +60,7 @@ from .model import (
     With,
     WithItem,
 )
-
-_CONSTANT_NAMES = {"True": True, "False": False, "None": None}
+from .outline import TRY_STATEMENTS
 
 
 def resolve_relative(name: str, module: str, is_package: bool) -> str:
@@ -250,7 +249,7 @@ class _Summarizer:
             yield Branch((self.block(node.body, scope, owner_class), ()))
             if node.orelse:
                 yield Branch((self.block(node.orelse, scope, owner_class), ()))
-        elif isinstance(node, (ast.Try, ast.TryStar)):
+        elif isinstance(node, TRY_STATEMENTS):
             main = (*self.block(node.body, scope, owner_class), *self.block(node.orelse, scope, owner_class))
             arms = [main] + [self.block(h.body, scope, owner_class) for h in node.handlers]
             yield Branch(tuple(arms))
@@ -383,7 +382,8 @@ class _Summarizer:
         if isinstance(node, ast.Attribute):
             return Attr(self.expr(node.value, scope), node.attr)
         if isinstance(node, ast.Call):
-            arguments = sorted([*node.args, *node.keywords], key=lambda a: (a.lineno, a.col_offset))
+            written: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+            arguments = sorted(written, key=lambda a: (a.lineno, a.col_offset))
             args = tuple(
                 Arg(self.expr(a.value, scope), "*")
                 if isinstance(a, ast.Starred)
@@ -448,11 +448,12 @@ class _Summarizer:
             items = tuple(self.literal_value(e) for e in node.elts)
             return items if isinstance(node, ast.Tuple) else ListLiteral(items)
         if isinstance(node, ast.Dict):
-            if any(key is None for key in node.keys):  # ``**mapping``
-                raise _NotLiteral
-            return DictLiteral(
-                tuple((self.literal_value(k), self.literal_value(v)) for k, v in zip(node.keys, node.values))
-            )  # type: ignore[arg-type]
+            pairs = []
+            for key, item in zip(node.keys, node.values):
+                if key is None:  # ``**mapping``
+                    raise _NotLiteral
+                pairs.append((self.literal_value(key), self.literal_value(item)))
+            return DictLiteral(tuple(pairs))
         raise _NotLiteral
 
     def lambda_function(self, node: ast.Lambda, scope: str) -> FunctionRef:
@@ -511,5 +512,6 @@ def _source_ordered_children(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.JoinedStr):
         return [child for child in node.values if not isinstance(child, ast.Constant)]
     if isinstance(node, ast.FormattedValue):
-        return [node.value] + ([node.format_spec] if node.format_spec is not None else [])
+        children: list[ast.AST] = [node.value]
+        return children + ([node.format_spec] if node.format_spec is not None else [])
     return list(ast.iter_child_nodes(node))

@@ -12,6 +12,7 @@ import ast
 import builtins
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass, replace
 
@@ -27,7 +28,14 @@ ANCHOR_PATTERN = re.compile(
     r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast|autograd\.functional|autograd import functional"
     r"|\.fit\s*\(|\bTrainingArguments\s*\("
 )
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+#: ``try`` statements: ``try``/``except*`` (``ast.TryStar``) exists from Python 3.11 on.
+if sys.version_info >= (3, 11):
+    TRY_STATEMENTS = (ast.Try, ast.TryStar)
+else:
+    TRY_STATEMENTS = (ast.Try,)
+#: Where a line ends, for CPython's tokenizer, LibCST and LSP alike (``str.splitlines`` also splits
+#: at form feeds and U+2028, which no tokenizer does).
+LINE_END = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300
 
@@ -66,7 +74,7 @@ def decode(source: bytes) -> str:
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split exactly where CPython's tokenizer counts new lines."""
     lines, start = [], 0
-    for match in _NEWLINE.finditer(text):
+    for match in LINE_END.finditer(text):
         lines.append(text[start : match.end()])
         start = match.end()
     if start < len(text):
@@ -123,13 +131,10 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
             aliases |= block.binds  # ``level = fwAD.dual_level``, ``from ... import dual_level as level``
         previous = blocks[-1] if blocks else None
         # Runs of module-level code become one block (one parse); so do statements sharing a line.
-        same_line = previous is not None and previous.last_line >= first
-        joinable = (
-            previous is not None
-            and not (previous.is_definition or is_definition)
-            and last - previous.first_line < _MAX_RUN_LINES
-        )
-        if same_line or joinable:
+        if previous is not None and (
+            previous.last_line >= first  # the same line
+            or (not (previous.is_definition or is_definition) and last - previous.first_line < _MAX_RUN_LINES)
+        ):
             blocks[-1] = Block(
                 previous.first_line,
                 max(last, previous.last_line),
@@ -224,11 +229,11 @@ def _bound_names(statement: ast.stmt) -> set[str]:
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             pending.extend([node.target, *node.body, *node.orelse])
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            pending.extend([item.optional_vars for item in node.items if item.optional_vars is not None] + node.body)
+            pending.extend([*(item.optional_vars for item in node.items if item.optional_vars is not None), *node.body])
         elif isinstance(node, (ast.If, ast.While)):
             pending.extend([*node.body, *node.orelse])
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            pending.extend([*node.body, *node.orelse, *node.finalbody, *(h for h in node.handlers)])
+        elif isinstance(node, TRY_STATEMENTS):
+            pending.extend([*node.body, *node.orelse, *node.finalbody, *node.handlers])
         elif isinstance(node, ast.ExceptHandler):
             names.update([node.name] if node.name else [])
             pending.extend(node.body)
