@@ -21,6 +21,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import with_compile_wrappers
 from ..summary import model as ir
+from .arguments import Args, Values, keyword_arg, positional
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -76,9 +77,6 @@ from .values import (
     normalize,
     stable_text,
 )
-
-Values = frozenset
-Args = tuple[tuple[str | None, Values], ...]
 
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
@@ -1327,14 +1325,6 @@ def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
     return False
 
 
-def positional(args: Args, index: int) -> Values:
-    plain = [values for keyword, values in args if keyword is None]
-    if index < len(plain):
-        return plain[index]
-    star = [values for keyword, values in args if keyword == "*"]
-    return star[0] if star else frozenset()
-
-
 def create_graph_of(args: Args, position: int) -> bool | None:
     """``create_graph=`` of a backward call: a constant, False when absent, None when not constant."""
     values = keyword_arg(args, "create_graph")
@@ -1346,13 +1336,6 @@ def create_graph_of(args: Args, position: int) -> bool | None:
     constants = {bool(v.value) for v in values if isinstance(v, ConstVal)}
     if len(constants) == 1 and all(isinstance(v, ConstVal) for v in values):
         return constants.pop()
-    return None
-
-
-def keyword_arg(args: Args, name: str) -> Values | None:
-    for keyword, values in args:
-        if keyword == name:
-            return values
     return None
 
 

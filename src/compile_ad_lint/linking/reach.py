@@ -20,6 +20,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
 from ..summary import model as ir
+from .arguments import Args, Values, keyword_arg, positional
 from .values import (
     PARAMETER,
     UNKNOWN,
@@ -47,31 +48,16 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .interpreter import Args, Frame, Interpreter, Values
+    from .interpreter import Frame, Interpreter
 
 #: Most modules whose import side effects (registrations) are run for one analysis.
 MAX_SIDE_EFFECT_MODULES = 64
 
 
-def _positional(args: Args, index: int) -> frozenset:
-    plain = [values for keyword, values in args if keyword is None]
-    if index < len(plain):
-        return plain[index]
-    star = [values for keyword, values in args if keyword == "*"]
-    return star[0] if star else frozenset()
-
-
-def _keyword(args: Args, name: str) -> frozenset | None:
-    for keyword, values in args:
-        if keyword == name:
-            return values
-    return None
-
-
 def _argument(args: Args, keyword: str, index: int | None) -> frozenset | None:
-    found = _keyword(args, keyword)
+    found = keyword_arg(args, keyword)
     if found is None and index is not None:
-        found = _positional(args, index) or None
+        found = positional(args, index) or None
     return found
 
 
@@ -733,7 +719,7 @@ class Reach:
                 handled = self._effects[meaning.effect](meaning.row, name, args, site, frame)
                 if handled is not None:
                     return handled
-        if _keyword(args, "requires_grad") is not None and _constants(_keyword(args, "requires_grad")) != {False}:
+        if keyword_arg(args, "requires_grad") is not None and _constants(keyword_arg(args, "requires_grad")) != {False}:
             return frozenset([replace(derived(_iter(args)), requires_grad=True)])
         return None
 
@@ -751,9 +737,9 @@ class Reach:
         if len(args) < 2:
             return None
         interp = self.interp
-        objects, names = _positional(args, 0), _positional(args, 1)
+        objects, names = positional(args, 0), positional(args, 1)
         constants = _constants(names)
-        default = _positional(args, 2)
+        default = positional(args, 2)
         if constants is not None and all(isinstance(c, str) for c in constants):
             return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
         modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
@@ -762,7 +748,7 @@ class Reach:
     def builtin_setattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
         if len(args) < 3:
             return None
-        self.set_attribute(_positional(args, 0), _positional(args, 1), _positional(args, 2))
+        self.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
         return frozenset([ConstVal(None)])
 
     def reach_effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values | None]]:
@@ -770,7 +756,7 @@ class Reach:
         return {
             "wrapper": self.wrap_module,
             "same_module": lambda row, name, args, site, frame: (
-                _argument(args, "module", 0) or _positional(args, 0) or frozenset([UNKNOWN])
+                _argument(args, "module", 0) or positional(args, 0) or frozenset([UNKNOWN])
             ),
             "grad_mode": lambda row, name, args, site, frame: frozenset([GradMode(self.grad_mode(name, args))]),
             "dataclass": lambda row, name, args, site, frame: frozenset([External(name)]),
@@ -877,14 +863,14 @@ class Reach:
             return None
         device = None
         if precision.device_argument is not None:
-            constants = _constants(_keyword(args, precision.device_argument))
+            constants = _constants(keyword_arg(args, precision.device_argument))
             if constants is not None and len(constants) == 1:
                 device = dict(precision.device_values).get(str(constants.pop()))
         origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
         maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
         if precision.flags:
             for flag, flag_dtype in precision.flags:
-                values = _keyword(args, flag)
+                values = keyword_arg(args, flag)
                 if values is None:
                     continue
                 constants = _constants(values)
@@ -919,7 +905,7 @@ class Reach:
         if compilation is None:
             return None
         for keyword in compilation.backend_arguments:
-            values = _keyword(args, keyword)
+            values = keyword_arg(args, keyword)
             if values is not None:
                 constants = _constants(values)
                 if constants is None or len(constants) != 1:
@@ -927,11 +913,11 @@ class Reach:
                 backend = str(constants.pop()).lower()
                 return None if backend == "no" else backend
         for keyword in compilation.plugin_arguments:
-            for value in _keyword(args, keyword) or ():
+            for value in keyword_arg(args, keyword) or ():
                 if isinstance(value, FrameworkObject):
                     return value.compile_backend
         for flag in compilation.flags:
-            values = _keyword(args, flag)
+            values = keyword_arg(args, flag)
             if values is not None:
                 constants = _constants(values)
                 if constants == {True}:
@@ -969,7 +955,7 @@ class Reach:
             return _argument(args, "model", 0) or frozenset([UNKNOWN])
         if call.effect in ("prepare", "setup") and owner is not None:
             items = [values for keyword, values in args if keyword is None] or [
-                _keyword(args, "module") or frozenset([UNKNOWN])
+                keyword_arg(args, "module") or frozenset([UNKNOWN])
             ]
             prepared = [self.prepare(values, owner, site, call) for values in items]
             if len(prepared) == 1:

@@ -1,0 +1,29 @@
+"""A call's arguments as the interpreter evaluates them, and how rules of the call read them.
+
+``Args`` keeps the call's order: ``(None, values)`` for a positional argument, ``("*", values)`` for
+a starred one (whatever it spreads may be any later position), ``(name, values)`` for a keyword.
+The interpreter and ``Reach`` both read arguments through these helpers.
+"""
+
+from __future__ import annotations
+
+#: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
+Values = frozenset
+Args = tuple[tuple[str | None, Values], ...]
+
+
+def positional(args: Args, index: int) -> Values:
+    """The values of positional argument ``index`` (a starred argument's when there are fewer)."""
+    plain = [values for keyword, values in args if keyword is None]
+    if index < len(plain):
+        return plain[index]
+    star = [values for keyword, values in args if keyword == "*"]
+    return star[0] if star else frozenset()
+
+
+def keyword_arg(args: Args, name: str) -> Values | None:
+    """The values of keyword argument ``name``; None when the call does not pass it."""
+    for keyword, values in args:
+        if keyword == name:
+            return values
+    return None
