@@ -488,3 +488,19 @@ def test_every_fix_on_the_fixtures_applies_and_removes_its_finding(tmp_path: Pat
     main(["check", str(project), "--fix", "--unsafe-fixes", "--no-cache", "-q"])
     assert {path: path.read_bytes() for path in project.rglob("*.py")} == snapshot
     capsys.readouterr()
+
+
+def test_fixes_built_in_worker_processes_equal_those_built_in_process(tmp_path, monkeypatch):
+    """``resolve(..., jobs=2)`` shares the files with fixes out among workers (each with its own
+    Sources and the same cache): the findings, fixes and edits must be exactly the in-process ones."""
+    project = tmp_path / "fixtures"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures", project)
+    monkeypatch.chdir(tmp_path)
+    report = Analyzer(Config(root=project), use_cache=False).check(["fixtures"])
+    files = {f.location.path for f in report.findings if f.fixes and f.location.cell is None}
+    assert len(files) >= 8, "enough files with fixes for the worker processes to be used"
+    serial = resolve(report.findings, Sources({}, dict(report.digests)))
+    parallel = resolve(report.findings, Sources({}, dict(report.digests)), jobs=2)
+    assert parallel == serial
+    assert [f.fix for f in parallel] == [f.fix for f in serial]
+    assert sum(1 for f in parallel if f.fix is not None and f.fix.edits) > 20

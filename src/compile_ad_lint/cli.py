@@ -626,7 +626,7 @@ def _check(args: argparse.Namespace) -> int:
         from .fixes import Sources, resolve
 
         sources = Sources(scope.sources, dict(report.digests), cache=analyzer.cache_for(scope.paths))
-        report = replace(report, findings=resolve(report.findings, sources))
+        report = replace(report, findings=resolve(report.findings, sources, jobs=analyzer.jobs))
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,
