@@ -70,12 +70,8 @@ def test_flake8_cold_writes_the_cache_the_cli_then_uses(project):
     assert {(Path(f["path"]).name, f["line"], f["column"], f["code"]) for f in warm.findings} == found
 
 
-def test_language_server_reads_and_writes_the_same_cache(project):
-    pytest.importorskip("pygls")
-    expected = {(line, column, code) for name, line, column, code in _cli(project, "--no-cache") if name == "train.py"}
-    shutil.rmtree(project / CACHE_DIRECTORY, ignore_errors=True)
-    sources = tree_digest(project)
-    train = project / "train.py"
+def _lsp_open(project: Path, path: Path) -> list[dict]:
+    """Start the language server at ``project``, open ``path``, return its first diagnostics."""
     server = subprocess.Popen(
         [sys.executable, "-m", "compile_ad_lint", "lsp"],
         cwd=project,
@@ -97,10 +93,10 @@ def test_language_server_reads_and_writes_the_same_cache(project):
                 "method": "textDocument/didOpen",
                 "params": {
                     "textDocument": {
-                        "uri": train.as_uri(),
+                        "uri": path.as_uri(),
                         "languageId": "python",
                         "version": 1,
-                        "text": train.read_text(),
+                        "text": path.read_text(),
                     }
                 },
             },
@@ -117,10 +113,39 @@ def test_language_server_reads_and_writes_the_same_cache(project):
     finally:
         server.kill()
         server.wait()
-    diagnostics = published["params"]["diagnostics"]
+    return published["params"]["diagnostics"]
+
+
+def test_language_server_reads_and_writes_the_same_cache(project):
+    pytest.importorskip("pygls")
+    expected = {(line, column, code) for name, line, column, code in _cli(project, "--no-cache") if name == "train.py"}
+    shutil.rmtree(project / CACHE_DIRECTORY, ignore_errors=True)
+    sources = tree_digest(project)
+    train = project / "train.py"
+    diagnostics = _lsp_open(project, train)
     found = {(d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1, d["code"]) for d in diagnostics}
     assert found == expected
     assert _entries(project), "the language server wrote no cache"
     assert tree_digest(project) == sources, "the language server wrote outside the cache"
     document = json.loads(run_cli(["check", "train.py", "--format", "json"], project).stdout)
     assert document["stats"]["parsed"] == 0, "the CLI re-parsed what the language server had cached"
+
+
+def test_language_server_first_open_after_a_cli_run_shows_what_the_cli_showed(project):
+    """The whole project's recorded findings serve the first open: the same messages as the CLI's
+    (a finding also reached from other entry points reads the same), and nothing is re-analyzed."""
+    pytest.importorskip("pygls")
+    result = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(result, (1,))
+    expected = sorted(
+        (f["line"], f["column"], f["code"], f["message"]) for f in result.findings if f["path"] == "train.py"
+    )
+    assert expected
+    before = _entries(project)
+    diagnostics = _lsp_open(project, project / "train.py")
+    found = sorted(
+        (d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1, d["code"], d["message"])
+        for d in diagnostics
+    )
+    assert found == expected
+    assert _entries(project) == before, "the first open re-analyzed what the CLI had recorded"

@@ -222,27 +222,18 @@ class Analyzer:
         """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
         buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk."""
         started = time.perf_counter()
-        overrides = dict(sources or {})
-        files, problems = discover(paths, self.config, virtual=overrides.keys())
-        cache = self.cache_for(paths)
-        events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
-        contents = self._read(files, events, overrides)
-        digests = {path: content_digest(source) for path, source in contents.items()}
-        roots = [f for f in files if f.path in contents and has_anchor(contents[f.path])]
-        run = _Run(self, files, paths, cache, overrides, digests)
-        remembered = run.remembered_check()
+        files, problems, events, contents, run = self._prepare(paths, sources)
+        remembered = self._remembered(run, files, started)
         if remembered is not None:
-            seconds = round(time.perf_counter() - started, 3)
-            stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
-            return Report(self._located(remembered.findings, files), stats, remembered.read)
+            return remembered
 
-        pending = roots
+        pending = [f for f in files if f.path in contents and has_anchor(contents[f.path])]
         mentions: frozenset[str] = frozenset()
         asked: frozenset[str] = frozenset()
         analyzed: set[str] = set()
         absent: set[str] = set()
         cacheable = True
-        read: dict[str, str] = {str(path): digest for path, digest in digests.items()}
+        read: dict[str, str] = {str(path): run.digests[path] for path in contents}
         for _ in range(self.config.max_call_depth + 1):
             results = run.analyze([(root, mentions) for root in pending])
             for result in results:
@@ -266,7 +257,36 @@ class Analyzer:
             run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, tuple(sorted(absent))))
         return report
 
+    def remembered(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report | None:
+        """What ``check(paths, sources)`` reports, when an earlier check of the same contents recorded
+        it and nothing it read has changed since; None otherwise. Never analyzes: the language server
+        asks this for the whole project first, so a first open after ``compile-ad-lint check .`` costs
+        what a warm CLI run costs and shows what it shows."""
+        started = time.perf_counter()
+        files, _, _, _, run = self._prepare(paths, sources)
+        return self._remembered(run, files, started)
+
     # -- stages -----------------------------------------------------------------------------
+
+    def _prepare(
+        self, paths: Sequence[str], sources: Mapping[Path, bytes] | None
+    ) -> tuple[list[SourceFile], list, list[Event], dict[Path, bytes], _Run]:
+        """The checked files, discovery problems (as events too), their contents, and the run over them."""
+        overrides = dict(sources or {})
+        files, problems = discover(paths, self.config, virtual=overrides.keys())
+        events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
+        contents = self._read(files, events, overrides)
+        digests = {path: content_digest(source) for path, source in contents.items()}
+        run = _Run(self, files, paths, self.cache_for(paths), overrides, digests)
+        return files, problems, events, contents, run
+
+    def _remembered(self, run: _Run, files: list[SourceFile], started: float) -> Report | None:
+        remembered = run.remembered_check()
+        if remembered is None:
+            return None
+        seconds = round(time.perf_counter() - started, 3)
+        stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
+        return Report(self._located(remembered.findings, files), stats, remembered.read)
 
     def cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
         """The cache a check of ``paths`` uses (its findings' fixes keep their edits there too)."""

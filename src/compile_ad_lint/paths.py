@@ -25,3 +25,14 @@ def real_path(path: str | os.PathLike[str]) -> Path:
         return Path(path).resolve()
     except (OSError, RuntimeError):
         return Path(os.path.abspath(path))
+
+
+def as_the_cli_names_it(path: Path) -> str:
+    """``path`` as a user at the working directory names it on the command line: relative when
+    inside it, ``.`` for the directory itself. Cached results are keyed by how paths are shown, so
+    flake8 and the language server name a project this way to share the CLI's results."""
+    try:
+        relative = path.relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return str(path)
+    return str(relative) if relative.parts else "."

@@ -40,7 +40,7 @@ from ..api import Analyzer
 from ..config import Config, ConfigError, parse_codes, read_config_file
 from ..findings import Finding
 from ..output.escape import printable
-from ..paths import real_path
+from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root
 
 _Result = tuple[int, int, str, type]
@@ -144,7 +144,7 @@ class CompileAdLintChecker:
     def _findings_for(self, resolved: Path) -> list[Finding]:
         root, pyproject = project_root(resolved)
         config = self._config(pyproject)
-        target = _as_the_cli_names_it(root if root is not None else resolved)
+        target = as_the_cli_names_it(root if root is not None else resolved)
         source = self._unsaved_source(resolved)
         if source is not None:  # stdin / editor buffer that differs from the file on disk
             report = Analyzer(config, jobs=1).check([target], sources={resolved: source})
@@ -200,15 +200,6 @@ def _without_baselined(findings: Sequence[Finding], config: Config, sources: dic
             return None
 
     return baseline.filter(findings, read).findings
-
-
-def _as_the_cli_names_it(path: Path) -> str:
-    """``path`` relative to the working directory when inside it (``.`` for the project root)."""
-    try:
-        relative = path.relative_to(Path.cwd().resolve())
-    except (ValueError, OSError):
-        return str(path)
-    return str(relative) if relative.parts else "."
 
 
 def _modified_since(path: Path, started_ns: int) -> bool:

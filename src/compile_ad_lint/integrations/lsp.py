@@ -66,7 +66,7 @@ from ..fixes import Sources as FixSources
 from ..fixes import ops_for as fix_ops
 from ..fixes import resolve as resolve_fixes
 from ..fixes.noqa import noqa_insertion
-from ..paths import real_path
+from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
 from ..summary.outline import LINE_END
@@ -490,8 +490,15 @@ class CompileAdLintServer(LanguageServer):
         if self._stale(snapshot):
             return None
         analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
-        paths = [str(buffer.path) for buffer in snapshot.buffers]
-        report = analyzer.check(paths, sources=snapshot.sources)
+        # The whole project's findings when a check of it recorded them for these very contents
+        # (a first open after ``compile-ad-lint check .``): what the CLI showed, at a warm run's cost.
+        # Otherwise the open files' own entry points, which an edit re-analyzes alone.
+        project = [as_the_cli_names_it(snapshot.root)]
+        report = analyzer.remembered(project, sources=snapshot.sources)
+        paths = project
+        if report is None:
+            paths = [str(buffer.path) for buffer in snapshot.buffers]
+            report = analyzer.check(paths, sources=snapshot.sources)
         return report.findings, dict(report.digests), analyzer.cache_for(paths)
 
     def _publish(
@@ -501,12 +508,14 @@ class CompileAdLintServer(LanguageServer):
         digests: Mapping[str, str] | None = None,
         cache: SummaryCache | None = None,
     ) -> None:
-        by_path: dict[str, list[Finding]] = {}
+        # By real file: a recorded project check names files relative to the project, this
+        # server's own analysis names open files as the editor does.
+        by_file: dict[Path, list[Finding]] = {}
         for finding in findings:
-            by_path.setdefault(finding.location.path, []).append(finding)
+            by_file.setdefault(finding.location.file, []).append(finding)
         files = _Files(self._open_documents(), self.workspace.position_encoding)
         for buffer in snapshot.buffers:
-            own = tuple(by_path.get(str(buffer.path), ()))
+            own = tuple(by_file.get(real_path(buffer.path), ()))
             self._published[_workspace_key(buffer.uri)] = _Published(snapshot, own, dict(digests or {}), cache)
             diagnostics = [self.diagnostic(finding, files) for finding in own]
             self.text_document_publish_diagnostics(
