@@ -122,6 +122,11 @@ class _File:
     parsed: ParsedModule | None = None
     failed: bool = False
 
+    @cached_property
+    def digest(self) -> str | None:
+        """The content digest, computed once: freshness, cached edits and parsed modules all key on it."""
+        return content_digest(self.data) if self.data is not None else None
+
 
 class Sources:
     """Files as fixes see them: ``overrides`` (by resolved path: editor buffers) first, then the disk.
@@ -154,8 +159,7 @@ class Sources:
         return tuple(sorted((display, self.digest(display)) for display in self._reading))
 
     def digest(self, display: str) -> str | None:
-        data = self.data(display)
-        return content_digest(data) if data is not None else None
+        return self._file(display).digest
 
     def _file(self, display: str) -> _File:
         self._reading.add(display)
@@ -184,7 +188,7 @@ class Sources:
             return False
         if self.digests is None:
             return True
-        return self.digests.get(str(file.path)) == content_digest(file.data)
+        return self.digests.get(str(file.path)) == file.digest
 
     def parsed(self, display: str) -> ParsedModule | None:
         """The file's LibCST module; None for notebooks, unreadable, stale or unparsable files."""
@@ -193,6 +197,7 @@ class Sources:
             return file.parsed
         if (
             file.data is None
+            or file.digest is None
             or file.path.suffix.lower() == ".ipynb"
             or len(file.data) > MAX_FIX_FILE_BYTES
             or not self.fresh(display)
@@ -200,7 +205,7 @@ class Sources:
             file.failed = True
             return None
         try:
-            file.parsed = _parsed_modules.get(display, file.data)
+            file.parsed = _parsed_modules.get(display, file.data, file.digest)
         except (cst.ParserSyntaxError, RecursionError, UnicodeDecodeError, LookupError, SyntaxError, ValueError):
             file.failed = True
         return file.parsed
@@ -216,8 +221,8 @@ class _ParsedModules:
         self._modules: OrderedDict[tuple[str, str], ParsedModule] = OrderedDict()
         self._size = 0
 
-    def get(self, display: str, data: bytes) -> ParsedModule:
-        key = (display, content_digest(data))
+    def get(self, display: str, data: bytes, digest: str) -> ParsedModule:
+        key = (display, digest)
         found = self._modules.get(key)
         if found is not None:
             self._modules.move_to_end(key)

@@ -492,9 +492,11 @@ class CompileAdLintServer(LanguageServer):
         analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
         # The whole project's findings when a check of it recorded them for these very contents
         # (a first open after ``compile-ad-lint check .``): what the CLI showed, at a warm run's cost.
-        # Otherwise the open files' own entry points, which an edit re-analyzes alone.
+        # Otherwise the open files' own entry points, which an edit re-analyzes alone. A record is
+        # keyed by what is on disk, so it is not looked for (reading the whole project) once a
+        # buffer holds unsaved edits.
         project = [as_the_cli_names_it(snapshot.root)]
-        report = analyzer.remembered(project, sources=snapshot.sources)
+        report = analyzer.remembered(project, sources=snapshot.sources) if _saved(snapshot) else None
         paths = project
         if report is None:
             paths = [str(buffer.path) for buffer in snapshot.buffers]
@@ -653,6 +655,17 @@ class CompileAdLintServer(LanguageServer):
             where = Location(edit.path, edit.line, edit.column, edit.end_line, edit.end_column)
             changes.setdefault(uri, []).append(types.TextEdit(range=lsp_range(where, table), new_text=edit.replacement))
         return types.WorkspaceEdit(changes=changes)
+
+
+def _saved(snapshot: _Snapshot) -> bool:
+    """Whether every buffer of ``snapshot`` holds what its file on disk holds."""
+    for buffer in snapshot.buffers:
+        try:
+            if buffer.path.read_bytes() != snapshot.sources.get(buffer.path):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _wanted(only: Sequence[str] | None, kind: str) -> bool:
