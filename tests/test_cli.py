@@ -203,6 +203,23 @@ def test_runs_without_torch(project):
     assert check.returncode != 0, "the blocker must make torch unimportable"
 
 
+def test_a_text_report_never_loads_libcst(project):
+    """LibCST (fixes) costs a third of a warm run to import: a report without fixes must not load it;
+    a JSON report carries fix edits, so it does."""
+    code = (
+        "import sys, compile_ad_lint.cli as c; rc = c.main(['check', '.', '--no-cache'] + sys.argv[1:]); "
+        "print('LIBCST', 'libcst' in sys.modules, file=sys.stderr); sys.exit(rc)"
+    )
+    text = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert text.returncode == 1, text.stderr
+    assert "LIBCST False" in text.stderr
+    as_json = subprocess.run(
+        [sys.executable, "-c", code, "--format", "json"], capture_output=True, text=True, cwd=project
+    )
+    assert as_json.returncode == 1, as_json.stderr
+    assert "LIBCST True" in as_json.stderr
+
+
 def test_cache_is_reused_and_cleaned(project, capsys):
     assert main(["check", ".", "--format", "json"]) == 1
     first = json.loads(capsys.readouterr().out)

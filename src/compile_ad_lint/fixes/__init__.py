@@ -18,18 +18,33 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cache import SummaryCache, build_digest, codec
 from ..findings import Edit, Finding, Fix
 from . import plans
-from .source import Sources
-from .transform import Changes, Op, PlanError
+
+if TYPE_CHECKING:
+    from .source import Sources
+    from .transform import Changes, Op, PlanError
+
+#: Names this package re-exports from its LibCST modules, imported on first use: a check that
+#: only reports (the findings import ``plans``) never loads LibCST, a third of a warm run's time.
+_LAZY = {"Changes": "transform", "PlanError": "transform", "Op": "transform", "Sources": "source"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ops_for(plan: plans.FixPlan, sources: Sources) -> list[Op]:
     """The operations that carry ``plan`` out on ``sources`` (PlanError when it does not fit)."""
     from . import config_patch, config_value, forward_ad
+    from .transform import PlanError
 
     # Each builder takes its own plan class (the keys); a plan's class is one of ``plans.PLAN_KINDS``.
     builders: dict[type, Callable[[Any, Sources], list[Op]]] = {
@@ -70,6 +85,8 @@ def _edits_for(plan: plans.FixPlan, sources: Sources) -> tuple[Edit, ...]:
             sources.digest(display) == digest and sources.fresh(display) for display, digest in stored.read
         ):
             return stored.edits
+    from .transform import Changes, PlanError
+
     sources.start_reading()
     changes = Changes(sources)
     try:
@@ -130,6 +147,8 @@ def resolve(findings: Iterable[Finding], sources: Sources, jobs: int = 1) -> tup
 def _resolve_share(task: tuple[tuple[Finding, ...], dict, dict | None, str | None]) -> tuple[Finding, ...]:
     """A worker's part of ``resolve``: its own ``Sources`` over the same buffers, digests and cache."""
     findings, overrides, digests, cache_root = task
+    from .source import Sources
+
     cache = SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None
     return _resolve_here(findings, Sources(overrides, digests, cache=cache))
 
