@@ -234,20 +234,23 @@ class Analyzer:
         absent: set[str] = set()
         cacheable = True
         read: dict[str, str] = {str(path): run.digests[path] for path in contents}
-        for _ in range(self.config.max_call_depth + 1):
-            results = run.analyze([(root, mentions) for root in pending])
-            for result in results:
-                events.extend(result.events)
-                analyzed.update(dependency for dependency, _ in result.dependencies)
-                read.update(result.dependencies)
-                absent.update(result.absent)
-                cacheable = cacheable and result.cacheable
-            # Functions whose anchors depend on their parameters: analyze the code that calls them.
-            mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
-            if not mentions:
-                break
-            asked |= mentions
-            pending = run.files_calling(mentions, contents)
+        try:
+            for _ in range(self.config.max_call_depth + 1):
+                results = run.analyze([(root, mentions) for root in pending])
+                for result in results:
+                    events.extend(result.events)
+                    analyzed.update(dependency for dependency, _ in result.dependencies)
+                    read.update(result.dependencies)
+                    absent.update(result.absent)
+                    cacheable = cacheable and result.cacheable
+                # Functions whose anchors depend on their parameters: analyze the code that calls them.
+                mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
+                if not mentions:
+                    break
+                asked |= mentions
+                pending = run.files_calling(mentions, contents)
+        finally:
+            run.close()
 
         checked = {f.display for f in files} | {p.display for p in problems}
         findings = self._findings(events, files, contents, checked)
@@ -419,6 +422,7 @@ class _Run:
         scope = [build_digest(), repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
         self.scope = hashlib.sha256("\0".join(scope).encode("utf-8", "surrogateescape")).hexdigest()
         self._local: _Workspace | None = None
+        self._pool: ProcessPoolExecutor | None = None
         self._called: dict[Path, frozenset[bytes]] | None = None
         self.files = files
 
@@ -437,7 +441,7 @@ class _Run:
 
     def _compute(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
         jobs = self.analyzer.jobs
-        if jobs <= 1 or len(tasks) < _PARALLEL_THRESHOLD or self.overrides:
+        if jobs <= 1 or self.overrides or (len(tasks) < _PARALLEL_THRESHOLD and self._pool is None):
             return self._compute_here(tasks)
         results = self._compute_in_workers([(str(path), mentions) for path, mentions in tasks])
         for (path, mentions), result in zip(tasks, results):
@@ -495,18 +499,30 @@ class _Run:
             return result
 
     def _compute_in_workers(self, tasks: list[tuple[str, frozenset[str]]]) -> list[RootResult]:
+        """Analyze ``tasks`` in worker processes. One pool serves every round of the check (the
+        callers of requested functions come in later rounds): a worker keeps the module views it
+        has read, where a pool per round started the processes again and re-read every view."""
         progress = self.analyzer.progress
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.analyzer.jobs, initializer=_start_worker, initargs=self.workspace_arguments
+            )
         results = []
-        with ProcessPoolExecutor(
-            max_workers=self.analyzer.jobs, initializer=_start_worker, initargs=self.workspace_arguments
-        ) as pool:
-            for done, (result, parsed, cached) in enumerate(pool.map(_analyze_in_worker, tasks, chunksize=1), start=1):
-                results.append(result)
-                self.parsed |= parsed
-                self.cached |= cached
-                if progress is not None:
-                    progress(done, len(tasks))
+        for done, (result, parsed, cached) in enumerate(
+            self._pool.map(_analyze_in_worker, tasks, chunksize=1), start=1
+        ):
+            results.append(result)
+            self.parsed |= parsed
+            self.cached |= cached
+            if progress is not None:
+                progress(done, len(tasks))
         return results
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def files_calling(self, names: frozenset[str], contents: Mapping[Path, bytes]) -> list[SourceFile]:
         """Files that call one of ``names`` (from a per-file index of called names, cached by digest)."""
