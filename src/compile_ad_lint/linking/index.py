@@ -31,6 +31,7 @@ class ModuleIndex:
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[Path, ...]]] = {}
+        self._package_chains: dict[Path, tuple[Path, ...]] = {}
 
     def start_recording(self) -> None:
         """Forget the dependencies recorded so far (one analysis starts)."""
@@ -81,6 +82,21 @@ class ModuleIndex:
                     return candidate.resolve(), tuple(missed)
                 missed.append(candidate)
         return None, tuple(missed)
+
+    def package_chain(self, path: Path) -> tuple[Path, ...]:
+        """The ``__init__.py`` files Python runs before ``path`` (outermost first); the file system
+        is asked once per file (every root of a registry's package asks for the same chains)."""
+        chain = self._package_chains.get(path)
+        if chain is None:
+            found = []
+            directory = path.parent
+            while (directory / "__init__.py").is_file() and directory.parent != directory:
+                init = (directory / "__init__.py").resolve()
+                if init != path:
+                    found.append(init)
+                directory = directory.parent
+            chain = self._package_chains[path] = tuple(reversed(found))
+        return chain
 
     def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
         """Longest importable prefix of ``qualified`` and the attribute names after it."""

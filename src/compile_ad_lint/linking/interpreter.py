@@ -152,9 +152,9 @@ class Interpreter:
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         self._mros: dict[ClassVal, list[object]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
+        #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
+        self._attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
-        #: Bumped whenever any heap cell gains values (``Reach`` re-indexes attributes by class then).
-        self._heap_version = 0
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
@@ -369,11 +369,9 @@ class Interpreter:
                 if isinstance(base, External) and (base.name, target.attr) in api.CONFIG_ATTRIBUTES:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
-                    key = (base.cls, target.attr)
-                    known = self._instance_attrs.get(key, frozenset())
+                    known = self._instance_attrs.get((base.cls, target.attr), frozenset())
                     if not values <= known:
-                        self._instance_attrs[key] = normalize(known | values)
-                        self.changed_attribute(base.cls, target.attr)
+                        self.store_attribute(base.cls, target.attr, normalize(known | values))
             if target.attr == "forward":
                 self.replace_forward(target, bases, values, frame, span)
             self.reach.parameter_flag(target, values, frame, span)
@@ -801,7 +799,12 @@ class Interpreter:
 
     def changed_cell(self, cell: object) -> None:
         self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1
-        self._heap_version += 1
+
+    def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
+        """``cls``'s instances now hold ``values`` in attribute ``name`` (a superset of what they held)."""
+        self._instance_attrs[(cls, name)] = values
+        self._attributes_by_class.setdefault(cls, {})[name] = values
+        self.changed_attribute(cls, name)
 
     def changed_attribute(self, cls: ClassVal, name: str) -> None:
         """``cls``'s instances may hold more values in attribute ``name``."""

@@ -153,9 +153,6 @@ class Reach:
         #: Top-level packages whose import side effects already ran in this analysis.
         self._side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
-        self._by_class: dict[ClassVal, list] = {}
-        self._by_class_version = -1
-        self._by_class_size = -1
         self._effects = self.reach_effects()
 
     # -- what a value is --------------------------------------------------------------------
@@ -351,14 +348,8 @@ class Reach:
         return normalize(items) if items else frozenset([UNKNOWN])
 
     def attributes_of(self, klass: ClassVal) -> list:
-        """The instance attribute values stored for ``klass`` (indexed once per heap version)."""
-        interp = self.interp
-        if self._by_class_version != interp._heap_version or len(interp._instance_attrs) != self._by_class_size:
-            self._by_class = {}
-            for (owner, _), values in interp._instance_attrs.items():
-                self._by_class.setdefault(owner, []).append(values)
-            self._by_class_version, self._by_class_size = interp._heap_version, len(interp._instance_attrs)
-        return self._by_class.get(klass, [])
+        """The instance attribute values stored for ``klass``."""
+        return list(self.interp._attributes_by_class.get(klass, {}).values())
 
     def register_module(
         self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span
@@ -435,8 +426,7 @@ class Reach:
                     known = interp._instance_attrs.get(key, frozenset())
                     updated = merged_store(known, values)
                     if updated != known:
-                        interp._instance_attrs[key] = updated
-                        interp.changed_attribute(base.cls, attr)
+                        interp.store_attribute(base.cls, attr, updated)
             else:
                 self.replace_everywhere(base, values)
 
@@ -451,15 +441,12 @@ class Reach:
             if not isinstance(klass, ClassVal):
                 continue
             interp.harvest_instance_attributes(klass, base.cls)
-            for key, held in list(interp._instance_attrs.items()):
-                if key[0] != klass:
-                    continue
+            for name, held in list(interp._attributes_by_class.get(klass, {}).items()):
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
                 if hit and not values <= held:
-                    interp._instance_attrs[key] = normalize(
-                        held | (values if held & sources else {Collection(normalize(values))})
+                    interp.store_attribute(
+                        klass, name, normalize(held | (values if held & sources else {Collection(normalize(values))}))
                     )
-                    interp.changed_attribute(klass, key[1])
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
@@ -616,7 +603,7 @@ class Reach:
 
         order: list[Path] = []
         seen: set[Path] = set()
-        pending = [*self.package_chain(root), root]
+        pending = [*interp.index.package_chain(root), root]
         while pending and len(order) < MAX_SIDE_EFFECT_MODULES:
             path = pending.pop(0)
             if path in seen:
@@ -631,7 +618,7 @@ class Reach:
             for dotted in self.imported_modules(view):
                 found = interp.index.find_module(dotted, path)
                 if found is not None and found not in seen:
-                    pending.extend([*self.package_chain(found), found])
+                    pending.extend([*interp.index.package_chain(found), found])
         for path in order:
             if path == root or interp.index.view(path).module.split(".", 1)[0] != package:
                 continue  # the root's module-level code already ran; other packages register nothing here
@@ -641,17 +628,6 @@ class Reach:
                 if (path, index) not in interp._globals_run:
                     interp._globals_run.add((path, index))
                     interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
-
-    def package_chain(self, path: Path) -> list[Path]:
-        """The ``__init__.py`` files Python runs before ``path`` (outermost first)."""
-        chain = []
-        directory = path.parent
-        while (directory / "__init__.py").is_file() and directory.parent != directory:
-            init = (directory / "__init__.py").resolve()
-            if init != path:
-                chain.append(init)
-            directory = directory.parent
-        return chain[::-1]
 
     @staticmethod
     def imported_modules(view) -> list[str]:

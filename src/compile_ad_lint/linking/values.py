@@ -341,12 +341,28 @@ def normalize(values) -> frozenset:
     return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
 
 
+#: What a computation on values without data yields.
+_NO_DATA = Data()
+
+
 def derived(values) -> Data:
     """The data a computation on ``values`` yields: it derives from and may be dual like its inputs."""
+    pending = list(values)
+    # Most computations see at most one ``Data`` and no collection: that is the result (no copies).
+    single: Data | None = None
+    for value in pending:
+        if isinstance(value, Collection) or (isinstance(value, Data) and single is not None):
+            break
+        if isinstance(value, Data):
+            single = value
+    else:
+        if single is None:
+            return _NO_DATA
+        if not single.exact:
+            return single
     origins: set[CompiledOutput] = set()
     elements: set[OutputElement] = set()
     dual = from_parameter = requires_grad = False
-    pending = list(values)
     opened: set[int] = set()  # collections nest and repeat (a module's dicts of lists): open each once
     while pending:
         value = pending.pop()
@@ -370,6 +386,15 @@ def stable_text(value: object) -> str:
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         return "(" + ", ".join(stable_text(v) for v in value) + ")"
     if is_dataclass(value) and not isinstance(value, type):
-        inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
-        return f"{type(value).__name__}({inner})"
+        state = getattr(value, "__dict__", None)
+        known = state.get(_STABLE_TEXT) if state is not None else None
+        if known is None:  # values are immutable: the text is kept on the value, computed once
+            inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
+            known = f"{type(value).__name__}({inner})"
+            if state is not None:
+                object.__setattr__(value, _STABLE_TEXT, known)
+        return known
     return repr(value)
+
+
+_STABLE_TEXT = "_stable_text"
