@@ -191,9 +191,14 @@ def _start_worker(*arguments: object) -> None:
     _WORKER = _Workspace(*arguments)  # type: ignore[arg-type]
 
 
-def _analyze_in_worker(task: tuple[str, frozenset[str]]) -> tuple[RootResult, set, set]:
+def _analyze_in_worker(task: tuple[str, frozenset[str], str | None]) -> tuple[RootResult, set, set]:
+    """Analyze one root in a worker and store its result under ``key`` (the workers encode and
+    write their results at the same time, where the main process wrote them one after another)."""
     assert _WORKER is not None
-    result = _WORKER.analyze(Path(task[0]), task[1])
+    path, mentions, key = task
+    result = _WORKER.analyze(Path(path), mentions)
+    if key is not None and _WORKER.cache is not None and result.cacheable:
+        _WORKER.cache.store(key, result)
     return result, set(_WORKER.counter.parsed), set(_WORKER.counter.cached)
 
 
@@ -443,9 +448,10 @@ class _Run:
         jobs = self.analyzer.jobs
         if jobs <= 1 or self.overrides or (len(tasks) < _PARALLEL_THRESHOLD and self._pool is None):
             return self._compute_here(tasks)
-        results = self._compute_in_workers([(str(path), mentions) for path, mentions in tasks])
-        for (path, mentions), result in zip(tasks, results):
-            self._computed(path, mentions, result)
+        keys = [self._key(path, mentions) if self.cache is not None else None for path, mentions in tasks]
+        results = self._compute_in_workers([(str(path), mentions, key) for (path, mentions), key in zip(tasks, keys)])
+        for result in results:
+            self.opened.update(dependency for dependency, _ in result.dependencies)  # stored by the worker
         return results
 
     def _computed(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
@@ -498,7 +504,7 @@ class _Run:
             self._computed(path, mentions, result)
             return result
 
-    def _compute_in_workers(self, tasks: list[tuple[str, frozenset[str]]]) -> list[RootResult]:
+    def _compute_in_workers(self, tasks: list[tuple[str, frozenset[str], str | None]]) -> list[RootResult]:
         """Analyze ``tasks`` in worker processes. One pool serves every round of the check (the
         callers of requested functions come in later rounds): a worker keeps the module views it
         has read, where a pool per round started the processes again and re-read every view."""
