@@ -176,6 +176,8 @@ class _Workspace:
                             f"analysis incomplete: {module_view.name}:{failure.line}: {failure.message}",
                         )
                     )
+        for module in accessed:  # a later root needing other blocks parses just those
+            self.index.view(module).release_tree()
         dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
         cacheable = not any(f.from_recursion_limit for f in failures)
         # One event per fact: a function walked again from another call or branch repeats its events.

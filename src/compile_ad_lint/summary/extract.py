@@ -100,10 +100,31 @@ def summarize_block(text: str, module: str, is_package: bool, first_line: int = 
         return _failed("cannot parse: nesting too deep for the parser", first_line, from_recursion_limit=True)
     except ValueError as error:  # NUL bytes
         return _failed(f"cannot parse: {error}", first_line)
+    return _summarized(tree.body, _Positions(position_lines(text), first_line - 1), module, is_package, first_line)
+
+
+def summarize_statements(
+    statements: Sequence[ast.stmt], lines: list[str], module: str, is_package: bool, first_line: int
+) -> BlockSummary:
+    """Summarize top-level statements of a module parsed whole (``lines``: ``position_lines`` of its
+    text): the summary ``summarize_block`` makes of their text, without parsing it again."""
+    return _summarized(statements, _Positions(lines, 0), module, is_package, first_line)
+
+
+def _summarized(
+    statements: Sequence[ast.stmt], positions: _Positions, module: str, is_package: bool, first_line: int
+) -> BlockSummary:
     try:
-        return _Summarizer(text, module, is_package, first_line - 1).summarize(tree)
+        return _Summarizer(positions, module, is_package).summarize(statements)
     except RecursionError:
         return _failed("cannot analyze: nesting too deep", first_line, from_recursion_limit=True)
+
+
+def position_lines(text: str) -> list[str]:
+    """Lines as ``ast`` numbers them (by \n, \r\n and \r), for its positions."""
+    if "\r" in text:  # inside the \n-split pieces when the file uses it alone
+        return re.split(r"\r\n|\r|\n", text)
+    return text.split("\n")
 
 
 def _failed(message: str, line: int = 1, column: int = 1, *, from_recursion_limit: bool = False) -> BlockSummary:
@@ -111,12 +132,11 @@ def _failed(message: str, line: int = 1, column: int = 1, *, from_recursion_limi
 
 
 class _Positions:
-    """``ast``'s (line, UTF-8 byte offset) pairs as 1-based character columns of the block's text."""
+    """``ast``'s (line, UTF-8 byte offset) pairs as 1-based character columns of the parsed text
+    (``lines``), its line numbers ``line_offset`` lines into the module."""
 
-    def __init__(self, text: str, line_offset: int) -> None:
-        self.lines = text.split("\n")  # ast numbers lines by \n, \r\n and \r; \r only ends a line
-        if "\r" in text:  # inside the \n-split pieces when the file uses it alone
-            self.lines = re.split(r"\r\n|\r|\n", text)
+    def __init__(self, lines: list[str], line_offset: int) -> None:
+        self.lines = lines
         self.offset = line_offset
 
     def column(self, line: int, byte_offset: int) -> int:
@@ -201,10 +221,10 @@ _DEFINITION_NAME = re.compile(r"(?:async\s+)?(?:def|class)\s+(?P<name>\w+)")
 
 
 class _Summarizer:
-    def __init__(self, text: str, module: str, is_package: bool, line_offset: int) -> None:
+    def __init__(self, positions: _Positions, module: str, is_package: bool) -> None:
         self.module = module
         self.is_package = is_package
-        self.positions = _Positions(text, line_offset)
+        self.positions = positions
         self.span = self.positions.span
         self.functions: list[FunctionSummary] = []
         self.classes: list[ClassSummary] = []
@@ -212,8 +232,8 @@ class _Summarizer:
 
     # -- entry ------------------------------------------------------------------------------
 
-    def summarize(self, tree: ast.Module) -> BlockSummary:
-        body = self.block(tree.body, scope="", owner_class=None, module_level=True)
+    def summarize(self, statements: Sequence[ast.stmt]) -> BlockSummary:
+        body = self.block(statements, scope="", owner_class=None, module_level=True)
         return BlockSummary(body, tuple(self.functions), tuple(self.classes), tuple(self.star_imports))
 
     # -- statements -------------------------------------------------------------------------

@@ -82,35 +82,34 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def outline_source(text: str, module: str, is_package: bool, suppressions: tuple[Suppression, ...]) -> ModuleOutline:
-    from .extract import resolve_relative  # one relative-import rule for outline and summaries
-
+def parse_module(text: str) -> ast.Module | ParseFailure:
+    """CPython's tree of a module, or why it cannot be parsed."""
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as error:
-        failure = ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
-        return ModuleOutline(module, is_package, (), (), suppressions, failure)
+        return ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
     except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting
         reason = (
             "nested too deeply for the parser"
             if isinstance(error, RecursionError)
             else str(error) or type(error).__name__
         )
-        return ModuleOutline(
-            module,
-            is_package,
-            (),
-            (),
-            suppressions,
-            ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError)),
-        )
+        return ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError))
+
+
+def outline_of(
+    tree: ast.Module, text: str, module: str, is_package: bool, suppressions: tuple[Suppression, ...]
+) -> ModuleOutline:
+    """The outline of a parsed module."""
+    from .extract import resolve_relative  # one relative-import rule for outline and summaries
+
     lines = split_lines(text)
     blocks: list[Block] = []
     stars: list[str] = []
     aliases: set[str] = set()  # names bound by anchored module-level statements
     external = _external_names(tree)
     for statement in tree.body:
-        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        first = first_line_of(statement)
         last = statement.end_lineno or statement.lineno
         if isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names):
             base = "." * statement.level + (statement.module or "")
@@ -148,6 +147,11 @@ def outline_source(text: str, module: str, is_package: bool, suppressions: tuple
     return ModuleOutline(
         module, is_package, tuple(_mark_alias_uses(blocks, lines, aliases)), tuple(stars), suppressions
     )
+
+
+def first_line_of(statement: ast.stmt) -> int:
+    """Where a top-level statement starts, its decorators included."""
+    return min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
 
 
 def _mark_alias_uses(blocks: list[Block], lines: list[str], aliases: set[str]) -> list[Block]:

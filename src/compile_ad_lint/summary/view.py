@@ -6,13 +6,15 @@ parses nothing that has not changed.
 
 from __future__ import annotations
 
+import ast
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..cache import SummaryCache, cache_key, content_digest
-from .extract import find_suppressions, summarize_block
+from .extract import find_suppressions, position_lines, summarize_block, summarize_statements
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
-from .outline import Block, ModuleOutline, decode, outline_source, split_lines
+from .outline import Block, ModuleOutline, decode, first_line_of, outline_of, parse_module, split_lines
 
 
 @dataclass
@@ -33,6 +35,11 @@ class ModuleView:
         self._cache = cache
         self.counter = counter
         self._blocks: dict[int, BlockSummary] = {}
+        #: CPython's tree of the module while this view holds it (the outline was just built from
+        #: it): blocks are summarized from it instead of parsing their text a second time.
+        self._tree: ast.Module | None = None
+        self._tree_lines: list[str] | None = None
+        self._tree_starts: list[int] = []
         self._binders: dict[str, list[int]] | None = None
         self.digest = content_digest(source)
         self.suppressions = find_suppressions(source)
@@ -63,26 +70,41 @@ class ModuleView:
         return value
 
     def _load_outline(self, source: bytes) -> ModuleOutline:
-        return self._cached(
-            "outline",
-            source,
-            lambda: outline_source(self.text, self.module, self.is_package, self.suppressions),
-            ModuleOutline,
-        )
+        def build() -> ModuleOutline:
+            parsed = parse_module(self.text)
+            if isinstance(parsed, ParseFailure):
+                return ModuleOutline(self.module, self.is_package, (), (), self.suppressions, parsed)
+            self._tree = parsed
+            return outline_of(parsed, self.text, self.module, self.is_package, self.suppressions)
 
-    def _summarize(self, text: str, first_line: int) -> BlockSummary:
+        return self._cached("outline", source, build, ModuleOutline)
+
+    def release_tree(self) -> None:
+        """Drop the module's tree (an analysis is over: blocks needed later parse their own text)."""
+        self._tree = self._tree_lines = None
+        self._tree_starts = []
+
+    def _summarize(self, index: int) -> BlockSummary:
+        block = self.outline.blocks[index]
+        text = "".join(self.lines[block.first_line - 1 : block.last_line])
+
         def build() -> BlockSummary:
             self.counter.parsed.add(self.name)
-            return summarize_block(text, self.module, self.is_package, first_line)
+            if self._tree is None:
+                return summarize_block(text, self.module, self.is_package, block.first_line)
+            if self._tree_lines is None:
+                self._tree_lines = position_lines(self.text)
+                self._tree_starts = [first_line_of(statement) for statement in self._tree.body]
+            starts = self._tree_starts
+            statements = self._tree.body[bisect_left(starts, block.first_line) : bisect_right(starts, block.last_line)]
+            return summarize_statements(statements, self._tree_lines, self.module, self.is_package, block.first_line)
 
-        return self._cached(f"block:{first_line}", text.encode("utf-8", "surrogatepass"), build, BlockSummary)
+        return self._cached(f"block:{block.first_line}", text.encode("utf-8", "surrogatepass"), build, BlockSummary)
 
     def block(self, index: int) -> BlockSummary:
         summary = self._blocks.get(index)
         if summary is None:
-            block = self.outline.blocks[index]
-            summary = self._summarize("".join(self.lines[block.first_line - 1 : block.last_line]), block.first_line)
-            self._blocks[index] = summary
+            summary = self._blocks[index] = self._summarize(index)
         return summary
 
     # -- questions --------------------------------------------------------------------------

@@ -1,0 +1,51 @@
+"""Block summaries are the same whether a block's own text is parsed or the module's tree is reused.
+
+A cold run summarizes blocks from the tree the outline was built from (one parse per file); a
+later root, or a warm outline, parses the block's text. Positions in the summaries decide every
+reported column, so the two ways must agree exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.summary.extract import summarize_block
+from compile_ad_lint.summary.view import ModuleView, ParseCounter
+
+REPO = Path(__file__).resolve().parent.parent
+TRICKY = {
+    "crlf": "import torch\r\n\r\n@torch.compile\r\ndef f(x):\r\n    return (x,\r\n            x)\r\n",
+    "lone_cr": "import torch\rx = (1,\r     2)\rdef g(): return torch.sin(x)\r",
+    "non_ascii": 'é = "ü"\ndef h(ä):\n    return (ä, é)  # größe\nclass K:\n    def m(self):\n        return "ß".upper()\n',
+    "shared_line": "x = 1; y = 2\ndef f(): return x\nclass C: pass; z = 3\n",
+    "decorated_run": "import functools\n\n@functools.cache\n@staticmethod\ndef a():\n    pass\nb = a()\nc = (b,)\n",
+}
+
+
+def _parses_with_code(source: bytes) -> bool:
+    try:
+        return bool(ast.parse(source).body)
+    except SyntaxError:
+        return False  # the fixtures of CAL900
+
+
+def _cases() -> list[tuple[str, bytes]]:
+    files = sorted((REPO / "fixtures").rglob("*.py"))
+    fixtures = [(str(path.relative_to(REPO)), path.read_bytes()) for path in files]
+    return [(name, source) for name, source in fixtures if _parses_with_code(source)] + [
+        (name, text.encode()) for name, text in TRICKY.items()
+    ]
+
+
+@pytest.mark.parametrize(("name", "source"), _cases(), ids=[name for name, _ in _cases()])
+def test_a_block_summary_does_not_depend_on_which_parse_made_it(name, source):
+    view = ModuleView(name, source, "pkg.mod", False, None, ParseCounter())
+    assert view.failure is None
+    assert view.blocks, "every case has code"
+    assert view._tree is not None, "a view that built its outline holds the tree: the path under test"
+    for index, block in enumerate(view.blocks):
+        text = "".join(view.lines[block.first_line - 1 : block.last_line])
+        assert view.block(index) == summarize_block(text, "pkg.mod", False, block.first_line), (name, block)
