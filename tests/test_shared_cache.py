@@ -14,7 +14,8 @@ import pytest
 from robustness_helpers import FIXTURES, assert_contract, run_cli, tree_digest
 from test_cache_security import _lsp_message, _read_lsp_messages
 
-from compile_ad_lint.cache import CACHE_DIRECTORY
+from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
+from compile_ad_lint.summary.outline import ModuleOutline
 
 BIN = Path(sys.executable).parent
 
@@ -127,8 +128,21 @@ def test_language_server_reads_and_writes_the_same_cache(project):
     assert found == expected
     assert _entries(project), "the language server wrote no cache"
     assert tree_digest(project) == sources, "the language server wrote outside the cache"
+    written = _entries(project)
+    assert _outlines(project, written), "the language server stored no module outline"
     document = json.loads(run_cli(["check", "train.py", "--format", "json"], project).stdout)
-    assert document["stats"]["parsed"] == 0, "the CLI re-parsed what the language server had cached"
+    assert document["stats"]["analyzed"] >= 1
+    added = {entry: stamp for entry, stamp in _entries(project).items() if entry not in written}
+    # Outlines (a whole-file parse each) are the summaries kept on disk; block summaries are
+    # rebuilt from them (decoding one took longer than building it).
+    assert not _outlines(project, added), "the CLI re-parsed files whose outline the language server had cached"
+
+
+def _outlines(project: Path, entries: dict[str, int]) -> list[str]:
+    """The entries among ``entries`` that hold a module outline."""
+    cache = SummaryCache.open(project, create=False, warn=None)
+    assert cache is not None
+    return [entry for entry in entries if cache.load(Path(entry).stem, ModuleOutline) is not None]
 
 
 def test_language_server_first_open_after_a_cli_run_shows_what_the_cli_showed(project):

@@ -178,12 +178,15 @@ class SummaryCache:
 
     # -- entries ----------------------------------------------------------------------------
 
-    def load(self, key: str, expected: Any) -> Any:
-        """The value stored under ``key`` if it is authentic and of type ``expected``, else None."""
+    def load(self, key: str, expected: Any, *, from_disk: bool = True) -> Any:
+        """The value stored under ``key`` if it is authentic and of type ``expected``, else None;
+        with ``from_disk=False`` only what this process keeps in memory."""
         if self.memory is not None:
             remembered = self.memory.get(key)  # this process decoded or built it: already checked
             if isinstance(remembered, typing.get_origin(expected) or expected):
                 return remembered
+        if not from_disk:
+            return None
         data = _read_regular(self.directory, key[:2], f"{key}.json")
         if data is None or not data.startswith(_ENTRY_MAGIC):
             return None
@@ -198,9 +201,13 @@ class SummaryCache:
             self.memory.put(key, value)
         return value
 
-    def store(self, key: str, value: object) -> None:
+    def store(self, key: str, value: object, *, to_disk: bool = True) -> None:
+        """Keep ``value`` under ``key``: in memory for a long-lived front end, and on disk unless
+        ``to_disk`` is False."""
         if self.memory is not None:
             self.memory.put(key, value)
+        if not to_disk:
+            return
         try:
             payload = codec.dumps(value)
         except (TypeError, ValueError, RecursionError):

@@ -65,26 +65,44 @@ def loads(data: bytes, expected: Any) -> Any:
 
 
 def _encode(value: object) -> object:
-    if type(value) in _PRIMITIVES:  # exactly: a str enum or an int subclass is tagged below
+    kind = type(value)
+    if kind in _PRIMITIVE_TYPES:  # exactly: a str enum or an int subclass is tagged
         return value
-    if isinstance(value, tuple):
-        return [_encode(v) for v in value]
-    if isinstance(value, frozenset):
-        return {"#set": [_encode(v) for v in value]}
-    if isinstance(value, dict):
-        return {"#map": [[_encode(k), _encode(v)] for k, v in value.items()]}
-    if isinstance(value, Path):
-        return {"#path": str(value)}
-    if isinstance(value, bytes):
-        return {"#bytes": value.hex()}
-    if isinstance(value, complex):
-        return {"#complex": [value.real, value.imag]}
-    cls = type(value)
-    if isinstance(value, enum.Enum):
-        return {cls.__name__: value.value}
-    if dataclasses.is_dataclass(cls):
-        return {cls.__name__: [_encode(getattr(value, name)) for name in _field_names(cls)]}
-    raise TypeError(f"cannot serialize {cls.__name__}")
+    encoder = _ENCODERS.get(kind)
+    if encoder is None:
+        encoder = _ENCODERS[kind] = _encoder_for(kind)
+    return encoder(value)
+
+
+_PRIMITIVE_TYPES = frozenset(_PRIMITIVES)
+#: How each type met so far is written (chosen once per type: a cold run writes millions of values).
+_ENCODERS: dict[type, Callable[[Any], object]] = {}
+
+
+def _encoder_for(kind: type) -> Callable[[Any], object]:
+    if issubclass(kind, tuple):
+        return lambda value: [_encode(v) for v in value]
+    if issubclass(kind, frozenset):
+        return lambda value: {"#set": [_encode(v) for v in value]}
+    if issubclass(kind, dict):
+        return lambda value: {"#map": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if issubclass(kind, Path):
+        return lambda value: {"#path": str(value)}
+    if issubclass(kind, bytes):
+        return lambda value: {"#bytes": value.hex()}
+    if issubclass(kind, complex):
+        return lambda value: {"#complex": [value.real, value.imag]}
+    name = kind.__name__
+    if issubclass(kind, enum.Enum):
+        return lambda value: {name: value.value}
+    if dataclasses.is_dataclass(kind):
+        names = _field_names(kind)
+        return lambda value: {name: [_encode(getattr(value, field)) for field in names]}
+
+    def unsupported(value: object) -> object:
+        raise TypeError(f"cannot serialize {name}")
+
+    return unsupported
 
 
 @cache
