@@ -185,6 +185,24 @@ class _Workspace:
         return RootResult(unique, requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
 
 
+def _called_names_of(source: bytes) -> frozenset[bytes]:
+    """The names a file calls (``name(``), the candidates for the callers of a requested function."""
+    return frozenset(_CALLED_NAME.findall(source))
+
+
+def _called_names_in(files: list[tuple[Path, str]]) -> list[frozenset[bytes] | None]:
+    """``_called_names_of`` for files read from disk (a worker's share), None for a file whose
+    contents are no longer the checked ones (the main process scans what it read)."""
+    found: list[frozenset[bytes] | None] = []
+    for path, digest in files:
+        try:
+            source = read_source(path)
+        except OSError:
+            source = None
+        found.append(_called_names_of(source) if source is not None and content_digest(source) == digest else None)
+    return found
+
+
 _WORKER: _Workspace | None = None
 
 
@@ -543,10 +561,18 @@ class _Run:
         key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()
         stored = self.cache.load(key, dict[str, frozenset[bytes]]) if self.cache is not None else None
         known: dict[str, frozenset[bytes]] = stored or {}
-        found = {
-            path: known[self.digests[path]] if self.digests[path] in known else frozenset(_CALLED_NAME.findall(source))
-            for path, source in contents.items()
-        }
+        found = {path: known[self.digests[path]] for path in contents if self.digests[path] in known}
+        missing = [path for path in contents if path not in found]
+        if self._pool is not None and not self.overrides and len(missing) >= _PARALLEL_THRESHOLD:
+            # The workers are idle between rounds: they read and scan the files (from disk, where
+            # the contents are without overrides) while this process waits.
+            shares = [
+                [(path, self.digests[path]) for path in missing[start :: self.analyzer.jobs]]
+                for start in range(self.analyzer.jobs)
+            ]
+            for share, names in zip(shares, self._pool.map(_called_names_in, shares)):
+                found.update((path, called) for (path, _), called in zip(share, names) if called is not None)
+        found.update((path, _called_names_of(contents[path])) for path in missing if path not in found)
         current = {self.digests[path]: names for path, names in found.items()}
         if self.cache is not None and current.keys() != known.keys():
             self.cache.store(key, current)
