@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from ..findings import Location, StatementSite
 from ..summary.model import LiteralValue
+
+_T = TypeVar("_T")
 
 #: Backend recorded for ``torch.compile`` without ``backend=`` (inductor).
 DEFAULT_BACKEND = "inductor"
@@ -47,6 +50,28 @@ class Imported:
     importer: Path
 
 
+def hashed_once(cls: type[_T]) -> type[_T]:
+    """For frozen value dataclasses hashed millions of times per run (memo keys, heap cells, class
+    lookups: ``ClassVal`` 2.9 M times on the generated framework): the hash of the fields is
+    computed once per object and kept on it. It is not pickled: string hashes differ between
+    processes, and values come back from worker processes."""
+
+    def __hash__(self: object) -> int:
+        state = self.__dict__
+        known = state.get("_hash")
+        if known is None:
+            known = state["_hash"] = hash(tuple(v for k, v in state.items() if not k.startswith("_")))
+        return known
+
+    def __getstate__(self: object) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    return cls
+
+
+@hashed_once
 @dataclass(frozen=True)
 class FunctionVal:
     path: Path
@@ -55,12 +80,14 @@ class FunctionVal:
     closure: tuple[tuple[str, frozenset], ...] = ()
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ClassVal:
     path: Path
     qualname: str
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Instance:
     cls: ClassVal
