@@ -180,3 +180,77 @@ def test_a_root_claimed_elsewhere_is_left_for_last_and_the_check_still_completes
     assert report.findings == expected
     assert claimed_keys.count(target) == 2, "the held root must be deferred once, then waited for"
     assert time.perf_counter() - started >= 0.4
+
+
+LIB = "def step(loss, scale=1.0):\n    (loss * scale).backward()\n"
+CALLER_ANCHORED = """\
+import torch
+from lib import step
+
+model = torch.compile(torch.nn.Linear(2, 2))
+
+
+def run(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    step(loss)
+    loss.backward()
+"""
+#: ``run`` calls ``step`` but is not an entry point by itself; ``probe`` is.
+CALLER_SPLIT = CALLER_ANCHORED.replace("    loss.backward()\n", "") + (
+    "\n\ndef probe(x):\n    model(x).sum().backward()\n"
+)
+
+
+def _analyses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, frozenset[str]]]:
+    import compile_ad_lint.api as api
+
+    seen: list[tuple[str, frozenset[str]]] = []
+    original = api._Workspace._analyze
+
+    def counting(self, path, mentions):
+        seen.append((path.name, mentions))
+        return original(self, path, mentions)
+
+    monkeypatch.setattr(api._Workspace, "_analyze", counting)
+    return seen
+
+
+@pytest.mark.parametrize(("caller", "analyses_of_train"), [(CALLER_ANCHORED, 1), (CALLER_SPLIT, 2)])
+def test_a_caller_round_that_adds_no_entry_point_reuses_the_files_result(
+    tmp_path, monkeypatch, caller, analyses_of_train
+):
+    """``lib.step``'s backward depends on its parameter, so the files calling ``step`` are analyzed
+    with ``step`` as a mention. When the block calling it is already an entry point (anchored), the
+    mention selects the same blocks and the first result stands; when it makes another block an
+    entry point, the file is analyzed again."""
+    (tmp_path / "lib.py").write_text(LIB)
+    (tmp_path / "train.py").write_text(caller)
+    monkeypatch.chdir(tmp_path)
+    seen = _analyses(monkeypatch)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [m for name, m in seen if name == "train.py"][:1] == [frozenset()]
+    assert sum(name == "train.py" for name, _ in seen) == analyses_of_train
+    assert ("lib.py", frozenset()) in seen
+    assert (("train.py", frozenset({"step"})) in seen) is (analyses_of_train == 2)
+    # The AMP pattern (forward under autocast, backward outside) is found through the caller.
+    assert "CAL002" in {f.code for f in report.findings}
+
+
+def test_a_mention_that_selects_no_new_block_gives_the_same_result(tmp_path, monkeypatch):
+    """What the reuse above relies on: a root's result depends on its mentions only through the
+    blocks they make entry points."""
+    import compile_ad_lint.api as api
+
+    (tmp_path / "lib.py").write_text(LIB)
+    (tmp_path / "train.py").write_text(CALLER_ANCHORED)
+    monkeypatch.chdir(tmp_path)
+    train = (tmp_path / "train.py").resolve()
+
+    def analyzed(mentions: frozenset[str]):
+        workspace = api._Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {})
+        return workspace.analyze(train, mentions)
+
+    plain = analyzed(frozenset())
+    assert plain.events and plain.caller_requests == frozenset()
+    assert analyzed(frozenset({"step"})) == plain

@@ -448,6 +448,8 @@ class _Run:
         self.scope = hashlib.sha256("\0".join(scope).encode("utf-8", "surrogateescape")).hexdigest()
         self._local: _Workspace | None = None
         self._pool: ProcessPoolExecutor | None = None
+        #: The results of this check so far, by root and mentions.
+        self._analyzed: dict[Path, dict[frozenset[str], RootResult]] = {}
         self._called: dict[Path, frozenset[bytes]] | None = None
         self.files = files
 
@@ -455,14 +457,40 @@ class _Run:
         results: dict[int, RootResult] = {}
         missing = []
         for position, (root, mentions) in enumerate(tasks):
-            found = self._lookup(root.path, mentions)
+            found = self._same_entry_points(root.path, mentions) or self._lookup(root.path, mentions)
             if found is not None:
                 results[position] = found
             else:
                 missing.append(position)
         for position, result in zip(missing, self._compute([(tasks[i][0].path, tasks[i][1]) for i in missing])):
             results[position] = result
+        for (root, mentions), result in zip(tasks, (results[i] for i in range(len(tasks)))):
+            self._analyzed.setdefault(root.path, {})[mentions] = result
         return [results[i] for i in range(len(tasks))]
+
+    def _same_entry_points(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
+        """The result this check already has for ``path`` analyzed from the same entry points.
+
+        ``mentions`` decide a root's analysis only through the blocks they make entry points
+        (``ModuleView.root_blocks``): when the callers of requested functions are blocks already
+        analyzed (the Trainer's own methods calling its helpers), analyzing the file again would
+        walk the same code from a fresh interpreter and find exactly what it found.
+        """
+        earlier = self._analyzed.get(path)
+        if not earlier:
+            return None
+        if mentions in earlier:
+            return earlier[mentions]
+        if self._local is None:
+            if self.cache is None:
+                return None  # the outline would be parsed here and again in a worker: just analyze
+            self._local = _Workspace(*self.workspace_arguments, cache=self.cache)  # outlines come from the cache
+        view = self._local.index.view(path)
+        blocks = view.root_blocks(mentions)
+        for known, result in earlier.items():
+            if view.root_blocks(known) == blocks:
+                return result
+        return None
 
     def _compute(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
         jobs = self.analyzer.jobs
