@@ -1,4 +1,5 @@
-"""Block summaries are the same whether a block's own text is parsed or the module's tree is reused.
+"""Block summaries are the same whether a block's own text is parsed or the module's tree is
+reused; the file prefilter picks exactly the files whose text the outline would anchor.
 
 A cold run summarizes blocks from the tree the outline was built from (one parse per file); a
 later root, or a warm outline, parses the block's text. Positions in the summaries decide every
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint.project import has_anchor
 from compile_ad_lint.summary.extract import summarize_block
+from compile_ad_lint.summary.outline import ANCHOR_PATTERN
 from compile_ad_lint.summary.view import ModuleView, ParseCounter
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,3 +52,34 @@ def test_a_block_summary_does_not_depend_on_which_parse_made_it(name, source):
     for index, block in enumerate(view.blocks):
         text = "".join(view.lines[block.first_line - 1 : block.last_line])
         assert view.block(index) == summarize_block(text, "pkg.mod", False, block.first_line), (name, block)
+
+
+ANCHOR_CASES = [
+    b"loss.backward()",
+    b"x.backward  (",
+    b"grad(f)(x)",
+    b"xgrad(f)",
+    b"_grad(x)",
+    b"a.grad (x)",
+    b"\xc3\xa9grad(x)",  # a non-ASCII letter before: a boundary for bytes, not for the outline's text
+    b"torch.autograd.grad(y, x)",
+    b"with fwAD.dual_level():",
+    b"model.fit(x)",
+    b"fit(x)",
+    b"args = TrainingArguments(output_dir='o')",
+    b"args = MyTrainingArguments(output_dir='o')",
+    b"from torch.autograd import functional",
+    b"config.backward_pass_autocast = 'off'",
+    b"y = 1",
+    b"agrad(\ngrad (",
+]
+
+
+@pytest.mark.parametrize("source", ANCHOR_CASES + [source for _, source in _cases()])
+def test_the_file_prefilter_agrees_with_the_outlines_anchor_pattern(source):
+    """``has_anchor`` picks the files to outline with one literal-first search per spelling: a file
+    it skips must hold no text the outline would anchor (on ASCII text they agree exactly; a word
+    boundary next to a non-ASCII letter exists only for bytes, so it may pick a file more)."""
+    anchored = ANCHOR_PATTERN.search(source.decode("utf-8", "surrogateescape")) is not None
+    if anchored or source.isascii():
+        assert has_anchor(source) == anchored

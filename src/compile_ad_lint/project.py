@@ -19,10 +19,16 @@ from pathlib import Path
 
 from .config import Config, find_pyproject
 from .paths import real_path
-from .summary.outline import ANCHOR_PATTERN
+from .summary.outline import ANCHOR_SPELLINGS
 
-#: The byte form of the outline's anchor pattern, to pick candidate files without decoding them.
-ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
+#: The outline's anchor spellings in byte form, to pick candidate files without decoding them:
+#: one pattern each, starting with its literal text (a pattern that starts with ``\b``, or the
+#: alternation of all of them, is searched position by position: 0.75 s for the torch tree, 0.1 s
+#: this way), with whether a word boundary must precede the match.
+_ANCHOR_SEARCHES = tuple(
+    (re.compile(spelling.removeprefix(r"\b").encode()), spelling.startswith(r"\b")) for spelling in ANCHOR_SPELLINGS
+)
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 @dataclass(frozen=True)
@@ -179,8 +185,13 @@ def read_source(path: Path) -> bytes:
 
 
 def has_anchor(source: bytes) -> bool:
-    # Every anchor spelling contains one of these words; ``in`` finds them far faster than the regex.
-    return (
-        any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments"))
-        and ANCHOR_BYTES.search(source) is not None
-    )
+    """Whether ``source`` has text that ``ANCHOR_PATTERN`` matches (then the file is outlined)."""
+    # Every anchor spelling contains one of these words; ``in`` finds them far faster than a regex.
+    if not any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments")):
+        return False
+    for pattern, after_boundary in _ANCHOR_SEARCHES:
+        for match in pattern.finditer(source):
+            start = match.start()
+            if not after_boundary or start == 0 or source[start - 1] not in _WORD_BYTES:
+                return True
+    return False

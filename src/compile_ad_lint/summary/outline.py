@@ -24,10 +24,18 @@ from .model import ParseFailure, Suppression
 #: ``torch.autograd.functional`` (``hvp``, ``hessian``, ...: CAL004), or a framework call that runs
 #: the backward for the user (Lightning ``trainer.fit(...)``, Hugging Face ``TrainingArguments(...)``
 #: next to ``trainer.train()``: ``knowledge/frameworks.py``).
-ANCHOR_PATTERN = re.compile(
-    r"dual_level|\.backward\s*\(|autograd\.grad|\bgrad\s*\(|backward_pass_autocast|autograd\.functional|autograd import functional"
-    r"|\.fit\s*\(|\bTrainingArguments\s*\("
+ANCHOR_SPELLINGS = (
+    r"dual_level",
+    r"\.backward\s*\(",
+    r"autograd\.grad",
+    r"\bgrad\s*\(",
+    r"backward_pass_autocast",
+    r"autograd\.functional",
+    r"autograd import functional",
+    r"\.fit\s*\(",
+    r"\bTrainingArguments\s*\(",
 )
+ANCHOR_PATTERN = re.compile("|".join(ANCHOR_SPELLINGS))
 #: ``try`` statements: ``try``/``except*`` (``ast.TryStar``) exists from Python 3.11 on.
 if sys.version_info >= (3, 11):
     TRY_STATEMENTS = (ast.Try, ast.TryStar)
