@@ -5,12 +5,14 @@ The CLI, the flake8 plugin and the language server are thin adapters over ``Anal
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,7 +137,8 @@ class _Workspace:
 
     def analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
         """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure."""
-        return call_with_deep_stack(self._analyze, path, mentions)
+        with _fewer_collections():
+            return call_with_deep_stack(self._analyze, path, mentions)
 
     def _analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
         self.index.start_recording()
@@ -201,6 +204,20 @@ def _called_names_in(files: list[tuple[Path, str]]) -> list[frozenset[bytes] | N
             source = None
         found.append(_called_names_of(source) if source is not None and content_digest(source) == digest else None)
     return found
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run the garbage collector's youngest generation every 50,000 allocations instead of 700
+    while a root is analyzed: the interpreter allocates millions of small immutable values, few of
+    them in cycles (generated framework, --jobs 1: 8 % less time, 30 MB more memory). The
+    thresholds are put back after, for the process hosting the analysis (flake8, the editor)."""
+    saved = gc.get_threshold()
+    gc.set_threshold(50_000, *saved[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
 
 
 _WORKER: _Workspace | None = None
