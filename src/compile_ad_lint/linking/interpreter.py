@@ -617,7 +617,10 @@ class Interpreter:
 
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
-        if not any(isinstance(v, Imported) for v in values):
+        for value in values:  # a loop, not any(): asked on every name lookup
+            if isinstance(value, Imported):
+                break
+        else:
             return values
         settled: set = set()
         for value in values:

@@ -42,6 +42,7 @@ class ModuleView:
         self._tree_lines: list[str] | None = None
         self._tree_starts: list[int] = []
         self._binders: dict[str, list[int]] | None = None
+        self._root_blocks: dict[frozenset[str], tuple[int, ...]] = {}
         self.digest = content_digest(source)
         self.suppressions = find_suppressions(source)
         self.failure: ParseFailure | None = None
@@ -140,15 +141,20 @@ class ModuleView:
                     self._binders.setdefault(bound, []).append(i)
         return self._binders.get(name, [])
 
-    def root_blocks(self, mentions: frozenset[str] = frozenset()) -> list[int]:
+    def root_blocks(self, mentions: frozenset[str] = frozenset()) -> tuple[int, ...]:
         """Blocks whose functions are analyzed as entry points: anchored ones, or ones calling ``mentions``."""
+        known = self._root_blocks.get(mentions)
+        if known is not None:
+            return known
         pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(mentions))) + r")\s*\(") if mentions else None
         chosen = []
         for i, block in enumerate(self.blocks):
-            text = "".join(self.lines[block.first_line - 1 : block.last_line]) if pattern else ""
-            if block.anchored or (pattern is not None and pattern.search(text)):
+            if block.anchored or (
+                pattern is not None and pattern.search("".join(self.lines[block.first_line - 1 : block.last_line]))
+            ):
                 chosen.append(i)
-        return chosen
+        found = self._root_blocks[mentions] = tuple(chosen)
+        return found
 
     def _defining_blocks(self, qualname: str) -> list[int]:
         top = qualname.split(".", 1)[0]
