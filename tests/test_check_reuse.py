@@ -254,3 +254,18 @@ def test_a_mention_that_selects_no_new_block_gives_the_same_result(tmp_path, mon
     plain = analyzed(frozenset())
     assert plain.events and plain.caller_requests == frozenset()
     assert analyzed(frozenset({"step"})) == plain
+
+
+def test_checks_leave_the_hosts_garbage_collector_settings_as_they_were(project):
+    """The analysis collects less often while it runs; flake8 and the editor host it in their own
+    process, so the thresholds come back, also when checks run in several threads at once."""
+    import gc
+
+    before = gc.get_threshold()
+    threads = [threading.Thread(target=lambda: _check(use_cache=False)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    _check(use_cache=False)
+    assert gc.get_threshold() == before
