@@ -180,13 +180,15 @@ class _Workspace:
                             f"analysis incomplete: {module_view.name}:{failure.line}: {failure.message}",
                         )
                     )
-        for module in accessed:  # a later root needing other blocks parses just those
-            self.index.view(module).release_tree()
-        dependencies = tuple((str(module), self.index.view(module).digest) for module in accessed)
+        dependencies = []
+        for module in accessed:
+            module_view = self.index.view(module)
+            module_view.release_tree()  # a later root needing other blocks parses just those
+            dependencies.append((str(module), module_view.digest))
         cacheable = not any(f.from_recursion_limit for f in failures)
         # One event per fact: a function walked again from another call or branch repeats its events.
         unique = tuple(dict.fromkeys(events))
-        return RootResult(unique, requests, dependencies, tuple(sorted(map(str, self.index.absent))), cacheable)
+        return RootResult(unique, requests, tuple(dependencies), tuple(sorted(map(str, self.index.absent))), cacheable)
 
 
 def _called_names_of(source: bytes) -> frozenset[bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import string
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -28,7 +29,7 @@ from .summary.outline import ANCHOR_SPELLINGS
 _ANCHOR_SEARCHES = tuple(
     (re.compile(spelling.removeprefix(r"\b").encode()), spelling.startswith(r"\b")) for spelling in ANCHOR_SPELLINGS
 )
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())  # ``\w`` of a byte pattern
 
 
 @dataclass(frozen=True)

@@ -60,15 +60,17 @@ class ModuleView:
     # -- loading ----------------------------------------------------------------------------
 
     def _cached(self, kind: str, payload: bytes, build, expected: type, *, on_disk: bool = True):
+        cache = self._cache if self._cache is not None and (on_disk or self._cache.memory is not None) else None
+        if cache is None:  # nothing would keep it: no key to compute (every block of a CLI run)
+            return build()
         key = cache_key(kind.encode() + b"\0" + payload, self.module, self.is_package)
-        if self._cache is not None:
-            found = self._cache.load(key, expected, from_disk=on_disk)
-            if found is not None:  # anything else (another build's data, damage) is rebuilt
-                self.counter.cached.add(self.name)
-                return found
+        found = cache.load(key, expected, from_disk=on_disk)
+        if found is not None:  # anything else (another build's data, damage) is rebuilt
+            self.counter.cached.add(self.name)
+            return found
         value = build()
-        if self._cache is not None and not (value.failure is not None and value.failure.from_recursion_limit):
-            self._cache.store(key, value, to_disk=on_disk)
+        if not (value.failure is not None and value.failure.from_recursion_limit):
+            cache.store(key, value, to_disk=on_disk)
         return value
 
     def _load_outline(self, source: bytes) -> ModuleOutline:
