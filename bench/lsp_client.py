@@ -8,8 +8,11 @@ takes to look at them.
 ``measure_session`` is the scenario of bench/README.md: start ``compile-ad-lint lsp --debounce-ms
 N`` in the project root, ``initialize`` with that root, open one file and wait for its
 ``publishDiagnostics``, then make one-line edits (``didChange``, incremental, one at a time, each
-waiting for the diagnostics of its own version) and shut the server down. Each edit's latency is
-the time from sending the change to receiving the diagnostics, minus the debounce.
+waiting for the diagnostics of its own version), then wait for the server's project pass (the
+whole project checked with the edited buffer, announced as a work-done progress) to end, and shut
+the server down. Each edit's latency is the time from sending the change to receiving the
+diagnostics, minus the debounce; ``settle_s`` is the time from the last edit's diagnostics to the
+end of the project pass, whose diagnostics are the ones the CLI gives (``settled_diagnostics``).
 
 Usage (a quick manual check): ``python bench/lsp_client.py ROOT FILE [--edits 10] [--debounce-ms 300]``.
 """
@@ -180,8 +183,10 @@ class LspSession:
     open_s: float  # didOpen sent to the first publishDiagnostics of the file
     spawn_to_diagnostics_s: float  # process start to that publish
     edit_s: list[float] = field(default_factory=list)  # per edit: didChange sent to its publish, minus the debounce
+    settle_s: float | None = None  # the last edit's publish to the end of the project pass after it
     open_diagnostics: list[dict] = field(default_factory=list)
     edit_diagnostics: list[list[dict]] = field(default_factory=list)
+    settled_diagnostics: list[dict] | None = None  # the file's diagnostics once the project pass ended
     returncode: int | None = None
 
     @property
@@ -196,6 +201,8 @@ class LspSession:
         data = asdict(self)
         data.pop("open_diagnostics")
         data.pop("edit_diagnostics")
+        data.pop("settled_diagnostics")
+        data["diagnostics_settled"] = None if self.settled_diagnostics is None else len(self.settled_diagnostics)
         data["diagnostics_at_open"] = len(self.open_diagnostics)
         data["diagnostics_after_edits"] = [len(d) for d in self.edit_diagnostics]
         data["edit_p50_s"] = self.edit_p50_s
@@ -247,6 +254,7 @@ def measure_session(
                 "workspaceFolders": [{"uri": path_to_uri(root), "name": root.name}],
                 "capabilities": {
                     "general": {"positionEncodings": ["utf-16"]},
+                    "window": {"workDoneProgress": True},
                     "textDocument": {
                         "synchronization": {"didSave": True, "dynamicRegistration": False},
                         "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
@@ -307,10 +315,38 @@ def measure_session(
             session.edit_s.append(round(arrived - sent - debounce_ms / 1000.0, 4))
             session.edit_diagnostics.append(message["params"]["diagnostics"])
             current = new_line
+        if edits:
+            session.settle_s, session.settled_diagnostics = _settle(client, published(edits + 1), arrived, timeout)
     finally:
         returncode = client.close()
     session.returncode = returncode
     return session
+
+
+def _settle(
+    client: LspClient, publishes: Callable[[dict], bool], since: float, timeout: float
+) -> tuple[float, list[dict] | None]:
+    """Wait for the project pass that follows the last edit: a progress begun after it, ended
+    "done". Returns the seconds from ``since`` to that end and the file's latest diagnostics by
+    then (None: the pass published nothing new, the last edit's diagnostics stand)."""
+    begun: set = set()
+    latest = None
+
+    def check(message: dict) -> bool:
+        nonlocal latest
+        if publishes(message):
+            latest = message["params"]["diagnostics"]
+            return False
+        if message.get("method") != "$/progress":
+            return False
+        params = message.get("params") or {}
+        value = params.get("value") or {}
+        if value.get("kind") == "begin":
+            begun.add(params.get("token"))
+        return value.get("kind") == "end" and params.get("token") in begun and value.get("message") == "done"
+
+    arrived, _ = client.wait_for(check, timeout, "the end of the project pass after the last edit")
+    return round(arrived - since, 4), latest
 
 
 # -- comparing with the CLI --------------------------------------------------------------------------

@@ -259,7 +259,9 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
             and session["diagnostics_after_edits"] == [session["diagnostics_at_open"]] * 2
         )
         assert len(session["edit_s"]) == 2 and session["edit_p50_s"] is not None and session["open_s"] > 0
+        assert session["settle_s"] > 0  # the project pass after the last edit ended "done"
         assert session["returncode"] == 0
+    assert result.lsp_interim == []  # this project's entry points are all in the open file
     assert result.lsp[bench.LSP_WARM]["warm_cli_wall_s"] > 0 and result.lsp[bench.LSP_WARM]["warm_cli_json_wall_s"] > 0
     assert {
         p: p.read_bytes() for p in tiny_project.rglob("*") if p.is_file()

@@ -208,9 +208,9 @@ def _analyses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, frozenset[str]
     seen: list[tuple[str, frozenset[str]]] = []
     original = api._Workspace._analyze
 
-    def counting(self, path, mentions):
+    def counting(self, path, mentions, *rest):
         seen.append((path.name, mentions))
-        return original(self, path, mentions)
+        return original(self, path, mentions, *rest)
 
     monkeypatch.setattr(api._Workspace, "_analyze", counting)
     return seen
@@ -269,3 +269,48 @@ def test_checks_leave_the_hosts_garbage_collector_settings_as_they_were(project)
         thread.join()
     _check(use_cache=False)
     assert gc.get_threshold() == before
+
+
+def test_a_cancelled_check_stops_and_keeps_the_roots_it_finished(project, monkeypatch):
+    """The language server's project pass gives way to the next edit: ``cancelled`` is asked before
+    each root and each function walk, and the roots finished before it said so are served from the
+    cache afterwards."""
+    from compile_ad_lint.api import AnalysisCancelled
+
+    fresh = _check(use_cache=False)
+    seen = _analyses(monkeypatch)
+    analyzer = Analyzer(Config(root=Path.cwd()), jobs=1)
+    with pytest.raises(AnalysisCancelled):
+        analyzer.check(["."], cancelled=lambda: True)
+    assert seen == []
+    # Sources make the check run in this process (overrides are never sent to workers), as the
+    # language server's does; here they hold what the disk holds.
+    sources = {p.resolve(): p.read_bytes() for p in project.rglob("*.py")}
+    with pytest.raises(AnalysisCancelled):
+        analyzer.check(["."], sources=sources, cancelled=lambda: len(seen) >= 2)  # in the second root
+    assert len(seen) == 2
+    finished, stopped = seen
+    seen.clear()
+    report = analyzer.check(["."], sources=sources)
+    assert finished not in seen  # reused from the cache
+    assert stopped in seen  # its walk was cut short: nothing was stored for it
+    assert report.findings == fresh.findings
+
+
+def test_a_cancelled_root_stops_inside_its_walks(project):
+    """Within a root the interpreter asks before each function walk (a root can take seconds)."""
+    import compile_ad_lint.api as api
+    from compile_ad_lint.api import AnalysisCancelled
+
+    train = (project / "train.py").resolve()
+    workspace = api._Workspace(Config(root=project), None, [project], {train: "train.py"}, {})
+    asked = []
+
+    def after_three_walks() -> bool:
+        asked.append(True)
+        return len(asked) > 3
+
+    with pytest.raises(AnalysisCancelled):
+        workspace.analyze(train, frozenset(), after_three_walks)
+    assert len(asked) == 4
+    assert workspace.analyze(train, frozenset()).events  # the same workspace analyzes it in full after

@@ -68,7 +68,13 @@ class _Client:
     """A pygls LanguageClient running the server (``python -m compile_ad_lint lsp`` unless ``command``)."""
 
     def __init__(
-        self, root: Path, command: Sequence[str] = (), env: Mapping[str, str] | None = None, debounce_ms: int = 50
+        self,
+        root: Path,
+        command: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        debounce_ms: int = 50,
+        *,
+        progress: bool = False,
     ) -> None:
         self.root = root
         self.command = [*(command or ("-m", "compile_ad_lint")), "lsp", "--debounce-ms", str(debounce_ms)]
@@ -76,6 +82,17 @@ class _Client:
         self.client = _LanguageClient("compile-ad-lint-tests", "0")
         self.published: dict[str, asyncio.Queue[types.PublishDiagnosticsParams]] = {}
         self.messages: asyncio.Queue[types.ShowMessageParams] = asyncio.Queue()
+        #: Work-done progress notifications, when the client says it supports them.
+        self.progress: asyncio.Queue[types.ProgressParams] = asyncio.Queue()
+        self.supports_progress = progress
+
+        @self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def on_create(params: types.WorkDoneProgressCreateParams) -> None:
+            return None
+
+        @self.client.feature(types.PROGRESS)
+        def on_progress(params: types.ProgressParams) -> None:
+            self.progress.put_nowait(params)
 
         @self.client.feature(types.WINDOW_SHOW_MESSAGE)
         def on_message(params: types.ShowMessageParams) -> None:
@@ -93,7 +110,11 @@ class _Client:
         await asyncio.wait_for(
             self.client.initialize_async(
                 types.InitializeParams(
-                    capabilities=types.ClientCapabilities(),
+                    capabilities=types.ClientCapabilities(
+                        window=types.WindowClientCapabilities(work_done_progress=True)
+                        if self.supports_progress
+                        else None
+                    ),
                     root_uri=from_fs_path(str(self.root)),
                     workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(self.root)), name="project")],
                 )
@@ -466,6 +487,82 @@ def test_columns_after_a_leading_form_feed(tmp_path: Path) -> None:
         .findings
     )
     assert (finding.code, finding.location.line, finding.location.column) == ("CAL003", 2, 2)
+
+
+#: A function whose hazard depends on what its callers pass: ``lib.py``'s own entry points do not
+#: show it, the project's do (``run.py`` passes a compiled module).
+TANGENT_LIB = """\
+import torch.autograd.forward_ad as fwAD
+
+
+def tangent_step(f, x, t):
+    with fwAD.dual_level():
+        return f(fwAD.make_dual(x, t))
+"""
+
+#: ``TANGENT_LIB`` without the call of ``f``.
+TANGENT_LIB_SAFE = TANGENT_LIB.replace("return f(fwAD.make_dual(x, t))", "return fwAD.make_dual(x, t)")
+
+TANGENT_RUN = """\
+import torch
+
+from lib import tangent_step
+
+model = torch.compile(torch.nn.Linear(4, 4))
+tangent_step(model, torch.randn(4), torch.randn(4))
+"""
+
+
+def test_the_project_pass_shows_what_other_entry_points_reach_in_an_open_file(tmp_path: Path) -> None:
+    """The open file's own entry points first, then (the buffers idle) the whole project's, which
+    finds what ``run.py`` reaches in ``lib.py``: the diagnostics the CLI gives for the project."""
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n", encoding="utf-8")
+    (tmp_path / "lib.py").write_text(TANGENT_LIB_SAFE, encoding="utf-8")  # saved: no hazard
+    (tmp_path / "run.py").write_text(TANGENT_RUN, encoding="utf-8")
+    lib = from_fs_path(str(tmp_path / "lib.py"))
+    expected = Analyzer(load_config(tmp_path), use_cache=False).check(
+        [str(tmp_path)], sources={tmp_path / "lib.py": TANGENT_LIB.encode()}
+    )
+    [finding] = expected.findings
+    assert finding.code == "CAL001" and finding.location.line == 6
+
+    async def scenario() -> None:
+        async with _Client(tmp_path, progress=True) as client:
+            client.open(lib, TANGENT_LIB)
+            fast = await client.diagnostics(lib, version=1)
+            assert list(fast.diagnostics) == []  # lib.py alone: nothing calls tangent_step
+            begun = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert begun.value == {"kind": "begin", "title": f"{SOURCE}: Checking the project"}
+            settled = await client.diagnostics(lib, version=1)
+            [diagnostic] = settled.diagnostics
+            assert diagnostic.code == "CAL001"
+            assert diagnostic.message == finding.message
+            assert diagnostic.range == types.Range(types.Position(5, 15), types.Position(5, 38))
+            related = {
+                (info.location.uri, info.location.range.start.line) for info in diagnostic.related_information or ()
+            }
+            assert (from_fs_path(str(tmp_path / "run.py")), 4) in related
+            ended = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert ended.value == {"kind": "end", "message": "done"} and ended.token == begun.token
+
+            # An edit that changes nothing the project pass sees: the pass publishes nothing again.
+            client.replace_all(lib, TANGENT_LIB + "\n", version=2)
+            again = await client.diagnostics(lib, version=2)
+            assert list(again.diagnostics) == []
+            begun = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            ended = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert ended.value == {"kind": "end", "message": "done"} and ended.token == begun.token
+            [diagnostic] = (await client.diagnostics(lib, version=2)).diagnostics
+            assert diagnostic.message == finding.message
+            # Removing the hazard from the buffer: both passes agree there is none, one publish.
+            client.replace_all(lib, TANGENT_LIB_SAFE, version=3)
+            assert list((await client.diagnostics(lib, version=3)).diagnostics) == []
+            begun = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            ended = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert ended.value == {"kind": "end", "message": "done"} and ended.token == begun.token
+            assert client.published[lib].empty()
+
+    _run(scenario())
 
 
 def test_save_publishes(tmp_path: Path) -> None:

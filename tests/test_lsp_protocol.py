@@ -43,11 +43,11 @@ def note(event):
 
 
 class Analyzer(lsp.Analyzer):
-    def check(self, paths, sources=None):
+    def check(self, paths, sources=None, **options):
         note("analysis")
         while GATE.exists():
             time.sleep(0.01)
-        return super().check(paths, sources)
+        return super().check(paths, sources, **options)
 
 
 class LineTable(lsp.LineTable):

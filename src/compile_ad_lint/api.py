@@ -23,7 +23,7 @@ from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.index import ModuleIndex
-from .linking.interpreter import Interpreter
+from .linking.interpreter import AnalysisCancelled, Interpreter
 from .notebook import cell_locations, notebook_for
 from .paths import real_path
 from .project import (
@@ -136,12 +136,13 @@ class _Workspace:
     def _provide(self, path: Path, display: str, _module: str, _package: bool) -> ModuleView:
         return load_view(path, display, self.cache, self.counter, self.overrides.get(path))
 
-    def analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
-        """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure."""
+    def analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
+        """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure.
+        ``AnalysisCancelled`` when ``cancelled`` says so before a function walk."""
         with _fewer_collections():
-            return call_with_deep_stack(self._analyze, path, mentions)
+            return call_with_deep_stack(self._analyze, path, mentions, cancelled)
 
-    def _analyze(self, path: Path, mentions: frozenset[str]) -> RootResult:
+    def _analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
         self.index.start_recording()
         view = self.index.view(path)
         events: list[Event] = []
@@ -152,7 +153,7 @@ class _Workspace:
                 ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message)
             )
         else:
-            interpreter = Interpreter(self.index, self.config)
+            interpreter = Interpreter(self.index, self.config, cancelled)
             try:
                 interpreter.analyze_module(path, mentions)
             except RecursionError:
@@ -276,11 +277,24 @@ class Analyzer:
         self.progress = progress
         self.memory = memory
 
-    def check(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report:
+    def check(
+        self,
+        paths: Sequence[str],
+        sources: Mapping[Path, bytes] | None = None,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Report:
         """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
-        buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk."""
+        buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk.
+
+        ``cancelled`` is asked before each root and, in this process, before each function walk;
+        when it answers True the check stops with ``AnalysisCancelled`` (the language server's
+        check of the whole project gives way to the next edit). Results already computed stay in
+        the cache.
+        """
         started = time.perf_counter()
         files, problems, events, contents, run = self._prepare(paths, sources)
+        run.cancelled = cancelled
         remembered = self._remembered(run, files, started)
         if remembered is not None:
             return remembered
@@ -485,6 +499,7 @@ class _Run:
         self._analyzed: dict[Path, dict[frozenset[str], RootResult]] = {}
         self._called: dict[Path, frozenset[bytes]] | None = None
         self.files = files
+        self.cancelled: Callable[[], bool] | None = None
 
     def analyze(self, tasks: list[tuple[SourceFile, frozenset[str]]]) -> list[RootResult]:
         results: dict[int, RootResult] = {}
@@ -570,8 +585,10 @@ class _Run:
         """The root's result: from the cache if another process stored it meanwhile, else computed
         here under the claim; None when another process holds the claim and ``wait`` is False."""
         assert self._local is not None
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled(str(path))
         if self.cache is None:
-            result = self._local.analyze(path, mentions)
+            result = self._local.analyze(path, mentions, self.cancelled)
             self._computed(path, mentions, result)
             return result
         key = self._key(path, mentions)
@@ -581,7 +598,7 @@ class _Run:
             found = self._lookup(path, mentions)
             if found is not None:
                 return found
-            result = self._local.analyze(path, mentions)
+            result = self._local.analyze(path, mentions, self.cancelled)
             self._computed(path, mentions, result)
             return result
 
@@ -598,6 +615,10 @@ class _Run:
         for done, (result, parsed, cached) in enumerate(
             self._pool.map(_analyze_in_worker, tasks, chunksize=1), start=1
         ):
+            if self.cancelled is not None and self.cancelled():
+                self._pool.shutdown(wait=False, cancel_futures=True)  # the running roots still store theirs
+                self._pool = None
+                raise AnalysisCancelled(tasks[done - 1][0])
             results.append(result)
             self.parsed |= parsed
             self.cached |= cached

@@ -23,6 +23,15 @@ open buffer carries a stamp that changes whenever its text may have (open, chang
 analysis whose buffers were re-stamped before it started is skipped, one re-stamped while it ran is
 dropped: a newer analysis of the same project is then due, and only it publishes.
 
+Two passes: the analysis a change starts checks the open documents' own entry points (what the
+buffers reach; fast enough to follow typing), and once the buffers have stayed as analyzed for
+``IDLE_SECONDS`` a second pass checks the whole project with the same buffers, so that every
+entry point whose dependencies include an edited buffer runs again: a finding in an open file that
+another file's entry point reaches (an experiment script driving the trainer) then reads as the
+CLI's does. Roots whose dependencies did not change are served from the cache; the pass gives way
+(between roots) to the next edit, and publishes only the documents whose diagnostics changed. A
+client that supports ``window/workDoneProgress`` sees it as a progress ("Checking the project").
+
 Code actions: for each diagnostic, its fixes as quick fixes (the preferred one first; a
 ``WorkspaceEdit`` that may change other files too, e.g. a CAL002 fix at a compiled call in another
 module), then the ``# noqa`` suppression; and ``source.fixAll.compile-ad-lint``, every safe fix of the
@@ -56,7 +65,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
 from .._version import __version__
-from ..api import Analyzer
+from ..api import AnalysisCancelled, Analyzer
 from ..cache import EntryMemory, SummaryCache, content_digest
 from ..config import Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
@@ -283,8 +292,11 @@ class _Files:
         return from_fs_path(str(path)), LineTable(text, self._encoding)
 
 
-#: How long the buffers must stay as analyzed before the published findings' fix edits are built.
-FIX_AFTER_IDLE_SECONDS = 1.0
+#: How long a client may take to accept a progress token before the pass runs without one.
+PROGRESS_CREATE_TIMEOUT_SECONDS = 5.0
+#: How long the buffers must stay as analyzed before the whole project is checked with them and the
+#: published findings' fix edits are built.
+IDLE_SECONDS = 1.0
 
 
 class CompileAdLintServer(LanguageServer):
@@ -311,6 +323,8 @@ class CompileAdLintServer(LanguageServer):
         self._published: dict[str, _Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
         self._stamps: dict[str, int] = {}
+        #: Workspace key of each document published for → the diagnostics and version last sent.
+        self._sent: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
         self._clock = itertools.count(1)
         self.shut_down = False
         self._register(types.TEXT_DOCUMENT_DID_OPEN, self.did_open)
@@ -349,6 +363,7 @@ class CompileAdLintServer(LanguageServer):
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         self._stamps.pop(_workspace_key(uri), None)
+        self._sent.pop(_workspace_key(uri), None)
         self._cancel_timer(uri)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         path = _path_of(uri)
@@ -456,15 +471,18 @@ class CompileAdLintServer(LanguageServer):
             return
         if analyzed is None or self._stale(snapshot):
             return  # superseded: the newer analysis publishes
+        whole_project, findings, digests, cache = analyzed
         # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
         # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
-        self._publish(snapshot, *analyzed)
-        # Fix edits are built once the buffers have stayed as analyzed for a moment: built at once,
-        # LibCST shared the interpreter lock with the next edit's analysis (the first edit of the
-        # trainer after the open took 3.4 s, later ones 1.2 s). A code action builds them on demand.
-        await asyncio.sleep(FIX_AFTER_IDLE_SECONDS)
+        self._publish(snapshot, findings, digests, cache)
+        # The project pass and the fix edits wait until the buffers have stayed as analyzed for a
+        # moment: started at once, they shared the interpreter lock with the next edit's analysis
+        # (fix edits built at once made the first edit of the trainer take 3.4 s instead of 1.2 s).
+        await asyncio.sleep(IDLE_SECONDS)
         if self.shut_down or self._stale(snapshot):
             return  # the newer analysis publishes and builds its own
+        if not whole_project and not await self._publish_project(snapshot):
+            return
         try:
             await loop.run_in_executor(self._fix_pool, self._resolve_published, snapshot)
         except Exception:
@@ -488,30 +506,79 @@ class CompileAdLintServer(LanguageServer):
             self._published[key] = done
         return done
 
+    def _analyzer(self, snapshot: _Snapshot) -> Analyzer:
+        """Static only: nothing is imported or executed. The only thing written is the project's
+        ``.compile_ad_lint_cache/`` (shared with the CLI and flake8); decoded entries also stay in
+        ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed."""
+        return Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
+
     def _analyze(
         self, snapshot: _Snapshot
-    ) -> tuple[tuple[Finding, ...], Mapping[str, str], SummaryCache | None] | None:
-        """Runs in the analysis thread; None (nothing analyzed) when the snapshot went stale while queued.
-
-        Static only: nothing is imported or executed. The only thing written is the project's
-        ``.compile_ad_lint_cache/`` (shared with the CLI and flake8); decoded entries also stay in
-        ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed.
-        """
+    ) -> tuple[bool, tuple[Finding, ...], Mapping[str, str], SummaryCache | None] | None:
+        """Runs in the analysis thread: whether the findings are the whole project's, the findings,
+        the digests of the files read and the cache; None when the snapshot went stale while queued."""
         if self._stale(snapshot):
             return None
-        analyzer = Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
+        analyzer = self._analyzer(snapshot)
         # The whole project's findings when a check of it recorded them for these very contents
         # (a first open after ``compile-ad-lint check .``): what the CLI showed, at a warm run's cost.
-        # Otherwise the open files' own entry points, which an edit re-analyzes alone. A record is
-        # keyed by what is on disk, so it is not looked for (reading the whole project) once a
-        # buffer holds unsaved edits.
+        # Otherwise the open files' own entry points, which an edit re-analyzes alone (the project
+        # pass follows once the buffers are idle). A record is keyed by what is on disk, so it is
+        # not looked for (reading the whole project) once a buffer holds unsaved edits.
         project = [as_the_cli_names_it(snapshot.root)]
         report = analyzer.remembered(project, sources=snapshot.sources) if _saved(snapshot) else None
-        paths = project
-        if report is None:
-            paths = [str(buffer.path) for buffer in snapshot.buffers]
-            report = analyzer.check(paths, sources=snapshot.sources)
-        return report.findings, dict(report.digests), analyzer.cache_for(paths)
+        if report is not None:
+            return True, report.findings, dict(report.digests), analyzer.cache_for(project)
+        paths = [str(buffer.path) for buffer in snapshot.buffers]
+        report = analyzer.check(paths, sources=snapshot.sources)
+        return False, report.findings, dict(report.digests), analyzer.cache_for(paths)
+
+    async def _publish_project(self, snapshot: _Snapshot) -> bool:
+        """Publish the whole project's findings with ``snapshot``'s buffers (what the CLI would
+        report were they saved) for the documents whose diagnostics they change. False when an
+        edit (or close) made the snapshot stale meanwhile: the pass stopped, nothing was published.
+        The progress ends after the publish, so a client that sees "done" has the diagnostics."""
+        token = await self._begin_progress("Checking the project")
+        outcome = "superseded"
+        try:
+            found = await asyncio.get_running_loop().run_in_executor(
+                self._analysis_pool, self._analyze_project, snapshot
+            )
+            if found is None or self.shut_down or self._stale(snapshot):
+                return False
+            self._publish(snapshot, *found, only_changed=True)
+            outcome = "done"
+            return True
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=outcome))
+
+    def _analyze_project(
+        self, snapshot: _Snapshot
+    ) -> tuple[tuple[Finding, ...], Mapping[str, str], SummaryCache | None] | None:
+        if self._stale(snapshot):
+            return None
+        analyzer = self._analyzer(snapshot)
+        project = [as_the_cli_names_it(snapshot.root)]
+        try:
+            report = analyzer.check(project, sources=snapshot.sources, cancelled=lambda: self._stale(snapshot))
+        except AnalysisCancelled:
+            return None
+        return report.findings, dict(report.digests), analyzer.cache_for(project)
+
+    async def _begin_progress(self, title: str) -> str | None:
+        """A work-done progress begun with ``title``, when the client supports them; its token."""
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return None
+        token = f"{SOURCE}/{next(self._clock)}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_CREATE_TIMEOUT_SECONDS)
+        except Exception:  # a client that refuses or never answers gets no progress, the pass still runs
+            logger.debug("compile-ad-lint: work done progress refused", exc_info=True)
+            return None
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=f"{SOURCE}: {title}"))
+        return token
 
     def _publish(
         self,
@@ -519,6 +586,8 @@ class CompileAdLintServer(LanguageServer):
         findings: tuple[Finding, ...],
         digests: Mapping[str, str] | None = None,
         cache: SummaryCache | None = None,
+        *,
+        only_changed: bool = False,
     ) -> None:
         # By real file: a recorded project check names files relative to the project, this
         # server's own analysis names open files as the editor does.
@@ -528,8 +597,12 @@ class CompileAdLintServer(LanguageServer):
         files = _Files(self._open_documents(), self.workspace.position_encoding)
         for buffer in snapshot.buffers:
             own = tuple(by_file.get(real_path(buffer.path), ()))
-            self._published[_workspace_key(buffer.uri)] = _Published(snapshot, own, dict(digests or {}), cache)
+            key = _workspace_key(buffer.uri)
+            self._published[key] = _Published(snapshot, own, dict(digests or {}), cache)
             diagnostics = [self.diagnostic(finding, files) for finding in own]
+            if only_changed and self._sent.get(key) == (buffer.version, diagnostics):
+                continue  # the project pass found what the open files' pass published
+            self._sent[key] = (buffer.version, diagnostics)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=buffer.uri, diagnostics=diagnostics, version=buffer.version)
             )

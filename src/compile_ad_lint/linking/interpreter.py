@@ -127,10 +127,17 @@ class Frame:
     function_lines: tuple[int, int] | None = None
 
 
+class AnalysisCancelled(Exception):
+    """The analysis was asked to stop (its ``cancelled`` callback said so): its result is discarded."""
+
+
 class Interpreter:
-    def __init__(self, index: ModuleIndex, config: Config) -> None:
+    def __init__(self, index: ModuleIndex, config: Config, cancelled: Callable[[], bool] | None = None) -> None:
         self.index = index
         self.config = config
+        #: Asked before each function walk: the language server's project pass gives way to an
+        #: edit within a walk's time, not a whole root's.
+        self.cancelled = cancelled
         self.events: list[Event] = []
         self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
         self.compile_names = api.COMPILE | config.compile_wrappers
@@ -1005,6 +1012,8 @@ class Interpreter:
     def walk_function(
         self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
     ) -> tuple[Values, tuple[PendingCall, ...]]:
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled(function.qualname)
         ctx = caller.ctx
         regions = []
         for values, site in self.entry_contexts(function, summary):
