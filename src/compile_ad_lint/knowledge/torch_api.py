@@ -144,13 +144,12 @@ AUTOCAST_CONSTRUCTORS: tuple[AutocastConstructor, ...] = (
     AutocastConstructor(
         frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}),
         "torch/amp/autocast_mode.py: `class autocast`, `__init__(self, device_type, dtype=None, enabled=True, "
-        "cache_enabled=None)`; re-exported as torch.autocast and torch.amp.autocast. A positional `enabled` "
-        "(position 2) is not read: the analysis has always taken only `enabled=` for this spelling",
+        "cache_enabled=None)`; re-exported as torch.autocast and torch.amp.autocast",
         device=None,
         device_argument=("device_type", 0),
         dtype_argument=("dtype", 1),
         default_dtype=None,
-        enabled_argument=("enabled", None),
+        enabled_argument=("enabled", 2),
     ),
     AutocastConstructor(
         frozenset({"torch.cuda.amp.autocast"}),

@@ -1198,8 +1198,9 @@ class Interpreter:
             positional(args, enabled_position) if enabled_position is not None else None
         )
         enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
-        # ``enabled=<flag>``: on exactly when the flag is; known inside an ``if <flag>:`` arm.
-        written = next((a.value for a in (frame.call_args if frame else ()) if a.keyword == "enabled"), None)
+        # ``enabled=<flag>`` (or the flag in its position): on exactly when the flag is; known inside
+        # an ``if <flag>:`` arm.
+        written = _written_argument(frame.call_args if frame else (), keyword, enabled_position)
         known = all(isinstance(v, ConstVal) for v in enabled_values or ()) and len({bool(v) for v in enabled}) <= 1
         condition = flag_key(written) if enabled_values and not known else None
         if condition is not None and frame is not None and condition in frame.assumptions:
@@ -1310,6 +1311,21 @@ _RECEIVER_METHODS = frozenset(
         *api.MODULE_REGISTRATION_METHODS,
     }
 )
+
+
+def _written_argument(arguments: Sequence[ir.Arg], keyword: str, position: int | None) -> ir.Expr | None:
+    """The expression passed as ``keyword=`` or, when it has one, in ``position`` (before any star)."""
+    for argument in arguments:
+        if argument.keyword == keyword:
+            return argument.value
+    if position is None:
+        return None
+    for index, argument in enumerate(arguments):
+        if argument.keyword is not None:
+            return None  # keywords and stars come after the positions
+        if index == position:
+            return argument.value
+    return None
 
 
 def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
