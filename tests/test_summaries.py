@@ -72,7 +72,39 @@ ANCHOR_CASES = [
     b"config.backward_pass_autocast = 'off'",
     b"y = 1",
     b"agrad(\ngrad (",
+    b"from torch.autograd import backward as run_backward",
+    b"from torch.autograd import grad",
+    b"from torch.autograd import (\n    Function,\n    grad as torch_grad,\n)",
+    b"from torch.autograd import Variable, \\\n    backward",
+    b"from torch.autograd import gradcheck, Function",
+    b"from torch.autograd import my_backward",
 ]
+
+
+@pytest.mark.parametrize(
+    ("line", "anchored"),
+    [
+        ("from torch.autograd import backward as run_backward", True),
+        ("from torch.autograd import grad", True),
+        ("from torch.autograd import Function, grad as torch_grad", True),
+        ("from torch.autograd import (\n    Function,\n    backward,\n)", True),
+        ("from torch.autograd import Variable, \\\n    grad", True),
+        ("from torch.autograd import gradcheck, Function", False),
+        ("from torch.autograd import Function", False),
+        ("from torch.autograd import my_backward, backward_hook", False),
+        ("from torch.autograd.graph import saved_tensors_hooks", False),
+    ],
+)
+def test_importing_an_autograd_entry_point_is_an_anchor(line, anchored):
+    """The import of ``backward`` or ``grad`` from ``torch.autograd`` anchors (by name or alias);
+    its other names do not."""
+    assert (ANCHOR_PATTERN.search(line) is not None) is anchored
+
+
+def test_the_import_spelling_does_not_backtrack_on_long_import_lists():
+    names = ", ".join(f"name{k}" for k in range(20_000))
+    assert ANCHOR_PATTERN.search(f"from torch.autograd import {names}") is None
+    assert ANCHOR_PATTERN.search(f"from torch.autograd import {names}, grad") is not None
 
 
 @pytest.mark.parametrize("source", ANCHOR_CASES + [source for _, source in _cases()])

@@ -32,6 +32,10 @@ ANCHOR_SPELLINGS = (
     r"backward_pass_autocast",
     r"autograd\.functional",
     r"autograd import functional",
+    # ``from torch.autograd import backward as run_backward``, ``from torch.autograd import (Function,
+    # grad)``: the import is the anchor, and the names it binds anchor the blocks using them. The
+    # separator after each other name is not optional, so that the repetition cannot backtrack.
+    r"autograd import[\s\\(]*(?:\w+(?:\s+as\s+\w+)?[\s\\,()]+)*?(?:backward|grad)\b",
     r"\.fit\s*\(",
     r"\bTrainingArguments\s*\(",
 )
