@@ -253,3 +253,38 @@ def test_hf_trainer_names(name, tmp_path):
     )
     code += "    T(torch.compile(Net()), args, train_dataset=ds).train()  # expect: CAL002\n"
     _check(code, tmp_path)
+
+
+# -- a framework's own sources in the checked tree ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("package", sorted(fw.FRAMEWORK_PACKAGES))
+def test_framework_packages_are_external_even_when_their_sources_are_checked(package):
+    """A clone of accelerate or Lightning (or a vendored copy) is checked with its classes known by
+    the rows, as in a user's project, instead of walking their sources from every script."""
+    from compile_ad_lint.knowledge.torch_api import is_external_root
+
+    assert is_external_root(package) and is_external_root(f"{package}.sub.module")
+
+
+def test_a_local_copy_of_accelerate_is_known_by_its_rows(tmp_path):
+    """The local ``accelerate/`` here does nothing a real one does: the finding comes from the rows."""
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    package = tmp_path / "accelerate"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "class Accelerator:\n    def __init__(self, **kwargs):\n        pass\n\n"
+        "    def prepare(self, *models):\n        return None\n\n    def backward(self, loss):\n        pass\n"
+    )
+    (tmp_path / "train.py").write_text(
+        NET
+        + "from accelerate import Accelerator\n\n\n"
+        + "def main(x):\n    accelerator = Accelerator(mixed_precision='bf16')\n"
+        + "    model = accelerator.prepare(torch.compile(Net()))\n"
+        + "    loss = model(x)\n    accelerator.backward(loss)\n"
+    )
+    from compile_ad_lint.api import Analyzer
+    from compile_ad_lint.config import load_config
+
+    report = Analyzer(load_config(tmp_path), use_cache=False, jobs=1).check([str(tmp_path)])
+    assert [(f.code, f.location.line) for f in report.findings] == [("CAL002", 21)]

@@ -88,7 +88,8 @@ class RootResult:
     """What analyzing one anchor file found, and the files (with content digests) it depended on."""
 
     events: tuple[Event, ...]
-    caller_requests: frozenset[str]
+    #: (defining file, qualified name) of the functions whose callers should be analyzed.
+    caller_requests: frozenset[tuple[str, str]]
     dependencies: tuple[tuple[str, str], ...]
     #: Files imports looked for and did not find: the result is stale once one of them exists.
     absent: tuple[str, ...] = ()
@@ -146,7 +147,7 @@ class _Workspace:
         self.index.start_recording()
         view = self.index.view(path)
         events: list[Event] = []
-        requests: frozenset[str] = frozenset()
+        requests: frozenset[tuple[str, str]] = frozenset()
         failures = [view.failure] if view.failure is not None else []
         if view.failure is not None:
             events.append(
@@ -195,6 +196,45 @@ class _Workspace:
 def _called_names_of(source: bytes) -> frozenset[bytes]:
     """The names a file calls (``name(``), the candidates for the callers of a requested function."""
     return frozenset(_CALLED_NAME.findall(source))
+
+
+def _may_see(source: bytes, path: Path, defining: Path, qualname: str) -> bool:
+    """Whether a file that calls the name of ``qualname`` (defined in ``defining``) can be calling
+    that function, by what its text spells.
+
+    A module-level function is called from its own file, where its module's name is spelled
+    (``from pkg.train import main``, ``import pkg.train``, ``from pkg import train``), or where it
+    is imported by name from a package above it or relatively (a re-export: ``from pkg import
+    main``); a method where its class is named (constructed, imported, subclassed) or in its own
+    file. Without this, every script calling its own ``main()`` and every ``dict.update(...)`` made
+    its file a caller: 262 of the 287 analyses of an 807-file robotics repository, 84 of its 95
+    seconds, for no finding. Nested functions and deeper names keep the name alone.
+    """
+    if path == defining:
+        return True
+    parts = qualname.split(".")
+    if len(parts) == 1:
+        module = defining.parent.name if defining.stem == "__init__" else defining.stem
+        return _spelled(source, module) or _imported_from(source, parts[0], frozenset(defining.parent.parts))
+    if len(parts) == 2 and not parts[0].startswith("<"):
+        return _spelled(source, parts[0])
+    return True
+
+
+def _spelled(source: bytes, word: str) -> bool:
+    return re.search(rb"\b" + re.escape(word.encode()) + rb"\b", source) is not None
+
+
+def _imported_from(source: bytes, name: str, packages: frozenset[str]) -> bool:
+    """``from <module> import name`` (as an alias, in a list, in parentheses over several lines)
+    with a relative ``<module>`` or one whose last part is one of ``packages``."""
+    word = re.escape(name.encode())
+    pattern = rb"\bfrom[ \t]+([.\w]+)[ \t]+import(?:[ \t]+[\w \t,\\]*?|[ \t]*\([\w\s,]*?)\b" + word + rb"\b"
+    for match in re.finditer(pattern, source):
+        module = match.group(1).decode("ascii", "replace")
+        if module.startswith(".") or module.rsplit(".", 1)[-1] in packages:
+            return True
+    return False
 
 
 def _called_names_in(files: list[tuple[Path, str]]) -> list[frozenset[bytes] | None]:
@@ -299,16 +339,17 @@ class Analyzer:
         if remembered is not None:
             return remembered
 
-        pending = [f for f in files if f.path in contents and has_anchor(contents[f.path])]
-        mentions: frozenset[str] = frozenset()
-        asked: frozenset[str] = frozenset()
+        tasks = [(f, frozenset[str]()) for f in files if f.path in contents and has_anchor(contents[f.path])]
+        asked: frozenset[tuple[str, str]] = frozenset()
+        #: The names each file was analyzed as a caller of (a later round asks it about new ones only).
+        mentioned: dict[Path, frozenset[str]] = {}
         analyzed: set[str] = set()
         absent: set[str] = set()
         cacheable = True
         read: dict[str, str] = {str(path): run.digests[path] for path in contents}
         try:
             for _ in range(self.config.max_call_depth + 1):
-                results = run.analyze([(root, mentions) for root in pending])
+                results = run.analyze(tasks)
                 for result in results:
                     events.extend(result.events)
                     analyzed.update(dependency for dependency, _ in result.dependencies)
@@ -316,11 +357,18 @@ class Analyzer:
                     absent.update(result.absent)
                     cacheable = cacheable and result.cacheable
                 # Functions whose anchors depend on their parameters: analyze the code that calls them.
-                mentions = frozenset().union(*(r.caller_requests for r in results)) - asked
-                if not mentions:
+                requested = frozenset().union(*(r.caller_requests for r in results)) - asked
+                if not requested:
                     break
-                asked |= mentions
-                pending = run.files_calling(mentions, contents)
+                asked |= requested
+                tasks = []
+                for caller, names in run.callers(requested, contents):
+                    new = names - mentioned.get(caller.path, frozenset())
+                    if new:
+                        mentioned[caller.path] = mentioned.get(caller.path, frozenset()) | new
+                        tasks.append((caller, new))
+                if not tasks:
+                    break
         finally:
             run.close()
 
@@ -632,12 +680,31 @@ class _Run:
             self._pool.shutdown()
             self._pool = None
 
-    def files_calling(self, names: frozenset[str], contents: Mapping[Path, bytes]) -> list[SourceFile]:
-        """Files that call one of ``names`` (from a per-file index of called names, cached by digest)."""
+    def callers(
+        self, requested: frozenset[tuple[str, str]], contents: Mapping[Path, bytes]
+    ) -> list[tuple[SourceFile, frozenset[str]]]:
+        """The files that may call ``requested`` functions, each with the names it may call them by:
+        it calls the name (from a per-file index of called names, cached by digest) and can see
+        the function (``_may_see``)."""
         if self._called is None:
             self._called = self._called_names(contents)
-        wanted = {name.encode() for name in names}
-        return [f for f in self.files if f.path in self._called and not wanted.isdisjoint(self._called[f.path])]
+        by_name: dict[str, list[tuple[Path, str]]] = {}
+        for path, qualname in requested:
+            by_name.setdefault(qualname.rsplit(".", 1)[-1], []).append((Path(path), qualname))
+        found = []
+        for source_file in self.files:
+            called = self._called.get(source_file.path)
+            if called is None:
+                continue
+            names = frozenset(
+                name
+                for name, functions in by_name.items()
+                if name.encode() in called
+                and any(_may_see(contents[source_file.path], source_file.path, *function) for function in functions)
+            )
+            if names:
+                found.append((source_file, names))
+        return found
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
         key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()

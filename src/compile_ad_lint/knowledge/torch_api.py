@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .frameworks import FRAMEWORK_PACKAGES
+
 #: Packages that are always treated as external, even when their sources are part of the checked
-#: tree (linting torch's own sources must not turn ``torch.compile`` into a project function).
-EXTERNAL_ROOTS = frozenset({"torch", "functools", "contextlib", "re", "builtins"})
+#: tree (linting torch's own sources must not turn ``torch.compile`` into a project function; the
+#: frameworks' classes are known by their rows in ``frameworks``).
+EXTERNAL_ROOTS = frozenset({"torch", "functools", "contextlib", "re", "builtins"}) | FRAMEWORK_PACKAGES
 
 
 @dataclass(frozen=True)

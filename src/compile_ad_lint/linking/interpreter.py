@@ -166,8 +166,9 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
-        #: Names of functions whose anchors depend on parameters: their callers are worth analyzing.
-        self.caller_requests: set[str] = set()
+        #: Functions (defining file, qualified name) whose anchors depend on parameters: their
+        #: callers are worth analyzing.
+        self.caller_requests: set[tuple[str, str]] = set()
         #: CAL005: what compiled callables return, output by output, and the tuple sizes per call site.
         self.results = ResultAnalysis(self)
         self._result_sizes: dict[Location, set[int]] = {}
@@ -1240,7 +1241,8 @@ class Interpreter:
     def request_callers(self, frame: Frame) -> None:
         """Ask for the callers of the function this walk started from (they bind its parameters)."""
         if frame.record and frame.stack:
-            self.caller_requests.add(frame.stack[0][1].rsplit(".", 1)[-1])
+            path, qualname = frame.stack[0]
+            self.caller_requests.add((str(path), qualname))
 
     def record_backward(
         self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False

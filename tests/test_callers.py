@@ -1,0 +1,117 @@
+"""Which files are analyzed as callers of a function whose anchor depends on its parameters.
+
+A file is a caller candidate when it calls the function's name and its text can reach that
+function (``api._may_see``): its own file, an import of it by name, its module's name spelled, or
+(for a method) its class named. A script calling its own ``main()`` or a ``dict.update(...)`` is
+not a caller of another module's ``main`` or of a class's ``update``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint import api
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import Config
+
+DEFINING = Path("/project/pkg/train.py")
+
+
+@pytest.mark.parametrize(
+    ("source", "qualname", "seen"),
+    [
+        (b"from pkg.train import main\nmain(model)\n", "main", True),
+        (b"from pkg.train import main as run\nrun(model)\nmain()\n", "main", True),
+        (b"from pkg import main\nmain(model)\n", "main", True),  # re-exported by pkg/__init__.py
+        (b"from . import main\nmain(model)\n", "main", True),
+        (b"from .helpers import (\n    main,\n)\nmain(model)\n", "main", True),
+        (b"from pkg.train import (\n    setup,\n    main,\n)\nmain(model)\n", "main", True),
+        (b"import pkg.train\npkg.train.main(model)\n", "main", True),
+        (b"from pkg import train as t\nt.main(model)\n", "main", True),
+        (b"def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n", "main", False),
+        (b"from other import main\nmain()\n", "main", False),
+        (b"import os\n\n\ndef main():\n    os.getcwd()\n\nmain()\n", "main", False),
+        (b"from pkg.train import Trainer\nTrainer(cfg).update(batch)\n", "Trainer.update", True),
+        (b"class Mine(Trainer):\n    pass\n\nMine().update(batch)\n", "Trainer.update", True),
+        (b"stats = {}\nstats.update(loss=1.0)\n", "Trainer.update", False),
+        (b"make_step()(x)\n", "make.<locals>.step", True),
+    ],
+)
+def test_what_a_caller_spells(source, qualname, seen):
+    assert api._may_see(source, Path("/project/run.py"), DEFINING, qualname) is seen
+
+
+def test_the_defining_file_is_always_a_caller():
+    assert api._may_see(b"def main(m):\n    pass\n\nmain(x)\n", DEFINING, DEFINING, "main")
+
+
+def test_a_package_function_is_reached_through_the_package_name():
+    package = Path("/project/pkg/steps/__init__.py")
+    assert api._may_see(b"from pkg import steps\nsteps.run(m)\n", Path("/project/a.py"), package, "run")
+    assert not api._may_see(b"run(m)\n", Path("/project/a.py"), package, "run")
+
+
+TRAIN = """\
+import torch
+
+
+def main(model, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()
+"""
+RUN = """\
+import torch
+
+from train import main
+
+main(torch.compile(torch.nn.Linear(4, 4)), torch.randn(2, 4))
+"""
+#: Scripts with their own ``main``: none of them can call train.main.
+SCRIPT = """\
+import torch
+
+
+def main():
+    print(torch.zeros(1))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_scripts_calling_their_own_main_are_not_analyzed_as_callers(tmp_path, monkeypatch):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.py").write_text(RUN)
+    for k in range(5):
+        (tmp_path / f"tool_{k}.py").write_text(SCRIPT)
+    monkeypatch.chdir(tmp_path)
+    seen: list[tuple[str, frozenset[str]]] = []
+    original = api._Workspace._analyze
+
+    def counting(self, path, mentions, *rest):
+        seen.append((path.name, mentions))
+        return original(self, path, mentions, *rest)
+
+    monkeypatch.setattr(api._Workspace, "_analyze", counting)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "train.py", 7)]
+    assert sorted(seen) == [("run.py", frozenset({"main"})), ("train.py", frozenset())]
+
+
+def test_a_name_asked_again_for_another_function_reaches_that_functions_callers(tmp_path, monkeypatch):
+    """Two libraries' ``main``s both want callers: each caller is analyzed for the one it can see,
+    once per name."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "finetune.py").write_text(TRAIN.replace("bfloat16", "float16").replace('"cpu"', '"cuda"'))
+    (tmp_path / "run.py").write_text(RUN)
+    (tmp_path / "run_finetune.py").write_text(RUN.replace("from train", "from finetune"))
+    monkeypatch.chdir(tmp_path)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert sorted((f.code, f.location.path) for f in report.findings) == [
+        ("CAL002", "finetune.py"),
+        ("CAL002", "train.py"),
+    ]
