@@ -2,8 +2,9 @@
 
 A file is a caller candidate when it calls the function's name and its text can reach that
 function (``api._may_see``): its own file, an import of it by name, its module's name spelled, or
-(for a method) its class named. A script calling its own ``main()`` or a ``dict.update(...)`` is
-not a caller of another module's ``main`` or of a class's ``update``.
+(for a method) its class named; a nested function only from its own file. A script calling its own
+``main()``, a ``dict.update(...)`` or a ``model.eval()`` is not a caller of another module's
+``main``, a class's ``update`` or a test's local ``eval``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ DEFINING = Path("/project/pkg/train.py")
         (b"from pkg.train import Trainer\nTrainer(cfg).update(batch)\n", "Trainer.update", True),
         (b"class Mine(Trainer):\n    pass\n\nMine().update(batch)\n", "Trainer.update", True),
         (b"stats = {}\nstats.update(loss=1.0)\n", "Trainer.update", False),
-        (b"make_step()(x)\n", "make.<locals>.step", True),
+        (b"make_step()(x)\nstep(x)\n", "make.<locals>.step", False),
+        (b"model.eval()\n", "_test_rosenbrock.<locals>.eval", False),
+        (b"from pkg.train import Outer\nOuter.Inner().step(x)\n", "Outer.Inner.step", True),
     ],
 )
 def test_what_a_caller_spells(source, qualname, seen):
