@@ -145,3 +145,18 @@ def tree_digest(root: Path, skip_cache: bool = True) -> dict[str, str]:
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
     return write_files(root, files)
+
+
+def count_analyses(monkeypatch) -> list[tuple[str, frozenset[str]]]:
+    """Record (file name, mentions) of every root this process analyzes (``jobs=1`` checks)."""
+    import compile_ad_lint.api as api
+
+    seen: list[tuple[str, frozenset[str]]] = []
+    original = api._Workspace._analyze
+
+    def counting(self, path, mentions, *rest):
+        seen.append((path.name, mentions))
+        return original(self, path, mentions, *rest)
+
+    monkeypatch.setattr(api._Workspace, "_analyze", counting)
+    return seen

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from robustness_helpers import count_analyses
 
 from compile_ad_lint import api
 from compile_ad_lint.api import Analyzer
@@ -92,14 +93,7 @@ def test_scripts_calling_their_own_main_are_not_analyzed_as_callers(tmp_path, mo
     for k in range(5):
         (tmp_path / f"tool_{k}.py").write_text(SCRIPT)
     monkeypatch.chdir(tmp_path)
-    seen: list[tuple[str, frozenset[str]]] = []
-    original = api._Workspace._analyze
-
-    def counting(self, path, mentions, *rest):
-        seen.append((path.name, mentions))
-        return original(self, path, mentions, *rest)
-
-    monkeypatch.setattr(api._Workspace, "_analyze", counting)
+    seen = count_analyses(monkeypatch)
     report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
     assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "train.py", 7)]
     assert sorted(seen) == [("run.py", frozenset({"main"})), ("train.py", frozenset())]

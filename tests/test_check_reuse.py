@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from robustness_helpers import FIXTURES
+from robustness_helpers import FIXTURES, count_analyses
 
 from compile_ad_lint.api import Analyzer, CheckRecord
 from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
@@ -202,20 +202,6 @@ CALLER_SPLIT = CALLER_ANCHORED.replace("    loss.backward()\n", "") + (
 )
 
 
-def _analyses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, frozenset[str]]]:
-    import compile_ad_lint.api as api
-
-    seen: list[tuple[str, frozenset[str]]] = []
-    original = api._Workspace._analyze
-
-    def counting(self, path, mentions, *rest):
-        seen.append((path.name, mentions))
-        return original(self, path, mentions, *rest)
-
-    monkeypatch.setattr(api._Workspace, "_analyze", counting)
-    return seen
-
-
 @pytest.mark.parametrize(("caller", "analyses_of_train"), [(CALLER_ANCHORED, 1), (CALLER_SPLIT, 2)])
 def test_a_caller_round_that_adds_no_entry_point_reuses_the_files_result(
     tmp_path, monkeypatch, caller, analyses_of_train
@@ -227,7 +213,7 @@ def test_a_caller_round_that_adds_no_entry_point_reuses_the_files_result(
     (tmp_path / "lib.py").write_text(LIB)
     (tmp_path / "train.py").write_text(caller)
     monkeypatch.chdir(tmp_path)
-    seen = _analyses(monkeypatch)
+    seen = count_analyses(monkeypatch)
     report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
     assert [m for name, m in seen if name == "train.py"][:1] == [frozenset()]
     assert sum(name == "train.py" for name, _ in seen) == analyses_of_train
@@ -278,7 +264,7 @@ def test_a_cancelled_check_stops_and_keeps_the_roots_it_finished(project, monkey
     from compile_ad_lint.api import AnalysisCancelled
 
     fresh = _check(use_cache=False)
-    seen = _analyses(monkeypatch)
+    seen = count_analyses(monkeypatch)
     analyzer = Analyzer(Config(root=Path.cwd()), jobs=1)
     with pytest.raises(AnalysisCancelled):
         analyzer.check(["."], cancelled=lambda: True)
