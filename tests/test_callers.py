@@ -112,3 +112,43 @@ def test_a_name_asked_again_for_another_function_reaches_that_functions_callers(
         ("CAL002", "finetune.py"),
         ("CAL002", "train.py"),
     ]
+
+
+#: A training script: ``train_one_epoch``'s hazard depends on what ``main`` (in the same file) passes.
+SCRIPT_TRAIN = """\
+import torch
+
+model = torch.compile(torch.nn.Linear(4, 4))
+
+
+def train_one_epoch(net, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = net(x).sum()
+    loss.backward()
+
+
+def main():
+    train_one_epoch(model, torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_callers_in_the_same_file_are_entry_points_of_its_one_analysis(tmp_path, monkeypatch):
+    """``main`` calls ``train_one_epoch`` with the compiled model: the script is analyzed once,
+    with ``main`` made an entry point as soon as ``train_one_epoch`` asked for its callers, instead
+    of a second analysis of the whole file in the next round."""
+    (tmp_path / "train.py").write_text(SCRIPT_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    seen = count_analyses(monkeypatch)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [(f.code, f.location.line) for f in report.findings] == [("CAL002", 9)]
+    assert seen == [("train.py", frozenset())]
+    train = (tmp_path / "train.py").resolve()
+    result = api._Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {}).analyze(
+        train, frozenset()
+    )
+    assert "train_one_epoch" in result.covered
+    assert (str(train), "train_one_epoch") in result.caller_requests

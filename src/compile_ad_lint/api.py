@@ -99,6 +99,9 @@ class RootResult:
     absent: tuple[str, ...] = ()
     #: False when a recursion limit shaped the result: it holds for this run only.
     cacheable: bool = True
+    #: Names (beyond the mentions) whose callers in this file were analyzed as entry points here:
+    #: the file is not asked about them again.
+    covered: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,7 @@ class _Workspace:
         view = self.index.view(path)
         events: list[Event] = []
         requests: frozenset[tuple[str, str]] = frozenset()
+        covered: frozenset[str] = frozenset()
         failures = [view.failure] if view.failure is not None else []
         if view.failure is not None:
             events.append(
@@ -170,6 +174,7 @@ class _Workspace:
                 events.append(ModuleFailure(Location.point(view.name), failure.message))
             events.extend(interpreter.events)
             requests = frozenset(interpreter.caller_requests)
+            covered = interpreter.covered
         accessed = sorted(self.index.accessed)
         for module in accessed:
             module_view = self.index.view(module)
@@ -194,7 +199,9 @@ class _Workspace:
         cacheable = not any(f.from_recursion_limit for f in failures)
         # One event per fact: a function walked again from another call or branch repeats its events.
         unique = tuple(dict.fromkeys(events))
-        return RootResult(unique, requests, tuple(dependencies), tuple(sorted(map(str, self.index.absent))), cacheable)
+        return RootResult(
+            unique, requests, tuple(dependencies), tuple(sorted(map(str, self.index.absent))), cacheable, covered
+        )
 
 
 def _called_names_of(source: bytes) -> frozenset[bytes]:
@@ -356,7 +363,8 @@ class Analyzer:
         try:
             for _ in range(self.config.max_call_depth + 1):
                 results = run.analyze(tasks)
-                for result in results:
+                for (root, _), result in zip(tasks, results, strict=True):
+                    mentioned[root.path] = mentioned.get(root.path, frozenset()) | result.covered
                     events.extend(result.events)
                     analyzed.update(dependency for dependency, _ in result.dependencies)
                     read.update(result.dependencies)

@@ -169,6 +169,8 @@ class Interpreter:
         #: Functions (defining file, qualified name) whose anchors depend on parameters: their
         #: callers are worth analyzing.
         self.caller_requests: set[tuple[str, str]] = set()
+        #: Names beyond the mentions whose callers in the root file were analyzed as entry points.
+        self.covered: frozenset[str] = frozenset()
         #: CAL005: what compiled callables return, output by output, and the tuple sizes per call site.
         self.results = ResultAnalysis(self)
         self._result_sizes: dict[Location, set[int]] = {}
@@ -181,7 +183,13 @@ class Interpreter:
 
     def analyze_module(self, path: Path, mentions: frozenset[str] = frozenset()) -> None:
         """Interpret ``path``'s module-level code, then, as entry points, the functions of its
-        anchored blocks (and of blocks that call one of ``mentions``)."""
+        anchored blocks (and of blocks that call one of ``mentions``).
+
+        A function of this file whose anchor depends on its parameters makes the blocks of this
+        file that call it entry points too, in this same analysis (``covered`` names them): the
+        next round would otherwise analyze the whole file again for them (``main()`` calling
+        ``train_one_epoch`` in a training script: two walks of the file per check and per edit).
+        """
         view = self.index.view(path)
         if view.failure is not None:
             return
@@ -190,12 +198,25 @@ class Interpreter:
         for index in view.effectful_blocks():
             self.exec_block(view.block(index).body, frame)
         module_ctx = Context(config=frame.ctx.config)
-        for index in view.root_blocks(mentions):
-            for function in view.block(index).functions:
-                owner = ClassVal(path, function.owner_class) if function.owner_class else None
-                bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
-                root = Frame(path, {}, module_ctx, record=True)
-                self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
+        walked: set[int] = set()
+        names = mentions
+        while True:
+            for index in view.root_blocks(names):
+                if index in walked:
+                    continue
+                walked.add(index)
+                for function in view.block(index).functions:
+                    owner = ClassVal(path, function.owner_class) if function.owner_class else None
+                    bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
+                    root = Frame(path, {}, module_ctx, record=True)
+                    self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
+            here = frozenset(
+                qualname.rsplit(".", 1)[-1] for where, qualname in self.caller_requests if where == str(path)
+            )
+            if here <= names:
+                break
+            names |= here
+        self.covered = names - mentions
 
     # -- locations --------------------------------------------------------------------------
 
