@@ -399,8 +399,11 @@ class Interpreter:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
                     known = self._instance_attrs.get((base.cls, target.attr), frozenset())
-                    if not values <= known:
-                        self.store_attribute(base.cls, target.attr, normalize(known | values))
+                    # Compared after the merge: data weaker than the known data adds nothing, and a
+                    # store that adds nothing would make every walk that read the attribute run again.
+                    updated = normalize(known | values)
+                    if updated != known:
+                        self.store_attribute(base.cls, target.attr, updated)
             if target.attr == "forward":
                 self.replace_forward(target, bases, values, frame, span)
             self.reach.parameter_flag(target, values, frame, span)

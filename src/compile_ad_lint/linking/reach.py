@@ -443,10 +443,11 @@ class Reach:
             interp.harvest_instance_attributes(klass, base.cls)
             for name, held in list(interp._attributes_by_class.get(klass, {}).items()):
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
-                if hit and not values <= held:
-                    interp.store_attribute(
-                        klass, name, normalize(held | (values if held & sources else {Collection(normalize(values))}))
-                    )
+                if not hit or values <= held:
+                    continue
+                updated = normalize(held | (values if held & sources else {Collection(normalize(values))}))
+                if updated != held:
+                    interp.store_attribute(klass, name, updated)
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
