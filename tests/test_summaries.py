@@ -115,3 +115,34 @@ def test_the_file_prefilter_agrees_with_the_outlines_anchor_pattern(source):
     anchored = ANCHOR_PATTERN.search(source.decode("utf-8", "surrogateescape")) is not None
     if anchored or source.isascii():
         assert has_anchor(source) == anchored
+
+
+def test_outline_names_the_modules_module_level_code_imports():
+    """``ModuleOutline.imports`` (what import side effects follow): module-level imports in order,
+    relative ones resolved, nested ones after their block's own statements; none from definitions."""
+    source = b"""\
+import os.path
+from . import specs
+from .models import llama, gemma as g
+try:
+    import optional_pkg
+except ImportError:
+    from ..fallback import *
+
+def build():
+    import never_at_import_time
+
+class Registry:
+    from inside_class import nothing
+"""
+    view = ModuleView("pkg/train/__init__.py", source, "pkg.train", True, None, ParseCounter())
+    assert view.outline.imports == (
+        "os.path",
+        "pkg.train",
+        "pkg.train.specs",
+        "pkg.train.models",
+        "pkg.train.models.llama",
+        "pkg.train.models.gemma",
+        "optional_pkg",
+        "pkg.fallback",
+    )

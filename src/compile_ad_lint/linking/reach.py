@@ -9,7 +9,6 @@ torch and the frameworks do is read from the tables in ``knowledge.torch_api`` a
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -616,7 +615,7 @@ class Reach:
             order.append(path)
             if path != root and view.module.split(".", 1)[0] != package:
                 continue  # run nothing outside the registry's package, follow nothing from there
-            for dotted in self.imported_modules(view):
+            for dotted in view.outline.imports:
                 found = interp.index.find_module(dotted, path)
                 if found is not None and found not in seen:
                     pending.extend([*interp.index.package_chain(found), found])
@@ -629,35 +628,6 @@ class Reach:
                 if (path, index) not in interp._globals_run:
                     interp._globals_run.add((path, index))
                     interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
-
-    @staticmethod
-    def imported_modules(view) -> list[str]:
-        """Dotted names of the modules imported by ``view``'s module-level code (CPython's ``ast``)."""
-        names: list[str] = []
-        from ..summary.extract import resolve_relative
-
-        for block in view.blocks:
-            if block.is_definition:
-                continue
-            text = "".join(view.lines[block.first_line - 1 : block.last_line])
-            if "import" not in text:
-                continue
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    names.extend(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom):
-                    base = "." * node.level + (node.module or "")
-                    base = resolve_relative(base, view.module, view.is_package) if node.level else base
-                    if base:
-                        names.append(base)
-                    names.extend(
-                        f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"
-                    )
-        return names
 
     # -- classes whose constructor stores keyword arguments (dataclasses) -------------------
 

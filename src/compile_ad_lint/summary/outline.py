@@ -14,6 +14,7 @@ import io
 import re
 import sys
 import tokenize
+from collections import deque
 from dataclasses import dataclass, replace
 
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
@@ -74,6 +75,11 @@ class ModuleOutline:
     suppressions: tuple[Suppression, ...]
     #: Set when CPython cannot parse the file (reported as CAL900; nothing in it is analyzed).
     failure: ParseFailure | None = None
+    #: Dotted names of the modules the module-level code (blocks that are not definitions) imports,
+    #: relative imports resolved, in the order the code names them: a registry read follows them to
+    #: run import side effects (``Reach.run_import_side_effects``) in every analysis, so they are
+    #: taken from the tree once, with the outline.
+    imports: tuple[str, ...] = ()
 
 
 def decode(source: bytes) -> str:
@@ -157,8 +163,46 @@ def outline_of(
         else:
             blocks.append(block)
     return ModuleOutline(
-        module, is_package, tuple(_mark_alias_uses(blocks, lines, aliases)), tuple(stars), suppressions
+        module,
+        is_package,
+        tuple(_mark_alias_uses(blocks, lines, aliases)),
+        tuple(stars),
+        suppressions,
+        imports=_imported_modules(tree, blocks, module, is_package),
     )
+
+
+def _imported_modules(tree: ast.Module, blocks: list[Block], module: str, is_package: bool) -> tuple[str, ...]:
+    """``ModuleOutline.imports``: for each block that is not a definition, its import statements
+    breadth first (top-level imports, then those nested in ``try``/``if``), a ``from`` import naming
+    its module and then each imported name as a possible submodule."""
+    from .extract import resolve_relative
+
+    names: list[str] = []
+    statements = iter(tree.body)
+    pending_statement = next(statements, None)
+    for block in blocks:
+        inside: list[ast.AST] = []
+        while pending_statement is not None and first_line_of(pending_statement) <= block.last_line:
+            inside.append(pending_statement)
+            pending_statement = next(statements, None)
+        if block.is_definition:
+            continue
+        queue = deque(inside)
+        while queue:
+            node = queue.popleft()
+            queue.extend(ast.iter_child_nodes(node))
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = "." * node.level + (node.module or "")
+                base = resolve_relative(base, module, is_package) if node.level else base
+                if base:
+                    names.append(base)
+                names.extend(
+                    f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*"
+                )
+    return tuple(names)
 
 
 def first_line_of(statement: ast.stmt) -> int:
