@@ -14,7 +14,7 @@ import pytest
 from robustness_helpers import FIXTURES, assert_contract, run_cli, tree_digest
 from test_cache_security import _lsp_message, _read_lsp_messages
 
-from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
+from compile_ad_lint.cache import CACHE_DIRECTORY, EntryMemory, SummaryCache
 from compile_ad_lint.summary.outline import ModuleOutline
 
 BIN = Path(sys.executable).parent
@@ -136,6 +136,28 @@ def test_language_server_reads_and_writes_the_same_cache(project):
     # Outlines (a whole-file parse each) are the summaries kept on disk; block summaries are
     # rebuilt from them (decoding one took longer than building it).
     assert not _outlines(project, added), "the CLI re-parsed files whose outline the language server had cached"
+
+
+def test_write_behind_keeps_entries_in_memory_until_flushed(tmp_path):
+    """The language server's memory writes behind: a stored entry serves loads at once and reaches
+    the directory (where another process finds it) only when flushed, in the order stored."""
+    memory = EntryMemory(write_behind=True)
+    cache = SummaryCache.open(tmp_path, memory=memory)
+    assert cache is not None
+    outline = ModuleOutline("pkg.mod", False, (), (), ())
+    other = ModuleOutline("pkg.other", False, (), (), ())
+    cache.store("ab" * 32, outline)
+    cache.store("cd" * 32, other)
+    cache.store("ef" * 32, other, to_disk=False)
+    assert cache.load("ab" * 32, ModuleOutline) is outline
+    fresh = SummaryCache.open(tmp_path, create=False, warn=None)
+    assert fresh is not None
+    assert fresh.load("ab" * 32, ModuleOutline) is None, "written before the flush"
+    assert memory.flush() == 2, "a memory-only entry was queued for the disk"
+    assert fresh.load("ab" * 32, ModuleOutline) == outline
+    assert fresh.load("cd" * 32, ModuleOutline) == other
+    assert fresh.load("ef" * 32, ModuleOutline) is None
+    assert memory.flush() == 0, "a flush writes each entry once"
 
 
 def _outlines(project: Path, entries: dict[str, int]) -> list[str]:

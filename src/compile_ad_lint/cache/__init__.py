@@ -103,11 +103,17 @@ class EntryMemory:
 
     Keys are content-addressed and values immutable, so a remembered entry is never stale; the
     least recently used ones are dropped beyond ``capacity``.
+
+    With ``write_behind`` a store is remembered at once and written to disk only at ``flush``: the
+    language server publishes an edit's diagnostics first and writes after (encoding the
+    trainer's results took 0.2-0.3 s of each edit of the generated framework).
     """
 
-    def __init__(self, capacity: int = 50_000) -> None:
+    def __init__(self, capacity: int = 50_000, *, write_behind: bool = False) -> None:
         self.capacity = capacity
+        self.write_behind = write_behind
         self._entries: OrderedDict[str, Any] = OrderedDict()
+        self._unwritten: list[tuple[SummaryCache, str, object]] = []  # (cache, key, value)
 
     def get(self, key: str) -> Any:
         value = self._entries.get(key)
@@ -120,6 +126,17 @@ class EntryMemory:
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
+
+    def defer(self, cache: SummaryCache, key: str, value: object) -> None:
+        """Write ``value`` under ``key`` into ``cache``'s directory at the next ``flush``."""
+        self._unwritten.append((cache, key, value))
+
+    def flush(self) -> int:
+        """Write the deferred entries, oldest first; how many there were."""
+        unwritten, self._unwritten = self._unwritten, []
+        for owner, key, value in unwritten:
+            owner.write_entry(key, value)
+        return len(unwritten)
 
 
 class SummaryCache:
@@ -206,8 +223,14 @@ class SummaryCache:
         ``to_disk`` is False."""
         if self.memory is not None:
             self.memory.put(key, value)
-        if not to_disk:
-            return
+            if to_disk and self.memory.write_behind:
+                self.memory.defer(self, key, value)
+                return
+        if to_disk:
+            self.write_entry(key, value)
+
+    def write_entry(self, key: str, value: object) -> None:
+        """Encode ``value`` and write it under ``key`` (what ``store`` does on disk)."""
         try:
             payload = codec.dumps(value)
         except (TypeError, ValueError, RecursionError):

@@ -318,7 +318,9 @@ class CompileAdLintServer(LanguageServer):
         #: Fix edits are built on their own thread, so that the next edit's analysis never waits for them.
         self._fix_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint-fixes")
         self._reported_config_errors: set[str] = set()
-        self._memory = EntryMemory()
+        #: Decoded cache entries kept between edits; what an analysis stores is written to disk after
+        #: its diagnostics are published (``_write_behind``).
+        self._memory = EntryMemory(write_behind=True)
         #: Workspace key of each document published for → what its diagnostics were computed from.
         self._published: dict[str, _Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
@@ -376,6 +378,7 @@ class CompileAdLintServer(LanguageServer):
             self._cancel_timer(uri)
         self._analysis_pool.shutdown(wait=False, cancel_futures=True)
         self._fix_pool.shutdown(wait=False, cancel_futures=True)
+        self._memory.flush()  # what was stored since the last publish (an analysis in flight may add more, unwritten)
 
     def on_exit(self, _params: None) -> NoReturn:
         """``exit``: 0 after ``shutdown``, else 1 (the specification), without waiting for an analysis."""
@@ -475,18 +478,30 @@ class CompileAdLintServer(LanguageServer):
         # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
         # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
         self._publish(snapshot, findings, digests, cache)
+        await self._write_behind()
         # The project pass and the fix edits wait until the buffers have stayed as analyzed for a
         # moment: started at once, they shared the interpreter lock with the next edit's analysis
         # (fix edits built at once made the first edit of the trainer take 3.4 s instead of 1.2 s).
         await asyncio.sleep(IDLE_SECONDS)
         if self.shut_down or self._stale(snapshot):
             return  # the newer analysis publishes and builds its own
-        if not whole_project and not await self._publish_project(snapshot):
-            return
+        if not whole_project:
+            published = await self._publish_project(snapshot)
+            await self._write_behind()  # what the pass stored, also when an edit stopped it
+            if not published:
+                return
         try:
             await loop.run_in_executor(self._fix_pool, self._resolve_published, snapshot)
         except Exception:
             logger.exception("compile-ad-lint: resolving fixes failed")
+
+    async def _write_behind(self) -> None:
+        """Write what the analyses stored to the cache directory, on the analysis thread (after the
+        publish: the next edit's analysis queues behind it, the diagnostics did not wait for it)."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._analysis_pool, self._memory.flush)
+        except RuntimeError:  # the pool was shut down: ``on_shutdown`` writes them
+            pass
 
     def _resolve_published(self, snapshot: _Snapshot) -> None:
         """Give the findings published for ``snapshot`` their fix edits (in the analysis thread)."""
