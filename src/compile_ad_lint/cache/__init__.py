@@ -29,6 +29,7 @@ import secrets
 import shutil
 import stat
 import sys
+import threading
 import time
 import typing
 from collections import OrderedDict
@@ -114,6 +115,9 @@ class EntryMemory:
         self.write_behind = write_behind
         self._entries: OrderedDict[str, Any] = OrderedDict()
         self._unwritten: list[tuple[SummaryCache, str, object]] = []  # (cache, key, value)
+        #: Held while deferring and while flushing: a flush at shutdown waits for one in progress
+        #: on the analysis thread instead of finding its entries taken and not yet written.
+        self._writing = threading.Lock()
 
     def get(self, key: str) -> Any:
         value = self._entries.get(key)
@@ -129,13 +133,15 @@ class EntryMemory:
 
     def defer(self, cache: SummaryCache, key: str, value: object) -> None:
         """Write ``value`` under ``key`` into ``cache``'s directory at the next ``flush``."""
-        self._unwritten.append((cache, key, value))
+        with self._writing:
+            self._unwritten.append((cache, key, value))
 
     def flush(self) -> int:
         """Write the deferred entries, oldest first; how many there were."""
-        unwritten, self._unwritten = self._unwritten, []
-        for owner, key, value in unwritten:
-            owner.write_entry(key, value)
+        with self._writing:
+            unwritten, self._unwritten = self._unwritten, []
+            for owner, key, value in unwritten:
+                owner.write_entry(key, value)
         return len(unwritten)
 
 
