@@ -18,6 +18,7 @@ from compile_ad_lint.api import Analyzer, CheckRecord
 from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
 from compile_ad_lint.config import Config
 from compile_ad_lint.fixes import Sources, resolve
+from compile_ad_lint.linking.index import ModuleIndex
 
 
 @pytest.fixture
@@ -102,6 +103,49 @@ def test_an_import_candidate_created_later_invalidates_the_record(tmp_path, monk
     assert not check().findings
     (tmp_path / "helpers_not_yet.py").write_text("def pick(module):\n    return module\n")
     assert [f.code for f in check().findings] == ["CAL001"]
+
+
+def test_a_module_created_in_a_new_package_invalidates_the_record(tmp_path, monkeypatch):
+    """The record keeps, for an import not found, the deepest existing folder and its missing entry
+    (here ``helpers_pkg``): a package created later, module and all, makes the record stale."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\n"
+        "import torch.autograd.forward_ad as fwAD\n"
+        "from helpers_pkg.deep.sub import pick\n"
+        "\n"
+        "compiled = torch.compile(torch.nn.Linear(2, 2))\n"
+        "\n"
+        "def probe(x, t):\n"
+        "    with fwAD.dual_level():\n"
+        "        return pick(compiled)(fwAD.make_dual(x, t))\n"
+    )
+
+    def check():
+        return Analyzer(Config(root=tmp_path), jobs=1).check(["main.py"])
+
+    assert not check().findings
+    assert not check().findings
+    package = tmp_path / "helpers_pkg" / "deep"
+    package.mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("")
+    (package / "sub.py").write_text("def pick(module):\n    return module\n")
+    assert [f.code for f in check().findings] == ["CAL001"]
+
+
+def test_import_misses_are_recorded_as_the_missing_entry_of_the_deepest_existing_folder(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "main.py").write_text("")
+    index = ModuleIndex(lambda *_: pytest.fail("no view is needed to look a module up"))
+    assert index.find_module("pkg.absent.deeper", tmp_path / "main.py") is None
+    assert index.find_module("pkg", tmp_path / "main.py") == (tmp_path / "pkg" / "__init__.py").resolve()
+    assert index.absent == {(str(tmp_path / "pkg"), "absent")}
+    index.start_recording()
+    assert index.find_module("numpy", tmp_path / "main.py") is None
+    assert index.absent == {(str(tmp_path), "numpy"), (str(tmp_path), "numpy.py")}
 
 
 def test_editor_buffers_are_not_recorded(project):

@@ -11,7 +11,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,8 +95,9 @@ class RootResult:
     #: (defining file, qualified name) of the functions whose callers should be analyzed.
     caller_requests: frozenset[tuple[str, str]]
     dependencies: tuple[tuple[str, str], ...]
-    #: Files imports looked for and did not find: the result is stale once one of them exists.
-    absent: tuple[str, ...] = ()
+    #: Where imports looked for files and found none: (folder, entries that do not exist in it)
+    #: (``ModuleIndex.absent``); the result is stale once one of the entries exists.
+    absent: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: False when a recursion limit shaped the result: it holds for this run only.
     cacheable: bool = True
     #: Names (beyond the mentions) whose callers in this file were analyzed as entry points here:
@@ -113,7 +114,7 @@ class CheckRecord:
     findings: tuple[Finding, ...]
     analyzed: tuple[str, ...]
     read: tuple[tuple[str, str], ...]
-    absent: tuple[str, ...]
+    absent: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 class _Workspace:
@@ -199,9 +200,15 @@ class _Workspace:
         cacheable = not any(f.from_recursion_limit for f in failures)
         # One event per fact: a function walked again from another call or branch repeats its events.
         unique = tuple(dict.fromkeys(events))
-        return RootResult(
-            unique, requests, tuple(dependencies), tuple(sorted(map(str, self.index.absent))), cacheable, covered
-        )
+        return RootResult(unique, requests, tuple(dependencies), _by_folder(self.index.absent), cacheable, covered)
+
+
+def _by_folder(entries: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Missing (folder, entry) pairs as each folder with its entries, sorted (a stable record)."""
+    grouped: dict[str, set[str]] = {}
+    for folder, entry in entries:
+        grouped.setdefault(folder, set()).add(entry)
+    return tuple((folder, tuple(sorted(names))) for folder, names in sorted(grouped.items()))
 
 
 def _called_names_of(source: bytes) -> frozenset[bytes]:
@@ -357,7 +364,7 @@ class Analyzer:
         #: The names each file was analyzed as a caller of (a later round asks it about new ones only).
         mentioned: dict[Path, frozenset[str]] = {}
         analyzed: set[str] = set()
-        absent: set[str] = set()
+        absent: set[tuple[str, str]] = set()
         cacheable = True
         read: dict[str, str] = {str(path): run.digests[path] for path in contents}
         try:
@@ -368,7 +375,7 @@ class Analyzer:
                     events.extend(result.events)
                     analyzed.update(dependency for dependency, _ in result.dependencies)
                     read.update(result.dependencies)
-                    absent.update(result.absent)
+                    absent.update((folder, entry) for folder, entries in result.absent for entry in entries)
                     cacheable = cacheable and result.cacheable
                 # Functions whose anchors depend on their parameters: analyze the code that calls them.
                 requested = frozenset().union(*(r.caller_requests for r in results)) - asked
@@ -391,7 +398,7 @@ class Analyzer:
         stats = _stats(files, analyzed, run, started)
         report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
-            run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, tuple(sorted(absent))))
+            run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent)))
         return report
 
     def remembered(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report | None:
@@ -543,8 +550,8 @@ class _Run:
         self.cached: set = set()
         #: Files read by the results computed in this run (not reused from the result cache).
         self.opened: set[str] = set()
-        #: ``is_file`` answers for the absent dependencies of cached results (asked once per run).
-        self.existence: dict[str, bool] = {}
+        #: The entries of the folders cached results recorded missing entries in (listed once per run).
+        self.listings: dict[str, frozenset[str]] = {}
         self.workspace_arguments = (
             analyzer.config,
             str(cache.directory.parent) if cache else None,
@@ -759,10 +766,11 @@ class _Run:
         if self.cache is not None and not self.overrides:
             self.cache.store(self._check_key(), record)
 
-    def _unchanged(self, read: Sequence[tuple[str, str]], absent: Sequence[str]) -> bool:
-        """Every file in ``read`` still has its digest, and none of ``absent`` has been created."""
+    def _unchanged(self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Sequence[str]]]) -> bool:
+        """Every file in ``read`` still has its digest, and none of the entries ``absent`` names
+        has been created in its folder."""
         return all(self._digest(Path(path)) == digest for path, digest in read) and not any(
-            self._exists(candidate) for candidate in absent
+            self._listing(folder).intersection(entries) for folder, entries in absent
         )
 
     def _key(self, path: Path, mentions: frozenset[str]) -> str:
@@ -782,13 +790,15 @@ class _Run:
         if self.cache is not None and result.cacheable:
             self.cache.store(self._key(path, mentions), result)
 
-    def _exists(self, path: str) -> bool:
-        """Whether the file ``path`` exists, asked once per run. Strings, not ``Path``s: a record of
-        lerobot holds 158,000 import candidates that did not exist, and building a ``Path`` for each
-        made its warm run 2.0 s."""
-        known = self.existence.get(path)
+    def _listing(self, folder: str) -> frozenset[str]:
+        """The names in ``folder`` (none when it is gone), listed once per run."""
+        known = self.listings.get(folder)
         if known is None:
-            known = self.existence[path] = os.path.isfile(path)
+            try:
+                known = frozenset(os.listdir(folder))
+            except OSError:
+                known = frozenset()
+            self.listings[folder] = known
         return known
 
     def _digest(self, path: Path) -> str | None:

@@ -8,6 +8,7 @@ so the caller can key its results on exactly those dependencies.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -25,12 +26,17 @@ class ModuleIndex:
         self._views: dict[Path, ModuleView] = {}
         #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
         self.accessed: set[Path] = set()
-        #: Files an import looked for and did not find since the last clear: the analysis
-        #: depends on their absence (a ``helpers.py`` created later changes what it finds).
-        self.absent: set[Path] = set()
+        #: Where imports looked for a file and found none since the last clear, as (folder, entry):
+        #: the deepest existing folder above a candidate tried and its entry (file or subfolder) on
+        #: the way there, which does not exist. The analysis depends on their absence (a
+        #: ``helpers.py`` created later changes what it finds); a candidate can appear only once its
+        #: entry does, so one listing of each folder answers for all the candidates below it
+        #: (lerobot: 158,000 candidates, 144 folders).
+        self.absent: set[tuple[str, str]] = set()
+        self._is_folder: dict[str, bool] = {}
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
-        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[Path, ...]]] = {}
+        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
         self._package_chains: dict[Path, tuple[Path, ...]] = {}
 
     def start_recording(self) -> None:
@@ -69,10 +75,10 @@ class ModuleIndex:
         self.absent.update(missed)
         return found
 
-    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[Path, ...]]:
-        """(the module's file or None, the candidates tried before it that do not exist)."""
+    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[tuple[str, str], ...]]:
+        """(the module's file or None, the missing entries of the candidates tried before it)."""
         relative = Path(*dotted.split("."))
-        missed: list[Path] = []
+        missed: list[tuple[str, str]] = []
         for root in dict.fromkeys(self.search_roots(importer)):
             for candidate in (
                 root / relative / "__init__.py",
@@ -80,8 +86,21 @@ class ModuleIndex:
             ):
                 if candidate.is_file():
                     return candidate.resolve(), tuple(missed)
-                missed.append(candidate)
+                missed.append(self._missing_entry(str(candidate)))
         return None, tuple(missed)
+
+    def _missing_entry(self, candidate: str) -> tuple[str, str]:
+        """The deepest existing folder above ``candidate`` (a path that is not a file) and its entry
+        on the way to it (``candidate``'s own name when its folder exists)."""
+        folder, entry = os.path.split(candidate)
+        while True:
+            known = self._is_folder.get(folder)
+            if known is None:
+                known = self._is_folder[folder] = os.path.isdir(folder)
+            parent, name = os.path.split(folder)
+            if known or parent == folder:
+                return folder, entry
+            folder, entry = parent, name
 
     def package_chain(self, path: Path) -> tuple[Path, ...]:
         """The ``__init__.py`` files Python runs before ``path`` (outermost first); the file system
