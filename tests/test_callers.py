@@ -47,6 +47,62 @@ def test_what_a_caller_spells(source, qualname, seen):
     assert api._may_see(source, Path("/project/run.py"), DEFINING, qualname) is seen
 
 
+def test_a_method_is_seen_where_a_subclass_is_named():
+    source = b"from pkg.trainers import MyTrainer\nMyTrainer().step(model, x)\n"
+    assert not api._may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step")
+    assert api._may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step", {"MyTrainer"})
+
+
+def test_subclasses_are_found_through_every_spelling_of_the_base_and_transitively():
+    index = api._subclass_index(
+        [
+            b"class Mid(pkg.BaseTrainer):\n    pass\n",
+            b"class Leaf(Generic[T], Mid, metaclass=Meta):\n    pass\n\n    class Nested(Leaf):\n        pass\n",
+            b"class Other(object):\n    pass\n# class Fake(BaseTrainer) is text in a comment line\n",
+        ]
+    )
+    assert api._subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested"}
+    assert api._subclasses_of("Leaf", index) == {"Nested"}
+    assert api._subclasses_of("Unrelated", index) == frozenset()
+
+
+BASE_TRAINER = """\
+import torch
+
+
+class BaseTrainer:
+    def step(self, model, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum()
+        loss.backward()
+"""
+MY_TRAINER = """\
+from base import BaseTrainer
+
+
+class MyTrainer(BaseTrainer):
+    pass
+"""
+RUN_MY_TRAINER = """\
+import torch
+
+from trainers import MyTrainer
+
+MyTrainer().step(torch.compile(torch.nn.Linear(4, 4)), torch.randn(2, 4))
+"""
+
+
+def test_a_script_constructing_a_subclass_is_a_caller_of_the_base_method(tmp_path, monkeypatch):
+    """The base class's ``step`` backwards under autocast what its caller passes; the script names
+    only the subclass (defined in a third file) and passes a compiled module."""
+    (tmp_path / "base.py").write_text(BASE_TRAINER)
+    (tmp_path / "trainers.py").write_text(MY_TRAINER)
+    (tmp_path / "run.py").write_text(RUN_MY_TRAINER)
+    monkeypatch.chdir(tmp_path)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "base.py", 8)]
+
+
 def test_the_defining_file_is_always_a_caller():
     assert api._may_see(b"def main(m):\n    pass\n\nmain(x)\n", DEFINING, DEFINING, "main")
 
