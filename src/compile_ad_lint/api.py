@@ -24,6 +24,7 @@ from .findings import Finding, Location
 from .linking.events import Event, ModuleFailure
 from .linking.index import ModuleIndex
 from .linking.interpreter import AnalysisCancelled, Interpreter
+from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import real_path
 from .project import (
@@ -132,8 +133,11 @@ class _Workspace:
         displays: dict[Path, str],
         overrides: Mapping[Path, bytes],
         cache: SummaryCache | None = None,
+        walk_memory: WalkMemory | None = None,
     ) -> None:
         self.config = config
+        #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's).
+        self.walk_memory = walk_memory
         # In process the run's cache object (with its in-memory entries) serves; a worker opens its own.
         self.cache = cache or (SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None)
         self.counter = ParseCounter()
@@ -163,7 +167,7 @@ class _Workspace:
                 ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message)
             )
         else:
-            interpreter = Interpreter(self.index, self.config, cancelled)
+            interpreter = Interpreter(self.index, self.config, cancelled, self.walk_memory)
             try:
                 interpreter.analyze_module(path, mentions)
             except RecursionError:
@@ -357,14 +361,18 @@ class Analyzer:
         cache_root: Path | None = None,
         progress: Callable[[int, int], None] | None = None,
         memory: EntryMemory | None = None,
+        walk_memory: WalkMemory | None = None,
     ) -> None:
-        """``memory`` keeps decoded cache entries across checks (a long-lived front end's)."""
+        """``memory`` keeps decoded cache entries across checks (a long-lived front end's);
+        ``walk_memory`` keeps function walks across them (``linking.walks``): an edit's check
+        replays the walks of the code it did not change."""
         self.config = config or Config()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.use_cache = use_cache
         self.cache_root = cache_root
         self.progress = progress
         self.memory = memory
+        self.walk_memory = walk_memory
 
     def check(
         self,
@@ -632,7 +640,9 @@ class _Run:
         if self._local is None:
             if self.cache is None:
                 return None  # the outline would be parsed here and again in a worker: just analyze
-            self._local = _Workspace(*self.workspace_arguments, cache=self.cache)  # outlines come from the cache
+            self._local = _Workspace(
+                *self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory
+            )  # outlines come from the cache
         view = self._local.index.view(path)
         blocks = view.root_blocks(mentions)
         for known, result in earlier.items():
@@ -659,7 +669,7 @@ class _Run:
         same project at the same time (flake8's workers each check the whole project): a root
         another process is analyzing is left for last, and by then usually read from the cache."""
         if self._local is None:
-            self._local = _Workspace(*self.workspace_arguments, cache=self.cache)
+            self._local = _Workspace(*self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory)
         progress = self.analyzer.progress
         results: dict[int, RootResult] = {}
         deferred = []

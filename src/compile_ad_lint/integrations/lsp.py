@@ -65,7 +65,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
 from .._version import __version__
-from ..api import AnalysisCancelled, Analyzer
+from ..api import AnalysisCancelled, Analyzer, WalkMemory
 from ..cache import EntryMemory, SummaryCache, content_digest
 from ..config import Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
@@ -321,6 +321,9 @@ class CompileAdLintServer(LanguageServer):
         #: Decoded cache entries kept between edits; what an analysis stores is written to disk after
         #: its diagnostics are published (``_write_behind``).
         self._memory = EntryMemory(write_behind=True)
+        #: Function walks kept between edits, by project root and configuration (``linking.walks``):
+        #: an edit's own pass replays the walks of the code the edit did not change.
+        self._walk_memories: dict[tuple[Path, str], WalkMemory] = {}
         #: Workspace key of each document published for → what its diagnostics were computed from.
         self._published: dict[str, _Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
@@ -521,11 +524,16 @@ class CompileAdLintServer(LanguageServer):
             self._published[key] = done
         return done
 
-    def _analyzer(self, snapshot: _Snapshot) -> Analyzer:
+    def _analyzer(self, snapshot: _Snapshot, *, replay_walks: bool = False) -> Analyzer:
         """Static only: nothing is imported or executed. The only thing written is the project's
         ``.compile_ad_lint_cache/`` (shared with the CLI and flake8); decoded entries also stay in
-        ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed."""
-        return Analyzer(self._config(snapshot.root), jobs=1, cache_root=snapshot.root, memory=self._memory)
+        ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed.
+        With ``replay_walks`` (the open files' pass after an edit) the walks of the code the edit
+        did not change are replayed from the earlier passes' (``linking.walks``); the project
+        pass walks afresh, so what it publishes is what the CLI reports."""
+        config = self._config(snapshot.root)
+        walks = self._walk_memories.setdefault((snapshot.root, repr(config)), WalkMemory()) if replay_walks else None
+        return Analyzer(config, jobs=1, cache_root=snapshot.root, memory=self._memory, walk_memory=walks)
 
     def _analyze(
         self, snapshot: _Snapshot
@@ -534,7 +542,7 @@ class CompileAdLintServer(LanguageServer):
         the digests of the files read and the cache; None when the snapshot went stale while queued."""
         if self._stale(snapshot):
             return None
-        analyzer = self._analyzer(snapshot)
+        analyzer = self._analyzer(snapshot, replay_walks=True)
         # The whole project's findings when a check of it recorded them for these very contents
         # (a first open after ``compile-ad-lint check .``): what the CLI showed, at a warm run's cost.
         # Otherwise the open files' own entry points, which an edit re-analyzes alone (the project

@@ -34,6 +34,9 @@ class ModuleIndex:
         #: (lerobot: 158,000 candidates, 144 folders).
         self.absent: set[tuple[str, str]] = set()
         self._is_folder: dict[str, bool] = {}
+        #: Where the files viewed and the entries found missing also go while a walk is summarized
+        #: (``walks.Recording``: its ``files`` and ``absent``), else None.
+        self.recording: tuple[set[Path], set[tuple[str, str]]] | None = None
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
@@ -52,8 +55,15 @@ class ModuleIndex:
             self._displays[path] = display_path(path)
         return self._displays[path]
 
+    def note(self, path: Path) -> None:
+        """The walk being summarized depends on ``path`` (read through a cache of the interpreter's)."""
+        if self.recording is not None:
+            self.recording[0].add(path)
+
     def view(self, path: Path) -> ModuleView:
         self.accessed.add(path)
+        if self.recording is not None:
+            self.recording[0].add(path)
         view = self._views.get(path)
         if view is None:
             module, is_package, _ = module_identity(path)
@@ -73,6 +83,8 @@ class ModuleIndex:
             self._lookups[key] = self._search(dotted, importer)
         found, missed = self._lookups[key]
         self.absent.update(missed)
+        if self.recording is not None:
+            self.recording[1].update(missed)
         return found
 
     def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[tuple[str, str], ...]]:

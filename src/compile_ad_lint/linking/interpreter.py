@@ -77,6 +77,7 @@ from .values import (
     normalize,
     stable_text,
 )
+from .walks import Recording, WalkMemory, WalkSummary
 
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
@@ -103,6 +104,12 @@ class PendingCall:
 
     def through(self, hop: Hop) -> PendingCall:
         return replace(self, chain=(hop, *self.chain))
+
+
+#: A memoized walk: what it returned, the compiled calls left pending, the heap cells it read with
+#: their versions then, its summary (with a walk memory) and whether that summary may be kept
+#: across analyses (its outcome does not depend on the call stack above it).
+_MemoEntry = tuple[Values, tuple[PendingCall, ...], dict[object, int], WalkSummary | None, bool]
 
 
 @dataclass
@@ -132,9 +139,26 @@ class AnalysisCancelled(Exception):
 
 
 class Interpreter:
-    def __init__(self, index: ModuleIndex, config: Config, cancelled: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        index: ModuleIndex,
+        config: Config,
+        cancelled: Callable[[], bool] | None = None,
+        walk_memory: WalkMemory | None = None,
+    ) -> None:
         self.index = index
         self.config = config
+        #: Walk summaries kept across analyses (``walks``): walks given what an earlier analysis
+        #: gave them replay its effects. None: every walk is walked (the CLI, flake8).
+        self.walk_memory = walk_memory
+        #: The walks being summarized, innermost last (only with a walk memory).
+        self._recordings: list[Recording] = []
+        #: Above zero while a summary's effects are applied (they are not recorded again).
+        self._replaying = 0
+        #: What checking summaries found so far in this analysis: each file's digest, and each
+        #: cell's version with the recorded contents it was found to hold at that version.
+        self._file_digests: dict[Path, str] = {}
+        self._verified: dict[tuple, tuple[int, object]] = {}
         #: Asked before each function walk: the language server's project pass gives way to an
         #: edit within a walk's time, not a whole root's.
         self.cancelled = cancelled
@@ -147,8 +171,9 @@ class Interpreter:
         self._globals: dict[Path, dict[str, Values]] = {}
         self._globals_run: set[tuple[Path, int]] = set()
         #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
-        #: the compiled calls left pending, and the heap cells it read with their versions then.
-        self._memo: dict[tuple, tuple[Values, tuple[PendingCall, ...], dict[object, int]]] = {}
+        #: the compiled calls left pending, the heap cells it read with their versions then, and
+        #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
+        self._memo: dict[tuple, _MemoEntry] = {}
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
         #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, a
         #: module global a function fills ``("global", path, name)``. A memoized walk is reused while
@@ -374,9 +399,7 @@ class Interpreter:
         for pending in frame.pending[start:]:
             if pending.region == region:
                 if frame.record:
-                    self.events.append(
-                        CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs)
-                    )
+                    self.emit(CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs))
             else:
                 keep.append(pending)
         frame.pending[:] = keep
@@ -398,12 +421,7 @@ class Interpreter:
                 if isinstance(base, External) and (base.name, target.attr) in api.CONFIG_ATTRIBUTES:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
-                    known = self._instance_attrs.get((base.cls, target.attr), frozenset())
-                    # Compared after the merge: data weaker than the known data adds nothing, and a
-                    # store that adds nothing would make every walk that read the attribute run again.
-                    updated = normalize(known | values)
-                    if updated != known:
-                        self.store_attribute(base.cls, target.attr, updated)
+                    self.join_attribute(base.cls, target.attr, values)
             if target.attr == "forward":
                 self.replace_forward(target, bases, values, frame, span)
             self.reach.parameter_flag(target, values, frame, span)
@@ -473,6 +491,12 @@ class Interpreter:
         if frame.record and event not in self._recorded:
             self._recorded.add(event)
             self.events.append(event)
+            self.log_effect(("record", event))
+
+    def emit(self, event: Event) -> None:
+        """Append an event (every occurrence: CAL001 calls, backwards, config writes)."""
+        self.events.append(event)
+        self.log_effect(("event", event))
 
     def escape(self, values: Iterable[object], site: Location, frame: Frame) -> None:
         """Outputs of tuple-returning compiled calls that reach code a backward may hide in."""
@@ -807,6 +831,7 @@ class Interpreter:
         return summary is not None and summary.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
+        self.index.note(cls.path)
         if cls not in self._class_attrs:
             env: dict[str, Values] = {}
             self._class_attrs[cls] = env
@@ -821,19 +846,43 @@ class Interpreter:
         for klass in self.mro(cls):
             if isinstance(klass, ClassVal):
                 self.harvest_instance_attributes(klass, cls)
-                self.read_cell(("attr", klass, name))
+                self.read_cell(("attr", klass, name), harvested_for=cls)
                 found |= self._instance_attrs.get((klass, name), frozenset())
         return normalize(found) if found else None
 
     # -- heap cells: what memoized walks depend on ----------------------------------------------
 
-    def read_cell(self, cell: object) -> None:
-        """Note that the walk in progress read ``cell`` (at its current version, if first read)."""
+    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None) -> None:
+        """Note that the walk in progress read ``cell`` (at its current version, if first read);
+        ``harvested_for``: the instance class whose harvest of the cell's class preceded the read."""
         if self._reading:
             self._reading[-1].setdefault(cell, self._cell_versions.get(cell, 0))
+        if self._recordings and not self._replaying:
+            reads = self._recordings[-1].reads
+            if cell not in reads:
+                prerequisite = ("harvest", cell[1], harvested_for) if harvested_for is not None else None
+                reads[cell] = (prerequisite, self.cell_contents(cell))
+
+    def cell_contents(self, cell: tuple) -> object:
+        """What ``cell`` holds now (what a walk reading it sees)."""
+        if cell[0] == "attr":
+            return self._instance_attrs.get((cell[1], cell[2]))
+        if cell[0] == "class":
+            return tuple(self._attributes_by_class.get(cell[1], {}).items())
+        return self._globals.get(cell[1], {}).get(cell[2])
 
     def changed_cell(self, cell: object) -> None:
         self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1
+
+    def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
+        """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
+        self.log_effect(("join_attribute", cls, name, values))
+        known = self._instance_attrs.get((cls, name), frozenset())
+        # Compared after the merge: data weaker than the known data adds nothing, and a store that
+        # adds nothing would make every walk that read the attribute run again.
+        updated = normalize(known | values)
+        if updated != known:
+            self.store_attribute(cls, name, updated)
 
     def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``cls``'s instances now hold ``values`` in attribute ``name`` (a superset of what they held)."""
@@ -850,8 +899,14 @@ class Interpreter:
         versions = self._cell_versions
         return all(versions.get(cell, 0) == version for cell, version in reads.items())
 
+    def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None:
+        """Module ``path``'s global ``name`` now holds ``updated`` (it held ``current``)."""
+        self._globals.setdefault(path, {})[name] = updated
+        self.changed_cell(("global", path, name))
+
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
         if (klass, instance_cls) in self._harvested:
+            self.index.note(klass.path)
             return
         self._harvested.add((klass, instance_cls))
         summary = self.class_summary(klass)
@@ -987,6 +1042,7 @@ class Interpreter:
         structure = self.results.structure(compiled, args, site)
         if structure is not None:
             self._result_sizes.setdefault(site, set()).add(len(structure))
+            self.log_effect(("size", site, len(structure)))
             self.record(CompiledResult(site, compiled, structure), frame)
         elements = inputs.elements | {OutputElement(site)}
         result = frozenset(
@@ -1005,7 +1061,11 @@ class Interpreter:
             or len(frame.stack) >= self.config.max_call_depth + 1
             or self._walks >= MAX_FUNCTION_WALKS
         ):
-            if summary is None or (function.path, function.qualname) not in frame.stack:
+            if summary is not None and (function.path, function.qualname) in frame.stack:
+                self._depends_on_stack((function.path, function.qualname), frame.stack)
+            else:
+                if self._walks >= MAX_FUNCTION_WALKS:
+                    self._depends_on_stack(None, ())
                 self.escape(
                     iter_values(args),
                     hop.location if hop is not None else Location.point(self.index.display(function.path)),
@@ -1016,14 +1076,9 @@ class Interpreter:
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
         if cached is None or not self._still_valid(cached[2]):
-            self._walks += 1
-            self._memo[memo_key] = (fallback, (), {})  # recursion through another path sees the fallback
-            self._reading.append({})
-            try:
-                returns, pending = self.walk_function(function, summary, bound, frame)
-            finally:
-                reads = self._reading.pop()
-            cached = self._memo[memo_key] = (returns, pending, reads)
+            cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
+        elif self._recordings:
+            self._absorb(cached)
         reads = cached[2]
         if self._reading and reads:  # the caller's result depends on what this walk read
             outer = self._reading[-1]
@@ -1033,6 +1088,167 @@ class Interpreter:
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns
+
+    def _walk_or_replay(
+        self,
+        memo_key: tuple,
+        function: FunctionVal,
+        summary: ir.FunctionSummary,
+        bound: tuple,
+        frame: Frame,
+        fallback: Values,
+    ) -> _MemoEntry:
+        """Walk the function (summarizing the walk when there is a walk memory), or replay a
+        summary an earlier analysis made of the same walk when it still holds."""
+        memory = self.walk_memory
+        memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
+        if memory is not None:
+            for candidate in memory.candidates(memory_key):
+                versions = self._still_holds(candidate)
+                if versions is not None:
+                    memory.hits += 1
+                    self._replay(candidate)
+                    entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
+                    self._memo[memo_key] = entry
+                    return entry
+            memory.misses += 1
+        self._walks += 1
+        self._memo[memo_key] = (fallback, (), {}, None, False)  # recursion through another path sees the fallback
+        self._reading.append({})
+        recording = None
+        if memory is not None:
+            recording = Recording((function.path, function.qualname), len(frame.stack))
+            recording.files.add(function.path)
+            self._push_recording(recording)
+        try:
+            returns, pending = self.walk_function(function, summary, bound, frame)
+        finally:
+            reads = self._reading.pop()
+            if recording is not None:
+                self._pop_recording()
+        if recording is None:
+            entry = self._memo[memo_key] = (returns, pending, reads, None, False)
+            return entry
+        assert memory is not None
+        recording.walks += 1
+        made = WalkSummary(
+            tuple((path, self.index.view(path).digest) for path in sorted(recording.files | _code_paths(memo_key))),
+            frozenset(recording.absent),
+            tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in recording.reads.items()),
+            tuple(recording.effects),
+            returns,
+            pending,
+            recording.walks,
+        )
+        if recording.storable:
+            memory.put(memory_key, made)
+        if self._recordings:
+            self._recordings[-1].absorb(recording)
+        entry = self._memo[memo_key] = (returns, pending, reads, made, recording.storable)
+        return entry
+
+    # -- walk summaries (``walks``): recording, checking, replaying ---------------------------------
+
+    def log_effect(self, effect: tuple) -> None:
+        """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
+        if self._recordings and not self._replaying:
+            self._recordings[-1].effects[effect] = None
+
+    def _push_recording(self, recording: Recording) -> None:
+        self._recordings.append(recording)
+        self.index.recording = (recording.files, recording.absent)
+
+    def _pop_recording(self) -> None:
+        self._recordings.pop()
+        top = self._recordings[-1] if self._recordings else None
+        self.index.recording = (top.files, top.absent) if top is not None else None
+
+    def _absorb(self, entry: _MemoEntry) -> None:
+        """A memoized walk used by the walk being summarized: it depends on what that walk read and
+        did; a walk whose outcome depended on its call stack makes it depend on the stack too."""
+        summary, storable = entry[3], entry[4]
+        if summary is not None:
+            self._recordings[-1].absorb(summary)
+        if not storable:
+            self._depends_on_stack(None, ())
+
+    def _depends_on_stack(self, function: tuple[Path, str] | None, stack: tuple[tuple[Path, str], ...]) -> None:
+        """The walk in progress was cut short by recursion into ``function``, walked further up
+        ``stack``: the walks from there down depend on the stack (``function``'s own walk does not).
+        With no function (the walk budget ran out, a stack-dependent walk was reused): all of them."""
+        position = stack.index(function) if function is not None else -1
+        for recording in reversed(self._recordings):
+            if recording.function == function and recording.position == position:
+                return
+            recording.storable = False
+
+    def _still_holds(self, summary: WalkSummary) -> dict[object, int] | None:
+        """Whether ``summary`` is what walking now would do: the files it read are unchanged and
+        the cells it read hold what they held (read the way the walk read them: a class's
+        attributes are harvested first, a module's binding blocks run first). The cells' versions
+        when it holds (what the memoized walk depends on), else None."""
+        digests = self._file_digests
+        for path, digest in summary.files:
+            known = digests.get(path)
+            if known is None:
+                known = digests[path] = self.index.view(path).digest
+            if known != digest:
+                return None
+        versions = self._cell_versions
+        verified = self._verified
+        for cell, prerequisite, contents in summary.reads:
+            if prerequisite is not None:
+                self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
+                self.read_cell(cell, harvested_for=prerequisite[2])
+            elif cell[0] == "global":
+                self.module_global(cell[1], cell[2])
+            else:
+                self.read_cell(cell)
+            version = versions.get(cell, 0)
+            seen = verified.get(cell)
+            if seen is not None and seen[0] == version and seen[1] is contents:
+                continue  # found to hold these very contents at this version already
+            if self.cell_contents(cell) != contents:
+                return None
+            verified[cell] = (version, contents)
+        return {cell: versions.get(cell, 0) for cell, _, _ in summary.reads}
+
+    def _replay(self, summary: WalkSummary) -> None:
+        self._replaying += 1
+        try:
+            for effect in summary.effects:
+                self.replay_effect(effect)
+        finally:
+            self._replaying -= 1
+        self.index.absent |= summary.absent
+        self._walks += summary.walks
+        if self._recordings:
+            self._recordings[-1].absorb(summary)
+
+    def replay_effect(self, effect: tuple) -> None:
+        """Do again what a summarized walk did (``log_effect``): its stores are made again with
+        what they stored, joined with what the heap holds now, as the walk itself would."""
+        kind = effect[0]
+        if kind == "join_attribute":
+            self.join_attribute(*effect[1:])
+        elif kind == "merge_attribute":
+            self.reach.merge_attribute(*effect[1:])
+        elif kind == "replace_everywhere":
+            self.reach.replace_everywhere(*effect[1:])
+        elif kind == "store_global":
+            self.reach.store_global(*effect[1:])
+        elif kind == "record":
+            if effect[1] not in self._recorded:
+                self._recorded.add(effect[1])
+                self.events.append(effect[1])
+        elif kind == "event":
+            self.events.append(effect[1])
+        elif kind == "request":
+            self.caller_requests.add(effect[1])
+        elif kind == "size":
+            self._result_sizes.setdefault(effect[1], set()).add(effect[2])
+        elif kind == "side_effects":
+            self.reach._side_effects_done.add(effect[1])
 
     def walk_function(
         self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
@@ -1260,13 +1476,14 @@ class Interpreter:
         that record nothing else): a literal that torch rejects is wrong wherever it is written."""
         for value in values:
             literal = isinstance(value, ConstVal)
-            self.events.append(ConfigWrite(site, how, value.value if literal else None, literal))
+            self.emit(ConfigWrite(site, how, value.value if literal else None, literal))
 
     def request_callers(self, frame: Frame) -> None:
         """Ask for the callers of the function this walk started from (they bind its parameters)."""
         if frame.record and frame.stack:
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
+            self.log_effect(("request", (str(path), qualname)))
 
     def record_backward(
         self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False
@@ -1279,7 +1496,7 @@ class Interpreter:
             ordered = _in_order(self.reach.refine(origins, frame))
             backward_autocast = self.reach.refined_state(frame.ctx.autocast, frame)
             islands = self.islands.of(ordered)
-            self.events.append(
+            self.emit(
                 BackwardThroughCompiled(
                     site,
                     spelling,
@@ -1454,3 +1671,32 @@ def describe_callee(func: ir.Expr | None) -> str:
 def iter_values(args: Args) -> Iterable[object]:
     for _, values in args:
         yield from values
+
+
+def _code_paths(values: object) -> set[Path]:
+    """The files of the project's functions and classes among ``values`` (a walk's key): what
+    the interpreter's caches derived from them (class attributes, results, islands) came from."""
+    found: set[Path] = set()
+    pending = [values]
+    seen: set[int] = set()
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, (tuple, frozenset, list)):
+            pending.extend(value)
+        elif isinstance(value, (FunctionVal, ClassVal)):
+            found.add(value.path)
+            pending.extend([getattr(value, "bound_self", None), getattr(value, "closure", ())])
+        elif isinstance(value, Instance):
+            found.add(value.cls.path)
+        elif isinstance(value, Compiled):
+            pending.append(value.target)
+        elif isinstance(value, Wrapper):
+            pending.extend(value.inner)
+        elif isinstance(value, Collection):
+            pending.append(value.items)
+        elif isinstance(value, Data):
+            pending.extend(origin.compiled.target for origin in value.origins)
+    return found

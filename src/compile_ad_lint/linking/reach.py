@@ -338,7 +338,7 @@ class Reach:
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
-                    interp.read_cell(("class", klass))
+                    interp.read_cell(("class", klass), harvested_for=value.cls)
                     for values in self.attributes_of(klass):
                         found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
         items: set = set()
@@ -390,6 +390,7 @@ class Reach:
     def store_global(self, path: Path, name: str, added: Values) -> None:
         """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function)."""
         interp = self.interp
+        interp.log_effect(("store_global", path, name, added))
         interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
         env = interp._globals.setdefault(path, {})
         current = env.get(name)
@@ -408,26 +409,29 @@ class Reach:
             return
         updated = merged_store(current, added)
         if updated != current:
-            env[name] = updated
-            interp.changed_cell(("global", path, name))
+            interp.set_global(path, name, current, updated)
 
     def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None:
         """``setattr(obj, name, value)``: a known name stores the attribute; an unknown name replaces
         whichever attribute held the module ``value`` was made from (``setattr(model, n, torch.compile(child))``)."""
-        interp = self.interp
         constants = _constants(names)
         for base in bases:
             if not isinstance(base, Instance):
                 continue
             if constants is not None and all(isinstance(c, str) for c in constants):
                 for attr in constants:
-                    key = (base.cls, attr)
-                    known = interp._instance_attrs.get(key, frozenset())
-                    updated = merged_store(known, values)
-                    if updated != known:
-                        interp.store_attribute(base.cls, attr, updated)
+                    self.merge_attribute(base.cls, attr, values)
             else:
                 self.replace_everywhere(base, values)
+
+    def merge_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
+        """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
+        interp = self.interp
+        interp.log_effect(("merge_attribute", cls, name, values))
+        known = interp._instance_attrs.get((cls, name), frozenset())
+        updated = merged_store(known, values)
+        if updated != known:
+            interp.store_attribute(cls, name, updated)
 
     def replace_everywhere(self, base: Instance, values: Values) -> None:
         sources = {v.target for v in values if isinstance(v, Compiled)} | {
@@ -436,6 +440,7 @@ class Reach:
         if not sources:
             return  # only a compiled or wrapped module replaces the attribute it was made from
         interp = self.interp
+        interp.log_effect(("replace_everywhere", base, values))
         for klass in interp.mro(base.cls):
             if not isinstance(klass, ClassVal):
                 continue
@@ -596,6 +601,7 @@ class Reach:
         specs). Registrations from outside the package reach the registry through the callers."""
         self._side_effects_done.add(package)
         interp = self.interp
+        interp.log_effect(("side_effects", package))
         root = self.root
         if root is None:
             return

@@ -1,0 +1,103 @@
+"""Function walks kept across analyses by a long-lived front end: the language server's edits.
+
+An edit of a training script re-analyzes the script, and with it every function it reaches: the
+model, data and framework code whose files did not change (nine tenths of the walk time of an
+edit of the generated framework's trainer or of pytorch-image-models' ``train.py``). A walk's
+outcome is a function of what it was given (the function, its bound arguments, the context, whether
+it records, the call depth left), of the files it read, and of what it read from the heap (the
+values of instance attributes, class attributes and module globals, ``Interpreter.read_cell``).
+``WalkSummary`` keeps all of that with what the walk did to the interpreter (its effects, in order:
+attribute and global stores, events, caller requests, tuple sizes, import side effects run), so a
+later analysis given the same inputs replays the effects instead of walking again.
+
+A summary is used only when every file it read has the same digest and every heap cell it read
+holds what it held then, asked through the same lazy accessors (a class's attributes are harvested
+first, a module's binding blocks run first: what the walk would have done). Walks whose outcome
+depends on the call stack above them are not kept: one cut short by recursion into a function
+walked further up, or one that used such a walk's result. The language server uses this for the
+analyses it publishes at once after an edit; its project pass, whose findings are the CLI's, walks
+afresh.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("global", path, name)``), the
+#: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
+#: None), and what the cell held when the walk first read it.
+CellRead = tuple[tuple, tuple | None, object]
+
+
+@dataclass(frozen=True)
+class WalkSummary:
+    files: tuple[tuple[Path, str], ...]
+    #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
+    absent: frozenset[tuple[str, str]]
+    reads: tuple[CellRead, ...]
+    #: ``Interpreter`` effects, in order (``Interpreter.replay_effect`` applies one).
+    effects: tuple[tuple, ...]
+    returns: frozenset
+    pending: tuple
+    #: Function walks it took, its own included (they count against ``MAX_FUNCTION_WALKS``).
+    walks: int
+
+
+@dataclass
+class Recording:
+    """What a walk in progress has read and done, its callees' included."""
+
+    function: tuple[Path, str]
+    #: The function's position in the frame stack (``len`` of its caller's stack).
+    position: int
+    files: set[Path] = field(default_factory=set)
+    absent: set[tuple[str, str]] = field(default_factory=set)
+    reads: dict[tuple, tuple[tuple | None, object]] = field(default_factory=dict)
+    effects: dict[tuple, None] = field(default_factory=dict)  # an ordered set
+    walks: int = 0
+    #: False once its outcome is known to depend on the call stack above it.
+    storable: bool = True
+
+    def absorb(self, summary: WalkSummary | Recording) -> None:
+        """Take in what a callee's walk (or a replayed summary of one) read and did."""
+        if isinstance(summary, Recording):
+            self.files |= summary.files
+            self.absent |= summary.absent
+            for cell, read in summary.reads.items():
+                self.reads.setdefault(cell, read)
+            self.effects.update(summary.effects)
+            self.walks += summary.walks
+            return
+        self.files.update(path for path, _ in summary.files)
+        self.absent |= summary.absent
+        for cell, prerequisite, contents in summary.reads:
+            self.reads.setdefault(cell, (prerequisite, contents))
+        self.effects.update(dict.fromkeys(summary.effects))
+        self.walks += summary.walks
+
+
+class WalkMemory:
+    """Summaries by walk key, the most recently used kept (``capacity``); a few per key, since a
+    walk is summarized again when the heap cells it read grew."""
+
+    PER_KEY = 2
+
+    def __init__(self, capacity: int = 200_000) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple, tuple[WalkSummary, ...]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def candidates(self, key: tuple) -> tuple[WalkSummary, ...]:
+        found = self._entries.get(key, ())
+        if found:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple, summary: WalkSummary) -> None:
+        self._entries[key] = (summary, *self._entries.get(key, ()))[: self.PER_KEY]
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)

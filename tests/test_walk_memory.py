@@ -1,0 +1,158 @@
+"""Walks kept across analyses (``linking.walks``): an edit's check replays the walks of the code the
+edit did not change, and finds exactly what a check walking everything finds.
+
+Each case checks a sequence of buffer versions twice, with one walk memory kept across the
+sequence and without one, and compares the findings at every step; the memory must also have been
+used (a replay that never happens proves nothing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.api import Analyzer, WalkMemory
+from compile_ad_lint.config import Config
+
+MODEL = """\
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+
+
+def build(compiled):
+    block = Block()
+    return torch.compile(block) if compiled else block
+"""
+STEP = """\
+import torch
+
+
+def step(holder, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = holder.model(x).sum()
+    loss.backward()
+"""
+HOLDER = """\
+class Holder:
+    pass
+"""
+TRAIN = """\
+import torch
+
+from holder import Holder
+from model import build
+from steps import step
+
+
+def main():
+    holder = Holder()
+    holder.model = build(True)
+    for _ in range(3):
+        step(holder, torch.randn(2, 4))
+    loss = holder.model(torch.randn(2, 4)).sum()
+    loss.backward()
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    for name, text in {"model.py": MODEL, "steps.py": STEP, "holder.py": HOLDER, "train.py": TRAIN}.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _findings(report) -> list[tuple]:
+    return sorted((f.code, f.location.path, f.location.line, f.location.column, f.message) for f in report.findings)
+
+
+def _compare(root: Path, versions: list[dict[str, str]], monkeypatch) -> tuple[list[list[tuple]], WalkMemory]:
+    """Check the project with each version of the buffers, with and without a kept walk memory."""
+    monkeypatch.chdir(root)
+    memory = WalkMemory()
+    seen = []
+    for buffers in versions:
+        sources = {(root / name).resolve(): text.encode() for name, text in buffers.items()}
+        paths = ["."]
+        plain = Analyzer(Config(root=root), jobs=1, use_cache=False).check(paths, sources=sources)
+        replayed = Analyzer(Config(root=root), jobs=1, use_cache=False, walk_memory=memory).check(
+            paths, sources=sources
+        )
+        assert _findings(replayed) == _findings(plain), buffers
+        seen.append(_findings(plain))
+    return seen, memory
+
+
+def test_an_edit_of_the_script_replays_the_walks_of_the_other_files(tmp_path, monkeypatch):
+    root = _project(tmp_path)
+    versions = [{"train.py": TRAIN + f"\n# edit {k}\n"} for k in range(3)]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert seen[0] and seen[0] == seen[-1]
+    assert memory.hits > 0, "the walks of model.py and steps.py were not replayed"
+
+
+def test_a_changed_dependency_is_walked_again(tmp_path, monkeypatch):
+    """model.py's buffer stops compiling: the replayed walks that read it no longer hold."""
+    root = _project(tmp_path)
+    uncompiled = MODEL.replace("return torch.compile(block) if compiled else block", "return block")
+    versions = [
+        {"train.py": TRAIN, "model.py": MODEL},
+        {"train.py": TRAIN + "\n", "model.py": MODEL},
+        {"train.py": TRAIN + "\n", "model.py": uncompiled},
+        {"train.py": TRAIN, "model.py": MODEL},
+    ]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert seen[0] and not seen[2], "without torch.compile there is nothing to report"
+    assert seen[3] == seen[0]
+    assert memory.hits > 0
+
+
+def test_what_the_script_stores_on_the_heap_is_read_again(tmp_path, monkeypatch):
+    """``steps.step`` reads ``holder.model``, which train.py stores: a replay of the step's walk
+    from when it held a compiled module would report a backward that no longer goes through one."""
+    root = _project(tmp_path)
+    plain_model = TRAIN.replace("holder.model = build(True)", "holder.model = torch.nn.Linear(4, 4)")
+    versions = [{"train.py": TRAIN}, {"train.py": TRAIN + "\n"}, {"train.py": plain_model}, {"train.py": TRAIN}]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert any(path == "steps.py" for _, path, *_ in seen[0]), "step's backward goes through the compiled block"
+    assert not any(path == "steps.py" for _, path, *_ in seen[2])
+    assert seen[3] == seen[0]
+    assert memory.hits > 0
+
+
+RECURSIVE_STEP = """\
+import torch
+
+
+def unwrap(module):
+    if hasattr(module, "module"):
+        return unwrap(module.module)
+    return module
+
+
+def step(holder, x):
+    model = unwrap(holder.model)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize("edits", [1, 3])
+def test_recursive_helpers_replay_the_same_findings(tmp_path, monkeypatch, edits):
+    """A walk cut short by recursion into a function further up the stack depends on the stack;
+    ``unwrap``'s own walk does not, and is replayed."""
+    root = _project(tmp_path)
+    (root / "steps.py").write_text(RECURSIVE_STEP)
+    versions = [{"train.py": TRAIN + "\n" * k} for k in range(edits + 1)]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert seen[0] and seen[-1] == seen[0]
+    assert memory.hits > 0
