@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..project import display_path, module_identity
+from ..summary.model import ClassSummary, FunctionSummary
 from ..summary.view import ModuleView
+from .walks import Recording
 
 ViewProvider = Callable[[Path, str, str, bool], ModuleView]
 
@@ -34,9 +36,9 @@ class ModuleIndex:
         #: (lerobot: 158,000 candidates, 144 folders).
         self.absent: set[tuple[str, str]] = set()
         self._is_folder: dict[str, bool] = {}
-        #: Where the files viewed and the entries found missing also go while a walk is summarized
-        #: (``walks.Recording``: its ``files`` and ``absent``), else None.
-        self.recording: tuple[set[Path], set[tuple[str, str]]] | None = None
+        #: The walk being summarized (``walks.Recording``): the files it views, the definitions
+        #: it reads (``function``, ``class_``, ``imports``) and the entries found missing go there too.
+        self.recording: Recording | None = None
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
@@ -56,14 +58,68 @@ class ModuleIndex:
         return self._displays[path]
 
     def note(self, path: Path) -> None:
-        """The walk being summarized depends on ``path`` (read through a cache of the interpreter's)."""
+        """The walk being summarized depends on all of ``path``'s contents."""
         if self.recording is not None:
-            self.recording[0].add(path)
+            self.recording.files.add(path)
 
     def view(self, path: Path) -> ModuleView:
-        self.accessed.add(path)
+        """``path``'s view; the walk being summarized depends on all of the file's contents."""
         if self.recording is not None:
-            self.recording[0].add(path)
+            self.recording.files.add(path)
+        return self._view(path)
+
+    def function(self, path: Path, qualname: str) -> FunctionSummary | None:
+        """A function's summary; the walk being summarized depends on that definition only."""
+        found = self._view(path).function(qualname)
+        if self.recording is not None:
+            self.recording.parts.setdefault(("function", path, qualname), found)
+        return found
+
+    def class_(self, path: Path, qualname: str) -> ClassSummary | None:
+        """A class's summary (its methods' bodies are their own definitions)."""
+        found = self._view(path).class_(qualname)
+        if self.recording is not None:
+            self.recording.parts.setdefault(("class", path, qualname), found)
+        return found
+
+    def imports(self, path: Path) -> tuple[str, ...] | None:
+        """The modules ``path``'s module-level code imports, None when it cannot be parsed."""
+        view = self._view(path)
+        found = view.outline.imports if view.failure is None else None
+        if self.recording is not None:
+            self.recording.parts.setdefault(("imports", path, ""), found)
+        return found
+
+    def star_imports(self, path: Path) -> tuple[str, ...]:
+        found = self._view(path).star_imports
+        if self.recording is not None:
+            self.recording.parts.setdefault(("star_imports", path, ""), found)
+        return found
+
+    def module_name(self, path: Path) -> str:
+        """The dotted name of ``path``'s module (from where it is, not what it holds)."""
+        return self._view(path).module
+
+    def is_package(self, path: Path) -> bool:
+        return self._view(path).is_package
+
+    def view_of(self, path: Path) -> ModuleView:
+        """``path``'s view, for a caller that records a narrower dependency itself (the heap cells
+        module globals are read from, a digest)."""
+        return self._view(path)
+
+    def part(self, kind: str, path: Path, name: str) -> object:
+        """What ``function``, ``class_``, ``imports`` or ``star_imports`` answers now."""
+        if kind == "function":
+            return self.function(path, name)
+        if kind == "class":
+            return self.class_(path, name)
+        if kind == "imports":
+            return self.imports(path)
+        return self.star_imports(path)
+
+    def _view(self, path: Path) -> ModuleView:
+        self.accessed.add(path)
         view = self._views.get(path)
         if view is None:
             module, is_package, _ = module_identity(path)
@@ -84,7 +140,7 @@ class ModuleIndex:
         found, missed = self._lookups[key]
         self.absent.update(missed)
         if self.recording is not None:
-            self.recording[1].update(missed)
+            self.recording.absent.update(missed)
         return found
 
     def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[tuple[str, str], ...]]:

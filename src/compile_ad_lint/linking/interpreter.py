@@ -82,6 +82,10 @@ from .walks import Recording, WalkMemory, WalkSummary
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
 _BUILTINS = frozenset(dir(__import__("builtins")))
+#: A cell's first access by a summarized walk was a store (``Interpreter.note_write``).
+_WRITTEN = ("written",)
+#: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
+_COMPUTED_AGAIN = object()
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,10 @@ class Interpreter:
         #: What checking summaries found so far in this analysis: each file's digest, and each
         #: cell's version with the recorded contents it was found to hold at that version.
         self._file_digests: dict[Path, str] = {}
+        self._verified_parts: dict[tuple, object] = {}
         self._verified: dict[tuple, tuple[int, object]] = {}
+        #: What computing each ``cached`` value read and did, by (store, key), when anything.
+        self._derivations: dict[tuple, Recording] = {}
         #: Asked before each function walk: the language server's project pass gives way to an
         #: edit within a walk's time, not a whole root's.
         self.cancelled = cancelled
@@ -294,7 +301,7 @@ class Interpreter:
     def define_function(self, statement: ir.Define, frame: Frame) -> Values:
         closure = tuple(sorted((n, v) for n, v in {**frame.closure, **frame.env}.items())) if frame.stack else ()
         function = FunctionVal(frame.path, statement.qualname, closure=closure)
-        summary = self.index.view(frame.path).function(statement.qualname)
+        summary = self.index.function(frame.path, statement.qualname)
         values: Values = frozenset([function])
         if summary is None:
             return values
@@ -567,7 +574,7 @@ class Interpreter:
             if members is None:
                 continue
             functions = [m for m in members if isinstance(m, FunctionVal)]
-            summaries = [self.index.view(f.path).function(f.qualname) for f in functions]
+            summaries = [self.index.function(f.path, f.qualname) for f in functions]
             if not summaries or not all(s is not None and _calls_super(s.body, method) for s in summaries):
                 return None
             owner = functions[0].qualname.rsplit(".", 1)[0]
@@ -662,14 +669,18 @@ class Interpreter:
 
     def module_global(self, path: Path, name: str) -> Values | None:
         """What module ``path`` binds to ``name``: only the top-level blocks binding it are run."""
+        self._run_binding_blocks(path, name)
+        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
+        return self._globals[path].get(name)
+
+    def _run_binding_blocks(self, path: Path, name: str) -> None:
         env = self._globals.setdefault(path, {})
-        view = self.index.view(path)
+        view = self.index.view_of(path)  # a walk depends on the value read (a heap cell), or:
         for index in view.blocks_binding(name):
             if (path, index) not in self._globals_run:
                 self._globals_run.add((path, index))
+                self.index.note(path)  # on all of the file, when it runs module-level code of it
                 self.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
-        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
-        return env.get(name)
 
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
@@ -692,15 +703,14 @@ class Interpreter:
             found = self.module_global(path, name)
             if found is not None:
                 return self.settle(found)
-            summary = self.index.view(path)
-            for star in summary.star_imports:
+            for star in self.index.star_imports(path):
                 module = None if api.is_external_root(star) else self.index.find_module(star, path)
                 if module is not None and module != path:
                     found = self.lookup_global(module, name)
                     if found is not None:
                         return found
-            if summary.is_package:
-                sub = self.index.find_module(f"{summary.module}.{name}", path)
+            if self.index.is_package(path):
+                sub = self.index.find_module(f"{self.index.module_name(path)}.{name}", path)
                 if sub is not None:
                     return frozenset([ModuleRef(sub)])
             return None
@@ -710,19 +720,19 @@ class Interpreter:
     def resolve_qualified(self, qualified: str, importer: Path) -> Values:
         if api.is_external_root(qualified):
             return frozenset([External(qualified)])
-        key = (qualified, importer.parent)
-        if key not in self._qualified:
-            self._qualified[key] = frozenset([UNKNOWN])  # an import cycle sees "unknown"
+
+        def resolve() -> Values:
             split = self.index.split_qualified(qualified, importer)
             if split is None:
-                values: Values = frozenset([External(qualified)])
-            else:
-                module, attributes = split
-                values = frozenset([ModuleRef(module)])
-                for attribute in attributes:
-                    values = self.attribute(values, attribute)
-            self._qualified[key] = values
-        return self._qualified[key]
+                return frozenset([External(qualified)])
+            module, attributes = split
+            values: Values = frozenset([ModuleRef(module)])
+            for attribute in attributes:
+                values = self.attribute(values, attribute)
+            return values
+
+        # An import cycle sees "unknown".
+        return self.cached(self._qualified, (qualified, importer.parent), resolve, cycle=frozenset([UNKNOWN]))
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
@@ -767,7 +777,7 @@ class Interpreter:
     # -- classes ----------------------------------------------------------------------------
 
     def class_summary(self, cls: ClassVal) -> ir.ClassSummary | None:
-        return self.index.view(cls.path).class_(cls.qualname)
+        return self.index.class_(cls.path, cls.qualname)
 
     def bases(self, cls: ClassVal) -> list[object]:
         summary = self.class_summary(cls)
@@ -781,14 +791,14 @@ class Interpreter:
         the bases are module-level names, bound once)."""
         if cls in seen:
             return []
-        if not seen and cls in self._mros:
-            return self._mros[cls]
-        order: list[object] = [cls]
-        for base in self.bases(cls):
-            order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
-        if not seen:
-            self._mros[cls] = order
-        return order
+
+        def linearize() -> list[object]:
+            order: list[object] = [cls]
+            for base in self.bases(cls):
+                order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
+            return order
+
+        return self.cached(self._mros, cls, linearize) if not seen else linearize()
 
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(
@@ -824,21 +834,22 @@ class Interpreter:
         """``package.module.function`` for a project function (how ``compile-wrappers`` names them)."""
         if not isinstance(value, FunctionVal):
             return None
-        return f"{self.index.view(value.path).module}.{value.qualname}"
+        return f"{self.index.module_name(value.path)}.{value.qualname}"
 
     def is_static(self, function: FunctionVal) -> bool:
-        summary = self.index.view(function.path).function(function.qualname)
+        summary = self.index.function(function.path, function.qualname)
         return summary is not None and summary.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
-        self.index.note(cls.path)
-        if cls not in self._class_attrs:
-            env: dict[str, Values] = {}
-            self._class_attrs[cls] = env
+        env: dict[str, Values] = {}  # filled while the class body runs (what a cycle sees)
+
+        def run_body() -> dict[str, Values]:
             summary = self.class_summary(cls)
             if summary is not None:
                 self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
-        return self._class_attrs[cls]
+            return env
+
+        return self.cached(self._class_attrs, cls, run_body, cycle=env)
 
     def instance_attribute(self, cls: ClassVal, name: str) -> Values | None:
         """Values stored on ``self.<name>`` by any method of the class or its project bases."""
@@ -863,6 +874,14 @@ class Interpreter:
                 prerequisite = ("harvest", cell[1], harvested_for) if harvested_for is not None else None
                 reads[cell] = (prerequisite, self.cell_contents(cell))
 
+    def note_write(self, cell: tuple) -> None:
+        """The walk being summarized is about to store into ``cell``: what it finds there decides
+        what the cell holds afterwards, and so what the walk reads from it later."""
+        if self._recordings and not self._replaying:
+            reads = self._recordings[-1].reads
+            if cell not in reads:
+                reads[cell] = (_WRITTEN, self.cell_contents(cell))
+
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
         if cell[0] == "attr":
@@ -877,6 +896,7 @@ class Interpreter:
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
         self.log_effect(("join_attribute", cls, name, values))
+        self.note_write(("attr", cls, name))
         known = self._instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.
@@ -906,7 +926,6 @@ class Interpreter:
 
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
         if (klass, instance_cls) in self._harvested:
-            self.index.note(klass.path)
             return
         self._harvested.add((klass, instance_cls))
         summary = self.class_summary(klass)
@@ -1053,7 +1072,7 @@ class Interpreter:
         )  # none under no_grad, or frozen
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
-        summary = self.index.view(function.path).function(function.qualname)
+        summary = self.index.function(function.path, function.qualname)
         fallback = frozenset([derived(iter_values(args))])
         if (
             summary is None
@@ -1104,10 +1123,19 @@ class Interpreter:
         memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
         if memory is not None:
             for candidate in memory.candidates(memory_key):
-                versions = self._still_holds(candidate)
-                if versions is not None:
+                if self._still_holds(candidate):
                     memory.hits += 1
+                    # What the memoized walk depends on: the cells it read at their versions now,
+                    # and those it stored into first at their versions after its stores.
+                    versions: dict[object, int] = {
+                        cell: self._cell_versions.get(cell, 0)
+                        for cell, how, _ in candidate.reads
+                        if how is not _WRITTEN
+                    }
                     self._replay(candidate)
+                    versions.update(
+                        (cell, self._cell_versions.get(cell, 0)) for cell, how, _ in candidate.reads if how is _WRITTEN
+                    )
                     entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
                     self._memo[memo_key] = entry
                     return entry
@@ -1118,7 +1146,7 @@ class Interpreter:
         recording = None
         if memory is not None:
             recording = Recording((function.path, function.qualname), len(frame.stack))
-            recording.files.add(function.path)
+            recording.parts[("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
         try:
             returns, pending = self.walk_function(function, summary, bound, frame)
@@ -1132,7 +1160,8 @@ class Interpreter:
         assert memory is not None
         recording.walks += 1
         made = WalkSummary(
-            tuple((path, self.index.view(path).digest) for path in sorted(recording.files | _code_paths(memo_key))),
+            tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
+            tuple(recording.parts.items()),
             frozenset(recording.absent),
             tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in recording.reads.items()),
             tuple(recording.effects),
@@ -1156,12 +1185,47 @@ class Interpreter:
 
     def _push_recording(self, recording: Recording) -> None:
         self._recordings.append(recording)
-        self.index.recording = (recording.files, recording.absent)
+        self.index.recording = recording
 
     def _pop_recording(self) -> None:
         self._recordings.pop()
-        top = self._recordings[-1] if self._recordings else None
-        self.index.recording = (top.files, top.absent) if top is not None else None
+        self.index.recording = self._recordings[-1] if self._recordings else None
+
+    def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = _COMPUTED_AGAIN) -> Any:
+        """``store[key]``, computed the first time (``cycle`` stands for it while it is computed;
+        by default a use during the computation computes it too).
+        With a walk memory, what the computation read and did is recorded once, and every walk that
+        uses the value depends on it (class attributes, import resolutions, CAL005 structures...:
+        computed by one walk, used by the next)."""
+        if key in store:
+            if self._recordings:
+                found = self._derivations.get((id(store), key))
+                if found is not None:
+                    self._recordings[-1].absorb(found)
+                    if not found.storable:
+                        self._depends_on_stack(None, ())
+            return store[key]
+        if cycle is not _COMPUTED_AGAIN:
+            store[key] = cycle
+        if self.walk_memory is None:
+            value = store[key] = compute()
+            return value
+        recording = Recording(None, -1)
+        self._push_recording(recording)
+        try:
+            value = compute()
+        finally:
+            self._pop_recording()
+        store[key] = value
+        if recording.files or recording.parts or recording.reads or recording.effects or recording.absent:
+            self._derivations[(id(store), key)] = recording
+        elif recording.storable:
+            return value
+        if self._recordings:
+            self._recordings[-1].absorb(recording)
+            if not recording.storable:
+                self._depends_on_stack(None, ())
+        return value
 
     def _absorb(self, entry: _MemoEntry) -> None:
         """A memoized walk used by the walk being summarized: it depends on what that walk read and
@@ -1182,36 +1246,40 @@ class Interpreter:
                 return
             recording.storable = False
 
-    def _still_holds(self, summary: WalkSummary) -> dict[object, int] | None:
-        """Whether ``summary`` is what walking now would do: the files it read are unchanged and
-        the cells it read hold what they held (read the way the walk read them: a class's
-        attributes are harvested first, a module's binding blocks run first). The cells' versions
-        when it holds (what the memoized walk depends on), else None."""
+    def _still_holds(self, summary: WalkSummary) -> bool:
+        """Whether ``summary`` is what walking now would do: the files it read are unchanged, so
+        are the definitions it read, and the cells it read hold what they held (made ready the way
+        the walk made them: a class's attributes are harvested first, a module's binding blocks
+        run first). What this analysis already found equal is not compared again."""
         digests = self._file_digests
         for path, digest in summary.files:
             known = digests.get(path)
             if known is None:
-                known = digests[path] = self.index.view(path).digest
+                known = digests[path] = self.index.view_of(path).digest
             if known != digest:
-                return None
+                return False
+        same_parts = self._verified_parts
+        for key, part in summary.parts:
+            if same_parts.get(key) is part:
+                continue
+            current = self.index.part(*key)
+            if current is not part and current != part:
+                return False
+            same_parts[key] = part
         versions = self._cell_versions
         verified = self._verified
         for cell, prerequisite, contents in summary.reads:
-            if prerequisite is not None:
-                self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
-                self.read_cell(cell, harvested_for=prerequisite[2])
-            elif cell[0] == "global":
-                self.module_global(cell[1], cell[2])
-            else:
-                self.read_cell(cell)
-            version = versions.get(cell, 0)
             seen = verified.get(cell)
-            if seen is not None and seen[0] == version and seen[1] is contents:
-                continue  # found to hold these very contents at this version already
+            if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
+                continue
+            if prerequisite is not None and prerequisite is not _WRITTEN:
+                self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
+            elif prerequisite is None and cell[0] == "global":
+                self._run_binding_blocks(cell[1], cell[2])
             if self.cell_contents(cell) != contents:
-                return None
-            verified[cell] = (version, contents)
-        return {cell: versions.get(cell, 0) for cell, _, _ in summary.reads}
+                return False
+            verified[cell] = (versions.get(cell, 0), contents)
+        return True
 
     def _replay(self, summary: WalkSummary) -> None:
         self._replaying += 1
@@ -1280,8 +1348,8 @@ class Interpreter:
 
     def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
         """Context managers used as decorators (``@dual_level()``, ``@torch.autocast(...)``, ``@config.patch``)."""
-        key = replace(function, bound_self=None, closure=())
-        if key not in self._entry_contexts:
+
+        def evaluate() -> list[tuple[Values, Location]]:
             frame = Frame(function.path, {}, Context(), record=False)
             contexts = []
             for decorator in summary.decorators:
@@ -1293,8 +1361,9 @@ class Interpreter:
                 )
                 if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch, GradMode)) for v in values):
                     contexts.append((values, self.loc(function.path, summary.span)))
-            self._entry_contexts[key] = contexts
-        return self._entry_contexts[key]
+            return contexts
+
+        return self.cached(self._entry_contexts, replace(function, bound_self=None, closure=()), evaluate)
 
     def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple:
         params = list(summary.params)
@@ -1671,32 +1740,3 @@ def describe_callee(func: ir.Expr | None) -> str:
 def iter_values(args: Args) -> Iterable[object]:
     for _, values in args:
         yield from values
-
-
-def _code_paths(values: object) -> set[Path]:
-    """The files of the project's functions and classes among ``values`` (a walk's key): what
-    the interpreter's caches derived from them (class attributes, results, islands) came from."""
-    found: set[Path] = set()
-    pending = [values]
-    seen: set[int] = set()
-    while pending:
-        value = pending.pop()
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        if isinstance(value, (tuple, frozenset, list)):
-            pending.extend(value)
-        elif isinstance(value, (FunctionVal, ClassVal)):
-            found.add(value.path)
-            pending.extend([getattr(value, "bound_self", None), getattr(value, "closure", ())])
-        elif isinstance(value, Instance):
-            found.add(value.cls.path)
-        elif isinstance(value, Compiled):
-            pending.append(value.target)
-        elif isinstance(value, Wrapper):
-            pending.extend(value.inner)
-        elif isinstance(value, Collection):
-            pending.append(value.items)
-        elif isinstance(value, Data):
-            pending.extend(origin.compiled.target for origin in value.origins)
-    return found

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .events import Island
-from .values import Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
+from .values import ClassVal, Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -45,16 +45,18 @@ class IslandScan:
         return tuple(islands)
 
     def island(self, compiled: Compiled) -> Island | None:
-        if compiled not in self._found:
-            self._found[compiled] = None  # a region reached again while scanning it has none of its own
+        def scan() -> Island | None:
             try:
                 best = self.value_island(compiled.target, 0)
             except RecursionError:
                 best = None
-            if best is not None:
-                _, location, text = best
-                self._found[compiled] = Island(compiled.site, location if location is not None else compiled.site, text)
-        return self._found[compiled]
+            if best is None:
+                return None
+            _, location, text = best
+            return Island(compiled.site, location if location is not None else compiled.site, text)
+
+        # A region reached again while scanning it has none of its own.
+        return self.interp.cached(self._found, compiled, scan, cycle=None)
 
     # -- values -----------------------------------------------------------------------------
     #
@@ -91,12 +93,14 @@ class IslandScan:
         interp = self.interp
         owner = function.bound_self.cls if isinstance(function.bound_self, Instance) else None
         key = (function.path, function.qualname, owner)
-        if key in self._functions:
-            return self._functions[key]
-        self._functions[key] = None  # recursion sees none
+        # Recursion sees none.
+        return interp.cached(self._functions, key, lambda: self._function_island(function, owner, depth), cycle=None)
+
+    def _function_island(self, function: FunctionVal, owner: ClassVal | None, depth: int) -> _Found | None:
+        interp = self.interp
         if len(self._functions) > MAX_FUNCTIONS_PER_ANALYSIS:
             return None
-        summary = interp.index.view(function.path).function(function.qualname)
+        summary = interp.index.function(function.path, function.qualname)
         if summary is None:
             return None
         from .interpreter import Context, Frame
@@ -141,8 +145,7 @@ class IslandScan:
                             )
                         elif isinstance(callee, (FunctionVal, Instance, Wrapper, Compiled)):
                             found.append(self.value_island(callee, depth + 1))
-        self._functions[key] = best = _best(found)
-        return best
+        return _best(found)
 
 
 _Found = tuple  # (kind, Location | None, description)

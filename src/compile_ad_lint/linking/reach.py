@@ -428,6 +428,7 @@ class Reach:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
         interp.log_effect(("merge_attribute", cls, name, values))
+        interp.note_write(("attr", cls, name))
         known = interp._instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:
@@ -445,6 +446,7 @@ class Reach:
             if not isinstance(klass, ClassVal):
                 continue
             interp.harvest_instance_attributes(klass, base.cls)
+            interp.note_write(("class", klass))
             for name, held in list(interp._attributes_by_class.get(klass, {}).items()):
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
                 if not hit or values <= held:
@@ -558,7 +560,7 @@ class Reach:
             and base.name not in frame.closure
             and self.empty_registry(values)
         ):
-            package = interp.index.view(frame.path).module.split(".", 1)[0]
+            package = interp.index.module_name(frame.path).split(".", 1)[0]
             if package not in self._side_effects_done:
                 self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
@@ -615,43 +617,47 @@ class Reach:
             if path in seen:
                 continue
             seen.add(path)
-            view = interp.index.view(path)
-            if view.failure is not None or api.is_external_root(view.module):
+            imports = interp.index.imports(path)  # None: the file does not parse
+            module = interp.index.module_name(path)
+            if imports is None or api.is_external_root(module):
                 continue
             order.append(path)
-            if path != root and view.module.split(".", 1)[0] != package:
+            if path != root and module.split(".", 1)[0] != package:
                 continue  # run nothing outside the registry's package, follow nothing from there
-            for dotted in view.outline.imports:
+            for dotted in imports:
                 found = interp.index.find_module(dotted, path)
                 if found is not None and found not in seen:
                     pending.extend([*interp.index.package_chain(found), found])
         for path in order:
-            if path == root or interp.index.view(path).module.split(".", 1)[0] != package:
+            if path == root or interp.index.module_name(path).split(".", 1)[0] != package:
                 continue  # the root's module-level code already ran; other packages register nothing here
-            view = interp.index.view(path)
+            view = interp.index.view_of(path)
             env = interp._globals.setdefault(path, {})
             for index in view.effectful_blocks():
                 if (path, index) not in interp._globals_run:
                     interp._globals_run.add((path, index))
+                    interp.index.note(path)  # its module-level code runs: all of it counts
                     interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
 
     # -- classes whose constructor stores keyword arguments (dataclasses) -------------------
 
     def keyword_fields(self, cls: ClassVal) -> bool:
-        if cls not in self._keyword_fields:
-            interp = self.interp
-            self._keyword_fields[cls] = False
-            summary = interp.class_summary(cls)
-            if summary is not None:
-                from .interpreter import Context, Frame
+        interp = self.interp
 
-                frame = Frame(cls.path, {}, Context(), record=False)
-                decorators = [v for d in summary.decorators for v in interp.eval(d, frame)]
-                bases = interp.bases(cls)
-                self._keyword_fields[cls] = any(
-                    isinstance(v, External) and v.name in api.DATACLASS_DECORATORS for v in decorators
-                ) or any(isinstance(b, External) and b.name in api.KEYWORD_FIELD_BASES for b in bases)
-        return self._keyword_fields[cls]
+        def decide() -> bool:
+            summary = interp.class_summary(cls)
+            if summary is None:
+                return False
+            from .interpreter import Context, Frame
+
+            frame = Frame(cls.path, {}, Context(), record=False)
+            decorators = [v for d in summary.decorators for v in interp.eval(d, frame)]
+            bases = interp.bases(cls)
+            return any(isinstance(v, External) and v.name in api.DATACLASS_DECORATORS for v in decorators) or any(
+                isinstance(b, External) and b.name in api.KEYWORD_FIELD_BASES for b in bases
+            )
+
+        return interp.cached(self._keyword_fields, cls, decide, cycle=False)
 
     def construct_fields(self, cls: ClassVal, args: Args) -> None:
         """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments."""

@@ -174,11 +174,10 @@ class ResultAnalysis:
         self._memo: dict[tuple, tuple[ResultElement, ...] | None] = {}
 
     def structure(self, compiled: Compiled, args: Args, site: Location) -> tuple[ResultElement, ...] | None:
-        key = (compiled.target, args, site)
-        if key not in self._memo:
-            self._memo[key] = None  # recursion through a module holding itself sees "unknown"
-            self._memo[key] = self._structure(compiled, args, site)
-        return self._memo[key]
+        # Recursion through a module holding itself sees "unknown".
+        return self.interp.cached(
+            self._memo, (compiled.target, args, site), lambda: self._structure(compiled, args, site), cycle=None
+        )
 
     def _structure(self, compiled: Compiled, args: Args, site: Location) -> tuple[ResultElement, ...] | None:
         found = self.target_function(compiled.target)
@@ -219,7 +218,7 @@ class ResultAnalysis:
             )
         if not isinstance(target, FunctionVal):
             return None
-        summary = interp.index.view(target.path).function(target.qualname)
+        summary = interp.index.function(target.path, target.qualname)
         if summary is None:
             return None
         owner = target.bound_self.cls if isinstance(target.bound_self, Instance) else None
@@ -307,15 +306,16 @@ class ResultAnalysis:
             if isinstance(klass, ClassVal):
                 summary = self.interp.class_summary(klass)
                 for _, qualname in summary.methods if summary else ():
-                    function = self.interp.index.view(klass.path).function(qualname)
+                    function = self.interp.index.function(klass.path, qualname)
                     if function is not None and function.params:
                         names |= {target.attr for target, _, _ in _self_assignments(function.body, function.params[0])}
         return names
 
     def aliasing(self, owner: ClassVal) -> tuple[frozenset[str], dict[str, tuple[Path, ir.Span]]]:
         """Attributes that may share an object with another one, and where each attribute is set."""
-        if owner in self._aliased:
-            return self._aliased[owner]
+        return self.interp.cached(self._aliased, owner, lambda: self._aliasing(owner))
+
+    def _aliasing(self, owner: ClassVal) -> tuple[frozenset[str], dict[str, tuple[Path, ir.Span]]]:
         aliased: set[str] = set()
         sites: dict[str, tuple[Path, ir.Span]] = {}
         sources: dict[str, set[str]] = {}
@@ -324,7 +324,7 @@ class ResultAnalysis:
                 continue
             summary = self.interp.class_summary(klass)
             for _, qualname in summary.methods if summary else ():
-                function = self.interp.index.view(klass.path).function(qualname)
+                function = self.interp.index.function(klass.path, qualname)
                 if function is None or not function.params:
                     continue
                 self_name = function.params[0]
@@ -343,8 +343,7 @@ class ResultAnalysis:
         for attributes in sources.values():
             if len(attributes) > 1:  # ``self.a = m; self.b = m``
                 aliased |= attributes
-        self._aliased[owner] = (frozenset(aliased), sites)
-        return self._aliased[owner]
+        return frozenset(aliased), sites
 
 
 def _self_assignments(statements: Iterable[ir.Stmt], self_name: str, nested: bool = False):

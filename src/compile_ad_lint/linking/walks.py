@@ -33,7 +33,11 @@ CellRead = tuple[tuple, tuple | None, object]
 
 @dataclass(frozen=True)
 class WalkSummary:
+    #: Files whose whole contents it depends on, with their digests.
     files: tuple[tuple[Path, str], ...]
+    #: Definitions it read (``ModuleIndex.part``), with what they were: a change elsewhere in
+    #: their files (the edited script's other functions) leaves it valid.
+    parts: tuple[tuple[tuple[str, Path, str], object], ...]
     #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
     absent: frozenset[tuple[str, str]]
     reads: tuple[CellRead, ...]
@@ -49,10 +53,12 @@ class WalkSummary:
 class Recording:
     """What a walk in progress has read and done, its callees' included."""
 
-    function: tuple[Path, str]
+    function: tuple[Path, str] | None
     #: The function's position in the frame stack (``len`` of its caller's stack).
     position: int
     files: set[Path] = field(default_factory=set)
+    #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
+    parts: dict[tuple[str, Path, str], object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
     reads: dict[tuple, tuple[tuple | None, object]] = field(default_factory=dict)
     effects: dict[tuple, None] = field(default_factory=dict)  # an ordered set
@@ -64,6 +70,8 @@ class Recording:
         """Take in what a callee's walk (or a replayed summary of one) read and did."""
         if isinstance(summary, Recording):
             self.files |= summary.files
+            for key, part in summary.parts.items():
+                self.parts.setdefault(key, part)
             self.absent |= summary.absent
             for cell, read in summary.reads.items():
                 self.reads.setdefault(cell, read)
@@ -71,6 +79,8 @@ class Recording:
             self.walks += summary.walks
             return
         self.files.update(path for path, _ in summary.files)
+        for key, part in summary.parts:
+            self.parts.setdefault(key, part)
         self.absent |= summary.absent
         for cell, prerequisite, contents in summary.reads:
             self.reads.setdefault(cell, (prerequisite, contents))
