@@ -92,7 +92,7 @@ class WalkMemory:
     """Summaries by walk key, the most recently used kept (``capacity``); a few per key, since a
     walk is summarized again when the heap cells it read grew."""
 
-    PER_KEY = 2
+    PER_KEY = 4
 
     def __init__(self, capacity: int = 200_000) -> None:
         self.capacity = capacity
