@@ -79,15 +79,33 @@ def test_a_file_outside_the_check_that_changed_invalidates_the_record(project):
     assert dict(after.digests)[str(model.resolve())] != dict(before.digests)[str(model.resolve())]
 
 
-def test_an_import_candidate_created_later_invalidates_the_record(tmp_path, monkeypatch):
+def _create_helpers(root: Path) -> None:
+    (root / "helpers_not_yet.py").write_text("def pick(module):\n    return module\n")
+
+
+def _create_helpers_package(root: Path) -> None:
+    package = root / "helpers_pkg" / "deep"
+    package.mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("")
+    (package / "sub.py").write_text("def pick(module):\n    return module\n")
+
+
+@pytest.mark.parametrize(
+    ("module", "create"),
+    [("helpers_not_yet", _create_helpers), ("helpers_pkg.deep.sub", _create_helpers_package)],
+    ids=["module", "package"],
+)
+def test_an_import_candidate_created_later_invalidates_the_record(tmp_path, monkeypatch, module, create):
     """Creating the module a checked file imports changes no checked file (only main.py is
-    checked): the record's absent import candidates are what make it stale."""
+    checked): the record's missing import entries are what make it stale. For a package, the
+    record keeps the deepest existing folder and its missing entry (``helpers_pkg``)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
     (tmp_path / "main.py").write_text(
         "import torch\n"
         "import torch.autograd.forward_ad as fwAD\n"
-        "from helpers_not_yet import pick\n"
+        f"from {module} import pick\n"
         "\n"
         "compiled = torch.compile(torch.nn.Linear(2, 2))\n"
         "\n"
@@ -101,37 +119,7 @@ def test_an_import_candidate_created_later_invalidates_the_record(tmp_path, monk
 
     assert not check().findings, "pick() is unknown while its module does not exist"
     assert not check().findings
-    (tmp_path / "helpers_not_yet.py").write_text("def pick(module):\n    return module\n")
-    assert [f.code for f in check().findings] == ["CAL001"]
-
-
-def test_a_module_created_in_a_new_package_invalidates_the_record(tmp_path, monkeypatch):
-    """The record keeps, for an import not found, the deepest existing folder and its missing entry
-    (here ``helpers_pkg``): a package created later, module and all, makes the record stale."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
-    (tmp_path / "main.py").write_text(
-        "import torch\n"
-        "import torch.autograd.forward_ad as fwAD\n"
-        "from helpers_pkg.deep.sub import pick\n"
-        "\n"
-        "compiled = torch.compile(torch.nn.Linear(2, 2))\n"
-        "\n"
-        "def probe(x, t):\n"
-        "    with fwAD.dual_level():\n"
-        "        return pick(compiled)(fwAD.make_dual(x, t))\n"
-    )
-
-    def check():
-        return Analyzer(Config(root=tmp_path), jobs=1).check(["main.py"])
-
-    assert not check().findings
-    assert not check().findings
-    package = tmp_path / "helpers_pkg" / "deep"
-    package.mkdir(parents=True)
-    for folder in (package.parent, package):
-        (folder / "__init__.py").write_text("")
-    (package / "sub.py").write_text("def pick(module):\n    return module\n")
+    create(tmp_path)
     assert [f.code for f in check().findings] == ["CAL001"]
 
 
