@@ -66,11 +66,13 @@ class ModuleIndex:
         """``path``'s view; the walk being summarized depends on all of the file's contents."""
         if self.recording is not None:
             self.recording.files.add(path)
-        return self._view(path)
+        self.accessed.add(path)
+        return self._views.get(path) or self._load(path)
 
     def function(self, path: Path, qualname: str) -> FunctionSummary | None:
         """A function's summary; the walk being summarized depends on that definition only."""
-        found = self._view(path).function(qualname)
+        self.accessed.add(path)
+        found = (self._views.get(path) or self._load(path)).function(qualname)
         if self.recording is not None:
             self.recording.parts.setdefault(("function", path, qualname), found)
         return found
@@ -120,11 +122,11 @@ class ModuleIndex:
 
     def _view(self, path: Path) -> ModuleView:
         self.accessed.add(path)
-        view = self._views.get(path)
-        if view is None:
-            module, is_package, _ = module_identity(path)
-            view = self._provider(path, self.display(path), module, is_package)
-            self._views[path] = view
+        return self._views.get(path) or self._load(path)
+
+    def _load(self, path: Path) -> ModuleView:
+        module, is_package, _ = module_identity(path)
+        view = self._views[path] = self._provider(path, self.display(path), module, is_package)
         return view
 
     def search_roots(self, importer: Path) -> Iterator[Path]:

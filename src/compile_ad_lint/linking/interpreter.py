@@ -669,11 +669,6 @@ class Interpreter:
 
     def module_global(self, path: Path, name: str) -> Values | None:
         """What module ``path`` binds to ``name``: only the top-level blocks binding it are run."""
-        self._run_binding_blocks(path, name)
-        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
-        return self._globals[path].get(name)
-
-    def _run_binding_blocks(self, path: Path, name: str) -> None:
         env = self._globals.setdefault(path, {})
         view = self.index.view_of(path)  # a walk depends on the value read (a heap cell), or:
         for index in view.blocks_binding(name):
@@ -681,6 +676,8 @@ class Interpreter:
                 self._globals_run.add((path, index))
                 self.index.note(path)  # on all of the file, when it runs module-level code of it
                 self.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
+        return env.get(name)
 
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
@@ -720,6 +717,9 @@ class Interpreter:
     def resolve_qualified(self, qualified: str, importer: Path) -> Values:
         if api.is_external_root(qualified):
             return frozenset([External(qualified)])
+        key = (qualified, importer.parent)
+        if not self._recordings and key in self._qualified:  # asked on every imported name used
+            return self._qualified[key]
 
         def resolve() -> Values:
             split = self.index.split_qualified(qualified, importer)
@@ -732,7 +732,7 @@ class Interpreter:
             return values
 
         # An import cycle sees "unknown".
-        return self.cached(self._qualified, (qualified, importer.parent), resolve, cycle=frozenset([UNKNOWN]))
+        return self.cached(self._qualified, key, resolve, cycle=frozenset([UNKNOWN]))
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
@@ -791,6 +791,8 @@ class Interpreter:
         the bases are module-level names, bound once)."""
         if cls in seen:
             return []
+        if not seen and not self._recordings and cls in self._mros:  # asked on every instance attribute
+            return self._mros[cls]
 
         def linearize() -> list[object]:
             order: list[object] = [cls]
@@ -841,6 +843,8 @@ class Interpreter:
         return summary is not None and summary.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
+        if not self._recordings and cls in self._class_attrs:  # the common case, asked on every member
+            return self._class_attrs[cls]
         env: dict[str, Values] = {}  # filled while the class body runs (what a cycle sees)
 
         def run_body() -> dict[str, Values]:
@@ -1217,9 +1221,16 @@ class Interpreter:
         finally:
             self._pop_recording()
         store[key] = value
-        if recording.files or recording.parts or recording.reads or recording.effects or recording.absent:
+        if (
+            recording.files
+            or recording.parts
+            or recording.reads
+            or recording.effects
+            or recording.absent
+            or not recording.storable
+        ):
             self._derivations[(id(store), key)] = recording
-        elif recording.storable:
+        else:
             return value
         if self._recordings:
             self._recordings[-1].absorb(recording)
@@ -1275,7 +1286,7 @@ class Interpreter:
             if prerequisite is not None and prerequisite is not _WRITTEN:
                 self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
             elif prerequisite is None and cell[0] == "global":
-                self._run_binding_blocks(cell[1], cell[2])
+                self.module_global(cell[1], cell[2])
             if self.cell_contents(cell) != contents:
                 return False
             verified[cell] = (versions.get(cell, 0), contents)
@@ -1348,6 +1359,9 @@ class Interpreter:
 
     def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
         """Context managers used as decorators (``@dual_level()``, ``@torch.autocast(...)``, ``@config.patch``)."""
+        key = replace(function, bound_self=None, closure=())
+        if not self._recordings and key in self._entry_contexts:
+            return self._entry_contexts[key]
 
         def evaluate() -> list[tuple[Values, Location]]:
             frame = Frame(function.path, {}, Context(), record=False)
@@ -1363,7 +1377,7 @@ class Interpreter:
                     contexts.append((values, self.loc(function.path, summary.span)))
             return contexts
 
-        return self.cached(self._entry_contexts, replace(function, bound_self=None, closure=()), evaluate)
+        return self.cached(self._entry_contexts, key, evaluate)
 
     def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple:
         params = list(summary.params)
