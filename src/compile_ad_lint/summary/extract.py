@@ -250,12 +250,18 @@ class _Summarizer:
         elif isinstance(node, ast.ClassDef):
             yield self.class_def(node, scope)
         elif isinstance(node, ast.If):
-            test = self.expr(node.test, scope)
+            # ``if not <flag>:`` is ``if <flag>:`` with its arms swapped: each arm then knows the
+            # flag (``if not use_amp: loss.backward()`` runs where autocast is off).
+            condition, negated = node.test, False
+            if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
+                condition, negated = condition.operand, True
+            test = self.expr(condition, scope)
             yield Evaluate(test)
             orelse: tuple[Stmt, ...] = ()
             if node.orelse:  # ``elif`` and ``else:`` alike
                 orelse = self.block(node.orelse, scope, owner_class)
-            yield Branch((self.block(node.body, scope, owner_class), orelse), condition=test)
+            body = self.block(node.body, scope, owner_class)
+            yield Branch((orelse, body) if negated else (body, orelse), condition=test)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             iterable = self.expr(node.iter, scope)
             loop_var = Assign((self.target(node.target, scope),), Item(iterable), self.span(node.target))
