@@ -22,6 +22,7 @@ afresh.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,26 +67,24 @@ class Recording:
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
 
-    def absorb(self, summary: WalkSummary | Recording) -> None:
+    def absorb(self, other: WalkSummary | Recording) -> None:
         """Take in what a callee's walk (or a replayed summary of one) read and did."""
-        if isinstance(summary, Recording):
-            self.files |= summary.files
-            for key, part in summary.parts.items():
-                self.parts.setdefault(key, part)
-            self.absent |= summary.absent
-            for cell, read in summary.reads.items():
-                self.reads.setdefault(cell, read)
-            self.effects.update(summary.effects)
-            self.walks += summary.walks
-            return
-        self.files.update(path for path, _ in summary.files)
-        for key, part in summary.parts:
+        if isinstance(other, Recording):
+            files: Iterable[Path] = other.files
+            parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
+            reads: Iterable[tuple[tuple, tuple[tuple | None, object]]] = other.reads.items()
+        else:
+            files = (path for path, _ in other.files)
+            parts = other.parts
+            reads = ((cell, (prerequisite, contents)) for cell, prerequisite, contents in other.reads)
+        self.files.update(files)
+        for key, part in parts:
             self.parts.setdefault(key, part)
-        self.absent |= summary.absent
-        for cell, prerequisite, contents in summary.reads:
-            self.reads.setdefault(cell, (prerequisite, contents))
-        self.effects.update(dict.fromkeys(summary.effects))
-        self.walks += summary.walks
+        self.absent |= other.absent
+        for cell, read in reads:
+            self.reads.setdefault(cell, read)
+        self.effects.update(dict.fromkeys(other.effects))
+        self.walks += other.walks
 
 
 class WalkMemory:
