@@ -74,10 +74,12 @@ def _findings(report) -> list[tuple]:
     return sorted((f.code, f.location.path, f.location.line, f.location.column, f.message) for f in report.findings)
 
 
-def _compare(root: Path, versions: list[dict[str, str]], monkeypatch) -> tuple[list[list[tuple]], WalkMemory]:
+def _compare(
+    root: Path, versions: list[dict[str, str]], monkeypatch, memory: WalkMemory | None = None
+) -> tuple[list[list[tuple]], WalkMemory]:
     """Check the project with each version of the buffers, with and without a kept walk memory."""
     monkeypatch.chdir(root)
-    memory = WalkMemory()
+    memory = memory if memory is not None else WalkMemory()
     seen = []
     for buffers in versions:
         sources = {(root / name).resolve(): text.encode() for name, text in buffers.items()}
@@ -156,3 +158,99 @@ def test_recursive_helpers_replay_the_same_findings(tmp_path, monkeypatch, edits
     seen, memory = _compare(root, versions, monkeypatch)
     assert seen[0] and seen[-1] == seen[0]
     assert memory.hits > 0
+
+
+def _summaries_of(memory: WalkMemory, qualname: str) -> list[int]:
+    """How many summaries the memory keeps for each walk key of the function ``qualname``."""
+    return [len(found) for key, found in memory._entries.items() if key[0].qualname == qualname]
+
+
+SELF_READING_MODEL = """\
+import torch
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.proj = torch.nn.Linear(4 * self.heads, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+
+    def forward(self, x):
+        return self.attn(x).relu()
+
+
+def build(compiled):
+    block = Block()
+    return torch.compile(block) if compiled else block
+"""
+
+
+def test_a_constructor_reading_its_own_attributes_is_kept(tmp_path, monkeypatch):
+    """``Attention.__init__`` reads ``self.heads``: the harvest of ``Attention``'s attributes walks
+    ``Attention.__init__`` again, from a fresh frame, while its walk is in progress. That is
+    recursion like any other: the walks from ``Block``'s harvest up are kept and replayed (they
+    were all dropped, so every edit walked ``step`` and the model's forwards again)."""
+    root = _project(tmp_path)
+    (root / "model.py").write_text(SELF_READING_MODEL)
+    first, memory = _compare(root, [{"train.py": TRAIN}], monkeypatch)
+    walked = memory.misses
+    seen, memory = _compare(root, [{"train.py": TRAIN + "\n" * k} for k in (1, 2)], monkeypatch, memory)
+    assert first[0] and seen == [first[0]] * 2
+    assert memory.misses - walked == 2, "an edit of train.py walked more than its own main()"
+
+
+SIZED_MODEL = """\
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.proj = torch.nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.proj(x).relu()
+"""
+ORDERED_TRAIN = """\
+import torch
+
+from model import Block
+
+
+def main(x):
+    {stores}
+    model = torch.compile(small)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum() + large(x).sum()
+    loss.backward()
+"""
+
+
+def test_a_first_store_that_finds_what_it_stores_is_replayed(tmp_path, monkeypatch):
+    """Two walks of ``Block.__init__`` (two widths) store into ``Block.proj``; which one stores
+    first swaps with the script's order. A walk whose first store found the other's ``Linear``
+    there, replayed where the cell is still empty, reads the same ``Linear`` afterwards: it is
+    replayed, not walked again (one summary per walk key), and the findings are a fresh walk's."""
+    root = _project(tmp_path)
+    (root / "model.py").write_text(SIZED_MODEL)
+    forward = "small = Block(4)\n    large = Block(8)"
+    backward = "large = Block(8)\n    small = Block(4)"
+    versions = [
+        {"train.py": ORDERED_TRAIN.format(stores=forward)},
+        {"train.py": ORDERED_TRAIN.format(stores=backward)},
+        {"train.py": ORDERED_TRAIN.format(stores=forward) + "\n"},
+    ]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert seen[0] and seen[1] == seen[0] == seen[2]
+    assert memory.hits > 0
+    kept = _summaries_of(memory, "Block.__init__")
+    assert len(kept) >= 2 and set(kept) == {1}, kept  # the two widths' walks (and the harvest's)

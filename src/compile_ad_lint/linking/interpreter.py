@@ -36,7 +36,7 @@ from .events import (
 )
 from .index import ModuleIndex
 from .islands import IslandScan
-from .reach import Reach, compile_target, flag_key
+from .reach import Reach, compile_target, flag_key, merged_store
 from .results import ResultAnalysis
 from .values import (
     DEFAULT_BACKEND,
@@ -82,8 +82,9 @@ from .walks import Recording, WalkMemory, WalkSummary
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
 _BUILTINS = frozenset(dir(__import__("builtins")))
-#: A cell's first access by a summarized walk was a store (``Interpreter.note_write``).
-_WRITTEN = ("written",)
+#: A cell's first access by a summarized walk was a store (``Interpreter.note_write``): the
+#: prerequisite of the read is ``(_WRITTEN, how, values)``.
+_WRITTEN = "written"
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
 _COMPUTED_AGAIN = object()
 
@@ -181,6 +182,8 @@ class Interpreter:
         #: the compiled calls left pending, the heap cells it read with their versions then, and
         #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
         self._memo: dict[tuple, _MemoEntry] = {}
+        #: The summarized walks in progress, by memo key (``_absorb``).
+        self._walking: dict[tuple, Recording] = {}
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
         #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, a
         #: module global a function fills ``("global", path, name)``. A memoized walk is reused while
@@ -878,13 +881,16 @@ class Interpreter:
                 prerequisite = ("harvest", cell[1], harvested_for) if harvested_for is not None else None
                 reads[cell] = (prerequisite, self.cell_contents(cell))
 
-    def note_write(self, cell: tuple) -> None:
+    def note_write(self, cell: tuple, how: str | None = None, values: Values = frozenset()) -> None:
         """The walk being summarized is about to store into ``cell``: what it finds there decides
-        what the cell holds afterwards, and so what the walk reads from it later."""
+        what the cell holds afterwards, and so what the walk reads from it later. ``how`` the store
+        combines ``values`` with what the cell holds (``"join"``, ``"merge"``: see ``_after_store``;
+        None: compared as found), so that finding other contents that the store turns into the same
+        ones (another walk stored the same values first) leaves the walk's summary valid."""
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
             if cell not in reads:
-                reads[cell] = (_WRITTEN, self.cell_contents(cell))
+                reads[cell] = ((_WRITTEN, how, values), self.cell_contents(cell))
 
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
@@ -900,7 +906,7 @@ class Interpreter:
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
         self.log_effect(("join_attribute", cls, name, values))
-        self.note_write(("attr", cls, name))
+        self.note_write(("attr", cls, name), "join", values)
         known = self._instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.
@@ -1101,7 +1107,7 @@ class Interpreter:
         if cached is None or not self._still_valid(cached[2]):
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         elif self._recordings:
-            self._absorb(cached)
+            self._absorb(memo_key, cached)
         reads = cached[2]
         if self._reading and reads:  # the caller's result depends on what this walk read
             outer = self._reading[-1]
@@ -1131,14 +1137,15 @@ class Interpreter:
                     memory.hits += 1
                     # What the memoized walk depends on: the cells it read at their versions now,
                     # and those it stored into first at their versions after its stores.
+                    found = self._memo.get(memo_key)
+                    if found is not None:
+                        return found  # checking it ran a harvest that replayed this very walk
                     versions: dict[object, int] = {
-                        cell: self._cell_versions.get(cell, 0)
-                        for cell, how, _ in candidate.reads
-                        if how is not _WRITTEN
+                        cell: self._cell_versions.get(cell, 0) for cell, how, _ in candidate.reads if not _is_store(how)
                     }
                     self._replay(candidate)
                     versions.update(
-                        (cell, self._cell_versions.get(cell, 0)) for cell, how, _ in candidate.reads if how is _WRITTEN
+                        (cell, self._cell_versions.get(cell, 0)) for cell, how, _ in candidate.reads if _is_store(how)
                     )
                     entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
                     self._memo[memo_key] = entry
@@ -1152,12 +1159,14 @@ class Interpreter:
             recording = Recording((function.path, function.qualname), len(frame.stack))
             recording.parts[("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
+            self._walking[memo_key] = recording
         try:
             returns, pending = self.walk_function(function, summary, bound, frame)
         finally:
             reads = self._reading.pop()
             if recording is not None:
                 self._pop_recording()
+                del self._walking[memo_key]
         if recording is None:
             entry = self._memo[memo_key] = (returns, pending, reads, None, False)
             return entry
@@ -1205,7 +1214,7 @@ class Interpreter:
             if self._recordings:
                 found = self._derivations.get((id(store), key))
                 if found is not None:
-                    self._recordings[-1].absorb(found)
+                    self._recordings[-1].absorb(found, walked_here=False)
                     if not found.storable:
                         self._depends_on_stack(None, ())
             return store[key]
@@ -1238,22 +1247,37 @@ class Interpreter:
                 self._depends_on_stack(None, ())
         return value
 
-    def _absorb(self, entry: _MemoEntry) -> None:
+    def _absorb(self, memo_key: tuple, entry: _MemoEntry) -> None:
         """A memoized walk used by the walk being summarized: it depends on what that walk read and
-        did; a walk whose outcome depended on its call stack makes it depend on the stack too."""
+        did; a walk whose outcome depended on its call stack makes it depend on the stack too.
+        The fallback of a walk of ``memo_key`` still in progress (reached again from a harvest's
+        fresh frame: ``Attention.__init__`` reads ``self.n_heads``, whose harvest walks
+        ``Attention.__init__``) is recursion like any other: the walks below that one depend on it
+        being in progress, that one's own outcome does not."""
         summary, storable = entry[3], entry[4]
         if summary is not None:
-            self._recordings[-1].absorb(summary)
-        if not storable:
-            self._depends_on_stack(None, ())
+            self._recordings[-1].absorb(summary, walked_here=False)
+        walking = self._walking.get(memo_key)
+        if walking is not None:
+            self._depends_on_walk(walking)
+        elif not storable:
+            self._depends_on_walk(None)
 
     def _depends_on_stack(self, function: tuple[Path, str] | None, stack: tuple[tuple[Path, str], ...]) -> None:
         """The walk in progress was cut short by recursion into ``function``, walked further up
         ``stack``: the walks from there down depend on the stack (``function``'s own walk does not).
         With no function (the walk budget ran out, a stack-dependent walk was reused): all of them."""
         position = stack.index(function) if function is not None else -1
+        walk = next(
+            (r for r in reversed(self._recordings) if r.function == function and r.position == position),
+            None,
+        )
+        self._depends_on_walk(walk)
+
+    def _depends_on_walk(self, walk: Recording | None) -> None:
+        """The walks in progress above ``walk`` (all of them, for None) depend on the call stack."""
         for recording in reversed(self._recordings):
-            if recording.function == function and recording.position == position:
+            if recording is walk:
                 return
             recording.storable = False
 
@@ -1283,13 +1307,17 @@ class Interpreter:
             seen = verified.get(cell)
             if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
                 continue
-            if prerequisite is not None and prerequisite is not _WRITTEN:
+            if _is_store(prerequisite):
+                pass
+            elif prerequisite is not None:
                 self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
-            elif prerequisite is None and cell[0] == "global":
+            elif cell[0] == "global":
                 self.module_global(cell[1], cell[2])
-            if self.cell_contents(cell) != contents:
+            now = self.cell_contents(cell)
+            if now == contents:
+                verified[cell] = (versions.get(cell, 0), contents)
+            elif not _same_after_store(prerequisite, now, contents):
                 return False
-            verified[cell] = (versions.get(cell, 0), contents)
         return True
 
     def _replay(self, summary: WalkSummary) -> None:
@@ -1615,6 +1643,28 @@ class Interpreter:
         if origins:
             ordered = _in_order(origins)
             self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
+
+
+def _is_store(prerequisite: tuple | None) -> bool:
+    """Whether a summarized read was the walk's first store into the cell (``note_write``)."""
+    return prerequisite is not None and prerequisite[0] == _WRITTEN
+
+
+def _same_after_store(prerequisite: tuple | None, now: object, found: object) -> bool:
+    """Whether the walk's first access to a cell was a store (``(_WRITTEN, how, values)``) that
+    makes what the cell holds ``now`` into what it made of what the walk ``found`` there:
+    everything the walk read from the cell afterwards is then the same (later stores only add)."""
+    if not _is_store(prerequisite):
+        return False
+    assert prerequisite is not None
+    _, how, values = prerequisite
+    if how is None or not values:
+        return False
+    held_now = cast(frozenset, now or frozenset())
+    held_then = cast(frozenset, found or frozenset())
+    if how == "join":
+        return normalize(held_now | values) == normalize(held_then | values)
+    return merged_store(held_now, values) == merged_store(held_then, values)
 
 
 def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:

@@ -428,7 +428,7 @@ class Reach:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
         interp.log_effect(("merge_attribute", cls, name, values))
-        interp.note_write(("attr", cls, name))
+        interp.note_write(("attr", cls, name), "merge", values)
         known = interp._instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:

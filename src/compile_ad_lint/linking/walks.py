@@ -28,7 +28,8 @@ from pathlib import Path
 
 #: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("global", path, name)``), the
 #: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
-#: None), and what the cell held when the walk first read it.
+#: None) or, when its first access was a store, how it stored what (``("written", how, values)``),
+#: and what the cell held when the walk first read or stored into it.
 CellRead = tuple[tuple, tuple | None, object]
 
 
@@ -67,8 +68,10 @@ class Recording:
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
 
-    def absorb(self, other: WalkSummary | Recording) -> None:
-        """Take in what a callee's walk (or a replayed summary of one) read and did."""
+    def absorb(self, other: WalkSummary | Recording, *, walked_here: bool = True) -> None:
+        """Take in what a callee's walk (or a replayed summary of one) read and did; its walks
+        count against this walk's unless they were ``walked_here`` earlier (a lazy value computed
+        once, used again)."""
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
             parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
@@ -84,7 +87,8 @@ class Recording:
         for cell, read in reads:
             self.reads.setdefault(cell, read)
         self.effects.update(dict.fromkeys(other.effects))
-        self.walks += other.walks
+        if walked_here:
+            self.walks += other.walks
 
 
 class WalkMemory:
