@@ -23,9 +23,11 @@ from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run
 
 from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES
 
-#: The server with two test hooks: every analysis, and every ``LineTable`` built, is logged as a line
-#: of the file named by ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
+#: The server with two test hooks: every analysis (and how many objects the garbage collector holds
+#: frozen when it starts), and every ``LineTable`` built, is logged as a line of the file named by
+#: ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
 HARNESS = """\
+import gc
 import os
 import sys
 import time
@@ -45,6 +47,7 @@ def note(event):
 class Analyzer(lsp.Analyzer):
     def check(self, paths, sources=None, **options):
         note("analysis")
+        note(f"frozen {gc.get_freeze_count()}")
         while GATE.exists():
             time.sleep(0.01)
         return super().check(paths, sources, **options)
@@ -161,6 +164,24 @@ def test_exit_ends_the_process_during_an_analysis(tmp_path: Path, hooks: _Hooks,
             client.open(train, HAZARD)
             await hooks.until("analysis", 1)
             assert await client.exit(shutdown=shutdown) == code
+
+    _run(scenario())
+
+
+def test_the_heap_is_settled_between_analyses(tmp_path: Path, hooks: _Hooks) -> None:
+    """After publishing, the server collects the analysis's garbage and freezes what survives, so
+    the collector's full passes during the next edit scan only what that edit allocates."""
+    root, train, _model = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, HAZARD)
+            await client.diagnostics(train)
+            client.replace_all(train, FIXED, 2)
+            client.save(train)
+            assert (await client.diagnostics(train)).version == 2
+            frozen = [int(line.split()[1]) for line in hooks.events() if line.startswith("frozen")]
+            assert len(frozen) >= 2 and frozen[0] == 0 and frozen[-1] > 0, frozen
 
     _run(scenario())
 

@@ -46,6 +46,7 @@ deaf or exhausting memory.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import os
@@ -481,7 +482,7 @@ class CompileAdLintServer(LanguageServer):
         # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
         # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
         self._publish(snapshot, findings, digests, cache)
-        await self._write_behind()
+        await self._write_behind(whole_heap=False)
         # The project pass and the fix edits wait until the buffers have stayed as analyzed for a
         # moment: started at once, they shared the interpreter lock with the next edit's analysis
         # (fix edits built at once made the first edit of the trainer take 3.4 s instead of 1.2 s).
@@ -490,7 +491,7 @@ class CompileAdLintServer(LanguageServer):
             return  # the newer analysis publishes and builds its own
         if not whole_project:
             published = await self._publish_project(snapshot)
-            await self._write_behind()  # what the pass stored, also when an edit stopped it
+            await self._write_behind(whole_heap=True)  # what the pass stored, also when an edit stopped it
             if not published:
                 return
         try:
@@ -498,11 +499,17 @@ class CompileAdLintServer(LanguageServer):
         except Exception:
             logger.exception("compile-ad-lint: resolving fixes failed")
 
-    async def _write_behind(self) -> None:
-        """Write what the analyses stored to the cache directory, on the analysis thread (after the
-        publish: the next edit's analysis queues behind it, the diagnostics did not wait for it)."""
+    async def _write_behind(self, *, whole_heap: bool) -> None:
+        """Write what the analyses stored to the cache directory and settle the heap
+        (``_settle_heap``), on the analysis thread: after the publish, so the diagnostics did not
+        wait for it; the next edit's analysis queues behind it."""
+
+        def write_and_settle() -> None:
+            self._memory.flush()
+            _settle_heap(whole_heap)
+
         try:
-            await asyncio.get_running_loop().run_in_executor(self._analysis_pool, self._memory.flush)
+            await asyncio.get_running_loop().run_in_executor(self._analysis_pool, write_and_settle)
         except RuntimeError:  # the pool was shut down: ``on_shutdown`` writes them
             pass
 
@@ -910,6 +917,19 @@ def _path_of(uri: str) -> Path | None:
 def _workspace_key(uri: str) -> str:
     """How pygls keys its open documents."""
     return unquote(uri)
+
+
+def _settle_heap(whole: bool) -> None:
+    """Collect the analyses' garbage and freeze what survives (the memories of summaries, walks and
+    findings): the collector's full passes during the next edits then scan only what those edits
+    allocate. A full pass over the whole heap took 0.17-0.26 s, every second or third edit of the
+    generated framework's trainer (edit latency 0.19 s without one, 0.45 s with). ``whole`` (after
+    a project pass, the buffers idle): everything is unfrozen and collected first, so that
+    long-lived objects dropped since (replaced entries, evicted walks) do not stay frozen."""
+    if whole:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def _terminate(code: int) -> NoReturn:
