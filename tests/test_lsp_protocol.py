@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,8 +24,9 @@ from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run
 
 from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES
 
-#: The server with two test hooks: every analysis (and how many objects the garbage collector holds
-#: frozen when it starts), and every ``LineTable`` built, is logged as a line of the file named by
+#: The server with two test hooks: every analysis (with how many objects the garbage collector holds
+#: frozen when it starts and how many walks it replayed), every rehearsal of the walks (with how many
+#: it could not replay), and every ``LineTable`` built, is logged as a line of the file named by
 #: ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
 HARNESS = """\
 import gc
@@ -50,7 +52,16 @@ class Analyzer(lsp.Analyzer):
         note(f"frozen {gc.get_freeze_count()}")
         while GATE.exists():
             time.sleep(0.01)
-        return super().check(paths, sources, **options)
+        replayed = self.walk_memory.hits if self.walk_memory is not None else 0
+        report = super().check(paths, sources, **options)
+        if self.walk_memory is not None:
+            note(f"replayed {self.walk_memory.hits - replayed}")
+        return report
+
+    def rehearse(self, paths, sources=None, **options):
+        walked = super().rehearse(paths, sources, **options)
+        note(f"rehearsed {walked}")
+        return walked
 
 
 class LineTable(lsp.LineTable):
@@ -182,6 +193,43 @@ def test_the_heap_is_settled_between_analyses(tmp_path: Path, hooks: _Hooks) -> 
             assert (await client.diagnostics(train)).version == 2
             frozen = [int(line.split()[1]) for line in hooks.events() if line.startswith("frozen")]
             assert len(frozen) >= 2 and frozen[0] == 0 and frozen[-1] > 0, frozen
+
+    _run(scenario())
+
+
+HELPERS = """\
+from model import f
+
+
+def apply(x):
+    return f(x)
+"""
+THROUGH_A_HELPER = HAZARD.replace("from model import f", "from helpers import apply").replace("y = f(", "y = apply(")
+
+
+def test_an_open_served_from_a_recorded_check_rehearses_the_walks(tmp_path: Path, hooks: _Hooks) -> None:
+    """After ``compile-ad-lint check .`` the open is served from the check's record, so nothing was
+    walked; the server rehearses the open file's walks, and the first edit replays those of the code
+    it did not change (``helpers.apply``) instead of walking everything."""
+    root, train, _model = _project(tmp_path)
+    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", "."], cwd=root, capture_output=True, text=True
+    )
+    assert "CAL001" in checked.stdout, checked.stdout + checked.stderr
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, THROUGH_A_HELPER)
+            assert [d.code for d in (await client.diagnostics(train)).diagnostics] == ["CAL001"]
+            await hooks.until("rehearsed 0", 1)  # rehearsed until every walk replayed
+            assert "analysis" not in hooks.events(), "the open was not served from the record"
+            client.replace_all(train, THROUGH_A_HELPER + "\n# edited\n", 2)
+            client.save(train)
+            assert [d.code for d in (await client.diagnostics(train)).diagnostics] == ["CAL001"]
+            replayed = [int(line.split()[1]) for line in hooks.events() if line.startswith("replayed")]
+            assert replayed and replayed[0] > 0, hooks.events()
 
     _run(scenario())
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint.api import Analyzer, WalkMemory
+from compile_ad_lint.api import AnalysisCancelled, Analyzer, WalkMemory
 from compile_ad_lint.config import Config
 
 MODEL = """\
@@ -254,3 +254,23 @@ def test_a_first_store_that_finds_what_it_stores_is_replayed(tmp_path, monkeypat
     assert memory.hits > 0
     kept = _summaries_of(memory, "Block.__init__")
     assert len(kept) >= 2 and set(kept) == {1}, kept  # the two widths' walks (and the harvest's)
+
+
+def test_a_rehearsal_fills_the_memory_for_the_next_check(tmp_path, monkeypatch):
+    """``Analyzer.rehearse`` walks the entry points again whatever is cached, for the memory alone:
+    a second rehearsal replays every walk, and the edit's check after them replays too (and finds
+    what a check without the memory finds)."""
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    memory = WalkMemory()
+    Analyzer(Config(root=root), jobs=1).check(["train.py"])  # cached: a check would not walk again
+    analyzer = Analyzer(Config(root=root), jobs=1, walk_memory=memory)
+    assert analyzer.rehearse(["train.py"]) > 0
+    assert analyzer.rehearse(["train.py"]) == 0, "the second rehearsal walked again"
+    hits = memory.hits
+    edited = {(root / "train.py").resolve(): (TRAIN + "\n# edited\n").encode()}
+    plain = Analyzer(Config(root=root), jobs=1, use_cache=False).check(["."], sources=edited)
+    assert _findings(plain) and _findings(analyzer.check(["."], sources=edited)) == _findings(plain)
+    assert memory.hits > hits
+    with pytest.raises(AnalysisCancelled):
+        Analyzer(Config(root=root), jobs=1, walk_memory=WalkMemory()).rehearse(["train.py"], cancelled=lambda: True)

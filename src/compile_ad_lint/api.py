@@ -438,6 +438,31 @@ class Analyzer:
             run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent)))
         return report
 
+    def rehearse(
+        self,
+        paths: Sequence[str],
+        sources: Mapping[Path, bytes] | None = None,
+        *,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> int:
+        """Walk the entry points of ``paths`` again, in this process, for the walk memory alone (nothing
+        is reported or stored): how many walks it could not replay. The language server rehearses an
+        edit's check before the edit, after an open served from a recorded check (nothing walked
+        yet) and after an analysis that still walked afresh (a walk is summarized at the heap state
+        it met; the next analyses meet states the first did not record). ``AnalysisCancelled`` when
+        ``cancelled`` says so before a root or a function walk."""
+        memory = self.walk_memory
+        if memory is None:
+            return 0
+        before = memory.misses
+        files, _, _, contents, run = self._prepare(paths, sources)
+        run.cancelled = cancelled
+        try:
+            run.walk_again([f for f in files if f.path in contents and has_anchor(contents[f.path])])
+        finally:
+            run.close()
+        return memory.misses - before
+
     def remembered(self, paths: Sequence[str], sources: Mapping[Path, bytes] | None = None) -> Report | None:
         """What ``check(paths, sources)`` reports, when an earlier check of the same contents recorded
         it and nothing it read has changed since; None otherwise. Never analyzes: the language server
@@ -637,13 +662,9 @@ class _Run:
             return None
         if mentions in earlier:
             return earlier[mentions]
-        if self._local is None:
-            if self.cache is None:
-                return None  # the outline would be parsed here and again in a worker: just analyze
-            self._local = _Workspace(
-                *self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory
-            )  # outlines come from the cache
-        view = self._local.index.view(path)
+        if self._local is None and self.cache is None:
+            return None  # the outline would be parsed here and again in a worker: just analyze
+        view = self._workspace().index.view(path)  # outlines come from the cache
         blocks = view.root_blocks(mentions)
         for known, result in earlier.items():
             if view.root_blocks(known) == blocks:
@@ -668,8 +689,7 @@ class _Run:
         """Analyze ``tasks`` in this process, sharing the work with other processes checking the
         same project at the same time (flake8's workers each check the whole project): a root
         another process is analyzing is left for last, and by then usually read from the cache."""
-        if self._local is None:
-            self._local = _Workspace(*self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory)
+        local = self._workspace()
         progress = self.analyzer.progress
         results: dict[int, RootResult] = {}
         deferred = []
@@ -687,9 +707,24 @@ class _Run:
             results[position] = found
             if progress is not None:
                 progress(len(results), len(tasks))
-        self.parsed |= self._local.counter.parsed
-        self.cached |= self._local.counter.cached
+        self.parsed |= local.counter.parsed
+        self.cached |= local.counter.cached
         return [results[i] for i in range(len(tasks))]
+
+    def _workspace(self) -> _Workspace:
+        """The workspace that analyzes roots in this process (made once per check)."""
+        if self._local is None:
+            self._local = _Workspace(*self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory)
+        return self._local
+
+    def walk_again(self, roots: list[SourceFile]) -> None:
+        """Analyze ``roots`` here again, whatever is cached, and keep nothing
+        (``Analyzer.rehearse``: only the walk memory is wanted)."""
+        workspace = self._workspace()
+        for root in roots:
+            if self.cancelled is not None and self.cancelled():
+                raise AnalysisCancelled(str(root.path))
+            workspace.analyze(root.path, frozenset(), self.cancelled)
 
     def _claim_and_compute(self, path: Path, mentions: frozenset[str], *, wait: bool) -> RootResult | None:
         """The root's result: from the cache if another process stored it meanwhile, else computed
