@@ -14,7 +14,8 @@ the server down. Each edit's latency is the time from sending the change to rece
 diagnostics, minus the debounce; ``settle_s`` is the time from the last edit's diagnostics to the
 end of the project pass, whose diagnostics are the ones the CLI gives (``settled_diagnostics``).
 
-Usage (a quick manual check): ``python bench/lsp_client.py ROOT FILE [--edits 10] [--debounce-ms 300]``.
+Usage (a quick manual check): ``python bench/lsp_client.py ROOT FILE [--edits 10] [--debounce-ms 300]
+[--pause-s 0]``.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ class LspSession:
     startup_s: float  # process start to the initialize response
     open_s: float  # didOpen sent to the first publishDiagnostics of the file
     spawn_to_diagnostics_s: float  # process start to that publish
+    pause_s: float = 0.0  # the open's diagnostics to the first edit (a user reading the file)
     edit_s: list[float] = field(default_factory=list)  # per edit: didChange sent to its publish, minus the debounce
     settle_s: float | None = None  # the last edit's publish to the end of the project pass after it
     open_diagnostics: list[dict] = field(default_factory=list)
@@ -227,6 +229,7 @@ def measure_session(
     *,
     edits: int = 10,
     debounce_ms: int = 300,
+    pause_s: float = 0.0,
     edit_line: int | None = None,
     edit_text: Callable[[int], str] | None = None,
     python: str = sys.executable,
@@ -237,7 +240,8 @@ def measure_session(
 
     ``edit_text(k)`` gives the new text of the line (with its line ending) for edit ``k`` (1-based);
     by default a trailing comment is appended to the original line. Without ``edit_line`` the line
-    of the first diagnostic is edited (the first line of the file if there is none).
+    of the first diagnostic is edited (the first line of the file if there is none). The first edit
+    is sent ``pause_s`` seconds after the open's diagnostics (0: at once).
     """
     root = Path(root).resolve()
     file = Path(file).resolve()
@@ -286,8 +290,10 @@ def measure_session(
             startup_s=round(initialized_at - client.started, 4),
             open_s=round(arrived - sent, 4),
             spawn_to_diagnostics_s=round(arrived - client.started, 4),
+            pause_s=pause_s,
             open_diagnostics=message["params"]["diagnostics"],
         )
+        time.sleep(pause_s)
         lines = text.splitlines(keepends=True)
         if edit_line is None:
             first = session.open_diagnostics[0]["range"]["start"]["line"] + 1 if session.open_diagnostics else 1
@@ -438,10 +444,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file")
     parser.add_argument("--edits", type=int, default=10)
     parser.add_argument("--debounce-ms", type=int, default=300)
+    parser.add_argument(
+        "--pause-s", type=float, default=0.0, help="seconds from the open's diagnostics to the first edit"
+    )
     parser.add_argument("--line", type=int, default=None, help="1-based line to edit (default: the first diagnostic's)")
     args = parser.parse_args(argv)
     session = measure_session(
-        Path(args.root), Path(args.file), edits=args.edits, debounce_ms=args.debounce_ms, edit_line=args.line
+        Path(args.root),
+        Path(args.file),
+        edits=args.edits,
+        debounce_ms=args.debounce_ms,
+        pause_s=args.pause_s,
+        edit_line=args.line,
     )
     print(json.dumps(session.summary(), indent=2))
     return 0

@@ -611,7 +611,14 @@ def run_flake8(corpus: Corpus, targets: Sequence[str] = (".",), python: str = sy
 
 
 def run_lsp(
-    corpus: Corpus, file: Path, *, edits: int, debounce_ms: int, timeout: float, python: str = sys.executable
+    corpus: Corpus,
+    file: Path,
+    *,
+    edits: int,
+    debounce_ms: int,
+    timeout: float,
+    pause_s: float = 0.0,
+    python: str = sys.executable,
 ) -> lsp_client.LspSession:
     """One language-server session on ``file``: open, then ``edits`` one-line edits (see bench/lsp_client.py)."""
     return lsp_client.measure_session(
@@ -619,6 +626,7 @@ def run_lsp(
         file,
         edits=edits,
         debounce_ms=debounce_ms,
+        pause_s=pause_s,
         edit_line=corpus.edit_line if corpus.lsp_file is not None and file == corpus.lsp_file else None,
         edit_text=corpus.edit_text if corpus.lsp_file is not None and file == corpus.lsp_file else None,
         python=python,
@@ -874,6 +882,7 @@ def measure_corpus(
     lsp: bool = True,
     lsp_edits: int = 10,
     lsp_debounce_ms: int = 300,
+    lsp_pause_s: float = 0.0,
     lsp_timeout: float = 1800.0,
     log: Callable[[str], None] = lambda s: None,
 ) -> CorpusResult:
@@ -984,7 +993,9 @@ def measure_corpus(
         keys = lsp_client.finding_keys(reference, corpus.directory, corpus.cwd, lsp_file)
         for name in (LSP_COLD, LSP_WARM):
             log(
-                f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms ..."
+                f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms"
+                + (f", first edit {lsp_pause_s:g} s after the open" if lsp_pause_s else "")
+                + " ..."
             )
             warm_cli = None
             if name == LSP_COLD:
@@ -994,7 +1005,14 @@ def measure_corpus(
                 labelled.append((f"ours warm before {name}", warm_json.findings or []))
                 warm_cli = run_ours_text(corpus)
             try:
-                session = run_lsp(corpus, lsp_file, edits=lsp_edits, debounce_ms=lsp_debounce_ms, timeout=lsp_timeout)
+                session = run_lsp(
+                    corpus,
+                    lsp_file,
+                    edits=lsp_edits,
+                    debounce_ms=lsp_debounce_ms,
+                    pause_s=lsp_pause_s,
+                    timeout=lsp_timeout,
+                )
             except (lsp_client.LspError, OSError, ValueError) as error:
                 errors.append(f"{name}: {error}")
                 log(f"    failed: {error}")
@@ -1314,7 +1332,8 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
                     Target(
                         label,
                         what,
-                        f"p50 {s['edit_p50_s'] * 1000:.0f} ms, max {s['edit_max_s'] * 1000:.0f} ms of {len(s['edit_s'])} (open {s['open_s']:.2f} s)",
+                        f"p50 {s['edit_p50_s'] * 1000:.0f} ms, max {s['edit_max_s'] * 1000:.0f} ms of {len(s['edit_s'])} (open {s['open_s']:.2f} s"
+                        + (f", first edit {s['pause_s']:g} s after it)" if s.get("pause_s") else ")"),
                         "<= 300 ms (max)",
                         s["edit_max_s"] <= 0.3,
                     )
@@ -1325,7 +1344,7 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
         what = "LSP didOpen to first diagnostics, cache on disk"
         if s and s.get("warm_cli_wall_s") is not None:
             json_wall = (
-                f", {s['warm_cli_json_wall_s']:.2f} s with --format json"
+                f"; the --format json run before it, the first after the no-cache session's edits, {s['warm_cli_json_wall_s']:.2f} s"
                 if s.get("warm_cli_json_wall_s") is not None
                 else ""
             )
@@ -1463,6 +1482,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the server's --debounce-ms, subtracted from each edit's latency (default 300)",
     )
     parser.add_argument(
+        "--lsp-pause-s",
+        type=float,
+        default=0.0,
+        help="seconds from the open's diagnostics to the first edit, a user reading the file (default 0: at once)",
+    )
+    parser.add_argument(
         "--lsp-timeout",
         type=float,
         default=1800.0,
@@ -1542,6 +1567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "corpora": wanted,
             "lsp_edits": args.lsp_edits,
             "lsp_debounce_ms": args.lsp_debounce_ms,
+            "lsp_pause_s": args.lsp_pause_s,
         },
         "corpora": {},
         "scaling": {},
@@ -1579,6 +1605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lsp=not args.skip_lsp,
                 lsp_edits=args.lsp_edits,
                 lsp_debounce_ms=args.lsp_debounce_ms,
+                lsp_pause_s=args.lsp_pause_s,
                 lsp_timeout=args.lsp_timeout,
                 log=log,
             )
