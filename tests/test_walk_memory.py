@@ -274,3 +274,49 @@ def test_a_rehearsal_fills_the_memory_for_the_next_check(tmp_path, monkeypatch):
     assert memory.hits > hits
     with pytest.raises(AnalysisCancelled):
         Analyzer(Config(root=root), jobs=1, walk_memory=WalkMemory()).rehearse(["train.py"], cancelled=lambda: True)
+
+
+CHILDREN_MODEL = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def init_weights(self):
+        for module in self.modules():
+            module.requires_grad_(True)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+TAGGED_TRAIN = """\
+import torch
+
+from model import Net
+
+
+def main(x):
+    net = Net()
+    net.tag = {tag}
+    net.init_weights()
+    model = torch.compile(net)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()
+"""
+
+
+def test_a_walk_over_the_submodules_depends_on_the_module_attributes_only(tmp_path, monkeypatch):
+    """``init_weights`` iterates ``self.modules()``: what it reads is the module-valued attributes
+    of ``Net``, so the script storing another kind of value on the net (a tag) leaves its walk
+    valid: it is replayed, not summarized again (it compared every attribute of the class)."""
+    root = _project(tmp_path)
+    (root / "model.py").write_text(CHILDREN_MODEL)
+    versions = [{"train.py": TAGGED_TRAIN.format(tag=tag)} for tag in ('"a"', "1", '"a"')]
+    seen, memory = _compare(root, versions, monkeypatch)
+    assert seen[0] and seen[0] == seen[1] == seen[2]
+    kept = _summaries_of(memory, "Net.init_weights")
+    assert kept and set(kept) == {1}, kept

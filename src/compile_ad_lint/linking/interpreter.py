@@ -185,8 +185,10 @@ class Interpreter:
         #: The summarized walks in progress, by memo key (``_absorb``).
         self._walking: dict[tuple, Recording] = {}
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
-        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, a
-        #: module global a function fills ``("global", path, name)``. A memoized walk is reused while
+        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
+        #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
+        #: every attribute's, a walk summary compares its contents), a module global a function
+        #: fills ``("global", path, name)``. A memoized walk is reused while
         #: every cell it read keeps the version it read.
         self._cell_versions: dict[object, int] = {}
         #: The cells each walk in progress has read (innermost last), with the version first read.
@@ -898,6 +900,8 @@ class Interpreter:
             return self._instance_attrs.get((cell[1], cell[2]))
         if cell[0] == "class":
             return tuple(self._attributes_by_class.get(cell[1], {}).items())
+        if cell[0] == "modules":
+            return self.reach.module_values_of(cell[1])
         return self._globals.get(cell[1], {}).get(cell[2])
 
     def changed_cell(self, cell: object) -> None:
@@ -924,6 +928,7 @@ class Interpreter:
         """``cls``'s instances may hold more values in attribute ``name``."""
         self.changed_cell(("attr", cls, name))
         self.changed_cell(("class", cls))
+        self.changed_cell(("modules", cls))
 
     def _still_valid(self, reads: dict[object, int]) -> bool:
         versions = self._cell_versions
@@ -938,6 +943,7 @@ class Interpreter:
         if (klass, instance_cls) in self._harvested:
             return
         self._harvested.add((klass, instance_cls))
+        self.log_effect(("harvested", klass, instance_cls))  # a replay harvests it too, as the walk did
         summary = self.class_summary(klass)
         if summary is None:
             return
@@ -1356,6 +1362,8 @@ class Interpreter:
             self._result_sizes.setdefault(effect[1], set()).add(effect[2])
         elif kind == "side_effects":
             self.reach._side_effects_done.add(effect[1])
+        elif kind == "harvested":
+            self._harvested.add((effect[1], effect[2]))
 
     def walk_function(
         self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame

@@ -338,17 +338,22 @@ class Reach:
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
-                    interp.read_cell(("class", klass), harvested_for=value.cls)
-                    for values in self.attributes_of(klass):
-                        found |= {v for v in values if self.is_module_value(v) or isinstance(v, Collection)}
+                    interp.read_cell(("modules", klass), harvested_for=value.cls)
+                    found |= self.module_values_of(klass)
         items: set = set()
         for v in found:
             items |= v.items if isinstance(v, Collection) and not v.sequential else {v}
         return normalize(items) if items else frozenset([UNKNOWN])
 
-    def attributes_of(self, klass: ClassVal) -> list:
-        """The instance attribute values stored for ``klass``."""
-        return list(self.interp._attributes_by_class.get(klass, {}).values())
+    def module_values_of(self, klass: ClassVal) -> frozenset:
+        """The module-valued instance attribute values stored for ``klass`` (and the collections,
+        which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``."""
+        return frozenset(
+            v
+            for values in self.interp._attributes_by_class.get(klass, {}).values()
+            for v in values
+            if self.is_module_value(v) or isinstance(v, Collection)
+        )
 
     def register_module(
         self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span

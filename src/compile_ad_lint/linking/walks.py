@@ -26,7 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("global", path, name)``), the
+#: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("modules", class)``,
+#: ``("global", path, name)``: ``Interpreter._cell_versions``), the
 #: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
 #: None) or, when its first access was a store, how it stored what (``("written", how, values)``),
 #: and what the cell held when the walk first read or stored into it.
