@@ -456,7 +456,7 @@ class Analyzer:
             return 0
         before = memory.misses
         files, _, _, contents, run = self._prepare(paths, sources)
-        run.cancelled = cancelled
+        run.cancelled = cancelled  # asked before the first root, after reading every file
         try:
             run.walk_again([f for f in files if f.path in contents and has_anchor(contents[f.path])])
         finally:

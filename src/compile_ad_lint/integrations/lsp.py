@@ -519,6 +519,8 @@ class CompileAdLintServer(LanguageServer):
                 )
             except RuntimeError:  # the pool was shut down
                 return
+            if self._stale(snapshot):
+                return  # the edit's analysis is next; its publish writes and settles
             await self._write_behind(whole_heap=False)
             if not walked:
                 return
