@@ -31,6 +31,8 @@ another file's entry point reaches (an experiment script driving the trainer) th
 CLI's does. Roots whose dependencies did not change are served from the cache; the pass gives way
 (between roots) to the next edit, and publishes only the documents whose diagnostics changed. A
 client that supports ``window/workDoneProgress`` sees it as a progress ("Checking the project").
+Before the idle wait, the first pass's walks are rehearsed (``_rehearse``) while some could not be
+replayed, so that the next edit replays the code it does not change; an edit stops a rehearsal.
 
 Code actions: for each diagnostic, its fixes as quick fixes (the preferred one first; a
 ``WorkspaceEdit`` that may change other files too, e.g. a CAL002 fix at a compiled call in another
@@ -532,7 +534,9 @@ class CompileAdLintServer(LanguageServer):
         paths = [str(buffer.path) for buffer in snapshot.buffers]
         analyzer = self._analyzer(snapshot, replay_walks=True)
         try:
-            return analyzer.rehearse(paths, sources=snapshot.sources, cancelled=lambda: self._stale(snapshot))
+            return analyzer.rehearse(
+                paths, sources=snapshot.sources, cancelled=lambda: self.shut_down or self._stale(snapshot)
+            )
         except AnalysisCancelled:
             return 0
         except Exception:
