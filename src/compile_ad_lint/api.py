@@ -290,6 +290,11 @@ def _imported_from(source: bytes, name: str, packages: frozenset[str]) -> bool:
     return False
 
 
+def _entry_points(files: list[SourceFile], contents: Mapping[Path, bytes]) -> list[SourceFile]:
+    """The checked files that can hold an anchor: the roots a check analyzes first."""
+    return [f for f in files if f.path in contents and has_anchor(contents[f.path])]
+
+
 def _called_names_in(files: list[tuple[Path, str]]) -> list[frozenset[bytes] | None]:
     """``_called_names_of`` for files read from disk (a worker's share), None for a file whose
     contents are no longer the checked ones (the main process scans what it read)."""
@@ -396,7 +401,7 @@ class Analyzer:
         if remembered is not None:
             return remembered
 
-        tasks = [(f, frozenset[str]()) for f in files if f.path in contents and has_anchor(contents[f.path])]
+        tasks = [(f, frozenset[str]()) for f in _entry_points(files, contents)]
         asked: frozenset[tuple[str, str]] = frozenset()
         #: The names each file was analyzed as a caller of (a later round asks it about new ones only).
         mentioned: dict[Path, frozenset[str]] = {}
@@ -446,10 +451,10 @@ class Analyzer:
         cancelled: Callable[[], bool] | None = None,
     ) -> int:
         """Walk the entry points of ``paths`` again, in this process, for the walk memory alone (nothing
-        is reported or stored): how many walks it could not replay. The language server rehearses an
-        edit's check before the edit, after an open served from a recorded check (nothing walked
-        yet) and after an analysis that still walked afresh (a walk is summarized at the heap state
-        it met; the next analyses meet states the first did not record). ``AnalysisCancelled`` when
+        is reported or stored): how many walks it could not replay. The language server rehearses
+        the next edit's check: after an open served from a recorded check (nothing walked yet) and
+        after an analysis that still walked afresh (a walk is summarized at the heap state it met;
+        the next analyses meet states the first did not record). ``AnalysisCancelled`` when
         ``cancelled`` says so before a root or a function walk."""
         memory = self.walk_memory
         if memory is None:
@@ -458,7 +463,7 @@ class Analyzer:
         files, _, _, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled  # asked before the first root, after reading every file
         try:
-            run.walk_again([f for f in files if f.path in contents and has_anchor(contents[f.path])])
+            run.walk_again(_entry_points(files, contents))
         finally:
             run.close()
         return memory.misses - before

@@ -36,7 +36,7 @@ from .events import (
 )
 from .index import ModuleIndex
 from .islands import IslandScan
-from .reach import Reach, compile_target, flag_key, merged_store
+from .reach import Reach, StoreRule, compile_target, flag_key, joined_store
 from .results import ResultAnalysis
 from .values import (
     DEFAULT_BACKEND,
@@ -83,7 +83,7 @@ from .walks import Recording, WalkMemory, WalkSummary
 MAX_FUNCTION_WALKS = 200_000
 _BUILTINS = frozenset(dir(__import__("builtins")))
 #: A cell's first access by a summarized walk was a store (``Interpreter.note_write``): the
-#: prerequisite of the read is ``(_WRITTEN, how, values)``.
+#: prerequisite of the read is ``(_WRITTEN, rule, values)``.
 _WRITTEN = "written"
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
 _COMPUTED_AGAIN = object()
@@ -872,27 +872,28 @@ class Interpreter:
 
     # -- heap cells: what memoized walks depend on ----------------------------------------------
 
-    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None) -> None:
+    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None, contents: object = None) -> None:
         """Note that the walk in progress read ``cell`` (at its current version, if first read);
-        ``harvested_for``: the instance class whose harvest of the cell's class preceded the read."""
+        ``harvested_for``: the instance class whose harvest of the cell's class preceded the read;
+        ``contents``: what the cell holds, when the caller has just computed it (else looked up)."""
         if self._reading:
             self._reading[-1].setdefault(cell, self._cell_versions.get(cell, 0))
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
             if cell not in reads:
                 prerequisite = ("harvest", cell[1], harvested_for) if harvested_for is not None else None
-                reads[cell] = (prerequisite, self.cell_contents(cell))
+                reads[cell] = (prerequisite, self.cell_contents(cell) if contents is None else contents)
 
-    def note_write(self, cell: tuple, how: str | None = None, values: Values = frozenset()) -> None:
+    def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
         """The walk being summarized is about to store into ``cell``: what it finds there decides
-        what the cell holds afterwards, and so what the walk reads from it later. ``how`` the store
-        combines ``values`` with what the cell holds (``"join"``, ``"merge"``: see ``_after_store``;
-        None: compared as found), so that finding other contents that the store turns into the same
-        ones (another walk stored the same values first) leaves the walk's summary valid."""
+        what the cell holds afterwards, and so what the walk reads from it later. ``rule`` combines
+        what the cell holds with the stored ``values`` (the store's own; None: the cell is compared
+        as found), so that finding other contents that the store turns into the same ones (another
+        walk stored the same values first) leaves the walk's summary valid (``_same_after_store``)."""
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
             if cell not in reads:
-                reads[cell] = ((_WRITTEN, how, values), self.cell_contents(cell))
+                reads[cell] = ((_WRITTEN, rule, values), self.cell_contents(cell))
 
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
@@ -910,11 +911,11 @@ class Interpreter:
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
         self.log_effect(("join_attribute", cls, name, values))
-        self.note_write(("attr", cls, name), "join", values)
+        self.note_write(("attr", cls, name), joined_store, values)
         known = self._instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.
-        updated = normalize(known | values)
+        updated = joined_store(known, values)
         if updated != known:
             self.store_attribute(cls, name, updated)
 
@@ -1659,20 +1660,15 @@ def _is_store(prerequisite: tuple | None) -> bool:
 
 
 def _same_after_store(prerequisite: tuple | None, now: object, found: object) -> bool:
-    """Whether the walk's first access to a cell was a store (``(_WRITTEN, how, values)``) that
+    """Whether the walk's first access to a cell was a store (``(_WRITTEN, rule, values)``) that
     makes what the cell holds ``now`` into what it made of what the walk ``found`` there:
     everything the walk read from the cell afterwards is then the same (later stores only add)."""
-    if not _is_store(prerequisite):
+    if prerequisite is None or prerequisite[0] != _WRITTEN:
         return False
-    assert prerequisite is not None
-    _, how, values = prerequisite
-    if how is None or not values:
+    _, rule, values = prerequisite
+    if rule is None or not values:
         return False
-    held_now = cast(frozenset, now or frozenset())
-    held_then = cast(frozenset, found or frozenset())
-    if how == "join":
-        return normalize(held_now | values) == normalize(held_then | values)
-    return merged_store(held_now, values) == merged_store(held_then, values)
+    return rule(cast(frozenset, now or frozenset()), values) == rule(cast(frozenset, found or frozenset()), values)
 
 
 def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:

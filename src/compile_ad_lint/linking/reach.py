@@ -92,6 +92,15 @@ def compile_target(value: Value) -> Value | None:
     return None if isinstance(value, Data) else value
 
 
+#: How a store combines what a heap cell holds with what is stored (``joined_store``, ``merged_store``).
+StoreRule = Callable[[frozenset, frozenset], frozenset]
+
+
+def joined_store(current: frozenset, added: frozenset) -> frozenset:
+    """``current`` plus ``added``, normalized (data weaker than the known data adds nothing)."""
+    return normalize(current | added)
+
+
 def merged_store(current: frozenset, added: frozenset) -> frozenset:
     """``current`` plus ``added``, the stored elements of a container kept in one collection
     (one per store would nest and grow with every loop iteration)."""
@@ -338,8 +347,9 @@ class Reach:
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
-                    interp.read_cell(("modules", klass), harvested_for=value.cls)
-                    found |= self.module_values_of(klass)
+                    modules = self.module_values_of(klass)
+                    interp.read_cell(("modules", klass), harvested_for=value.cls, contents=modules)
+                    found |= modules
         items: set = set()
         for v in found:
             items |= v.items if isinstance(v, Collection) and not v.sequential else {v}
@@ -433,7 +443,7 @@ class Reach:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
         interp.log_effect(("merge_attribute", cls, name, values))
-        interp.note_write(("attr", cls, name), "merge", values)
+        interp.note_write(("attr", cls, name), merged_store, values)
         known = interp._instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:
