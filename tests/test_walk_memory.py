@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint.api import AnalysisCancelled, Analyzer, WalkMemory
+from compile_ad_lint.api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory, load_view
 from compile_ad_lint.config import Config
+from compile_ad_lint.summary.view import ParseCounter
 
 MODEL = """\
 import torch
@@ -77,15 +78,17 @@ def _findings(report) -> list[tuple]:
 def _compare(
     root: Path, versions: list[dict[str, str]], monkeypatch, memory: WalkMemory | None = None
 ) -> tuple[list[list[tuple]], WalkMemory]:
-    """Check the project with each version of the buffers, with and without a kept walk memory."""
+    """Check the project with each version of the buffers, with and without a kept walk memory
+    (and the module views kept with it, as the language server keeps them)."""
     monkeypatch.chdir(root)
     memory = memory if memory is not None else WalkMemory()
+    views = ViewMemory()
     seen = []
     for buffers in versions:
         sources = {(root / name).resolve(): text.encode() for name, text in buffers.items()}
         paths = ["."]
         plain = Analyzer(Config(root=root), jobs=1, use_cache=False).check(paths, sources=sources)
-        replayed = Analyzer(Config(root=root), jobs=1, use_cache=False, walk_memory=memory).check(
+        replayed = Analyzer(Config(root=root), jobs=1, use_cache=False, walk_memory=memory, views=views).check(
             paths, sources=sources
         )
         assert _findings(replayed) == _findings(plain), buffers
@@ -320,3 +323,37 @@ def test_a_walk_over_the_submodules_depends_on_the_module_attributes_only(tmp_pa
     assert seen[0] and seen[0] == seen[1] == seen[2]
     kept = _summaries_of(memory, "Net.init_weights")
     assert kept and set(kept) == {1}, kept
+
+
+# -- module views kept across checks ----------------------------------------------------------------
+
+
+def test_a_kept_view_serves_the_same_bytes_only(tmp_path):
+    """``ViewMemory`` hands back the view it built for the same path, name and bytes (with its
+    block summaries), counted as served from memory by the new check; other bytes or another
+    display name get a view of their own."""
+    path = _project(tmp_path) / "model.py"
+    views = ViewMemory()
+    first_counter, second_counter = ParseCounter(), ParseCounter()
+    first = load_view(path, "model.py", None, first_counter, views=views)
+    assert first.function("build") is not None and first_counter.parsed == {"model.py"}
+    again = load_view(path, "model.py", None, second_counter, views=views)
+    assert again is first and again.counter is second_counter
+    assert second_counter.cached == {"model.py"} and not second_counter.parsed
+    assert again.function("build") is first.function("build")  # summarized once
+    edited = load_view(path, "model.py", None, ParseCounter(), source=MODEL.encode() + b"\n# edited\n", views=views)
+    assert edited is not first and edited.digest != first.digest
+    assert load_view(path, str(path), None, ParseCounter(), views=views) is not first  # named otherwise
+    assert load_view(path, "model.py", None, ParseCounter(), views=views) is first  # the original bytes again
+
+
+def test_views_beyond_the_capacity_are_dropped_least_recently_used_first(tmp_path):
+    root = _project(tmp_path)
+    views = ViewMemory(capacity=2)
+    model, steps, holder = (
+        load_view(root / name, name, None, ParseCounter(), views=views)
+        for name in ("model.py", "steps.py", "holder.py")
+    )
+    assert load_view(root / "holder.py", "holder.py", None, ParseCounter(), views=views) is holder
+    assert load_view(root / "steps.py", "steps.py", None, ParseCounter(), views=views) is steps
+    assert load_view(root / "model.py", "model.py", None, ParseCounter(), views=views) is not model  # dropped

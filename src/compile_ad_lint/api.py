@@ -40,7 +40,7 @@ from .rules import ALL_RULES
 from .rules.unparsable_file import UnparsableFile
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
-from .summary.view import ModuleView, ParseCounter
+from .summary.view import ModuleView, ParseCounter, ViewMemory
 
 #: ``name(`` in source text: the names a file calls, for finding the callers of a function.
 _CALLED_NAME = re.compile(rb"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -74,9 +74,15 @@ class Report:
 
 
 def load_view(
-    path: Path, display: str, cache: SummaryCache | None, counter: ParseCounter, source: bytes | None = None
+    path: Path,
+    display: str,
+    cache: SummaryCache | None,
+    counter: ParseCounter,
+    source: bytes | None = None,
+    views: ViewMemory | None = None,
 ) -> ModuleView:
-    """The view of one module (its outline; blocks are parsed on demand). Read errors become failures."""
+    """The view of one module (its outline; blocks are parsed on demand), the one ``views`` keeps
+    for the same bytes if any. Read errors become failures."""
     module, is_package, _ = module_identity(path)
     if source is None:
         try:
@@ -85,6 +91,8 @@ def load_view(
             view = ModuleView(display, b"", module, is_package, None, counter)
             view.failure = ParseFailure(f"cannot read: {error.strerror or error}")
             return view
+    if views is not None:
+        return views.view((path, display, module, is_package), source, cache, counter)
     return ModuleView(display, source, module, is_package, cache, counter)
 
 
@@ -134,10 +142,13 @@ class _Workspace:
         overrides: Mapping[Path, bytes],
         cache: SummaryCache | None = None,
         walk_memory: WalkMemory | None = None,
+        views: ViewMemory | None = None,
     ) -> None:
         self.config = config
         #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's).
         self.walk_memory = walk_memory
+        #: Module views earlier checks built (a long-lived front end's).
+        self.views = views
         # In process the run's cache object (with its in-memory entries) serves; a worker opens its own.
         self.cache = cache or (SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None)
         self.counter = ParseCounter()
@@ -147,7 +158,7 @@ class _Workspace:
             self.index.name_display(path, display)
 
     def _provide(self, path: Path, display: str, _module: str, _package: bool) -> ModuleView:
-        return load_view(path, display, self.cache, self.counter, self.overrides.get(path))
+        return load_view(path, display, self.cache, self.counter, self.overrides.get(path), self.views)
 
     def analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
         """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure.
@@ -367,10 +378,12 @@ class Analyzer:
         progress: Callable[[int, int], None] | None = None,
         memory: EntryMemory | None = None,
         walk_memory: WalkMemory | None = None,
+        views: ViewMemory | None = None,
     ) -> None:
         """``memory`` keeps decoded cache entries across checks (a long-lived front end's);
         ``walk_memory`` keeps function walks across them (``linking.walks``): an edit's check
-        replays the walks of the code it did not change."""
+        replays the walks of the code it did not change; ``views`` keeps module views across them
+        (``ViewMemory``): an edit's check builds only the edited files' views again."""
         self.config = config or Config()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.use_cache = use_cache
@@ -378,6 +391,7 @@ class Analyzer:
         self.progress = progress
         self.memory = memory
         self.walk_memory = walk_memory
+        self.views = views
 
     def check(
         self,
@@ -719,7 +733,12 @@ class _Run:
     def _workspace(self) -> _Workspace:
         """The workspace that analyzes roots in this process (made once per check)."""
         if self._local is None:
-            self._local = _Workspace(*self.workspace_arguments, cache=self.cache, walk_memory=self.analyzer.walk_memory)
+            self._local = _Workspace(
+                *self.workspace_arguments,
+                cache=self.cache,
+                walk_memory=self.analyzer.walk_memory,
+                views=self.analyzer.views,
+            )
         return self._local
 
     def walk_again(self, roots: list[SourceFile]) -> None:
@@ -927,4 +946,4 @@ def check(paths: Sequence[str], config: Config | None = None, **options: object)
     return Analyzer(config, **options).check(paths)  # type: ignore[arg-type]
 
 
-__all__ = ["Analyzer", "Report", "Stats", "check", "load_view"]
+__all__ = ["Analyzer", "Report", "Stats", "ViewMemory", "check", "load_view"]

@@ -68,7 +68,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
 from .._version import __version__
-from ..api import AnalysisCancelled, Analyzer, WalkMemory
+from ..api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory
 from ..cache import EntryMemory, SummaryCache, content_digest
 from ..config import Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
@@ -329,6 +329,9 @@ class CompileAdLintServer(LanguageServer):
         #: Function walks kept between edits, by project root and configuration (``linking.walks``):
         #: an edit's own pass replays the walks of the code the edit did not change.
         self._walk_memories: dict[tuple[Path, str], WalkMemory] = {}
+        #: Module views kept between edits and passes (``ViewMemory``): a check builds only the
+        #: views of the files whose bytes changed.
+        self._views = ViewMemory()
         #: Workspace key of each document published for → what its diagnostics were computed from.
         self._published: dict[str, _Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
@@ -584,7 +587,9 @@ class CompileAdLintServer(LanguageServer):
         pass walks afresh, so what it publishes is what the CLI reports."""
         config = self._config(snapshot.root)
         walks = self._walk_memories.setdefault((snapshot.root, repr(config)), WalkMemory()) if replay_walks else None
-        return Analyzer(config, jobs=1, cache_root=snapshot.root, memory=self._memory, walk_memory=walks)
+        return Analyzer(
+            config, jobs=1, cache_root=snapshot.root, memory=self._memory, walk_memory=walks, views=self._views
+        )
 
     def _analyze(
         self, snapshot: _Snapshot
