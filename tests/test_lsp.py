@@ -531,6 +531,11 @@ def test_the_project_pass_shows_what_other_entry_points_reach_in_an_open_file(tm
             client.open(lib, TANGENT_LIB)
             fast = await client.diagnostics(lib, version=1)
             assert list(fast.diagnostics) == []  # lib.py alone: nothing calls tangent_step
+            # After the open its walks are rehearsed, shown as a progress of their own.
+            indexing = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert indexing.value == {"kind": "begin", "title": f"{SOURCE}: Indexing the open files"}
+            indexed = await asyncio.wait_for(client.progress.get(), TIMEOUT)
+            assert indexed.value == {"kind": "end", "message": "done"} and indexed.token == indexing.token
             begun = await asyncio.wait_for(client.progress.get(), TIMEOUT)
             assert begun.value == {"kind": "begin", "title": f"{SOURCE}: Checking the project"}
             settled = await client.diagnostics(lib, version=1)

@@ -27,7 +27,8 @@ from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES
 #: The server with two test hooks: every analysis (with how many objects the garbage collector holds
 #: frozen when it starts and how many walks it replayed), every rehearsal of the walks (with how many
 #: it could not replay), and every ``LineTable`` built, is logged as a line of the file named by
-#: ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists.
+#: ``CAL_LSP_LOG``; analyses wait while the file named by ``CAL_LSP_GATE`` exists, rehearsals while
+#: the one named by ``CAL_LSP_REHEARSAL_GATE`` does.
 HARNESS = """\
 import gc
 import os
@@ -39,6 +40,7 @@ from compile_ad_lint.integrations import lsp
 
 LOG = Path(os.environ["CAL_LSP_LOG"])
 GATE = Path(os.environ["CAL_LSP_GATE"])
+REHEARSAL_GATE = Path(os.environ["CAL_LSP_REHEARSAL_GATE"])
 
 
 def note(event):
@@ -59,6 +61,10 @@ class Analyzer(lsp.Analyzer):
         return report
 
     def rehearse(self, paths, sources=None, **options):
+        note("rehearsal")
+        cancelled = options.get("cancelled")
+        while REHEARSAL_GATE.exists() and not (cancelled is not None and cancelled()):
+            time.sleep(0.01)
         walked = super().rehearse(paths, sources, **options)
         note(f"rehearsed {walked}")
         return walked
@@ -90,7 +96,13 @@ class _Hooks:
         self.script.write_text(HARNESS, encoding="utf-8")
         self.log = folder / "events.log"
         self.gate = folder / "analyses.gate"
-        self.env = {**os.environ, "CAL_LSP_LOG": str(self.log), "CAL_LSP_GATE": str(self.gate)}
+        self.rehearsal_gate = folder / "rehearsals.gate"
+        self.env = {
+            **os.environ,
+            "CAL_LSP_LOG": str(self.log),
+            "CAL_LSP_GATE": str(self.gate),
+            "CAL_LSP_REHEARSAL_GATE": str(self.rehearsal_gate),
+        }
 
     def client(self, root: Path, debounce_ms: int = 50) -> _Client:
         return _Client(root, command=[str(self.script)], env=self.env, debounce_ms=debounce_ms)
@@ -111,6 +123,7 @@ def hooks(tmp_path: Path):
     hooks = _Hooks(tmp_path / "hooks")  # outside the project the server analyzes
     yield hooks
     hooks.gate.unlink(missing_ok=True)  # a server left behind by a failure finishes its analysis and exits
+    hooks.rehearsal_gate.unlink(missing_ok=True)
 
 
 async def _barrier(client: _Client, uri: str) -> None:
@@ -230,6 +243,57 @@ def test_an_open_served_from_a_recorded_check_rehearses_the_walks(tmp_path: Path
             assert [d.code for d in (await client.diagnostics(train)).diagnostics] == ["CAL001"]
             replayed = [int(line.split()[1]) for line in hooks.events() if line.startswith("replayed")]
             assert replayed and replayed[0] > 0, hooks.events()
+
+    _run(scenario())
+
+
+def test_a_rehearsal_goes_on_after_an_edit_until_the_next_analysis_is_due(tmp_path: Path, hooks: _Hooks) -> None:
+    """The walks an analysis could not replay are rehearsed after its publish; an edit made
+    meanwhile does not stop the rehearsal (what it walks is the code the edit did not change), so
+    the next analysis replays them."""
+    root, train, _model = _project(tmp_path)
+    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    hooks.rehearsal_gate.touch()
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, THROUGH_A_HELPER)
+            assert [d.code for d in (await client.diagnostics(train)).diagnostics] == ["CAL001"]
+            await hooks.until("rehearsal", 1)  # held at the gate, after the open's publish
+            client.replace_all(train, THROUGH_A_HELPER + "# typing\n", 2)  # no analysis due yet
+            await _barrier(client, train)
+            hooks.rehearsal_gate.unlink()
+            await hooks.until("rehearsed 0", 1)  # it went on, to every walk replayed
+            client.save(train)
+            assert [d.code for d in (await client.diagnostics(train, version=2)).diagnostics] == ["CAL001"]
+            replayed = [int(line.split()[1]) for line in hooks.events() if line.startswith("replayed")]
+            assert len(replayed) == 2 and replayed[1] > 0, hooks.events()
+
+    _run(scenario())
+
+
+def test_a_rehearsal_gives_way_to_an_analysis_that_is_due(tmp_path: Path, hooks: _Hooks) -> None:
+    """An analysis due while a rehearsal runs (a save, a debounce over) starts at the rehearsal's
+    next function walk: the rehearsal is abandoned, the analysis publishes."""
+    root, train, _model = _project(tmp_path)
+    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    hooks.rehearsal_gate.touch()
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, THROUGH_A_HELPER)
+            assert [d.code for d in (await client.diagnostics(train)).diagnostics] == ["CAL001"]
+            await hooks.until("rehearsal", 1)
+            client.replace_all(train, THROUGH_A_HELPER + "# typed\n", 2)
+            client.save(train)  # due at once
+            assert [d.code for d in (await client.diagnostics(train, version=2)).diagnostics] == ["CAL001"]
+            assert hooks.rehearsal_gate.exists()  # the analysis did not wait for the gate
+            events = hooks.events()
+            assert events.count("analysis") == 2, events
+            second_analysis = [i for i, event in enumerate(events) if event == "analysis"][1]
+            assert not any(e.startswith("rehearsed") for e in events[:second_analysis]), events
 
     _run(scenario())
 
