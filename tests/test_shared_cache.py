@@ -160,6 +160,32 @@ def test_write_behind_keeps_entries_in_memory_until_flushed(tmp_path):
     assert memory.flush() == 0, "a flush writes each entry once"
 
 
+def test_write_behind_writes_a_key_stored_again_once_and_can_stop_between_entries(tmp_path):
+    """A key stored again before the flush is written once, with the latest value (a root's result
+    is stored at every keystroke's analysis); a flush told to stop leaves the rest for the next."""
+    memory = EntryMemory(write_behind=True)
+    cache = SummaryCache.open(tmp_path, memory=memory)
+    assert cache is not None
+    first, second, third = (ModuleOutline(f"pkg.m{i}", False, (), (), ()) for i in range(3))
+    cache.store("ab" * 32, first)
+    cache.store("cd" * 32, second)
+    cache.store("ab" * 32, third)  # the same key again: its latest value
+    asked = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # write one entry, then stop
+
+    assert memory.flush(stop=stop) == 1
+    fresh = SummaryCache.open(tmp_path, create=False, warn=None)
+    assert fresh is not None
+    assert fresh.load("cd" * 32, ModuleOutline) == second, "the oldest store was not written first"
+    assert fresh.load("ab" * 32, ModuleOutline) is None, "written after the flush stopped"
+    assert memory.flush() == 1
+    assert fresh.load("ab" * 32, ModuleOutline) == third
+    assert memory.flush() == 0
+
+
 def _outlines(project: Path, entries: dict[str, int]) -> list[str]:
     """The entries among ``entries`` that hold a module outline."""
     cache = SummaryCache.open(project, create=False, warn=None)

@@ -106,15 +106,18 @@ class EntryMemory:
     least recently used ones are dropped beyond ``capacity``.
 
     With ``write_behind`` a store is remembered at once and written to disk only at ``flush``: the
-    language server publishes an edit's diagnostics first and writes after (encoding the
-    trainer's results took 0.2-0.3 s of each edit of the generated framework).
+    language server publishes an edit's diagnostics first and writes once the buffers are idle
+    (encoding the trainer's results took 0.2-0.3 s of each edit of the generated framework). A key
+    stored again before the flush is written once, with its latest value: an entry keyed by a root
+    (its result, re-validated by its dependencies' digests) is stored at every keystroke's analysis.
     """
 
     def __init__(self, capacity: int = 50_000, *, write_behind: bool = False) -> None:
         self.capacity = capacity
         self.write_behind = write_behind
         self._entries: OrderedDict[str, Any] = OrderedDict()
-        self._unwritten: list[tuple[SummaryCache, str, object]] = []  # (cache, key, value)
+        #: (cache directory, key) -> (cache, value), oldest store first.
+        self._unwritten: dict[tuple[Path, str], tuple[SummaryCache, object]] = {}
         #: Held while deferring and while flushing: a flush at shutdown waits for one in progress
         #: on the analysis thread instead of finding its entries taken and not yet written.
         self._writing = threading.Lock()
@@ -132,17 +135,25 @@ class EntryMemory:
             self._entries.popitem(last=False)
 
     def defer(self, cache: SummaryCache, key: str, value: object) -> None:
-        """Write ``value`` under ``key`` into ``cache``'s directory at the next ``flush``."""
+        """Write ``value`` under ``key`` into ``cache``'s directory at the next ``flush`` (instead of
+        what an earlier store under that key left unwritten)."""
         with self._writing:
-            self._unwritten.append((cache, key, value))
+            self._unwritten.pop((cache.directory, key), None)
+            self._unwritten[(cache.directory, key)] = (cache, value)
 
-    def flush(self) -> int:
-        """Write the deferred entries, oldest first; how many there were."""
+    def flush(self, stop: Callable[[], bool] | None = None) -> int:
+        """Write the deferred entries, oldest first; how many were written. ``stop`` is asked
+        before each: when it says so the rest stay deferred for the next flush."""
+        written = 0
         with self._writing:
-            unwritten, self._unwritten = self._unwritten, []
-            for owner, key, value in unwritten:
+            while self._unwritten:
+                if stop is not None and stop():
+                    break
+                (_, key), (owner, value) = next(iter(self._unwritten.items()))
+                del self._unwritten[(owner.directory, key)]
                 owner.write_entry(key, value)
-        return len(unwritten)
+                written += 1
+        return written
 
 
 class SummaryCache:
