@@ -7,15 +7,18 @@ takes to look at them.
 
 ``measure_session`` is the scenario of bench/README.md: start ``compile-ad-lint lsp --debounce-ms
 N`` in the project root, ``initialize`` with that root, open one file and wait for its
-``publishDiagnostics``, then make one-line edits (``didChange``, incremental, one at a time, each
-waiting for the diagnostics of its own version), then wait for the server's project pass (the
-whole project checked with the edited buffer, announced as a work-done progress) to end, and shut
-the server down. Each edit's latency is the time from sending the change to receiving the
-diagnostics, minus the debounce; ``settle_s`` is the time from the last edit's diagnostics to the
-end of the project pass, whose diagnostics are the ones the CLI gives (``settled_diagnostics``).
+``publishDiagnostics``; then, with ``ready`` (the default), wait until the server has analyzed the
+project (``wait_until_idle``: every work-done progress it began, the indexing of the open file and
+the project pass, has ended, and it has sent nothing for ``QUIET_SECONDS``), else start editing at
+once; then make one-line edits (``didChange``, incremental, one at a time, each waiting for the
+diagnostics of its own version), then wait for the server's project pass (the whole project checked
+with the edited buffer, announced as a work-done progress) to end, and shut the server down. Each
+edit's latency is the time from sending the change to receiving the diagnostics, minus the
+debounce; ``settle_s`` is the time from the last edit's diagnostics to the end of the project pass,
+whose diagnostics are the ones the CLI gives (``settled_diagnostics``).
 
 Usage (a quick manual check): ``python bench/lsp_client.py ROOT FILE [--edits 10] [--debounce-ms 300]
-[--pause-s 0]``.
+[--at-once] [--pause-s 0]``.
 """
 
 from __future__ import annotations
@@ -144,6 +147,39 @@ class LspClient:
             if predicate(message):
                 return stamp, message
 
+    def wait_until_idle(self, quiet: float, timeout: float) -> float:
+        """Wait until every work-done progress the server began has ended and it has then sent
+        nothing for ``quiet`` seconds (longer than its idle wait before a project pass, so a pass
+        about to begin is seen). Returns when its last message before the quiet arrived."""
+        deadline = time.perf_counter() + timeout
+        active: set = set()
+        last = time.perf_counter()
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise LspError(f"the server was not idle after {timeout:.0f} s; stderr: {self.stderr_tail()}")
+            try:
+                stamp, message = self._messages.get(timeout=min(quiet, remaining))
+            except queue.Empty:
+                if not active:
+                    return last
+                continue
+            if message is None:
+                raise LspError(
+                    f"the server closed its output while we waited for it to be idle; stderr: {self.stderr_tail()}"
+                )
+            self.received.append((stamp, message))
+            last = stamp
+            if "method" in message and "id" in message:  # a request from the server
+                self.send({"id": message["id"], "result": None})
+            if message.get("method") == "$/progress":
+                params = message.get("params") or {}
+                kind = (params.get("value") or {}).get("kind")
+                if kind == "begin":
+                    active.add(params.get("token"))
+                elif kind == "end":
+                    active.discard(params.get("token"))
+
     def stderr_tail(self, limit: int = 2000) -> str:
         try:
             self.stderr_file.seek(0)
@@ -183,7 +219,10 @@ class LspSession:
     startup_s: float  # process start to the initialize response
     open_s: float  # didOpen sent to the first publishDiagnostics of the file
     spawn_to_diagnostics_s: float  # process start to that publish
-    pause_s: float = 0.0  # the open's diagnostics to the first edit (a user reading the file)
+    #: Whether the edits waited until the server had analyzed the project (else they began at once).
+    ready: bool = True
+    ready_s: float | None = None  # the open's diagnostics to the server's last message before it was idle
+    pause_s: float = 0.0  # then, to the first edit (a user reading the file)
     edit_s: list[float] = field(default_factory=list)  # per edit: didChange sent to its publish, minus the debounce
     settle_s: float | None = None  # the last edit's publish to the end of the project pass after it
     open_diagnostics: list[dict] = field(default_factory=list)
@@ -212,6 +251,12 @@ class LspSession:
         return data
 
 
+#: How long the server must stay silent, all its progresses ended, to count as idle: longer than its
+#: idle wait before a project pass (``integrations.lsp.IDLE_SECONDS``, 1 s), so that a pass about
+#: to begin is waited for too.
+QUIET_SECONDS = 2.5
+
+
 def server_command(python: str = sys.executable, debounce_ms: int = 300) -> list[str]:
     return [python, "-m", "compile_ad_lint", "lsp", "--debounce-ms", str(debounce_ms)]
 
@@ -229,6 +274,7 @@ def measure_session(
     *,
     edits: int = 10,
     debounce_ms: int = 300,
+    ready: bool = True,
     pause_s: float = 0.0,
     edit_line: int | None = None,
     edit_text: Callable[[int], str] | None = None,
@@ -240,8 +286,10 @@ def measure_session(
 
     ``edit_text(k)`` gives the new text of the line (with its line ending) for edit ``k`` (1-based);
     by default a trailing comment is appended to the original line. Without ``edit_line`` the line
-    of the first diagnostic is edited (the first line of the file if there is none). The first edit
-    is sent ``pause_s`` seconds after the open's diagnostics (0: at once).
+    of the first diagnostic is edited (the first line of the file if there is none). With ``ready``
+    the first edit waits until the server is idle (it has analyzed the project: the issue's "once
+    the project is analyzed"), else it follows the open's diagnostics at once; then ``pause_s``
+    seconds more.
     """
     root = Path(root).resolve()
     file = Path(file).resolve()
@@ -290,9 +338,12 @@ def measure_session(
             startup_s=round(initialized_at - client.started, 4),
             open_s=round(arrived - sent, 4),
             spawn_to_diagnostics_s=round(arrived - client.started, 4),
+            ready=ready,
             pause_s=pause_s,
             open_diagnostics=message["params"]["diagnostics"],
         )
+        if ready:
+            session.ready_s = round(client.wait_until_idle(QUIET_SECONDS, timeout) - arrived, 4)
         time.sleep(pause_s)
         lines = text.splitlines(keepends=True)
         if edit_line is None:
@@ -445,7 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=10)
     parser.add_argument("--debounce-ms", type=int, default=300)
     parser.add_argument(
-        "--pause-s", type=float, default=0.0, help="seconds from the open's diagnostics to the first edit"
+        "--at-once",
+        action="store_true",
+        help="edit right after the open's diagnostics instead of once the server is idle (the project analyzed)",
+    )
+    parser.add_argument(
+        "--pause-s", type=float, default=0.0, help="seconds more before the first edit (a user reading the file)"
     )
     parser.add_argument("--line", type=int, default=None, help="1-based line to edit (default: the first diagnostic's)")
     args = parser.parse_args(argv)
@@ -454,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.file),
         edits=args.edits,
         debounce_ms=args.debounce_ms,
+        ready=not args.at_once,
         pause_s=args.pause_s,
         edit_line=args.line,
     )
