@@ -186,6 +186,44 @@ def test_write_behind_writes_a_key_stored_again_once_and_can_stop_between_entrie
     assert memory.flush() == 0
 
 
+def _results_on_disk(project: Path) -> list:
+    """Every root result in ``project``'s cache directory, read as another process would."""
+    from compile_ad_lint.api import RootResult
+
+    cache = SummaryCache.open(project, create=False, warn=None)
+    assert cache is not None
+    found = [cache.load(path.stem, RootResult) for path in (project / CACHE_DIRECTORY).glob("??/*.json")]
+    return [result for result in found if result is not None]
+
+
+def test_results_that_read_an_unsaved_buffer_stay_off_the_disk(project, monkeypatch):
+    """A check with an editor buffer that differs from the saved file (the language server's, a
+    ``flake8 -``) keeps the results that read it in memory: on disk they would replace the saved
+    contents' results under the same keys, and the next CLI run would analyze everything again. A
+    buffer equal to the saved file is no reason not to write."""
+    from compile_ad_lint.api import Analyzer
+    from compile_ad_lint.cache import content_digest
+    from compile_ad_lint.config import load_config
+
+    monkeypatch.chdir(project)
+    train = (project / "train.py").resolve()
+    saved = train.read_bytes()
+    edited = saved + b"\n# typed, not saved\n"
+    config = load_config(project)
+    memory = EntryMemory()
+    unsaved = Analyzer(config, jobs=1, memory=memory).check(["."], sources={train: edited})
+    assert any(path == str(train) for path, _ in unsaved.digests)
+    on_disk = _results_on_disk(project)
+    assert on_disk, "results that read only saved files were not written"
+    assert not any((str(train), content_digest(edited)) in result.dependencies for result in on_disk), (
+        "a result that read the unsaved buffer was written"
+    )
+    # In memory they serve the next check of the same buffer.
+    assert Analyzer(config, jobs=1, memory=memory).check(["."], sources={train: edited}).findings == unsaved.findings
+    Analyzer(config, jobs=1, memory=EntryMemory()).check(["."], sources={train: saved})
+    assert any((str(train), content_digest(saved)) in result.dependencies for result in _results_on_disk(project))
+
+
 def _outlines(project: Path, entries: dict[str, int]) -> list[str]:
     """The entries among ``entries`` that hold a module outline."""
     cache = SummaryCache.open(project, create=False, warn=None)
