@@ -252,8 +252,11 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
     assert result.lsp_file == "train.py"  # the file with the most findings
     rows = {row.name: row for row in result.rows}
     assert rows[bench.FLAKE8_COLD].runs[0].findings and rows[bench.FLAKE8_FILE].runs[0].findings
-    assert set(result.lsp) == {bench.LSP_COLD, bench.LSP_WARM}
-    for session in result.lsp.values():
+    assert set(result.lsp) == {bench.LSP_COLD, bench.LSP_WARM, bench.LSP_COLD_AT_ONCE, bench.LSP_WARM_AT_ONCE}
+    for name, session in result.lsp.items():
+        # The judged sessions edit once the server is idle (it indexed the file, ran its project pass).
+        assert session["ready"] == (name in (bench.LSP_COLD, bench.LSP_WARM))
+        assert (session["ready_s"] is not None and session["ready_s"] >= 0) == session["ready"]
         assert (
             session["diagnostics_at_open"] >= 1
             and session["diagnostics_after_edits"] == [session["diagnostics_at_open"]] * 2
