@@ -248,10 +248,12 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
         bench.OURS_COLD_J1,
         bench.FLAKE8_COLD,
         bench.FLAKE8_AGAIN,
+        bench.FLAKE8_WITHOUT_CAL,
     ]
     assert result.lsp_file == "train.py"  # the file with the most findings
     rows = {row.name: row for row in result.rows}
     assert rows[bench.FLAKE8_COLD].runs[0].findings and rows[bench.FLAKE8_FILE].runs[0].findings
+    assert rows[bench.FLAKE8_WITHOUT_CAL].runs[0].findings == []  # our plugin left out: no CAL line
     assert set(result.lsp) == {bench.LSP_COLD, bench.LSP_WARM, bench.LSP_COLD_AT_ONCE, bench.LSP_WARM_AT_ONCE}
     for name, session in result.lsp.items():
         # The judged sessions edit once the server is idle (it indexed the file, ran its project pass).
