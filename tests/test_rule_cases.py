@@ -32,3 +32,28 @@ def test_invalid_case_is_reported_exactly(rule, case, tmp_path):
 def test_every_rule_has_cases():
     for rule in ALL_RULES:
         assert rule.VALID and rule.INVALID, rule.code
+
+
+def test_rules_take_the_files_whose_findings_are_kept_as_a_hint():
+    """``reported_in`` names the files whose findings a check keeps (the language server checks one
+    open file whose analysis reaches hundreds of forward-AD chains ending in other files): a rule
+    may skip the others, and keeps every finding in the files named."""
+    from compile_ad_lint.config import Config
+    from compile_ad_lint.findings import Location
+    from compile_ad_lint.linking.events import CompiledCallInDualRegion, Hop
+    from compile_ad_lint.linking.values import Compiled
+    from compile_ad_lint.rules.compiled_callable_in_dual_level import CompiledCallableInDualLevel
+
+    compiled = Compiled(None, "inductor", Location.point("model.py", 3), "torch.compile")
+
+    def through(path: str) -> CompiledCallInDualRegion:
+        call = Location.point(path, 5, 9)
+        return CompiledCallInDualRegion(Location.point(path, 4), (Hop(call, "step", "calls step"),), compiled, True)
+
+    events = [through("probe.py"), through("train.py")]
+    rule = CompiledCallableInDualLevel(Config())
+    everywhere = list(rule.findings(events))
+    assert [f.location.path for f in everywhere] == ["probe.py", "train.py"]
+    assert list(rule.findings(events, reported_in={"train.py"})) == everywhere[1:]
+    for other in ALL_RULES:  # every rule takes the hint
+        assert list(other(Config()).findings(events, reported_in=set())) in ([], list(other(Config()).findings(events)))

@@ -566,7 +566,7 @@ class Analyzer:
             enabled = self.config.enables(rule_class.code)
             if not enabled and rule_class.code != UnparsableFile.code:
                 continue
-            for finding in rule_class(self.config).findings(events):
+            for finding in rule_class(self.config).findings(events, reported_in=checked):
                 path = finding.location.path
                 if path not in checked:
                     continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Union
 
@@ -219,7 +219,7 @@ def train(x):
         ),
     )
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         eager_backward = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
         events = list(events)
         backwards = [event for event in events if isinstance(event, BackwardThroughCompiled)]

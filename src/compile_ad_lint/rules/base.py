@@ -6,7 +6,7 @@ attributes, so a rule's behaviour, docs and tests live in one module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -40,7 +40,13 @@ class Rule:
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        """The rule's findings among ``events`` (what one check's analyses established).
+
+        ``reported_in``: the displayed paths of the files whose findings the caller keeps (None:
+        every file's). It is a hint: the caller drops the others anyway, and a rule whose findings
+        cost to build skips them (the language server checks one open file, whose analysis reaches
+        630 forward-AD chains ending in another file on the generated framework)."""
         raise NotImplementedError
 
     @classmethod

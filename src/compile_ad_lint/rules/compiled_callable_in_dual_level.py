@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
@@ -248,13 +248,15 @@ def check(x, t):
         ),
     )
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         safe = api.TANGENT_SAFE_BACKENDS | self.config.extend_safe_backends
         for event in events:
             if not isinstance(event, CompiledCallInDualRegion) or not event.dual_inputs:
                 continue
             if event.compiled.backend in safe:
                 continue
+            if reported_in is not None and event.chain[0].location.path not in reported_in:
+                continue  # reported at the region's first call (``at_first_call``)
             yield self.finding(event)
 
     def finding(self, event: CompiledCallInDualRegion) -> Finding:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite
@@ -248,7 +248,7 @@ def inner_step(x, y, params, second_order):
         ),
     )
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         safe = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
         for event in events:
             if isinstance(event, BackwardThroughCompiled) and event.create_graph is not False:

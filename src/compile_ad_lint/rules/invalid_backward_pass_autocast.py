@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, Severity
@@ -79,7 +79,7 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
         ),
     )
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         for event in events:
             if isinstance(event, ConfigWrite) and event.is_literal and config_value(event.value) is None:
                 yield Finding(

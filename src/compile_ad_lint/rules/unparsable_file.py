@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 
 from ..findings import Finding, Severity
 from ..linking.events import ModuleFailure
@@ -34,7 +34,7 @@ def fixed():
     VALID = (Case("x = 1\n"),)
     INVALID = (Case("import torch\n\ndef step(loss):\n    loss.backward(  # expect: CAL900\n"),)
 
-    def findings(self, events: Iterable[object]) -> Iterator[Finding]:
+    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         for event in events:
             if isinstance(event, ModuleFailure):
                 yield Finding(self.code, event.reason, self.severity, event.location)
