@@ -273,6 +273,39 @@ def test_a_rehearsal_goes_on_after_an_edit_until_the_next_analysis_is_due(tmp_pa
     _run(scenario())
 
 
+def test_a_rehearsal_after_an_edit_stops_at_the_next_edit(tmp_path: Path, hooks: _Hooks) -> None:
+    """After an edit's analysis the walks are rehearsed too, but the next edit stops that: it
+    replays a buffer a keystroke old, whose edited function the next edit most likely changes."""
+    root, train, _model = _project(tmp_path)
+    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    edited = THROUGH_A_HELPER.replace("y = apply(fwAD.make_dual(x, t))", "y = apply(fwAD.make_dual(x, t) * 2)")
+    assert edited != THROUGH_A_HELPER
+
+    async def scenario() -> None:
+        async with hooks.client(root, debounce_ms=NO_DEBOUNCE_MS) as client:
+            client.open(train, THROUGH_A_HELPER)
+            await client.diagnostics(train)
+            await hooks.until("rehearsed 0", 1)  # the open's rehearsal, to every walk replayed
+            hooks.rehearsal_gate.touch()
+            rehearsals = hooks.events().count("rehearsal")
+            client.replace_all(train, edited, 2)  # the edited function is walked afresh
+            client.save(train)
+            await client.diagnostics(train, version=2)
+            await hooks.until("rehearsal", rehearsals + 1)  # the edit's rehearsal, held at the gate
+            held = len(hooks.events())
+            client.replace_all(train, edited + "# typing\n", 3)  # the next edit, no analysis due yet
+            await _barrier(client, train)
+            hooks.rehearsal_gate.unlink()
+            await asyncio.sleep(1.0)  # time for a rehearsal that went on to finish (a few ms here)
+            client.save(train)
+            await client.diagnostics(train, version=3)
+            after = hooks.events()[held:]
+            assert not any(e.startswith("rehearsed") for e in after[: after.index("analysis")]), hooks.events()
+
+    _run(scenario())
+
+
 def test_a_rehearsal_gives_way_to_an_analysis_that_is_due(tmp_path: Path, hooks: _Hooks) -> None:
     """An analysis due while a rehearsal runs (a save, a debounce over) starts at the rehearsal's
     next function walk: the rehearsal is abandoned, the analysis publishes."""
