@@ -220,13 +220,20 @@ def apply(x):
 THROUGH_A_HELPER = HAZARD.replace("from model import f", "from helpers import apply").replace("y = f(", "y = apply(")
 
 
+def _project_through_a_helper(tmp_path: Path) -> tuple[Path, str]:
+    """``_project`` whose script reaches the model through ``helpers.apply`` (a walk the edits of
+    the script do not change); the project root and the script's URI."""
+    root, train, _model = _project(tmp_path)
+    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    return root, train
+
+
 def test_an_open_served_from_a_recorded_check_rehearses_the_walks(tmp_path: Path, hooks: _Hooks) -> None:
     """After ``compile-ad-lint check .`` the open is served from the check's record, so nothing was
     walked; the server rehearses the open file's walks, and the first edit replays those of the code
     it did not change (``helpers.apply``) instead of walking everything."""
-    root, train, _model = _project(tmp_path)
-    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
-    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    root, train = _project_through_a_helper(tmp_path)
     checked = subprocess.run(
         [sys.executable, "-m", "compile_ad_lint", "check", "."], cwd=root, capture_output=True, text=True
     )
@@ -247,13 +254,11 @@ def test_an_open_served_from_a_recorded_check_rehearses_the_walks(tmp_path: Path
     _run(scenario())
 
 
-def test_a_rehearsal_goes_on_after_an_edit_until_the_next_analysis_is_due(tmp_path: Path, hooks: _Hooks) -> None:
-    """The walks an analysis could not replay are rehearsed after its publish; an edit made
-    meanwhile does not stop the rehearsal (what it walks is the code the edit did not change), so
-    the next analysis replays them."""
-    root, train, _model = _project(tmp_path)
-    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
-    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+def test_the_rehearsal_after_an_open_goes_on_until_the_next_analysis_is_due(tmp_path: Path, hooks: _Hooks) -> None:
+    """The open's walks are rehearsed after its publish; an edit made meanwhile does not stop that
+    rehearsal (what it walks is the code the first edits do not change), so the next analysis
+    replays them."""
+    root, train = _project_through_a_helper(tmp_path)
     hooks.rehearsal_gate.touch()
 
     async def scenario() -> None:
@@ -276,9 +281,7 @@ def test_a_rehearsal_goes_on_after_an_edit_until_the_next_analysis_is_due(tmp_pa
 def test_a_rehearsal_after_an_edit_stops_at_the_next_edit(tmp_path: Path, hooks: _Hooks) -> None:
     """After an edit's analysis the walks are rehearsed too, but the next edit stops that: it
     replays a buffer a keystroke old, whose edited function the next edit most likely changes."""
-    root, train, _model = _project(tmp_path)
-    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
-    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    root, train = _project_through_a_helper(tmp_path)
     edited = THROUGH_A_HELPER.replace("y = apply(fwAD.make_dual(x, t))", "y = apply(fwAD.make_dual(x, t) * 2)")
     assert edited != THROUGH_A_HELPER
 
@@ -309,9 +312,7 @@ def test_a_rehearsal_after_an_edit_stops_at_the_next_edit(tmp_path: Path, hooks:
 def test_a_rehearsal_gives_way_to_an_analysis_that_is_due(tmp_path: Path, hooks: _Hooks) -> None:
     """An analysis due while a rehearsal runs (a save, a debounce over) starts at the rehearsal's
     next function walk: the rehearsal is abandoned, the analysis publishes."""
-    root, train, _model = _project(tmp_path)
-    (root / "helpers.py").write_text(HELPERS, encoding="utf-8")
-    (root / "train.py").write_text(THROUGH_A_HELPER, encoding="utf-8")
+    root, train = _project_through_a_helper(tmp_path)
     hooks.rehearsal_gate.touch()
 
     async def scenario() -> None:
