@@ -149,9 +149,9 @@ class EntryMemory:
             while self._unwritten:
                 if stop is not None and stop():
                     break
-                (_, key), (owner, value) = next(iter(self._unwritten.items()))
-                del self._unwritten[(owner.directory, key)]
-                owner.write_entry(key, value)
+                entry, (owner, value) = next(iter(self._unwritten.items()))
+                del self._unwritten[entry]
+                owner.write_entry(entry[1], value)
                 written += 1
         return written
 
