@@ -907,6 +907,7 @@ def measure_corpus(
     lsp_debounce_ms: int = 300,
     lsp_pause_s: float = 0.0,
     lsp_timeout: float = 1800.0,
+    lsp_sessions: Sequence[tuple[str, bool, bool]] = LSP_SESSIONS,
     log: Callable[[str], None] = lambda s: None,
 ) -> CorpusResult:
     """Every row of one corpus; flake8 and the language server only where ``corpus.project``."""
@@ -1015,7 +1016,7 @@ def measure_corpus(
 
     if project and lsp and lsp_file is not None:
         keys = lsp_client.finding_keys(reference, corpus.directory, corpus.cwd, lsp_file)
-        for name, warm, ready in LSP_SESSIONS:
+        for name, warm, ready in lsp_sessions:
             log(
                 f"[{corpus.name}] {name}: open {_relative_to_root(lsp_file, corpus.directory)}, {lsp_edits} edits, debounce {lsp_debounce_ms} ms"
                 + (", edits once the server is idle" if ready else ", edits at once after the open")
@@ -1492,7 +1493,11 @@ NAMED_CORPORA = ("fixtures", "framework", "torch")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="skip TorchFix, the 4x scale and the 2-process parse pass")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="skip TorchFix, the 4x scale, the 2-process parse pass and the language-server sessions that edit at once",
+    )
     parser.add_argument("--skip-torchfix", action="store_true", help="do not run TorchFix")
     parser.add_argument("--skip-flake8", action="store_true", help="no flake8 rows on the project corpora")
     parser.add_argument("--skip-lsp", action="store_true", help="no language-server sessions on the project corpora")
@@ -1655,6 +1660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lsp_debounce_ms=args.lsp_debounce_ms,
                 lsp_pause_s=args.lsp_pause_s,
                 lsp_timeout=args.lsp_timeout,
+                lsp_sessions=LSP_SESSIONS[:2] if args.quick else LSP_SESSIONS,
                 log=log,
             )
             all_consistent &= result.consistent

@@ -330,6 +330,7 @@ def test_main_on_a_directory_prints_the_targets(bench, tmp_path, capsys, tiny_pr
     assert "targets (issue 12)" in printed and "load average at start" in printed
     document = json.loads(output.read_text())
     assert list(document["corpora"]) == ["tiny"] and document["corpora"]["tiny"]["findings_identical"]
+    assert set(document["corpora"]["tiny"]["lsp"]) == {bench.LSP_COLD, bench.LSP_WARM}  # --quick: the judged ones
     statuses = {(t["corpus"], t["what"]): t["status"] for t in document["targets"]}
     assert statuses[("torch", "CLI cold")] == "not measured"  # not in this run
     assert statuses[("tiny (3 files)", "CLI cold")] in ("met", "NOT met")
