@@ -220,6 +220,24 @@ def test_a_text_report_never_loads_libcst(project):
     assert "LIBCST True" in as_json.stderr
 
 
+def test_a_check_served_from_its_record_never_loads_the_interpreter(project):
+    """Importing the interpreter and the process pool was a fifth of a warm run (compiled from
+    source where bytecode is not written): a check whose record the cache holds needs neither."""
+    code = (
+        "import sys, compile_ad_lint.cli as c; rc = c.main(['check', '.']); "
+        "print('LOADED', sorted(m for m in ('compile_ad_lint.linking.interpreter', 'concurrent.futures.process') "
+        "if m in sys.modules), file=sys.stderr); sys.exit(rc)"
+    )
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert cold.returncode == 1, cold.stderr
+    assert "LOADED ['compile_ad_lint.linking.interpreter']" in cold.stderr  # one root: no worker processes
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert warm.returncode == 1, warm.stderr
+    assert warm.stdout.splitlines()[:-1] == cold.stdout.splitlines()[:-1]  # the findings; the summary line differs
+    assert "0 parsed, 1 cached" in warm.stdout
+    assert "LOADED []" in warm.stderr
+
+
 def test_cache_is_reused_and_cleaned(project, capsys):
     assert main(["check", ".", "--format", "json"]) == 1
     first = json.loads(capsys.readouterr().out)

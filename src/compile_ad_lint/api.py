@@ -12,18 +12,17 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import EntryMemory, SummaryCache, build_digest, content_digest
 from .config import Config, code_matches
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
+from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
-from .linking.index import ModuleIndex
-from .linking.interpreter import AnalysisCancelled, Interpreter
 from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import real_path
@@ -41,6 +40,9 @@ from .rules.unparsable_file import UnparsableFile
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter, ViewMemory
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 #: ``name(`` in source text: the names a file calls, for finding the callers of a function.
 _CALLED_NAME = re.compile(rb"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -153,6 +155,9 @@ class _Workspace:
         self.cache = cache or (SummaryCache.open(Path(cache_root), create=False, warn=None) if cache_root else None)
         self.counter = ParseCounter()
         self.overrides = overrides
+        # The analysis modules load with the first workspace: a check served from the cache needs none.
+        from .linking.index import ModuleIndex
+
         self.index = ModuleIndex(self._provide, extra_roots)
         for path, display in displays.items():
             self.index.name_display(path, display)
@@ -178,6 +183,8 @@ class _Workspace:
                 ModuleFailure(Location.point(view.name, view.failure.line, view.failure.column), view.failure.message)
             )
         else:
+            from .linking.interpreter import Interpreter
+
             interpreter = Interpreter(self.index, self.config, cancelled, self.walk_memory)
             try:
                 interpreter.analyze_module(path, mentions)
@@ -778,6 +785,8 @@ class _Run:
         has read, where a pool per round started the processes again and re-read every view."""
         progress = self.analyzer.progress
         if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(
                 max_workers=self.analyzer.jobs, initializer=_start_worker, initargs=self.workspace_arguments
             )

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,6 +136,8 @@ def resolve(findings: Iterable[Finding], sources: Sources, jobs: int = 1) -> tup
     cache_root = str(sources.cache.directory.parent) if sources.cache is not None else None
     tasks = [(tuple(findings[i] for i in share), sources.overrides, sources.digests, cache_root) for share in shares]
     resolved = list(findings)
+    from concurrent.futures import ProcessPoolExecutor  # only a fix over many files starts workers
+
     with ProcessPoolExecutor(max_workers=len(tasks)) as pool:
         for share, done in zip(shares, pool.map(_resolve_share, tasks)):
             for position, finding in zip(share, done):

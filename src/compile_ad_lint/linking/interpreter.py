@@ -22,6 +22,7 @@ from ..knowledge import torch_api as api
 from ..knowledge.calls import with_compile_wrappers
 from ..summary import model as ir
 from .arguments import Args, Values, keyword_arg, positional
+from .cancellation import AnalysisCancelled
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -73,6 +74,7 @@ from .values import (
     OutputElement,
     Value,
     Wrapper,
+    config_value,
     derived,
     normalize,
     stable_text,
@@ -137,10 +139,6 @@ class Frame:
     statement: tuple[int, int] | None = None
     #: Lines of the function being walked (None for module-level code).
     function_lines: tuple[int, int] | None = None
-
-
-class AnalysisCancelled(Exception):
-    """The analysis was asked to stop (its ``cancelled`` callback said so): its result is discarded."""
 
 
 class Interpreter:
@@ -1759,23 +1757,6 @@ def symbol_dtype(values: Values) -> str | None:
     names = {api.dtype_name(v.name) for v in values if isinstance(v, External)}
     names |= {api.dtype_name(v.value) for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
     return names.pop() if len(names) == 1 else None
-
-
-def config_value(literal: object) -> ir.LiteralValue:
-    """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
-    if isinstance(literal, str):
-        return literal if literal in api.VALID_CONFIG_STRINGS else None
-    if isinstance(literal, ir.ListLiteral) and all(isinstance(item, ir.DictLiteral) for item in literal.items):
-        pairs = []
-        for item in literal.items:
-            device = item.get("device_type")
-            dtype = item.get("dtype")
-            dtype_text = api.dtype_name(
-                dtype.name if isinstance(dtype, ir.Symbol) else dtype if isinstance(dtype, str) else None
-            )
-            pairs.append((device if isinstance(device, str) else None, dtype_text))
-        return tuple(pairs)
-    return None
 
 
 def symbols_in(value: object):

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..findings import Location, StatementSite
-from ..summary.model import LiteralValue
+from ..knowledge import torch_api as api
+from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 
 _T = TypeVar("_T")
 
@@ -205,6 +206,23 @@ class ConfigState:
         return (
             f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
         )
+
+
+def config_value(literal: object) -> LiteralValue:
+    """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
+    if isinstance(literal, str):
+        return literal if literal in api.VALID_CONFIG_STRINGS else None
+    if isinstance(literal, ListLiteral) and all(isinstance(item, DictLiteral) for item in literal.items):
+        pairs = []
+        for item in literal.items:
+            device = item.get("device_type")
+            dtype = item.get("dtype")
+            dtype_text = api.dtype_name(
+                dtype.name if isinstance(dtype, Symbol) else dtype if isinstance(dtype, str) else None
+            )
+            pairs.append((device if isinstance(device, str) else None, dtype_text))
+        return tuple(pairs)
+    return None
 
 
 DEFAULT_CONFIG = ConfigState()

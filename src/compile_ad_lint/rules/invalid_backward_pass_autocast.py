@@ -10,7 +10,7 @@ from ..findings import Applicability, Evidence, Finding, Fix, Location, Severity
 from ..fixes.plans import ReplaceConfigValue, string_literal
 from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
-from ..linking.interpreter import config_value
+from ..linking.values import config_value
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 from .base import Case, Rule
 
