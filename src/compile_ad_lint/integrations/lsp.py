@@ -269,6 +269,13 @@ class _Snapshot:
     #: Made for a document just opened: what follows its publish shows as a progress.
     opening: bool = False
 
+    def buffer_paths(self) -> list[str]:
+        """The open buffers' files named as the CLI names them: results are cached under the
+        names the findings show, so the open files' own check shares the results of
+        ``compile-ad-lint check FILE`` (and of the files' earlier checks) instead of keeping twins
+        under absolute names."""
+        return [as_the_cli_names_it(buffer.path) for buffer in self.buffers]
+
 
 class _Files:
     """What one publish needs to know about files, each looked up once.
@@ -581,7 +588,7 @@ class CompileAdLintServer(LanguageServer):
         """Runs in the analysis thread: one rehearsal; how many walks it could not replay."""
         if self._rehearsal_over(snapshot):
             return 0
-        paths = [str(buffer.path) for buffer in snapshot.buffers]
+        paths = snapshot.buffer_paths()
         analyzer = self._analyzer(snapshot, replay_walks=True)
         try:
             with _collector_paused():
@@ -659,7 +666,7 @@ class CompileAdLintServer(LanguageServer):
         analyzer = self._analyzer(snapshot, replay_walks=True)
         walks = analyzer.walk_memory
         assert walks is not None
-        missed = walks.misses
+        replayed, missed = walks.hits, walks.misses
         # The whole project's findings when a check of it recorded them for these very contents
         # (a first open after ``compile-ad-lint check .``): what the CLI showed, at a warm run's cost.
         # Otherwise the open files' own entry points, which an edit re-analyzes alone (the project
@@ -669,10 +676,14 @@ class CompileAdLintServer(LanguageServer):
         report = analyzer.remembered(project, sources=snapshot.sources) if _saved(snapshot) else None
         if report is not None:  # nothing walked: rehearse the open files' walks
             return True, report.findings, dict(report.digests), analyzer.cache_for(project), True
-        paths = [str(buffer.path) for buffer in snapshot.buffers]
+        paths = snapshot.buffer_paths()
         with _collector_paused():
             report = analyzer.check(paths, sources=snapshot.sources)
-        return False, report.findings, dict(report.digests), analyzer.cache_for(paths), walks.misses > missed
+        # Rehearse when some walk could not be replayed, and when none was walked at all: the open
+        # files' results came from the cache (a reopened editor after a session that left unsaved
+        # edits, a check of the file alone), so the memory holds nothing the next edit can replay.
+        rehearse = walks.misses > missed or walks.hits == replayed
+        return False, report.findings, dict(report.digests), analyzer.cache_for(paths), rehearse
 
     async def _publish_project(self, snapshot: _Snapshot) -> bool:
         """Publish the whole project's findings with ``snapshot``'s buffers (what the CLI would
