@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,7 @@ from pygls.uris import from_fs_path
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.config import load_config
 from compile_ad_lint.findings import Location
-from compile_ad_lint.integrations.lsp import SOURCE, LineTable, lsp_range, noqa_edit
+from compile_ad_lint.integrations.lsp import SOURCE, LineTable, _collector_paused, lsp_range, noqa_edit
 from compile_ad_lint.rules import RULES_BY_CODE
 
 TIMEOUT = 30.0
@@ -651,3 +652,24 @@ def test_noqa_edit(line: str, expected) -> None:
         return
     (start, end, text) = expected
     assert edit == types.TextEdit(types.Range(types.Position(*start), types.Position(*end)), text)
+
+
+def test_overlapping_collector_pauses_end_with_the_last() -> None:
+    """An edit's analysis and publish (on the event loop) and a rehearsal (on the analysis thread)
+    pause the one collector of the process: it comes back on when the last pause ends, and stays
+    off when it was off before the first."""
+    assert gc.isenabled()
+    first, second = _collector_paused(), _collector_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled(), "the first pause to end turned the collector on under the second"
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with _collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -498,23 +498,26 @@ class CompileAdLintServer(LanguageServer):
             return
         with self._due_lock:
             self._analyses_due += 1
-        try:
-            analyzed = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
-        except Exception as error:
-            if self.shut_down:
+        with _collector_paused():  # until the publish and the heap's settling (``_CollectorPause``)
+            try:
+                analyzed = await loop.run_in_executor(self._analysis_pool, self._analyze, snapshot)
+            except Exception as error:
+                if self.shut_down:
+                    return
+                logger.exception("compile-ad-lint analysis failed")
+                self.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}"
+                    )
+                )
                 return
-            logger.exception("compile-ad-lint analysis failed")
-            self.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Error, message=f"{SOURCE}: analysis failed: {error!r}")
-            )
-            return
-        if analyzed is None or self._stale(snapshot):
-            return  # superseded: the newer analysis publishes
-        whole_project, findings, digests, cache, rehearse = analyzed
-        # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
-        # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
-        self._publish(snapshot, findings, digests, cache)
-        await self._settle(whole_heap=False)
+            if analyzed is None or self._stale(snapshot):
+                return  # superseded: the newer analysis publishes
+            whole_project, findings, digests, cache, rehearse = analyzed
+            # Diagnostics first: a fix's edits can take LibCST longer than the analysis itself (a
+            # CAL002 fix may wrap compiled calls in a dozen files), and code actions resolve on demand.
+            self._publish(snapshot, findings, digests, cache)
+            await self._settle(whole_heap=False)
         if rehearse:
             await self._rehearse(snapshot)
         # Writing the cache, the project pass and the fix edits wait until the buffers have stayed
@@ -677,8 +680,7 @@ class CompileAdLintServer(LanguageServer):
         if report is not None:  # nothing walked: rehearse the open files' walks
             return True, report.findings, dict(report.digests), analyzer.cache_for(project), True
         paths = snapshot.buffer_paths()
-        with _collector_paused():
-            report = analyzer.check(paths, sources=snapshot.sources)
+        report = analyzer.check(paths, sources=snapshot.sources)  # the collector paused by the caller
         # Rehearse when some walk could not be replayed, and when none was walked at all: the open
         # files' results came from the cache (a reopened editor after a session that left unsaved
         # edits, a check of the file alone), so the memory holds nothing the next edit can replay.
@@ -1054,20 +1056,40 @@ def _settle_heap(whole: bool) -> None:
     gc.freeze()
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No garbage collection while the open files' entry points are analyzed or rehearsed: the
-    publish that follows settles the heap (``_settle_heap``) anyway, and the youngest generation's
-    passes during the analysis took 17-32 ms each, one or two in each 0.1-0.2 s edit of the
-    generated framework's trainer. These analyses are bounded (one file's entry points); the project
-    pass, which can run long, keeps the collector."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+class _CollectorPause:
+    """No garbage collection while the open files' entry points are analyzed or rehearsed, and until
+    an analysis's diagnostics are published and the heap settled (``_settle_heap``): the youngest
+    generation's passes during the analysis took 17-32 ms each, one or two in each 0.1-0.2 s edit of
+    the generated framework's trainer, and the one due when the collector came back on ran before
+    the publish (14-21 ms of each edit's latency). These analyses are bounded (one file's entry
+    points); the project pass, which can run long, keeps the collector.
+
+    The collector is one for the process, and pauses overlap (an edit's analysis and publish on the
+    event loop, a rehearsal on the analysis thread): it comes back on when the last pause ends, if
+    it was on when the first began."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._was_enabled = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._holders == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0 and self._was_enabled:
+                    gc.enable()
+
+
+_collector_paused = _CollectorPause()
 
 
 def _terminate(code: int) -> NoReturn:
