@@ -136,6 +136,24 @@ def test_import_misses_are_recorded_as_the_missing_entry_of_the_deepest_existing
     assert index.absent == {(str(tmp_path), "numpy"), (str(tmp_path), "numpy.py")}
 
 
+def test_every_index_hands_out_one_path_object_per_file(tmp_path):
+    """Kept walk summaries hold the paths of earlier analyses; this analysis's values must compare
+    with them by identity (``paths.interned``), not through ``Path.__eq__``."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    (tmp_path / "main.py").write_text("")
+
+    def index() -> ModuleIndex:
+        return ModuleIndex(lambda *_: pytest.fail("no view is needed to look a module up"))
+
+    first, second = index(), index()
+    found = first.find_module("pkg.mod", tmp_path / "main.py")
+    assert found == (tmp_path / "pkg" / "mod.py").resolve()
+    assert second.find_module("pkg.mod", tmp_path / "main.py") is found
+    assert first.package_chain(found)[0] is second.find_module("pkg", tmp_path / "main.py")
+
+
 def test_editor_buffers_are_not_recorded(project):
     train = (project / "train.py").resolve()
     buffer = train.read_bytes() + b"\n# unsaved\n"

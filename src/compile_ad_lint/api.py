@@ -25,7 +25,7 @@ from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
 from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
-from .paths import real_path
+from .paths import interned, real_path
 from .project import (
     SourceFile,
     default_root,
@@ -172,6 +172,7 @@ class _Workspace:
             return call_with_deep_stack(self._analyze, path, mentions, cancelled)
 
     def _analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
+        path = interned(path)
         self.index.start_recording()
         view = self.index.view(path)
         events: list[Event] = []

@@ -36,3 +36,18 @@ def as_the_cli_names_it(path: Path) -> str:
     except (ValueError, OSError):
         return str(path)
     return str(relative) if relative.parts else "."
+
+
+#: One ``Path`` object per file, process-wide (``interned``).
+_INTERNED: dict[Path, Path] = {}
+
+
+def interned(path: Path) -> Path:
+    """The one ``Path`` object this process uses for ``path``. Paths are in every heap cell, memo
+    key and value (``ClassVal``, ``FunctionVal``) the interpreter hashes and compares, and
+    ``Path.__eq__`` is Python code: equal paths made by separate lookups, analyses or cache
+    decodes cost a call per comparison (340,000 calls, a tenth of an edit's analysis of
+    pytorch-image-models' ``train.py`` under cProfile, most comparing a kept walk summary's values
+    with this analysis's). With one object per file, tuples and dictionaries compare them by
+    identity. The table grows with the files analyzed, not with the analyses."""
+    return _INTERNED.setdefault(path, path)

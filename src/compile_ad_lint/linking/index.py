@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from ..paths import interned
 from ..project import display_path, module_identity
 from ..summary.model import ClassSummary, FunctionSummary
 from ..summary.view import ModuleView
@@ -155,7 +156,7 @@ class ModuleIndex:
                 root.joinpath(*relative.parts[:-1], relative.name + ".py"),
             ):
                 if candidate.is_file():
-                    return candidate.resolve(), tuple(missed)
+                    return interned(candidate.resolve()), tuple(missed)
                 missed.append(self._missing_entry(str(candidate)))
         return None, tuple(missed)
 
@@ -180,7 +181,7 @@ class ModuleIndex:
             found = []
             directory = path.parent
             while (directory / "__init__.py").is_file() and directory.parent != directory:
-                init = (directory / "__init__.py").resolve()
+                init = interned((directory / "__init__.py").resolve())
                 if init != path:
                     found.append(init)
                 directory = directory.parent
