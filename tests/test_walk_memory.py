@@ -163,6 +163,23 @@ def test_recursive_helpers_replay_the_same_findings(tmp_path, monkeypatch, edits
     assert memory.hits > 0
 
 
+@pytest.fixture
+def walked(monkeypatch) -> list[str]:
+    """The qualified names of the functions the checks with a walk memory walked (did not replay)."""
+    from compile_ad_lint.linking.interpreter import Interpreter
+
+    names: list[str] = []
+    walk = Interpreter.walk_function
+
+    def counted(self, function, *rest):
+        if self.walk_memory is not None:
+            names.append(function.qualname)
+        return walk(self, function, *rest)
+
+    monkeypatch.setattr(Interpreter, "walk_function", counted)
+    return names
+
+
 def _summaries_of(memory: WalkMemory, qualname: str) -> list[int]:
     """How many summaries the memory keeps for each walk key of the function ``qualname``."""
     return [len(found) for key, found in memory._entries.items() if key[0].qualname == qualname]
@@ -197,7 +214,7 @@ def build(compiled):
 """
 
 
-def test_a_constructor_reading_its_own_attributes_is_kept(tmp_path, monkeypatch):
+def test_a_constructor_reading_its_own_attributes_is_kept(tmp_path, monkeypatch, walked):
     """``Attention.__init__`` reads ``self.heads``: the harvest of ``Attention``'s attributes walks
     ``Attention.__init__`` again, from a fresh frame, while its walk is in progress. That is
     recursion like any other: the walks from ``Block``'s harvest up are kept and replayed (they
@@ -205,10 +222,11 @@ def test_a_constructor_reading_its_own_attributes_is_kept(tmp_path, monkeypatch)
     root = _project(tmp_path)
     (root / "model.py").write_text(SELF_READING_MODEL)
     first, memory = _compare(root, [{"train.py": TRAIN}], monkeypatch)
-    walked = memory.misses
-    seen, memory = _compare(root, [{"train.py": TRAIN + "\n" * k} for k in (1, 2)], monkeypatch, memory)
+    walked.clear()
+    edits = [{"train.py": TRAIN.replace("range(3)", f"range({steps})")} for steps in (4, 5)]
+    seen, memory = _compare(root, edits, monkeypatch, memory)
     assert first[0] and seen == [first[0]] * 2
-    assert memory.misses - walked == 2, "an edit of train.py walked more than its own main()"
+    assert walked and set(walked) == {"main"}, "an edit of main() walked more than main()"
 
 
 SIZED_MODEL = """\
@@ -323,6 +341,55 @@ def test_a_walk_over_the_submodules_depends_on_the_module_attributes_only(tmp_pa
     assert seen[0] and seen[0] == seen[1] == seen[2]
     kept = _summaries_of(memory, "Net.init_weights")
     assert kept and set(kept) == {1}, kept
+
+
+TRAINER_SCRIPT = """\
+import torch
+
+from model import build
+
+
+class Trainer:
+    def __init__(self, compiled):
+        self.model = build(compiled)
+        self.scale = self.default_scale()
+
+    def default_scale(self):
+        return 2.0
+
+    def step(self, x):
+        tag = "{tag}"
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = self.model(x).sum() * self.scale
+        loss.backward()
+        return tag
+
+
+def main():
+    trainer = Trainer(True)
+    trainer.step(torch.randn(2, 4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_edit_of_one_method_walks_that_method_and_its_callers_only(tmp_path, monkeypatch, walked):
+    """An edit of ``Trainer.step``'s body (a string constant) leaves ``Trainer.__init__``'s walk
+    valid: it read the global ``build`` (the import statement, not the whole edited file), a class
+    attribute (the class body runs every method's ``def``, not its body) and ``self.scale`` (the
+    harvest of the trainer's attributes walks ``step`` again; ``__init__`` depends on what the
+    attribute holds, not on that walk). Before, every edit walked it again."""
+    root = _project(tmp_path)
+    memory = WalkMemory()
+    first, _ = _compare(root, [{"train.py": TRAINER_SCRIPT.format(tag="a")}], monkeypatch, memory)
+    assert "Trainer.__init__" in walked
+    walked.clear()
+    seen, _ = _compare(root, [{"train.py": TRAINER_SCRIPT.format(tag=tag)} for tag in "bc"], monkeypatch, memory)
+    assert any(path == "train.py" for _, path, *_ in first[0]) and seen == [first[0]] * 2
+    assert "Trainer.step" in walked and "main" in walked
+    assert "Trainer.__init__" not in walked and "build" not in walked, walked
 
 
 # -- module views kept across checks ----------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..paths import interned
 from ..project import display_path, module_identity
-from ..summary.model import ClassSummary, FunctionSummary
+from ..summary.model import ClassSummary, Definition, FunctionSummary, Stmt
 from ..summary.view import ModuleView
 from .walks import Recording
 
@@ -38,7 +38,8 @@ class ModuleIndex:
         self.absent: set[tuple[str, str]] = set()
         self._is_folder: dict[str, bool] = {}
         #: The walk being summarized (``walks.Recording``): the files it views, the definitions
-        #: it reads (``function``, ``class_``, ``imports``) and the entries found missing go there too.
+        #: it reads (``function``, ``definition``, ``class_``, ``block_body``, ``imports``) and the
+        #: entries found missing go there too.
         self.recording: Recording | None = None
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
@@ -78,6 +79,26 @@ class ModuleIndex:
             self.recording.parts.setdefault(("function", path, qualname), found)
         return found
 
+    def definition(self, path: Path, qualname: str) -> Definition | None:
+        """What executing a function's ``def`` statement reads of it (``Definition``); the walk being
+        summarized depends on that, not on the body: a class body defines every method, and
+        whatever reads a class attribute would otherwise depend on every method's body."""
+        self.accessed.add(path)
+        summary = (self._views.get(path) or self._load(path)).function(qualname)
+        found = summary.definition if summary is not None else None
+        if self.recording is not None:
+            self.recording.parts.setdefault(("definition", path, qualname), found)
+        return found
+
+    def block_body(self, path: Path, index: int) -> tuple[Stmt, ...]:
+        """The statements of ``path``'s module-level block ``index`` (a ``class`` block's are its
+        ``Define``, not the class body); the walk being summarized that runs them depends on them
+        and on what they read, not on the rest of the file."""
+        found = self._view(path).block(index).body
+        if self.recording is not None:
+            self.recording.parts.setdefault(("block", path, str(index)), found)
+        return found
+
     def class_(self, path: Path, qualname: str) -> ClassSummary | None:
         """A class's summary (its methods' bodies are their own definitions)."""
         found = self._view(path).class_(qualname)
@@ -112,11 +133,16 @@ class ModuleIndex:
         return self._view(path)
 
     def part(self, kind: str, path: Path, name: str) -> object:
-        """What ``function``, ``class_``, ``imports`` or ``star_imports`` answers now."""
+        """What ``function``, ``definition``, ``class_``, ``block_body``, ``imports`` or
+        ``star_imports`` answers now."""
         if kind == "function":
             return self.function(path, name)
+        if kind == "definition":
+            return self.definition(path, name)
         if kind == "class":
             return self.class_(path, name)
+        if kind == "block":
+            return self.block_body(path, int(name))
         if kind == "imports":
             return self.imports(path)
         return self.star_imports(path)

@@ -87,6 +87,8 @@ _BUILTINS = frozenset(dir(__import__("builtins")))
 #: A cell's first access by a summarized walk was a store (``Interpreter.note_write``): the
 #: prerequisite of the read is ``(_WRITTEN, rule, values)``.
 _WRITTEN = "written"
+#: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
+_HARVESTED = "harvested"
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
 _COMPUTED_AGAIN = object()
 
@@ -304,16 +306,16 @@ class Interpreter:
     def define_function(self, statement: ir.Define, frame: Frame) -> Values:
         closure = tuple(sorted((n, v) for n, v in {**frame.closure, **frame.env}.items())) if frame.stack else ()
         function = FunctionVal(frame.path, statement.qualname, closure=closure)
-        summary = self.index.function(frame.path, statement.qualname)
+        definition = self.index.definition(frame.path, statement.qualname)
         values: Values = frozenset([function])
-        if summary is None:
+        if definition is None:
             return values
-        for decorator in reversed(summary.decorators):
-            values = self.apply_decorator(self.eval(decorator, frame), values, frame, summary)
+        for decorator in reversed(definition.decorators):
+            values = self.apply_decorator(self.eval(decorator, frame), values, frame, definition.span)
         return values
 
-    def apply_decorator(self, decorators: Values, wrapped: Values, frame: Frame, summary: ir.FunctionSummary) -> Values:
-        site = self.loc(frame.path, summary.span)
+    def apply_decorator(self, decorators: Values, wrapped: Values, frame: Frame, span: ir.Span) -> Values:
+        site = self.loc(frame.path, span)
         result: set = set()
         for decorator in decorators:
             compiler_name = decorator.name if isinstance(decorator, External) else self.dotted_name(decorator)
@@ -324,7 +326,7 @@ class Interpreter:
             elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
                 result |= {Disabled(v) for v in wrapped}
             elif isinstance(decorator, FunctionVal):
-                returned = self.call_values(frozenset([decorator]), ((None, wrapped),), summary.span, frame)
+                returned = self.call_values(frozenset([decorator]), ((None, wrapped),), span, frame)
                 interesting = {v for v in returned if isinstance(v, (Compiled, FunctionVal, Disabled))}
                 result |= interesting or set(wrapped)
             else:
@@ -677,8 +679,8 @@ class Interpreter:
         for index in view.blocks_binding(name):
             if (path, index) not in self._globals_run:
                 self._globals_run.add((path, index))
-                self.index.note(path)  # on all of the file, when it runs module-level code of it
-                self.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+                # On the statements it runs (and on what they read), not on the rest of the file.
+                self.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
         self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 
@@ -842,8 +844,8 @@ class Interpreter:
         return f"{self.index.module_name(value.path)}.{value.qualname}"
 
     def is_static(self, function: FunctionVal) -> bool:
-        summary = self.index.function(function.path, function.qualname)
-        return summary is not None and summary.is_staticmethod
+        definition = self.index.definition(function.path, function.qualname)
+        return definition is not None and definition.is_staticmethod
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
         if not self._recordings and cls in self._class_attrs:  # the common case, asked on every member
@@ -879,7 +881,7 @@ class Interpreter:
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
             if cell not in reads:
-                prerequisite = ("harvest", cell[1], harvested_for) if harvested_for is not None else None
+                prerequisite = _harvest(cell[1], harvested_for) if harvested_for is not None else None
                 reads[cell] = (prerequisite, self.cell_contents(cell) if contents is None else contents)
 
     def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
@@ -895,6 +897,8 @@ class Interpreter:
 
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
+        if cell[0] == _HARVESTED:
+            return None  # a harvest that ran (its prerequisite) holds nothing itself
         if cell[0] == "attr":
             return self._instance_attrs.get((cell[1], cell[2]))
         if cell[0] == "class":
@@ -939,18 +943,37 @@ class Interpreter:
         self.changed_cell(("global", path, name))
 
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
+        """Walk every method of ``klass`` with ``self`` an ``instance_cls``, once per analysis, for
+        the attributes they store on ``self``.
+
+        With a walk memory, the walk that needed the harvest depends on it only through the cells
+        it then reads (each checked after the harvest ran again: ``read_cell``'s ``harvested_for``)
+        and on the harvest running at that point (the ``("harvested", ...)`` entry of its reads), not
+        on what the harvest's own walks read: an edit of one method of the trainer walks that
+        method again under the harvest, and the walks that read the trainer's attributes (its
+        ``__init__``) replay when the attributes hold what they held."""
+        if self._recordings and not self._replaying:
+            needed = (_harvest(klass, instance_cls), None)
+            self._recordings[-1].reads.setdefault(_harvest_cell(klass, instance_cls), needed)
         if (klass, instance_cls) in self._harvested:
             return
         self._harvested.add((klass, instance_cls))
-        self.log_effect(("harvested", klass, instance_cls))  # a replay harvests it too, as the walk did
         summary = self.class_summary(klass)
         if summary is None:
             return
         root = Frame(klass.path, {}, Context(), record=False)
-        for _, qualname in summary.methods:
-            function = FunctionVal(klass.path, qualname)
-            if not self.is_static(function):
-                self.call_function(replace(function, bound_self=Instance(instance_cls)), (), root, hop=None)
+        if self.walk_memory is not None:
+            # What the method walks read and did stays theirs. Not at position -1, a lazy value's:
+            # a walk budget running out in them still reaches every walk in progress.
+            self._push_recording(Recording(None, -2))
+        try:
+            for _, qualname in summary.methods:
+                function = FunctionVal(klass.path, qualname)
+                if not self.is_static(function):
+                    self.call_function(replace(function, bound_self=Instance(instance_cls)), (), root, hop=None)
+        finally:
+            if self.walk_memory is not None:
+                self._pop_recording()
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -1361,8 +1384,6 @@ class Interpreter:
             self._result_sizes.setdefault(effect[1], set()).add(effect[2])
         elif kind == "side_effects":
             self.reach._side_effects_done.add(effect[1])
-        elif kind == "harvested":
-            self._harvested.add((effect[1], effect[2]))
 
     def walk_function(
         self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
@@ -1650,6 +1671,16 @@ class Interpreter:
         if origins:
             ordered = _in_order(origins)
             self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
+
+
+def _harvest(klass: ClassVal, instance_cls: ClassVal) -> tuple:
+    """The prerequisite of a read that followed a harvest: ``harvest_instance_attributes`` runs first."""
+    return ("harvest", klass, instance_cls)
+
+
+def _harvest_cell(klass: ClassVal, instance_cls: ClassVal) -> tuple:
+    """The pseudo-cell a walk reads where it needed a harvest (``harvest_instance_attributes``)."""
+    return (_HARVESTED, klass, instance_cls)
 
 
 def _is_store(prerequisite: tuple | None) -> bool:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("modules", class)``,
-#: ``("global", path, name)``: ``Interpreter._cell_versions``), the
+#: ``("global", path, name)``: ``Interpreter._cell_versions``; or ``("harvested", class, instance
+#: class)``, holding nothing: where the walk needed that harvest, which a check runs there), the
 #: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
 #: None) or, when its first access was a store, how it stored what (``("written", how, values)``),
 #: and what the cell held when the walk first read or stored into it.

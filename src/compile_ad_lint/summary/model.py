@@ -234,6 +234,17 @@ Stmt = Union[Assign, Evaluate, With, Return, Branch, Define]
 
 
 @dataclass(frozen=True)
+class Definition:
+    """What executing a function's ``def`` statement reads of it: its decorators (applied in
+    order), where it is (the site of what they make of it), whether it is a static method. A
+    walk that runs a class body depends on these of each method, not on their bodies."""
+
+    decorators: tuple[Expr, ...]
+    span: Span
+    is_staticmethod: bool
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     name: str
     qualname: str
@@ -246,6 +257,11 @@ class FunctionSummary:
     is_staticmethod: bool = False
     #: First and last line of the definition (from ``def``, decorators excluded; a lambda's own).
     lines: tuple[int, int] | None = None
+
+    @cached_property
+    def definition(self) -> Definition:
+        """One object per summary, so that walks recorded against it compare by identity."""
+        return Definition(self.decorators, self.span, self.is_staticmethod)
 
 
 @dataclass(frozen=True)
