@@ -73,8 +73,7 @@ class ModuleIndex:
 
     def function(self, path: Path, qualname: str) -> FunctionSummary | None:
         """A function's summary; the walk being summarized depends on that definition only."""
-        self.accessed.add(path)
-        found = (self._views.get(path) or self._load(path)).function(qualname)
+        found = self._function_summary(path, qualname)
         if self.recording is not None:
             self.recording.parts.setdefault(("function", path, qualname), found)
         return found
@@ -83,12 +82,15 @@ class ModuleIndex:
         """What executing a function's ``def`` statement reads of it (``Definition``); the walk being
         summarized depends on that, not on the body: a class body defines every method, and
         whatever reads a class attribute would otherwise depend on every method's body."""
-        self.accessed.add(path)
-        summary = (self._views.get(path) or self._load(path)).function(qualname)
+        summary = self._function_summary(path, qualname)
         found = summary.definition if summary is not None else None
         if self.recording is not None:
             self.recording.parts.setdefault(("definition", path, qualname), found)
         return found
+
+    def _function_summary(self, path: Path, qualname: str) -> FunctionSummary | None:
+        self.accessed.add(path)
+        return (self._views.get(path) or self._load(path)).function(qualname)
 
     def block_body(self, path: Path, index: int) -> tuple[Stmt, ...]:
         """The statements of ``path``'s module-level block ``index`` (a ``class`` block's are its

@@ -963,9 +963,7 @@ class Interpreter:
             return
         root = Frame(klass.path, {}, Context(), record=False)
         if self.walk_memory is not None:
-            # What the method walks read and did stays theirs. Not at position -1, a lazy value's:
-            # a walk budget running out in them still reaches every walk in progress.
-            self._push_recording(Recording(None, -2))
+            self._push_recording(Recording(None, -1))  # what the method walks read and did stays theirs
         try:
             for _, qualname in summary.methods:
                 function = FunctionVal(klass.path, qualname)
@@ -1122,7 +1120,7 @@ class Interpreter:
                 self._depends_on_stack((function.path, function.qualname), frame.stack)
             else:
                 if self._walks >= MAX_FUNCTION_WALKS:
-                    self._depends_on_stack(None, ())
+                    self._depends_on_walk(None)
                 self.escape(
                     iter_values(args),
                     hop.location if hop is not None else Location.point(self.index.display(function.path)),
@@ -1244,7 +1242,7 @@ class Interpreter:
                 if found is not None:
                     self._recordings[-1].absorb(found, walked_here=False)
                     if not found.storable:
-                        self._depends_on_stack(None, ())
+                        self._depends_on_walk(None)
             return store[key]
         if cycle is not _COMPUTED_AGAIN:
             store[key] = cycle
@@ -1272,7 +1270,7 @@ class Interpreter:
         if self._recordings:
             self._recordings[-1].absorb(recording)
             if not recording.storable:
-                self._depends_on_stack(None, ())
+                self._depends_on_walk(None)
         return value
 
     def _absorb(self, memo_key: tuple, entry: _MemoEntry) -> None:
@@ -1291,11 +1289,10 @@ class Interpreter:
         elif not storable:
             self._depends_on_walk(None)
 
-    def _depends_on_stack(self, function: tuple[Path, str] | None, stack: tuple[tuple[Path, str], ...]) -> None:
+    def _depends_on_stack(self, function: tuple[Path, str], stack: tuple[tuple[Path, str], ...]) -> None:
         """The walk in progress was cut short by recursion into ``function``, walked further up
-        ``stack``: the walks from there down depend on the stack (``function``'s own walk does not).
-        With no function (the walk budget ran out, a stack-dependent walk was reused): all of them."""
-        position = stack.index(function) if function is not None else -1
+        ``stack``: the walks from there down depend on the stack (``function``'s own walk does not)."""
+        position = stack.index(function)
         walk = next(
             (r for r in reversed(self._recordings) if r.function == function and r.position == position),
             None,
@@ -1303,7 +1300,8 @@ class Interpreter:
         self._depends_on_walk(walk)
 
     def _depends_on_walk(self, walk: Recording | None) -> None:
-        """The walks in progress above ``walk`` (all of them, for None) depend on the call stack."""
+        """The walks in progress above ``walk`` depend on the call stack; all of them for None (the
+        walk budget ran out, a stack-dependent walk or lazy value was reused)."""
         for recording in reversed(self._recordings):
             if recording is walk:
                 return

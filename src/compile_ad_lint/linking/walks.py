@@ -57,8 +57,9 @@ class WalkSummary:
 class Recording:
     """What a walk in progress has read and done, its callees' included."""
 
+    #: None for what is not one function's walk: a lazy value, a harvest's method walks together.
     function: tuple[Path, str] | None
-    #: The function's position in the frame stack (``len`` of its caller's stack).
+    #: The function's position in the frame stack (``len`` of its caller's stack; -1 without one).
     position: int
     files: set[Path] = field(default_factory=set)
     #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
