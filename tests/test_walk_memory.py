@@ -297,6 +297,63 @@ def test_a_rehearsal_fills_the_memory_for_the_next_check(tmp_path, monkeypatch):
         Analyzer(Config(root=root), jobs=1, walk_memory=WalkMemory()).rehearse(["train.py"], cancelled=lambda: True)
 
 
+SETTINGS = """\
+class Settings:
+    def __init__(self, mode, scale):
+        self.mode = mode
+        self.scale = scale
+"""
+SETTINGS_TRAIN = """\
+import torch
+
+from model import build
+from settings import Settings
+
+
+def main(x):
+    {settings}
+    model = build(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum() * fast.scale
+    loss.backward()
+"""
+
+
+def test_a_store_never_read_afterwards_does_not_depend_on_what_it_found(tmp_path, monkeypatch, walked):
+    """``Settings.__init__`` stores its arguments and reads nothing back: what its walks found in
+    ``Settings.mode`` (nothing, or the other walk's constant, as the script's order says) changes
+    nothing they did, so swapping the two constructions replays both walks (each was walked again:
+    a first store was compared with what it found unless it found what it stores)."""
+    root = _project(tmp_path)
+    (root / "settings.py").write_text(SETTINGS)
+    forward = 'fast = Settings("fast", 1.0)\n    slow = Settings("slow", 0.5)'
+    backward = 'slow = Settings("slow", 0.5)\n    fast = Settings("fast", 1.0)'
+    memory = WalkMemory()
+    first, _ = _compare(root, [{"train.py": SETTINGS_TRAIN.format(settings=forward)}], monkeypatch, memory)
+    assert walked.count("Settings.__init__") >= 2
+    walked.clear()
+    seen, _ = _compare(root, [{"train.py": SETTINGS_TRAIN.format(settings=backward)}], monkeypatch, memory)
+    assert first[0] and seen == first
+    assert walked == ["main"], walked
+
+
+def test_a_store_a_callee_reads_afterwards_depends_on_what_it_found(tmp_path, monkeypatch, walked):
+    """The near miss: ``Settings.__init__`` stores ``self.mode`` and a method it calls reads it
+    back, so what its walk found there decides what the method read: swapping the constructions
+    walks it again."""
+    root = _project(tmp_path)
+    reading = SETTINGS + "        self.label = self.describe()\n\n    def describe(self):\n        return self.mode\n"
+    (root / "settings.py").write_text(reading)
+    forward = 'fast = Settings("fast", 1.0)\n    slow = Settings("slow", 0.5)'
+    backward = 'slow = Settings("slow", 0.5)\n    fast = Settings("fast", 1.0)'
+    memory = WalkMemory()
+    first, _ = _compare(root, [{"train.py": SETTINGS_TRAIN.format(settings=forward)}], monkeypatch, memory)
+    walked.clear()
+    seen, _ = _compare(root, [{"train.py": SETTINGS_TRAIN.format(settings=backward)}], monkeypatch, memory)
+    assert first[0] and seen == first
+    assert "Settings.__init__" in walked, walked
+
+
 CHILDREN_MODEL = """\
 import torch
 

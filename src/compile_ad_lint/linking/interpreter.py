@@ -79,14 +79,11 @@ from .values import (
     normalize,
     stable_text,
 )
-from .walks import Recording, WalkMemory, WalkSummary
+from .walks import STORED, WRITTEN, Recording, WalkMemory, WalkSummary, is_unread_store, read_after
 
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
 _BUILTINS = frozenset(dir(__import__("builtins")))
-#: A cell's first access by a summarized walk was a store (``Interpreter.note_write``): the
-#: prerequisite of the read is ``(_WRITTEN, rule, values)``.
-_WRITTEN = "written"
 #: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
 _HARVESTED = "harvested"
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
@@ -880,20 +877,24 @@ class Interpreter:
             self._reading[-1].setdefault(cell, self._cell_versions.get(cell, 0))
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
-            if cell not in reads:
+            first = reads.get(cell)
+            if first is None:
                 prerequisite = _harvest(cell[1], harvested_for) if harvested_for is not None else None
                 reads[cell] = (prerequisite, self.cell_contents(cell) if contents is None else contents)
+            elif is_unread_store(first[0]):
+                reads[cell] = read_after(first)
 
     def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
         """The walk being summarized is about to store into ``cell``: what it finds there decides
         what the cell holds afterwards, and so what the walk reads from it later. ``rule`` combines
         what the cell holds with the stored ``values`` (the store's own; None: the cell is compared
         as found), so that finding other contents that the store turns into the same ones (another
-        walk stored the same values first) leaves the walk's summary valid (``_same_after_store``)."""
+        walk stored the same values first) leaves the walk's summary valid (``_same_after_store``);
+        with a rule, what the cell held matters only if the cell is read afterwards (``STORED``)."""
         if self._recordings and not self._replaying:
             reads = self._recordings[-1].reads
             if cell not in reads:
-                reads[cell] = ((_WRITTEN, rule, values), self.cell_contents(cell))
+                reads[cell] = ((STORED if rule is not None else WRITTEN, rule, values), self.cell_contents(cell))
 
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
@@ -1330,6 +1331,8 @@ class Interpreter:
         versions = self._cell_versions
         verified = self._verified
         for cell, prerequisite, contents in summary.reads:
+            if is_unread_store(prerequisite):
+                continue
             seen = verified.get(cell)
             if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
                 continue
@@ -1683,14 +1686,14 @@ def _harvest_cell(klass: ClassVal, instance_cls: ClassVal) -> tuple:
 
 def _is_store(prerequisite: tuple | None) -> bool:
     """Whether a summarized read was the walk's first store into the cell (``note_write``)."""
-    return prerequisite is not None and prerequisite[0] == _WRITTEN
+    return prerequisite is not None and prerequisite[0] in (WRITTEN, STORED)
 
 
 def _same_after_store(prerequisite: tuple | None, now: object, found: object) -> bool:
-    """Whether the walk's first access to a cell was a store (``(_WRITTEN, rule, values)``) that
+    """Whether the walk's first access to a cell was a store (``(WRITTEN, rule, values)``) that
     makes what the cell holds ``now`` into what it made of what the walk ``found`` there:
     everything the walk read from the cell afterwards is then the same (later stores only add)."""
-    if prerequisite is None or prerequisite[0] != _WRITTEN:
+    if prerequisite is None or prerequisite[0] != WRITTEN:
         return False
     _, rule, values = prerequisite
     if rule is None or not values:

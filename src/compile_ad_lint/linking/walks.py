@@ -30,9 +30,31 @@ from pathlib import Path
 #: ``("global", path, name)``: ``Interpreter._cell_versions``; or ``("harvested", class, instance
 #: class)``, holding nothing: where the walk needed that harvest, which a check runs there), the
 #: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
-#: None) or, when its first access was a store, how it stored what (``("written", how, values)``),
-#: and what the cell held when the walk first read or stored into it.
+#: None) or, when its first access was a store, how it stored what (``(WRITTEN or STORED, how,
+#: values)``), and what the cell held when the walk first read or stored into it.
 CellRead = tuple[tuple, tuple | None, object]
+
+#: The walk's first access to a cell was a store, and it (or a callee) read the cell afterwards:
+#: what it found there decides what it read (``Interpreter.note_write``).
+WRITTEN = "written"
+#: The walk's first access to a cell was a store that joins what the cell holds with the stored
+#: values (``joined_store``, ``merged_store``), and nothing read the cell afterwards: what it found
+#: there changes nothing the walk did (the store is replayed as a join with what the heap holds
+#: then), so a check does not compare it. A read after the store makes it ``WRITTEN``.
+STORED = "stored"
+
+
+def is_unread_store(prerequisite: tuple | None) -> bool:
+    return prerequisite is not None and prerequisite[0] == STORED
+
+
+def read_after(read: tuple[tuple | None, object]) -> tuple[tuple | None, object]:
+    """A walk's first access to a cell (prerequisite, contents), once something read the cell."""
+    prerequisite, contents = read
+    if is_unread_store(prerequisite):
+        assert prerequisite is not None
+        return (WRITTEN, *prerequisite[1:]), contents
+    return read
 
 
 @dataclass(frozen=True)
@@ -87,8 +109,13 @@ class Recording:
         for key, part in parts:
             self.parts.setdefault(key, part)
         self.absent |= other.absent
+        mine = self.reads
         for cell, read in reads:
-            self.reads.setdefault(cell, read)
+            first = mine.get(cell)
+            if first is None:
+                mine[cell] = read
+            elif is_unread_store(first[0]) and not is_unread_store(read[0]):
+                mine[cell] = read_after(first)  # the callee read what this walk stored
         self.effects.update(dict.fromkeys(other.effects))
         if walked_here:
             self.walks += other.walks
