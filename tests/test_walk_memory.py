@@ -449,6 +449,82 @@ def test_an_edit_of_one_method_walks_that_method_and_its_callers_only(tmp_path, 
     assert "Trainer.__init__" not in walked and "build" not in walked, walked
 
 
+@pytest.mark.parametrize(
+    ("body", "callers_walked"),
+    [
+        ('print("{tag}")', False),  # what step() returns and leaves pending is the same
+        ('return "{tag}"', True),  # the near miss: it returns another constant
+    ],
+)
+def test_a_caller_depends_on_what_its_callee_returned_not_on_its_body(
+    tmp_path, monkeypatch, walked, body, callers_walked
+):
+    """An edit of ``Trainer.step``'s body walks ``step`` again; ``main``, which called it, is
+    replayed when ``step`` returned and left pending what it did before (``walks.Call``), and
+    walked again when it returns something else. Before, every caller of an edited function was
+    walked again (pytorch-image-models: its 600-line ``main`` for an edit of ``train_one_epoch``)."""
+    root = _project(tmp_path)
+    script = TRAINER_SCRIPT.replace("        return tag\n", "").replace('        tag = "{tag}"\n', f"        {body}\n")
+    memory = WalkMemory()
+    first, _ = _compare(root, [{"train.py": script.format(tag="a")}], monkeypatch, memory)
+    walked.clear()
+    seen, _ = _compare(root, [{"train.py": script.format(tag=tag)} for tag in "bc"], monkeypatch, memory)
+    assert any(path == "train.py" for _, path, *_ in first[0]) and seen == [first[0]] * 2
+    assert "Trainer.step" in walked
+    assert ("main" in walked) == callers_walked, walked
+
+
+REGISTRY = """\
+import torch
+
+
+class Spec:
+    def __init__(self, name, compiled):
+        self.name = name
+        self.compiled = compiled
+
+
+SPECS = {}
+
+
+def register(spec):
+    if spec.name in SPECS:
+        raise ValueError(spec.name)
+    SPECS[spec.name] = spec
+"""
+REGISTERING_TRAIN = """\
+import torch
+
+from registry import SPECS, Spec, register
+from model import build
+
+
+def main(x):
+    {registrations}
+    model = SPECS["a"].compiled
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()
+"""
+
+
+def test_a_callee_called_in_many_heap_states_is_replayed_in_each(tmp_path, monkeypatch):
+    """``register`` is called six times with the same abstract argument, and each call reads a
+    ``Spec.name`` one registration longer: six summaries of one walk key. Kept (up to
+    ``WalkMemory.PER_KEY``), a second rehearsal replays all of them (with four kept, every
+    rehearsal walked the calls whose summaries the others had pushed out)."""
+    root = _project(tmp_path)
+    (root / "registry.py").write_text(REGISTRY)
+    registrations = "\n    ".join(f'register(Spec("{name}", build(True)))' for name in "abcdef")
+    (root / "train.py").write_text(REGISTERING_TRAIN.format(registrations=registrations))
+    monkeypatch.chdir(root)
+    memory = WalkMemory()
+    analyzer = Analyzer(Config(root=root), jobs=1, walk_memory=memory)
+    assert analyzer.rehearse(["train.py"]) > 0
+    assert analyzer.rehearse(["train.py"]) == 0, "the second rehearsal walked again"
+    assert max(_summaries_of(memory, "register")) >= 6
+
+
 # -- module views kept across checks ----------------------------------------------------------------
 
 

@@ -78,6 +78,15 @@ class ModuleIndex:
             self.recording.parts.setdefault(("function", path, qualname), found)
         return found
 
+    def callee(self, path: Path, qualname: str) -> FunctionSummary | None:
+        """A function's summary, for a call of it: the walk being summarized depends on its
+        parameters only (and on its being there), since it depends on what the call gives through
+        the callee's own summary (``walks.Call``)."""
+        found = self._function_summary(path, qualname)
+        if self.recording is not None:
+            self.recording.parts.setdefault(("signature", path, qualname), found.params if found is not None else None)
+        return found
+
     def definition(self, path: Path, qualname: str) -> Definition | None:
         """What executing a function's ``def`` statement reads of it (``Definition``); the walk being
         summarized depends on that, not on the body: a class body defines every method, and
@@ -135,10 +144,13 @@ class ModuleIndex:
         return self._view(path)
 
     def part(self, kind: str, path: Path, name: str) -> object:
-        """What ``function``, ``definition``, ``class_``, ``block_body``, ``imports`` or
+        """What ``function``, ``callee`` (``signature``), ``definition``, ``class_``, ``block_body``, ``imports`` or
         ``star_imports`` answers now."""
         if kind == "function":
             return self.function(path, name)
+        if kind == "signature":
+            found = self.callee(path, name)
+            return found.params if found is not None else None
         if kind == "definition":
             return self.definition(path, name)
         if kind == "class":

@@ -79,7 +79,7 @@ from .values import (
     normalize,
     stable_text,
 )
-from .walks import STORED, WRITTEN, Recording, WalkMemory, WalkSummary, is_unread_store, read_after
+from .walks import EFFECT, READ, STORED, WRITTEN, Call, Recording, WalkMemory, WalkSummary, is_unread_store
 
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
@@ -164,8 +164,9 @@ class Interpreter:
         self._verified: dict[tuple, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
         self._derivations: dict[tuple, Recording] = {}
-        #: Asked before each function walk: the language server's project pass gives way to an
-        #: edit within a walk's time, not a whole root's.
+        #: Asked before each function walk and each replay of a walk's summary: the language
+        #: server's project pass and rehearsals give way to an edit within a walk's time, not a
+        #: whole root's.
         self.cancelled = cancelled
         self.events: list[Event] = []
         self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
@@ -179,8 +180,11 @@ class Interpreter:
         #: the compiled calls left pending, the heap cells it read with their versions then, and
         #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
         self._memo: dict[tuple, _MemoEntry] = {}
-        #: The summarized walks in progress, by memo key (``_absorb``).
+        #: The summarized walks in progress, by memo key (``_note_call``).
         self._walking: dict[tuple, Recording] = {}
+        #: The walks whose summaries are being checked, by memo key, with how many checks of each
+        #: are in progress: a ``Call`` back to one of them does not hold (``_run_call``).
+        self._checking: dict[tuple, int] = {}
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
         #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
         #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
@@ -497,9 +501,12 @@ class Interpreter:
 
     def record(self, event: Event, frame: Frame) -> None:
         """Record a CAL004/CAL005 event once (walks of the same code in several contexts repeat them)."""
-        if frame.record and event not in self._recorded:
-            self._recorded.add(event)
-            self.events.append(event)
+        if frame.record:
+            if event not in self._recorded:
+                self._recorded.add(event)
+                self.events.append(event)
+            # Logged also when another walk recorded it first: a caller replayed after that walk's
+            # ``Call`` no longer records it must still record it itself.
             self.log_effect(("record", event))
 
     def emit(self, event: Event) -> None:
@@ -876,13 +883,12 @@ class Interpreter:
         if self._reading:
             self._reading[-1].setdefault(cell, self._cell_versions.get(cell, 0))
         if self._recordings and not self._replaying:
-            reads = self._recordings[-1].reads
-            first = reads.get(cell)
-            if first is None:
+            recording = self._recordings[-1]
+            if cell not in recording.accessed:
                 prerequisite = _harvest(cell[1], harvested_for) if harvested_for is not None else None
-                reads[cell] = (prerequisite, self.cell_contents(cell) if contents is None else contents)
-            elif is_unread_store(first[0]):
-                reads[cell] = read_after(first)
+                recording.access(cell, prerequisite, self.cell_contents(cell) if contents is None else contents)
+            else:
+                recording.read_again(cell)
 
     def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
         """The walk being summarized is about to store into ``cell``: what it finds there decides
@@ -892,9 +898,11 @@ class Interpreter:
         walk stored the same values first) leaves the walk's summary valid (``_same_after_store``);
         with a rule, what the cell held matters only if the cell is read afterwards (``STORED``)."""
         if self._recordings and not self._replaying:
-            reads = self._recordings[-1].reads
-            if cell not in reads:
-                reads[cell] = ((STORED if rule is not None else WRITTEN, rule, values), self.cell_contents(cell))
+            recording = self._recordings[-1]
+            if cell not in recording.accessed:
+                recording.access(
+                    cell, (STORED if rule is not None else WRITTEN, rule, values), self.cell_contents(cell)
+                )
 
     def cell_contents(self, cell: tuple) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
@@ -906,6 +914,8 @@ class Interpreter:
             return tuple(self._attributes_by_class.get(cell[1], {}).items())
         if cell[0] == "modules":
             return self.reach.module_values_of(cell[1])
+        if cell[0] == "side_effects":
+            return cell[1] in self.reach._side_effects_done
         return self._globals.get(cell[1], {}).get(cell[2])
 
     def changed_cell(self, cell: object) -> None:
@@ -913,8 +923,8 @@ class Interpreter:
 
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
+        self.note_write(("attr", cls, name), joined_store, values)  # before the store, in a summary's log
         self.log_effect(("join_attribute", cls, name, values))
-        self.note_write(("attr", cls, name), joined_store, values)
         known = self._instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.
@@ -954,8 +964,7 @@ class Interpreter:
         method again under the harvest, and the walks that read the trainer's attributes (its
         ``__init__``) replay when the attributes hold what they held."""
         if self._recordings and not self._replaying:
-            needed = (_harvest(klass, instance_cls), None)
-            self._recordings[-1].reads.setdefault(_harvest_cell(klass, instance_cls), needed)
+            self._recordings[-1].access(_harvest_cell(klass, instance_cls), _harvest(klass, instance_cls), None)
         if (klass, instance_cls) in self._harvested:
             return
         self._harvested.add((klass, instance_cls))
@@ -1109,7 +1118,7 @@ class Interpreter:
         )  # none under no_grad, or frozen
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
-        summary = self.index.function(function.path, function.qualname)
+        summary = self.index.callee(function.path, function.qualname)
         fallback = frozenset([derived(iter_values(args))])
         if (
             summary is None
@@ -1131,10 +1140,11 @@ class Interpreter:
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
-        if cached is None or not self._still_valid(cached[2]):
+        fresh = cached is None or not self._still_valid(cached[2])
+        if cached is None or fresh:
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
-        elif self._recordings:
-            self._absorb(memo_key, cached)
+        if self._recordings:
+            self._note_call(memo_key, frame.stack, fallback, cached, fresh)
         reads = cached[2]
         if self._reading and reads:  # the caller's result depends on what this walk read
             outer = self._reading[-1]
@@ -1159,24 +1169,26 @@ class Interpreter:
         memory = self.walk_memory
         memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
         if memory is not None:
-            for candidate in memory.candidates(memory_key):
-                if self._still_holds(candidate):
-                    memory.hits += 1
-                    # What the memoized walk depends on: the cells it read at their versions now,
-                    # and those it stored into first at their versions after its stores.
-                    found = self._memo.get(memo_key)
-                    if found is not None:
-                        return found  # checking it ran a harvest that replayed this very walk
-                    versions: dict[object, int] = {
-                        cell: self._cell_versions.get(cell, 0) for cell, how, _ in candidate.reads if not _is_store(how)
-                    }
-                    self._replay(candidate)
-                    versions.update(
-                        (cell, self._cell_versions.get(cell, 0)) for cell, how, _ in candidate.reads if _is_store(how)
-                    )
-                    entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
-                    self._memo[memo_key] = entry
-                    return entry
+            candidates = memory.candidates(memory_key)
+            if candidates:
+                before = self._memo.get(memo_key)
+                self._checking[memo_key] = self._checking.get(memo_key, 0) + 1
+                try:
+                    for candidate in candidates:
+                        versions = self._replayed(candidate)
+                        if versions is None:
+                            continue
+                        memory.hits += 1
+                        found = self._memo.get(memo_key)
+                        if found is not None and found is not before and self._still_valid(found[2]):
+                            return found  # checking it ran a harvest that walked or replayed this very walk
+                        entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
+                        self._memo[memo_key] = entry
+                        return entry
+                finally:
+                    self._checking[memo_key] -= 1
+                    if not self._checking[memo_key]:
+                        del self._checking[memo_key]
             memory.misses += 1
         self._walks += 1
         self._memo[memo_key] = (fallback, (), {}, None, False)  # recursion through another path sees the fallback
@@ -1203,16 +1215,13 @@ class Interpreter:
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
             frozenset(recording.absent),
-            tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in recording.reads.items()),
-            tuple(recording.effects),
+            tuple(recording.log),
             returns,
             pending,
             recording.walks,
         )
         if recording.storable:
             memory.put(memory_key, made)
-        if self._recordings:
-            self._recordings[-1].absorb(recording)
         entry = self._memo[memo_key] = (returns, pending, reads, made, recording.storable)
         return entry
 
@@ -1221,7 +1230,7 @@ class Interpreter:
     def log_effect(self, effect: tuple) -> None:
         """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
         if self._recordings and not self._replaying:
-            self._recordings[-1].effects[effect] = None
+            self._recordings[-1].effect(effect)
 
     def _push_recording(self, recording: Recording) -> None:
         self._recordings.append(recording)
@@ -1257,14 +1266,7 @@ class Interpreter:
         finally:
             self._pop_recording()
         store[key] = value
-        if (
-            recording.files
-            or recording.parts
-            or recording.reads
-            or recording.effects
-            or recording.absent
-            or not recording.storable
-        ):
+        if recording.files or recording.parts or recording.log or recording.absent or not recording.storable:
             self._derivations[(id(store), key)] = recording
         else:
             return value
@@ -1274,21 +1276,45 @@ class Interpreter:
                 self._depends_on_walk(None)
         return value
 
-    def _absorb(self, memo_key: tuple, entry: _MemoEntry) -> None:
-        """A memoized walk used by the walk being summarized: it depends on what that walk read and
-        did; a walk whose outcome depended on its call stack makes it depend on the stack too.
+    def _note_call(
+        self, memo_key: tuple, stack: tuple[tuple[Path, str], ...], fallback: Values, entry: _MemoEntry, fresh: bool
+    ) -> None:
+        """The walk being summarized called a function: when that function's walk did not depend
+        on the stack, the caller depends on its outcome (a ``Call``, checked where it was made);
+        otherwise on what that walk read and did, and its stack dependence is the caller's too.
+        ``fresh``: the entry was walked or replayed for this call (not reused from the memo).
         The fallback of a walk of ``memo_key`` still in progress (reached again from a harvest's
         fresh frame: ``Attention.__init__`` reads ``self.n_heads``, whose harvest walks
         ``Attention.__init__``) is recursion like any other: the walks below that one depend on it
         being in progress, that one's own outcome does not."""
-        summary, storable = entry[3], entry[4]
-        if summary is not None:
-            self._recordings[-1].absorb(summary, walked_here=False)
         walking = self._walking.get(memo_key)
         if walking is not None:
             self._depends_on_walk(walking)
-        elif not storable:
+            return
+        summary, storable = entry[3], entry[4]
+        if summary is not None and storable:
+            self._recordings[-1].call(Call(memo_key, stack, fallback, entry[0], entry[1]))
+            return
+        if summary is not None:
+            self._recordings[-1].absorb(summary, walked_here=fresh)
+        if not storable and not fresh:
             self._depends_on_walk(None)
+
+    def _run_call(self, call: Call) -> _MemoEntry | None:
+        """What ``call`` gives now: the memoized walk, else a replay of a summary that holds, else a
+        walk, from a frame with the call's context and stack. None when it cannot be run the way it
+        was (its function is gone, the walk budget is spent, its check is in progress further up)."""
+        function, bound, ctx, record = call.key
+        found = self._memo.get(call.key)
+        if found is not None and self._still_valid(found[2]):
+            return found
+        if call.key in self._checking or self._walks >= MAX_FUNCTION_WALKS:
+            return None
+        summary = self.index.function(function.path, function.qualname)
+        if summary is None:
+            return None
+        caller = Frame(function.path, {}, ctx, record=record, stack=call.stack)
+        return self._walk_or_replay(call.key, function, summary, bound, caller, call.fallback)
 
     def _depends_on_stack(self, function: tuple[Path, str], stack: tuple[tuple[Path, str], ...]) -> None:
         """The walk in progress was cut short by recursion into ``function``, walked further up
@@ -1308,11 +1334,63 @@ class Interpreter:
                 return
             recording.storable = False
 
-    def _still_holds(self, summary: WalkSummary) -> bool:
-        """Whether ``summary`` is what walking now would do: the files it read are unchanged, so
-        are the definitions it read, and the cells it read hold what they held (made ready the way
-        the walk made them: a class's attributes are harvested first, a module's binding blocks
-        run first). What this analysis already found equal is not compared again."""
+    def _replayed(self, summary: WalkSummary) -> dict[object, int] | None:
+        """Replay ``summary`` if it is what walking now would do; the versions of the heap cells
+        its outcome depends on (``_MemoEntry``), or None. The files and definitions it read must be
+        unchanged; then its log runs in order: each cell it read must hold what it held (made
+        ready the way the walk made it: a class's attributes harvested, a module's binding blocks
+        run), each effect is applied again, each call it depends on is run (``_run_call``: its own
+        summary replayed, or its function walked) and must return and leave pending what it did.
+        What this analysis already found equal is not compared again. A log that stops holding
+        part way leaves the effects before that point applied: the walk that follows does them
+        again (they join what the heap holds, and events are kept once).
+
+        What the calls run reads and does stays theirs: the walk being summarized around this one
+        depends on its outcome (``_note_call``)."""
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled("a replay")  # an edit's replays can take its whole time, without a walk
+        if not self._definitions_hold(summary):
+            return None
+        versions: dict[object, int] = {}
+        stored = []
+        cell_versions = self._cell_versions
+        self._push_recording(Recording(None, -1))
+        try:
+            for entry in summary.log:
+                kind = entry[0]
+                if kind == READ:
+                    _, cell, prerequisite, contents = entry
+                    if _is_store(prerequisite):
+                        stored.append(cell)  # its version after the walk's stores
+                        if is_unread_store(prerequisite):
+                            continue
+                    if not self._cell_holds(cell, prerequisite, contents):
+                        return None
+                    if not _is_store(prerequisite):
+                        versions.setdefault(cell, cell_versions.get(cell, 0))
+                elif kind == EFFECT:
+                    self._replaying += 1
+                    try:
+                        self.replay_effect(entry[1])
+                    finally:
+                        self._replaying -= 1
+                else:
+                    call: Call = entry[1]
+                    found = self._run_call(call)
+                    if found is None or not found[4] or found[0] != call.returns or found[1] != call.pending:
+                        return None
+                    for cell, version in found[2].items():
+                        versions.setdefault(cell, version)
+        finally:
+            self._pop_recording()
+        for cell in stored:
+            versions[cell] = cell_versions.get(cell, 0)
+        self.index.absent |= summary.absent
+        self._walks += summary.walks
+        return versions
+
+    def _definitions_hold(self, summary: WalkSummary) -> bool:
+        """Whether the files and the definitions ``summary``'s walk read are what they were."""
         digests = self._file_digests
         for path, digest in summary.files:
             known = digests.get(path)
@@ -1328,38 +1406,25 @@ class Interpreter:
             if current is not part and current != part:
                 return False
             same_parts[key] = part
-        versions = self._cell_versions
-        verified = self._verified
-        for cell, prerequisite, contents in summary.reads:
-            if is_unread_store(prerequisite):
-                continue
-            seen = verified.get(cell)
-            if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
-                continue
-            if _is_store(prerequisite):
-                pass
-            elif prerequisite is not None:
-                self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
-            elif cell[0] == "global":
-                self.module_global(cell[1], cell[2])
-            now = self.cell_contents(cell)
-            if now == contents:
-                verified[cell] = (versions.get(cell, 0), contents)
-            elif not _same_after_store(prerequisite, now, contents):
-                return False
         return True
 
-    def _replay(self, summary: WalkSummary) -> None:
-        self._replaying += 1
-        try:
-            for effect in summary.effects:
-                self.replay_effect(effect)
-        finally:
-            self._replaying -= 1
-        self.index.absent |= summary.absent
-        self._walks += summary.walks
-        if self._recordings:
-            self._recordings[-1].absorb(summary)
+    def _cell_holds(self, cell: tuple, prerequisite: tuple | None, contents: object) -> bool:
+        """Whether ``cell`` holds what a summarized walk found there (``_replayed``)."""
+        versions = self._cell_versions
+        seen = self._verified.get(cell)
+        if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
+            return True
+        if _is_store(prerequisite):
+            pass
+        elif prerequisite is not None:
+            self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
+        elif cell[0] == "global":
+            self.module_global(cell[1], cell[2])
+        now = self.cell_contents(cell)
+        if now == contents:
+            self._verified[cell] = (versions.get(cell, 0), contents)
+            return True
+        return _same_after_store(prerequisite, now, contents)
 
     def replay_effect(self, effect: tuple) -> None:
         """Do again what a summarized walk did (``log_effect``): its stores are made again with

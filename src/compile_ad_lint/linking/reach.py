@@ -403,9 +403,14 @@ class Reach:
             self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
 
     def store_global(self, path: Path, name: str, added: Values) -> None:
-        """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function)."""
+        """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function).
+        Logged after what the store read (the binding blocks, the global): a summary's log is
+        checked and replayed in order, and those reads are compared with the heap before it."""
+        self._add_to_global(path, name, added)
+        self.interp.log_effect(("store_global", path, name, added))
+
+    def _add_to_global(self, path: Path, name: str, added: Values) -> None:
         interp = self.interp
-        interp.log_effect(("store_global", path, name, added))
         interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
         env = interp._globals.setdefault(path, {})
         current = env.get(name)
@@ -442,8 +447,8 @@ class Reach:
     def merge_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
+        interp.note_write(("attr", cls, name), merged_store, values)  # before the store, in a summary's log
         interp.log_effect(("merge_attribute", cls, name, values))
-        interp.note_write(("attr", cls, name), merged_store, values)
         known = interp._instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:
@@ -456,7 +461,6 @@ class Reach:
         if not sources:
             return  # only a compiled or wrapped module replaces the attribute it was made from
         interp = self.interp
-        interp.log_effect(("replace_everywhere", base, values))
         for klass in interp.mro(base.cls):
             if not isinstance(klass, ClassVal):
                 continue
@@ -469,6 +473,7 @@ class Reach:
                 updated = normalize(held | (values if held & sources else {Collection(normalize(values))}))
                 if updated != held:
                     interp.store_attribute(klass, name, updated)
+        interp.log_effect(("replace_everywhere", base, values))  # after its reads, as in ``store_global``
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
@@ -579,6 +584,8 @@ class Reach:
             if package not in self._side_effects_done:
                 self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
+            # A walk summary depends on their having run here (by this walk, or before it).
+            interp.read_cell(("side_effects", package))
             if self.empty_registry(values):
                 return frozenset([replace(PARAMETER, dual=False)])
         result: set = set()

@@ -10,13 +10,20 @@ values of instance attributes, class attributes and module globals, ``Interprete
 attribute and global stores, events, caller requests, tuple sizes, import side effects run), so a
 later analysis given the same inputs replays the effects instead of walking again.
 
-A summary is used only when every file it read has the same digest and every heap cell it read
-holds what it held then, asked through the same lazy accessors (a class's attributes are harvested
-first, a module's binding blocks run first: what the walk would have done). Walks whose outcome
-depends on the call stack above them are not kept: one cut short by recursion into a function
-walked further up, or one that used such a walk's result. The language server uses this for the
-analyses it publishes at once after an edit; its project pass, whose findings are the CLI's, walks
-afresh.
+A summary is used only when every file and definition it read is unchanged, and it is checked
+and replayed in the order the walk ran (``Interpreter._replayed``): each heap cell it read must
+hold what it held then, asked through the same lazy accessors (a class's attributes are harvested
+first, a module's binding blocks run first: what the walk would have done), after the effects that
+preceded the read in the walk are applied again. A callee whose outcome did not depend on the call
+stack is not part of its caller's summary: the caller depends on what that call returned and left
+pending (``Call``), and the check runs the callee there (replayed, or walked again when its own
+summary no longer holds) and compares. An edit of one function then walks that function; its
+callers are replayed when it returns what it returned (they were walked again, with everything
+they call checked one by one: pytorch-image-models' 600-line ``main`` for an edit of
+``train_one_epoch``). Walks whose outcome depends on the call stack above them are not kept: one
+cut short by recursion into a function walked further up, or one that used such a walk's result.
+The language server uses this for the analyses it publishes at once after an edit; its project
+pass, whose findings are the CLI's, walks afresh.
 """
 
 from __future__ import annotations
@@ -26,13 +33,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: A heap cell (``("attr", class, name)``, ``("class", class)``, ``("modules", class)``,
-#: ``("global", path, name)``: ``Interpreter._cell_versions``; or ``("harvested", class, instance
-#: class)``, holding nothing: where the walk needed that harvest, which a check runs there), the
-#: lazy computation the walk ran before reading it (``("harvest", class, instance class)`` or
-#: None) or, when its first access was a store, how it stored what (``(WRITTEN or STORED, how,
-#: values)``), and what the cell held when the walk first read or stored into it.
-CellRead = tuple[tuple, tuple | None, object]
+#: The kinds of a summary's log entries, in the order the walk did them:
+#: ``(READ, cell, prerequisite, contents)``: its first access to a heap cell (``("attr", class,
+#: name)``, ``("class", class)``, ``("modules", class)``, ``("global", path, name)``,
+#: ``("side_effects", package)``: ``Interpreter._cell_versions``; or ``("harvested", class,
+#: instance class)``, holding nothing: where the walk needed that harvest, which a check runs
+#: there), with the lazy computation the walk ran before reading it (``("harvest", class, instance
+#: class)`` or None) or, when that access was a store, how it stored what (``(WRITTEN or STORED,
+#: how, values)``), and what the cell held then;
+#: ``(EFFECT, effect)``: something it did to the interpreter (``Interpreter.replay_effect``);
+#: ``(CALL, call)``: a call whose outcome it depends on (``Call``).
+READ = "read"
+EFFECT = "effect"
+CALL = "call"
 
 #: The walk's first access to a cell was a store, and it (or a callee) read the cell afterwards:
 #: what it found there decides what it read (``Interpreter.note_write``).
@@ -48,13 +61,27 @@ def is_unread_store(prerequisite: tuple | None) -> bool:
     return prerequisite is not None and prerequisite[0] == STORED
 
 
-def read_after(read: tuple[tuple | None, object]) -> tuple[tuple | None, object]:
-    """A walk's first access to a cell (prerequisite, contents), once something read the cell."""
-    prerequisite, contents = read
+def read_after(entry: tuple) -> tuple:
+    """A walk's first access to a cell (a ``READ`` log entry), once something read the cell."""
+    kind, cell, prerequisite, contents = entry
     if is_unread_store(prerequisite):
-        assert prerequisite is not None
-        return (WRITTEN, *prerequisite[1:]), contents
-    return read
+        return kind, cell, (WRITTEN, *prerequisite[1:]), contents
+    return entry
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call made by a summarized walk to a function whose walk did not depend on the stack above
+    it: the caller depends on what it returned and left pending, not on what it read. A check runs
+    the callee again with the same memo key and stack (``Interpreter._run_call``)."""
+
+    #: ``Interpreter._memo``'s key: the function, its bound arguments, the context, the record flag.
+    key: tuple
+    stack: tuple[tuple[Path, str], ...]
+    #: What the call gives while its walk is in progress (recursion through another path).
+    fallback: frozenset
+    returns: frozenset
+    pending: tuple
 
 
 @dataclass(frozen=True)
@@ -66,18 +93,18 @@ class WalkSummary:
     parts: tuple[tuple[tuple[str, Path, str], object], ...]
     #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
     absent: frozenset[tuple[str, str]]
-    reads: tuple[CellRead, ...]
-    #: ``Interpreter`` effects, in order (``Interpreter.replay_effect`` applies one).
-    effects: tuple[tuple, ...]
+    #: What it read, did and called, in order (``READ``, ``EFFECT``, ``CALL`` entries).
+    log: tuple[tuple, ...]
     returns: frozenset
     pending: tuple
-    #: Function walks it took, its own included (they count against ``MAX_FUNCTION_WALKS``).
+    #: Function walks it took, its own and those of the callees it absorbed (not ``Call``'s:
+    #: they count when the check runs them), against ``MAX_FUNCTION_WALKS``.
     walks: int
 
 
 @dataclass
 class Recording:
-    """What a walk in progress has read and done, its callees' included."""
+    """What a walk in progress has read, done and called."""
 
     #: None for what is not one function's walk: a lazy value, a harvest's method walks together.
     function: tuple[Path, str] | None
@@ -87,36 +114,65 @@ class Recording:
     #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
     parts: dict[tuple[str, Path, str], object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
-    reads: dict[tuple, tuple[tuple | None, object]] = field(default_factory=dict)
-    effects: dict[tuple, None] = field(default_factory=dict)  # an ordered set
+    log: list[tuple] = field(default_factory=list)
+    #: Where in ``log`` each cell's first access is.
+    accessed: dict[tuple, int] = field(default_factory=dict)
+    #: The effects in ``log`` (each is logged once).
+    effects: set[tuple] = field(default_factory=set)
     walks: int = 0
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
 
+    def access(self, cell: tuple, prerequisite: tuple | None, contents: object) -> None:
+        """The walk's first access to ``cell`` (nothing when it accessed the cell before)."""
+        if cell not in self.accessed:
+            self.accessed[cell] = len(self.log)
+            self.log.append((READ, cell, prerequisite, contents))
+
+    def read_again(self, cell: tuple) -> None:
+        """A read of ``cell``, which the walk accessed before: a store then was not the last word."""
+        at = self.accessed[cell]
+        entry = self.log[at]
+        if is_unread_store(entry[2]):
+            self.log[at] = read_after(entry)
+
+    def effect(self, effect: tuple) -> None:
+        if effect not in self.effects:
+            self.effects.add(effect)
+            self.log.append((EFFECT, effect))
+
+    def call(self, call: Call) -> None:
+        self.log.append((CALL, call))
+
     def absorb(self, other: WalkSummary | Recording, *, walked_here: bool = True) -> None:
-        """Take in what a callee's walk (or a replayed summary of one) read and did; its walks
-        count against this walk's unless they were ``walked_here`` earlier (a lazy value computed
-        once, used again)."""
+        """Take in what a callee's walk (one that depended on the stack: the caller's outcome then
+        does too), a replayed summary of one or a lazy value read and did; its walks count against
+        this walk's unless they were ``walked_here`` earlier (a lazy value computed once, used
+        again)."""
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
             parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
-            reads: Iterable[tuple[tuple, tuple[tuple | None, object]]] = other.reads.items()
         else:
             files = (path for path, _ in other.files)
             parts = other.parts
-            reads = ((cell, (prerequisite, contents)) for cell, prerequisite, contents in other.reads)
         self.files.update(files)
         for key, part in parts:
             self.parts.setdefault(key, part)
         self.absent |= other.absent
-        mine = self.reads
-        for cell, read in reads:
-            first = mine.get(cell)
-            if first is None:
-                mine[cell] = read
-            elif is_unread_store(first[0]) and not is_unread_store(read[0]):
-                mine[cell] = read_after(first)  # the callee read what this walk stored
-        self.effects.update(dict.fromkeys(other.effects))
+        accessed = self.accessed
+        for entry in other.log:
+            kind = entry[0]
+            if kind == READ:
+                at = accessed.get(entry[1])
+                if at is None:
+                    accessed[entry[1]] = len(self.log)
+                    self.log.append(entry)
+                elif not is_unread_store(entry[2]):
+                    self.read_again(entry[1])  # the callee read what this walk stored
+            elif kind == EFFECT:
+                self.effect(entry[1])
+            else:
+                self.log.append(entry)
         if walked_here:
             self.walks += other.walks
 
@@ -125,7 +181,7 @@ class WalkMemory:
     """Summaries by walk key, the most recently used kept (``capacity``); a few per key, since a
     walk is summarized again when the heap cells it read grew."""
 
-    PER_KEY = 4
+    PER_KEY = 16
 
     def __init__(self, capacity: int = 200_000) -> None:
         self.capacity = capacity
