@@ -10,7 +10,7 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -79,7 +79,7 @@ from .values import (
     normalize,
     stable_text,
 )
-from .walks import EFFECT, READ, STORED, WRITTEN, Call, Recording, WalkMemory, WalkSummary, is_unread_store
+from .walks import EFFECT, READ, STORED, WRITTEN, Call, Closure, Recording, WalkMemory, WalkSummary, is_unread_store
 
 #: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
 MAX_FUNCTION_WALKS = 200_000
@@ -112,10 +112,15 @@ class PendingCall:
         return replace(self, chain=(hop, *self.chain))
 
 
+#: The heap cells a memoized walk depends on, with their versions then: a walk's own (its
+#: callees' merged in), or, for a replayed summary, its own with those of the calls it ran, shared
+#: rather than merged (merging them at every level of a replayed call tree took a quarter of an
+#: edit of pytorch-image-models' ``train.py``).
+_Versions = dict[object, int] | tuple[dict[object, int], tuple[Any, ...]]
 #: A memoized walk: what it returned, the compiled calls left pending, the heap cells it read with
 #: their versions then, its summary (with a walk memory) and whether that summary may be kept
 #: across analyses (its outcome does not depend on the call stack above it).
-_MemoEntry = tuple[Values, tuple[PendingCall, ...], dict[object, int], WalkSummary | None, bool]
+_MemoEntry = tuple[Values, tuple[PendingCall, ...], _Versions, WalkSummary | None, bool]
 
 
 @dataclass
@@ -944,9 +949,10 @@ class Interpreter:
         self.changed_cell(("class", cls))
         self.changed_cell(("modules", cls))
 
-    def _still_valid(self, reads: dict[object, int]) -> bool:
+    def _still_valid(self, reads: _Versions) -> bool:
         versions = self._cell_versions
-        return all(versions.get(cell, 0) == version for cell, version in reads.items())
+        items = reads.items() if isinstance(reads, dict) else _each_version(reads)
+        return all(versions.get(cell, 0) == version for cell, version in items)
 
     def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None:
         """Module ``path``'s global ``name`` now holds ``updated`` (it held ``current``)."""
@@ -1145,10 +1151,10 @@ class Interpreter:
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
-        reads = cached[2]
-        if self._reading and reads:  # the caller's result depends on what this walk read
+        if self._reading and cached[2]:  # the caller's result depends on what this walk read
             outer = self._reading[-1]
-            for cell, version in reads.items():
+            reads = cached[2]
+            for cell, version in reads.items() if isinstance(reads, dict) else _each_version(reads):
                 outer.setdefault(cell, version)
         returns, pending = cached[0], cached[1]
         if frame.record and hop is not None:
@@ -1175,9 +1181,19 @@ class Interpreter:
                 self._checking[memo_key] = self._checking.get(memo_key, 0) + 1
                 try:
                     for candidate in candidates:
-                        versions = self._replayed(candidate)
+                        versions: _Versions | None = None
+                        if candidate not in memory.by_log_only:
+                            versions = self._replayed_whole(candidate.closure)
                         if versions is None:
-                            continue
+                            replayed = self._replayed(candidate)
+                            if replayed is None:
+                                continue
+                            versions, callees = replayed
+                            if callees:  # some calls replayed or walked summaries made since
+                                refreshed = candidate.with_callees(callees)
+                                memory.replace(memory_key, candidate, refreshed)
+                                candidate = refreshed
+                            memory.by_log_only.add(candidate)
                         memory.hits += 1
                         found = self._memo.get(memo_key)
                         if found is not None and found is not before and self._still_valid(found[2]):
@@ -1293,7 +1309,7 @@ class Interpreter:
             return
         summary, storable = entry[3], entry[4]
         if summary is not None and storable:
-            self._recordings[-1].call(Call(memo_key, stack, fallback, entry[0], entry[1]))
+            self._recordings[-1].call(Call(memo_key, stack, fallback, entry[0], entry[1], summary))
             return
         if summary is not None:
             self._recordings[-1].absorb(summary, walked_here=fresh)
@@ -1334,7 +1350,42 @@ class Interpreter:
                 return
             recording.storable = False
 
-    def _replayed(self, summary: WalkSummary) -> dict[object, int] | None:
+    def _replayed_whole(self, closure: Closure) -> dict[object, int] | None:
+        """Replay a walk and everything below it at once when their closure holds: the files and
+        definitions they read are unchanged and every cell they read first holds what it held
+        (made ready the way the walk made it), then their effects, in order; the versions of the
+        heap cells the outcome depends on, or None (nothing applied). What this analysis already
+        found equal is not compared again."""
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled("a replay")
+        if not self._definitions_hold(closure):
+            return None
+        cell_versions = self._cell_versions
+        harvested = self._harvested
+        for cell, prerequisite, contents in closure.reads:
+            if is_unread_store(prerequisite):
+                continue
+            if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
+                # A harvest runs where the walk ran it, after what came before it (the log's way):
+                # run here, before any of the effects, its method walks see another heap.
+                return None
+            if not self._cell_holds(cell, prerequisite, contents):
+                return None
+        versions: dict[object, int] = {
+            cell: cell_versions.get(cell, 0) for cell, how, _ in closure.reads if not _is_store(how)
+        }
+        self._replaying += 1
+        try:
+            for effect in closure.effects:
+                self.replay_effect(effect)
+        finally:
+            self._replaying -= 1
+        versions.update((cell, cell_versions.get(cell, 0)) for cell, how, _ in closure.reads if _is_store(how))
+        self.index.absent |= closure.absent
+        self._walks += closure.walks
+        return versions
+
+    def _replayed(self, summary: WalkSummary) -> tuple[_Versions, dict[int, WalkSummary]] | None:
         """Replay ``summary`` if it is what walking now would do; the versions of the heap cells
         its outcome depends on (``_MemoEntry``), or None. The files and definitions it read must be
         unchanged; then its log runs in order: each cell it read must hold what it held (made
@@ -1343,7 +1394,8 @@ class Interpreter:
         summary replayed, or its function walked) and must return and leave pending what it did.
         What this analysis already found equal is not compared again. A log that stops holding
         part way leaves the effects before that point applied: the walk that follows does them
-        again (they join what the heap holds, and events are kept once).
+        again (they join what the heap holds, and events are kept once). Also the summaries the
+        calls gave that are not those they gave then, by log position (``WalkSummary.with_callees``).
 
         What the calls run reads and does stays theirs: the walk being summarized around this one
         depends on its outcome (``_note_call``)."""
@@ -1352,11 +1404,13 @@ class Interpreter:
         if not self._definitions_hold(summary):
             return None
         versions: dict[object, int] = {}
+        below: dict[int, _Versions] = {}  # the calls', by identity
         stored = []
+        callees: dict[int, WalkSummary] = {}
         cell_versions = self._cell_versions
         self._push_recording(Recording(None, -1))
         try:
-            for entry in summary.log:
+            for at, entry in enumerate(summary.log):
                 kind = entry[0]
                 if kind == READ:
                     _, cell, prerequisite, contents = entry
@@ -1379,18 +1433,20 @@ class Interpreter:
                     found = self._run_call(call)
                     if found is None or not found[4] or found[0] != call.returns or found[1] != call.pending:
                         return None
-                    for cell, version in found[2].items():
-                        versions.setdefault(cell, version)
+                    if found[2]:
+                        below[id(found[2])] = found[2]
+                    if found[3] is not call.summary and found[3] is not None:
+                        callees[at] = found[3]
         finally:
             self._pop_recording()
         for cell in stored:
             versions[cell] = cell_versions.get(cell, 0)
         self.index.absent |= summary.absent
         self._walks += summary.walks
-        return versions
+        return (versions, tuple(below.values())) if below else versions, callees
 
-    def _definitions_hold(self, summary: WalkSummary) -> bool:
-        """Whether the files and the definitions ``summary``'s walk read are what they were."""
+    def _definitions_hold(self, summary: WalkSummary | Closure) -> bool:
+        """Whether the files and the definitions a walk read are what they were."""
         digests = self._file_digests
         for path, digest in summary.files:
             known = digests.get(path)
@@ -1737,6 +1793,23 @@ class Interpreter:
         if origins:
             ordered = _in_order(origins)
             self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
+
+
+def _each_version(reads: _Versions) -> Iterator[tuple[object, int]]:
+    """Every (cell, version) ``reads`` holds, each shared part once."""
+    if isinstance(reads, dict):
+        yield from reads.items()
+        return
+    seen: set[int] = set()
+    pending: list[_Versions] = [reads]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            yield from node.items()
+        elif id(node) not in seen:
+            seen.add(id(node))
+            pending.append(node[0])
+            pending.extend(node[1])
 
 
 def _harvest(klass: ClassVal, instance_cls: ClassVal) -> tuple:
