@@ -84,7 +84,7 @@ class ModuleIndex:
         the callee's own summary (``walks.Call``)."""
         found = self._function_summary(path, qualname)
         if self.recording is not None:
-            self.recording.parts.setdefault(("signature", path, qualname), found.params if found is not None else None)
+            self.recording.parts.setdefault(("signature", path, qualname), _signature(found))
         return found
 
     def definition(self, path: Path, qualname: str) -> Definition | None:
@@ -149,8 +149,7 @@ class ModuleIndex:
         if kind == "function":
             return self.function(path, name)
         if kind == "signature":
-            found = self.callee(path, name)
-            return found.params if found is not None else None
+            return _signature(self.callee(path, name))
         if kind == "definition":
             return self.definition(path, name)
         if kind == "class":
@@ -236,3 +235,8 @@ class ModuleIndex:
             if found is not None:
                 return found, parts[cut:]
         return None
+
+
+def _signature(function: FunctionSummary | None) -> tuple[str, ...] | None:
+    """What a call depends on of the function it calls (``ModuleIndex.callee``)."""
+    return function.params if function is not None else None

@@ -951,8 +951,7 @@ class Interpreter:
 
     def _still_valid(self, reads: _Versions) -> bool:
         versions = self._cell_versions
-        items = reads.items() if isinstance(reads, dict) else _each_version(reads)
-        return all(versions.get(cell, 0) == version for cell, version in items)
+        return all(versions.get(cell, 0) == version for cell, version in _each_version(reads))
 
     def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None:
         """Module ``path``'s global ``name`` now holds ``updated`` (it held ``current``)."""
@@ -1153,8 +1152,7 @@ class Interpreter:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
         if self._reading and cached[2]:  # the caller's result depends on what this walk read
             outer = self._reading[-1]
-            reads = cached[2]
-            for cell, version in reads.items() if isinstance(reads, dict) else _each_version(reads):
+            for cell, version in _each_version(cached[2]):
                 outer.setdefault(cell, version)
         returns, pending = cached[0], cached[1]
         if frame.record and hop is not None:
@@ -1181,6 +1179,8 @@ class Interpreter:
                 self._checking[memo_key] = self._checking.get(memo_key, 0) + 1
                 try:
                     for candidate in candidates:
+                        if self.cancelled is not None and self.cancelled():
+                            raise AnalysisCancelled("a replay")  # an edit's replays can take its whole time
                         versions: _Versions | None = None
                         if candidate not in memory.by_log_only:
                             versions = self._replayed_whole(candidate.closure)
@@ -1356,8 +1356,6 @@ class Interpreter:
         (made ready the way the walk made it), then their effects, in order; the versions of the
         heap cells the outcome depends on, or None (nothing applied). What this analysis already
         found equal is not compared again."""
-        if self.cancelled is not None and self.cancelled():
-            raise AnalysisCancelled("a replay")
         if not self._definitions_hold(closure):
             return None
         cell_versions = self._cell_versions
@@ -1399,8 +1397,6 @@ class Interpreter:
 
         What the calls run reads and does stays theirs: the walk being summarized around this one
         depends on its outcome (``_note_call``)."""
-        if self.cancelled is not None and self.cancelled():
-            raise AnalysisCancelled("a replay")  # an edit's replays can take its whole time, without a walk
         if not self._definitions_hold(summary):
             return None
         versions: dict[object, int] = {}
@@ -1795,11 +1791,12 @@ class Interpreter:
             self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
 
 
-def _each_version(reads: _Versions) -> Iterator[tuple[object, int]]:
-    """Every (cell, version) ``reads`` holds, each shared part once."""
-    if isinstance(reads, dict):
-        yield from reads.items()
-        return
+def _each_version(reads: _Versions) -> Iterable[tuple[object, int]]:
+    """Every (cell, version) ``reads`` holds, each shared part once (a walk's own: its items)."""
+    return reads.items() if isinstance(reads, dict) else _each_shared_version(reads)
+
+
+def _each_shared_version(reads: _Versions) -> Iterator[tuple[object, int]]:
     seen: set[int] = set()
     pending: list[_Versions] = [reads]
     while pending:

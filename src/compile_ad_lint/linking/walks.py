@@ -67,12 +67,12 @@ def is_unread_store(prerequisite: tuple | None) -> bool:
     return prerequisite is not None and prerequisite[0] == STORED
 
 
-def read_after(entry: tuple) -> tuple:
-    """A walk's first access to a cell (a ``READ`` log entry), once something read the cell."""
-    kind, cell, prerequisite, contents = entry
+def read_after(prerequisite: tuple | None) -> tuple | None:
+    """The prerequisite of a walk's first access to a cell, once something read the cell."""
     if is_unread_store(prerequisite):
-        return kind, cell, (WRITTEN, *prerequisite[1:]), contents
-    return entry
+        assert prerequisite is not None
+        return (WRITTEN, *prerequisite[1:])
+    return prerequisite
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,8 @@ def closure_of(
         first = reads.get(cell)
         if first is None:
             reads[cell] = (prerequisite, contents)
-        elif is_unread_store(first[0]) and not is_unread_store(prerequisite):
-            reads[cell] = read_after((READ, cell, *first))[2:]
+        elif not is_unread_store(prerequisite):
+            reads[cell] = (read_after(first[0]), first[1])
 
     for entry in log:
         kind = entry[0]
@@ -218,9 +218,9 @@ class Recording:
     def read_again(self, cell: tuple) -> None:
         """A read of ``cell``, which the walk accessed before: a store then was not the last word."""
         at = self.accessed[cell]
-        entry = self.log[at]
-        if is_unread_store(entry[2]):
-            self.log[at] = read_after(entry)
+        kind, _, prerequisite, contents = self.log[at]
+        if is_unread_store(prerequisite):
+            self.log[at] = (kind, cell, read_after(prerequisite), contents)
 
     def effect(self, effect: tuple) -> None:
         if effect not in self.effects:
