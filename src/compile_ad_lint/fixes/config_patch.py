@@ -24,6 +24,8 @@ from .imports import (
     CONFIG_MODULE,
     config_imports,
     config_module,
+    module_imports,
+    only_these_imports,
     torch_name,
 )
 from .plans import SetConfigAtModuleLevel, WrapInConfigPatch, config_source
@@ -145,16 +147,15 @@ def module_level_ops(plan: SetConfigAtModuleLevel, sources: Sources) -> list[Op]
         raise PlanError(f"{plan.path} cannot be edited")
     module = parsed.module
     at = leading_import_count(module)
-    scope = parsed.scopes.get(module.body[0]) if module.body else None
     leading = {small for statement in module.body[:at] for small in getattr(statement, "body", ())}
     spelling, imports = None, []
     for name, statements in sorted(config_imports(parsed).items()):
         root = name.split(".")[0]
-        if name != CONFIG_MODULE and all(s in leading for s in statements) and _only_imports(scope, root, statements):
+        if name != CONFIG_MODULE and all(s in leading for s in statements) and _only_imports(parsed, root, statements):
             spelling = name
             break
     if spelling is None:
-        if not _only_imports(scope, "torch", None):
+        if not _only_imports(parsed, "torch", None):
             raise PlanError("`torch` is not the torch package at module level")
         spelling = CONFIG_MODULE
         if not any(
@@ -164,24 +165,40 @@ def module_level_ops(plan: SetConfigAtModuleLevel, sources: Sources) -> list[Op]
         ):
             imports.append(AfterImports(plan.path, CONFIG_IMPORT))
     elif not isinstance(plan.value, str):
-        if not _only_imports(scope, "torch", None):
+        if not _only_imports(parsed, "torch", None):
             raise PlanError("`torch` is not the torch package at module level")
-        if scope is None or not scope["torch"]:  # type: ignore[index]
+        if not _bound_at_module_level(parsed, "torch"):
             imports.append(AfterImports(plan.path, "import torch"))
     statement = f"{spelling}.backward_pass_autocast = {config_source(plan.value)}"
     return [*imports, AfterImports(plan.path, statement, separate=True)]
 
 
-def _only_imports(scope: object, name: str, statements: object) -> bool:
+def _module_scope(parsed: ParsedModule) -> object:
+    return parsed.scopes.get(parsed.module.body[0]) if parsed.module.body else None
+
+
+def _only_imports(parsed: ParsedModule, name: str, statements: list[cst.CSTNode] | None) -> bool:
     """Whether module-level ``name`` is bound by nothing but imports (``statements``, or any
     ``import ...`` when None)."""
+    found = module_imports(parsed, name)
+    if found is not None and parsed.module.body:
+        return only_these_imports(parsed, found, statements)
+    scope = _module_scope(parsed)
     if not isinstance(scope, GlobalScope):
         return scope is None
     for assignment in scope[name]:
         if not isinstance(assignment, ImportAssignment):
             return False
-        if statements is not None and assignment.node not in statements:  # type: ignore[operator]
+        if statements is not None and assignment.node not in statements:
             return False
         if statements is None and not isinstance(assignment.node, cst.Import):
             return False
     return True
+
+
+def _bound_at_module_level(parsed: ParsedModule, name: str) -> bool:
+    found = module_imports(parsed, name)
+    if found is not None and parsed.module.body:
+        return bool(found)
+    scope = _module_scope(parsed)
+    return scope is not None and bool(scope[name])  # type: ignore[index]

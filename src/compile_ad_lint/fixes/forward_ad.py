@@ -90,17 +90,17 @@ def _bound_name(parsed: ParsedModule, site) -> str | None:  # type: ignore[no-un
     """The name the compile statement at ``site`` binds: ``f`` in ``f = torch.compile(g)`` (also
     ``self.model = ...``), ``f`` of ``@torch.compile`` / ``@torch.compile(...)`` on ``def f``."""
     for node in parsed.nodes_at(site, cst.Call):
-        parent = parsed.parents.get(node)
+        parent = parsed.parent(node)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             return dotted(parent.targets[0].target)
         if isinstance(parent, cst.AnnAssign) and parent.value is node:
             return dotted(parent.target)
         if isinstance(parent, cst.Decorator):
-            definition = parsed.parents.get(parent)
+            definition = parsed.parent(parent)
             if isinstance(definition, cst.FunctionDef):
                 return definition.name.value
     for node in parsed.nodes_at(site, cst.Name):
-        definition = parsed.parents.get(node)
+        definition = parsed.parent(node)
         if isinstance(definition, cst.FunctionDef) and definition.name is node:
             return definition.name.value
     return None
@@ -173,7 +173,7 @@ def backend_ops(plan: CompileWithBackend, sources: Sources) -> list[Op]:
 def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
     """``@torch.compile`` (any alias of it) on the function named at the site becomes
     ``@torch.compile(backend="eager")``."""
-    definitions = [parsed.parents.get(n) for n in parsed.nodes_at(plan.site, cst.Name)]
+    definitions = [parsed.parent(n) for n in parsed.nodes_at(plan.site, cst.Name)]
     definition = next((d for d in definitions if isinstance(d, cst.FunctionDef)), None)
     if definition is None:
         raise PlanError("the compiled function is not where the analysis saw it")

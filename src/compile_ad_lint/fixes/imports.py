@@ -54,11 +54,41 @@ def config_imports(parsed: ParsedModule) -> dict[str, list[cst.CSTNode]]:
     return found
 
 
+def module_imports(parsed: ParsedModule, name: str) -> tuple[tuple[str, int, int], ...] | None:
+    """The module-level import statements that bind ``name``, as (``import`` or ``from``, line,
+    column), when nothing else binds it anywhere in the file (``ParsedModule.bindings``): then
+    ``name`` means these imports in every scope. None when something else may bind it: LibCST's
+    scope analysis decides (several times the cost of parsing the file)."""
+    bindings = parsed.bindings
+    if bindings is None:
+        return None
+    found = bindings.get(name, ())
+    return None if any(kind == "other" for kind, _, _ in found) else found
+
+
+def only_these_imports(
+    parsed: ParsedModule, found: Sequence[tuple[str, int, int]], allowed: Sequence[cst.CSTNode] | None
+) -> bool:
+    """Whether each of the imports ``found`` (``module_imports``) is one of the ``allowed``
+    statements, or an ``import`` statement when ``allowed`` is None."""
+    if allowed is None:
+        return all(kind == "import" for kind, _, _ in found)
+    starts = {(parsed.positions[node].start.line, parsed.positions[node].start.column) for node in allowed}
+    return all((line, column) in starts for _, line, column in found)
+
+
 def _binds(
     parsed: ParsedModule, uses: Sequence[cst.CSTNode], name: str, allowed: Sequence[cst.CSTNode] | None
 ) -> bool | None:
     """Whether ``name`` at every node of ``uses`` is bound only by imports (``allowed`` ones, or any
     ``import torch...`` when None). None: unbound everywhere (an import may add it)."""
+    found = module_imports(parsed, name)
+    if found is not None and all(use in parsed.positions for use in uses):
+        if not found:
+            return None
+        first_use = min(parsed.positions[use].start.line for use in uses)
+        if all(line < first_use for _, line, _ in found):  # bound before every use, in whatever scope
+            return only_these_imports(parsed, found, allowed)
     unbound = True
     for use in uses:
         scope = parsed.scopes.get(use)

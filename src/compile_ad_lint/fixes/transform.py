@@ -176,9 +176,19 @@ def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
 
 
 class _Apply(cst.CSTTransformer):
+    """Carries a file's operations out, visiting only the nodes on the paths down to the nodes they
+    change (a visit of every node of a large file cost more than parsing it)."""
+
     def __init__(self, file: _FileOps) -> None:
         super().__init__()
         self.file = file
+        self.on_paths: set[cst.CSTNode] = {file.parsed.module}
+        for node in [*file.replaces, *file.wraps]:
+            self.on_paths.add(node)
+            self.on_paths.update(file.parsed.ancestors(node))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.on_paths
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         node = updated_node

@@ -1,0 +1,249 @@
+"""How fixes read the files they edit (``fixes.source.ParsedModule``) without LibCST's costliest
+metadata, and answer as that metadata would.
+
+- Parents: a fix asks for the parents of a few nodes; ``ParsedModule.parent`` finds them by
+  descending from the module through the children whose extent holds the node, where
+  ``ParentNodeProvider`` visits every node of the file. Compared with it on every fixture.
+- Imports: ``ParsedModule.bindings`` (the standard ``ast``) answers "is ``torch`` (or the config
+  module's alias) bound by these imports here" when only module-level imports bind the name;
+  LibCST's scope analysis answers otherwise. Compared with it on every call of each case below,
+  for each name and each set of allowed import statements the fixes ask about.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import ParentNodeProvider
+
+from compile_ad_lint.fixes import config_patch, imports
+from compile_ad_lint.fixes.source import ParsedModule
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+#: What fixes ask the parents of, and the nodes on the way (whitespace and punctuation aside).
+ASKED = (
+    cst.BaseExpression,
+    cst.BaseStatement,
+    cst.BaseSmallStatement,
+    cst.BaseSuite,
+    cst.Decorator,
+    cst.Arg,
+    cst.Param,
+)
+
+
+def _parsable(path: Path) -> bool:
+    try:
+        cst.parse_module(path.read_bytes())
+    except cst.ParserSyntaxError:
+        return False  # the fixture of an unparsable file
+    return True
+
+
+#: The fixtures with code in them (empty package markers aside) that LibCST parses.
+FIXTURE_FILES = [p for p in sorted(FIXTURES.rglob("*.py")) if p.read_bytes().strip() and _parsable(p)]
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_parents_are_found_as_the_parent_provider_finds_them(path: Path) -> None:
+    parsed = ParsedModule(path.name, path.read_bytes())
+    truth = parsed.wrapper.resolve(ParentNodeProvider)
+    asked = [node for node in truth if isinstance(node, ASKED)]
+    assert asked
+    for node in asked:
+        assert parsed.parent(node) is truth[node]
+        # The search descends only through extents that hold the node: each parent's does.
+        extent, span = parsed._extent(truth[node]), parsed.positions[node]
+        assert extent is not None
+        assert extent[0] <= (span.start.line, span.start.column)
+        assert (span.end.line, span.end.column) <= extent[1]
+    assert parsed.parent(parsed.module) is None
+    assert parsed.parent(cst.Name("elsewhere")) is None
+
+
+CASES = {
+    "plain import before the calls": """
+        import torch
+        import torch._functorch.config as fc
+        from torch._functorch import config
+
+        step = torch.compile(f)
+
+        def train(x):
+            loss = step(x)
+            return loss
+
+        loss = step(x)
+        """,
+    "the config module imported in full": """
+        import os, torch._functorch.config
+        step = torch.compile(f)
+        out = step(x)
+        """,
+    "an alias shadowed by a parameter": """
+        import torch
+        import torch._functorch.config as fc
+
+        def train(x, fc):
+            return step(x)
+        """,
+    "an import after a module-level call": """
+        step(x)
+        import torch
+        import torch._functorch.config as fc
+        step(y)
+        """,
+    "an import inside a function": """
+        def train(x):
+            import torch
+            return step(x)
+
+        step(x)
+        """,
+    "an optional import": """
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        step(x)
+        """,
+    "imports in an if block and a try block at module level": """
+        import sys
+        if sys.version_info >= (3, 8):
+            import torch
+        try:
+            from torch._functorch import config as cfg
+        except ImportError:
+            pass
+        step(x)
+
+        def f():
+            return step(x)
+        """,
+    "a class attribute and a comprehension variable": """
+        import torch
+        import torch._functorch.config as fc
+
+        class Trainer:
+            torch = None
+
+            def step(self, x):
+                return [fc for fc in step(x)]
+        """,
+    "a global declaration": """
+        import torch
+
+        def load():
+            global torch
+            torch = object()
+
+        step(x)
+        """,
+    "torch from another package": """
+        from mylib import torch
+        import torch._functorch.config as fc
+        step(x)
+        """,
+    "a star import": """
+        from torch import *
+        import torch
+        step(x)
+        """,
+    "no torch at all": """
+        import numpy as np
+        step(x)
+
+        def f():
+            return step(x)
+        """,
+    "two imports on one line": """
+        import torch; import torch._functorch.config as fc
+        import torch._functorch.config as fc
+        step(x)
+        """,
+    "text before an import on its line": """
+        x = "éé"; import torch._functorch.config as fc; import torch
+        from torch._functorch import config
+        step(x)
+        """,
+    "an alias deleted": """
+        import torch
+        import torch._functorch.config as fc
+        del fc
+        step(x)
+        """,
+    "an exception, a walrus and a match bind names": """
+        import torch
+        import torch._functorch.config as fc
+        try:
+            step(x)
+        except ValueError as fc:
+            pass
+        if (torch := step(x)):
+            pass
+        match x:
+            case {"a": 1, **config}:
+                step(config)
+        """,
+    "a decorator evaluated at module level": """
+        @step(x)
+        def f():
+            pass
+        import torch
+        """,
+}
+
+NAMES = ("torch", "fc", "config", "cfg", "np")
+
+
+def _parsed(text: str, *, fast: bool) -> ParsedModule:
+    parsed = ParsedModule("case.py", textwrap.dedent(text).encode())
+    if not fast:
+        parsed.__dict__["bindings"] = None  # the scope analysis answers every question
+    return parsed
+
+
+def _calls(parsed: ParsedModule) -> list[cst.Call]:
+    return [node for node in parsed.positions if isinstance(node, cst.Call)]
+
+
+def _allowed_sets(parsed: ParsedModule) -> list[list[cst.CSTNode] | None]:
+    return [None, *imports.config_imports(parsed).values()]
+
+
+def _answers(parsed: ParsedModule) -> list[object]:
+    answers: list[object] = []
+    calls = _calls(parsed)
+    for name in NAMES:
+        for number, allowed in enumerate(_allowed_sets(parsed)):
+            answers.append(("only imports", name, number, config_patch._only_imports(parsed, name, allowed)))
+            for index, call in enumerate(calls):
+                answers.append(("binds", name, number, index, imports._binds(parsed, [call], name, allowed)))
+            if calls:
+                answers.append(("binds all", name, number, imports._binds(parsed, calls, name, allowed)))
+        answers.append(("bound", name, config_patch._bound_at_module_level(parsed, name)))
+    return answers
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_import_table_answers_as_the_scope_analysis_does(case: str) -> None:
+    text = CASES[case]
+    fast, slow = _parsed(text, fast=True), _parsed(text, fast=False)
+    assert _answers(fast) == _answers(slow)
+
+
+def test_the_import_table_leaves_shadowed_names_to_the_scope_analysis() -> None:
+    parsed = _parsed(CASES["an alias shadowed by a parameter"], fast=True)
+    assert imports.module_imports(parsed, "fc") is None  # the parameter binds it too
+    assert imports.module_imports(parsed, "torch") == (("import", 2, 0),)
+    assert _parsed(CASES["a star import"], fast=True).bindings is None
+
+
+def test_a_fix_in_a_file_bound_only_by_imports_needs_no_scope_analysis() -> None:
+    parsed = _parsed(CASES["plain import before the calls"], fast=True)
+    spelling, added = imports.config_module(parsed, _calls(parsed)[1:], "case.py")
+    assert (spelling, added) == ("config", [])  # `from torch._functorch import config` sorts first
+    assert "scopes" not in parsed.__dict__
