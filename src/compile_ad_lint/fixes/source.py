@@ -128,9 +128,9 @@ class ParsedModule:
         children whose extent holds ``target``'s. LibCST nodes keep no parent links, and
         ``ParentNodeProvider`` visits every node of the file (the costliest part of building a fix
         on a large file) where a fix asks about a few paths a few dozen nodes long."""
-        self._parents[target] = None
         span = self.positions.get(target)
         if span is None or target is self.module:
+            self._parents[target] = None
             return
         start, end = _at(span.start), _at(span.end)
 
@@ -149,12 +149,15 @@ class ParsedModule:
                 if child is None:
                     stack.pop()
                 elif child is target:
-                    self._parents[target] = node
+                    # Written once the path is complete: the language server's fix and request
+                    # threads may share a module, and neither may see a parent half found.
                     for (parent, _), (below, _) in zip(stack, stack[1:]):
                         self._parents[below] = parent
+                    self._parents[target] = node
                     return
                 elif descend(child):
                     stack.append((child, iter(child.children)))
+        self._parents[target] = None
 
     def _extent(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """Where ``node`` and everything in it lie: its span, widened to its children's. LibCST's
