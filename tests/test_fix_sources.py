@@ -235,6 +235,25 @@ def test_the_import_table_answers_as_the_scope_analysis_does(case: str) -> None:
     assert _answers(fast) == _answers(slow)
 
 
+# A lone carriage return hides the coding declaration from Python (and LibCST): UTF-8 there.
+@pytest.mark.parametrize(("newline", "encoding"), [("\n", "latin-1"), ("\r\n", "latin-1"), ("\r", "utf-8")])
+def test_the_import_table_reads_declared_encodings_and_every_line_ending(newline: str, encoding: str) -> None:
+    lines = [
+        f"# -*- coding: {encoding} -*-",
+        'x = "\u00e9\u00e9"; import torch._functorch.config as fc; import torch',
+        "step(x)",
+        "def f(fc):",
+        "    return step(x)",
+        "",
+    ]
+    data = newline.join(lines).encode(encoding)
+    fast, slow = ParsedModule("case.py", data), ParsedModule("case.py", data)
+    slow.__dict__["bindings"] = None
+    assert fast.bindings is not None
+    assert fast.bindings["torch"] == (("import", 2, 48),)  # characters, not UTF-8 bytes (50)
+    assert _answers(fast) == _answers(slow)
+
+
 def test_the_import_table_leaves_shadowed_names_to_the_scope_analysis() -> None:
     parsed = _parsed(CASES["an alias shadowed by a parameter"], fast=True)
     assert imports.module_imports(parsed, "fc") is None  # the parameter binds it too

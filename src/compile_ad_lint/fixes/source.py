@@ -194,6 +194,8 @@ class ParsedModule:
             inner = module_level
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 kind = ("import" if isinstance(node, ast.Import) else "from") if module_level else "other"
+                if node.lineno > len(lines):
+                    return None  # the two parsers count lines differently: let the scopes answer
                 # ``ast`` columns count UTF-8 bytes.
                 column = len(lines[node.lineno - 1].encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
                 for alias in node.names:
