@@ -29,7 +29,7 @@ from ..findings import Location
 from ..paths import real_path
 from ..summary.outline import split_lines
 
-#: Files larger than this get no fixes: LibCST with positions takes about 10 s and 1 GB per MB
+#: Files larger than this get no fixes: LibCST with positions takes about 6 s and 1 GB per MB
 #: (a 10 MB generated module made a JSON report take minutes); the analysis itself uses ``ast``.
 MAX_FIX_FILE_BYTES = 1_000_000
 
