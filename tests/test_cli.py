@@ -220,6 +220,24 @@ def test_a_text_report_never_loads_libcst(project):
     assert "LIBCST True" in as_json.stderr
 
 
+def test_a_json_report_whose_fix_edits_are_cached_never_loads_libcst(project):
+    """A warm ``--format json`` run reads every fix's edits from the cache: importing LibCST would
+    be a third of it. The edits are the cold run's."""
+    code = (
+        "import sys, compile_ad_lint.cli as c; rc = c.main(['check', '.', '--format', 'json']); "
+        "print('LIBCST', 'libcst' in sys.modules, file=sys.stderr); sys.exit(rc)"
+    )
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert cold.returncode == 1, cold.stderr
+    assert "LIBCST True" in cold.stderr  # the edits were built
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert warm.returncode == 1, warm.stderr
+    assert "LIBCST False" in warm.stderr
+    fixes = [finding.get("fix") for finding in json.loads(cold.stdout)["findings"]]
+    assert any(fix and fix["edits"] for fix in fixes)
+    assert [finding.get("fix") for finding in json.loads(warm.stdout)["findings"]] == fixes
+
+
 def test_a_check_served_from_its_record_never_loads_the_interpreter(project):
     """Importing the interpreter and the process pool was a fifth of a warm run (compiled from
     source where bytecode is not written): a check whose record the cache holds needs neither."""

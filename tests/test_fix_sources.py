@@ -1,4 +1,4 @@
-"""How fixes read the files they edit (``fixes.source.ParsedModule``) without LibCST's costliest
+"""How fixes read the files they edit (``fixes.parsed.ParsedModule``) without LibCST's costliest
 metadata, and answer as that metadata would.
 
 - Parents: a fix asks for the parents of a few nodes; ``ParsedModule.parent`` finds them by
@@ -20,7 +20,7 @@ import pytest
 from libcst.metadata import ParentNodeProvider
 
 from compile_ad_lint.fixes import config_patch, imports
-from compile_ad_lint.fixes.source import ParsedModule
+from compile_ad_lint.fixes.parsed import ParsedModule
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 #: What fixes ask the parents of, and the nodes on the way (whitespace and punctuation aside).

@@ -4,6 +4,8 @@
   them, and drops fixes whose plan does not fit the code (so what is offered can be carried out).
 - ``Changes`` (``transform.py``) applies many plans to a file in one LibCST pass; ``apply.py`` is the
   ``check --fix`` / ``--diff`` loop (apply, re-analyze, report what remains).
+- ``Sources`` (``source.py``) reads the files once; ``parsed.py`` holds their LibCST modules, loaded
+  only when an edit is built rather than read from the cache.
 
 One module per rule's fixes: ``forward_ad.py`` (CAL001), ``config_patch.py`` (CAL002),
 ``config_value.py`` (CAL003); ``noqa.py`` holds the ``# noqa`` edit shared by ``--add-noqa`` and

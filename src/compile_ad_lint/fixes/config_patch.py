@@ -28,8 +28,9 @@ from .imports import (
     only_these_imports,
     torch_name,
 )
+from .parsed import ParsedModule
 from .plans import SetConfigAtModuleLevel, WrapInConfigPatch, config_source
-from .source import ParsedModule, Sources
+from .source import Sources
 from .transform import AfterImports, Op, PlanError, Wrap, leading_import_count
 
 #: Nodes a call may not be inside for a ``with`` around its statement to run when the call does.

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .parsed import ParsedModule
 from .plans import ReplaceConfigValue
-from .source import ParsedModule, Sources
+from .source import Sources
 from .transform import Op, PlanError, Replace
 
 KEY = "backward_pass_autocast"

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .parsed import ParsedModule, dotted
 from .plans import (
     CallUncompiled,
     CompileWithBackend,
     ReverseModeJacobian,
     string_literal,
 )
-from .source import ParsedModule, Sources, dotted
+from .source import Sources
 from .transform import Op, PlanError, Replace
 
 _INDUCTOR_ONLY = ("mode", "options")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
-from .source import ParsedModule, dotted
+from .parsed import ParsedModule, dotted
 from .transform import AfterImports, PlanError
 
 CONFIG_MODULE = "torch._functorch.config"

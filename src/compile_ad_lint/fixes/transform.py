@@ -21,7 +21,8 @@ import libcst as cst
 
 from ..findings import Edit
 from ..summary.outline import split_lines
-from .source import ParsedModule, Sources
+from .parsed import ParsedModule
+from .source import Sources
 
 
 class PlanError(Exception):
