@@ -182,7 +182,7 @@ def _only_imports(parsed: ParsedModule, name: str, statements: list[cst.CSTNode]
     """Whether module-level ``name`` is bound by nothing but imports (``statements``, or any
     ``import ...`` when None)."""
     found = module_imports(parsed, name)
-    if found is not None and parsed.module.body:
+    if found is not None:
         return only_these_imports(parsed, found, statements)
     scope = _module_scope(parsed)
     if not isinstance(scope, GlobalScope):
@@ -199,7 +199,7 @@ def _only_imports(parsed: ParsedModule, name: str, statements: list[cst.CSTNode]
 
 def _bound_at_module_level(parsed: ParsedModule, name: str) -> bool:
     found = module_imports(parsed, name)
-    if found is not None and parsed.module.body:
+    if found is not None:
         return bool(found)
     scope = _module_scope(parsed)
     return scope is not None and bool(scope[name])  # type: ignore[index]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 
 import libcst as cst
@@ -22,7 +22,7 @@ from libcst.metadata import (
 )
 
 from ..findings import Location
-from ..summary.outline import split_lines
+from ..summary.outline import parse_module, split_lines
 from .source import MAX_FIX_FILE_BYTES
 
 
@@ -126,14 +126,16 @@ class ParsedModule:
             return
         start, end = _at(span.start), _at(span.end)
 
-        def holds(node: cst.CSTNode) -> bool:
-            extent = self._extent(node)
-            return extent is not None and extent[0] <= start and end <= extent[1]
+        def children_holding(node: cst.CSTNode) -> Sequence[cst.CSTNode] | None:
+            """``node``'s children when its extent holds ``target``'s span, else None."""
+            children = node.children
+            extent = self._extent(node, children)
+            return children if extent is not None and extent[0] <= start and end <= extent[1] else None
 
         # Depth first, without recursion (deeply nested expressions); siblings may share an edge.
         # Should the extents ever miss (a node placed outside its parent's extent), every child is
         # searched the second time round.
-        for descend in (holds, lambda _: True):
+        for children_of in (children_holding, lambda node: node.children):
             stack: list[tuple[cst.CSTNode, Iterator[cst.CSTNode]]] = [(self.module, iter(self.module.children))]
             while stack:
                 node, children = stack[-1]
@@ -147,18 +149,23 @@ class ParsedModule:
                         self._parents[below] = parent
                     self._parents[target] = node
                     return
-                elif descend(child):
-                    stack.append((child, iter(child.children)))
+                else:
+                    inside = children_of(child)
+                    if inside is not None:
+                        stack.append((child, iter(inside)))
         self._parents[target] = None
 
-    def _extent(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]] | None:
-        """Where ``node`` and everything in it lie: its span, widened to its children's. LibCST's
-        spans leave out some of a node's own children: a definition's decorators, a class's
-        body, parentheses, a parameter's name."""
+    def _extent(
+        self, node: cst.CSTNode, children: Sequence[cst.CSTNode] | None = None
+    ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """Where ``node`` and everything in it lie: its span, widened to its children's (``children``
+        when the caller has them). LibCST's spans leave out some of a node's own children: a
+        definition's decorators, a class's body, parentheses, a parameter's name."""
         span = self.positions.get(node)
         if span is None:
             return None
-        spans = [span, *(self.positions[child] for child in node.children if child in self.positions)]
+        inside = node.children if children is None else children
+        spans = [span, *(self.positions[child] for child in inside if child in self.positions)]
         return min(_at(s.start) for s in spans), max(_at(s.end) for s in spans)
 
     @cached_property
@@ -172,9 +179,8 @@ class ParsedModule:
         Read with the standard ``ast`` (in C, a fraction of the cost of LibCST's scope analysis):
         a name that only module-level imports bind means the same everywhere in the file, which
         answers the fixes' question "is ``torch`` the torch package here" without ``scopes``."""
-        try:
-            tree = ast.parse(self.data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_module(self.text)  # the text LibCST parsed: the same lines (no BOM, no cookie)
+        if not isinstance(tree, ast.Module):
             return None
         found: dict[str, list[tuple[str, int, int]]] = {}
         lines = self.lines[0]
@@ -187,7 +193,7 @@ class ParsedModule:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 kind = ("import" if isinstance(node, ast.Import) else "from") if module_level else "other"
                 if node.lineno > len(lines):
-                    return None  # the two parsers count lines differently: let the scopes answer
+                    return None  # ``split_lines`` and the tokenizer disagree: let the scopes answer
                 # ``ast`` columns count UTF-8 bytes.
                 column = len(lines[node.lineno - 1].encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
                 for alias in node.names:
