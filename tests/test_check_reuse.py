@@ -19,6 +19,7 @@ from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
 from compile_ad_lint.config import Config
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.linking.index import ModuleIndex
+from compile_ad_lint.project import module_identity
 
 
 @pytest.fixture
@@ -350,3 +351,79 @@ def test_a_cancelled_root_stops_inside_its_walks(project):
         workspace.analyze(train, frozenset(), after_three_walks)
     assert len(asked) == 4
     assert workspace.analyze(train, frozenset()).events  # the same workspace analyzes it in full after
+
+
+def _tree_with_every_kind_of_miss(root: Path) -> list[Path]:
+    """Two import roots holding packages, plain modules, a folder named like a module, a file named
+    like a package, a package without ``__init__.py``, an ``__init__.py`` that is a folder and a
+    symlinked package, and a third root that is gone (deleted while an editor session runs);
+    returns the roots."""
+    first, second = root / "first", root / "second"
+    for folder in ("pkg/sub", "nsp/inner", "odd.py", "bad/__init__.py", "target"):
+        (first / folder).mkdir(parents=True)
+    files = "pkg/__init__.py pkg/sub/__init__.py pkg/mod.py pkg/flat nsp/inner/leaf.py target/__init__.py"
+    for file in (*files.split(), "target/deep.py", "top.py", "main.py"):
+        (first / file).write_text("")
+    (first / "linked").symlink_to(first / "target", target_is_directory=True)
+    (second / "other").mkdir(parents=True)
+    (second / "other" / "__init__.py").write_text("")
+    (second / "only_here.py").write_text("")
+    (second / "pkg.py").write_text("")  # shadowed: the first root's package wins
+    return [first, second, root / "gone" / "src"]
+
+
+def _reference_search(dotted: str, roots: list[Path]) -> tuple[Path | None, set[tuple[str, str]]]:
+    """What an import finds, asking the file system about each candidate in turn, and the missing
+    entry of each candidate tried before: the deepest existing folder above it and its entry."""
+    missed: set[tuple[str, str]] = set()
+    parts = dotted.split(".")
+    for root in roots:
+        for candidate in (root.joinpath(*parts, "__init__.py"), root.joinpath(*parts[:-1], parts[-1] + ".py")):
+            if candidate.is_file():
+                return candidate.resolve(), missed
+            folder, entry = candidate.parent, candidate.name
+            while not folder.is_dir():
+                folder, entry = folder.parent, folder.name
+            missed.add((str(folder), entry))
+    return None, missed
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    (
+        "pkg pkg.sub pkg.mod pkg.flat pkg.flat.x pkg.missing pkg.missing.deeper nsp nsp.inner nsp.inner.leaf odd "
+        "bad bad.x linked linked.deep top top.x other only_here numpy numpy.linalg.norm torch.nn.functional"
+    ).split(),
+)
+def test_module_search_finds_and_records_what_the_file_system_says(tmp_path, dotted):
+    roots = _tree_with_every_kind_of_miss(tmp_path)
+    index = ModuleIndex(lambda *_: pytest.fail("no view is needed to look a module up"), roots[1:])
+    expected, missed = _reference_search(dotted, roots)
+    first = roots[0]
+    assert index.find_module(dotted, first / "main.py") == expected
+    assert index.absent == missed
+
+
+def test_module_search_asks_the_file_system_once_per_root_and_name(tmp_path, monkeypatch):
+    """Every importer searches the same roots (every checked file's package root: 61 in lerobot),
+    so an answer found for one importer serves the others without asking the file system again."""
+    first, *others = _tree_with_every_kind_of_miss(tmp_path)
+    (first / "pkg" / "sub" / "user.py").write_text("")  # in a package: same import root as main.py
+    index = ModuleIndex(lambda *_: pytest.fail("no view is needed to look a module up"), [first, *others])
+    names = ("pkg.mod", "only_here", "numpy", "torch.nn.functional", "pkg.missing")
+    answers = [index.find_module(name, first / "main.py") for name in names]
+    index.start_recording()
+
+    module_identity(first / "pkg" / "sub" / "user.py")  # what the importer's own package root is: asked once
+    asked: list[object] = []
+
+    def recording(function):
+        return lambda path, *args, **kwargs: asked.append(path) or function(path, *args, **kwargs)
+
+    for name in ("stat", "lstat", "listdir", "scandir"):
+        monkeypatch.setattr(os, name, recording(getattr(os, name)))
+    again = [index.find_module(name, first / "pkg" / "sub" / "user.py") for name in names]
+    monkeypatch.undo()
+    assert again == answers
+    assert not asked, "the file system was asked again"
+    assert (str(first / "pkg"), "missing") in index.absent
