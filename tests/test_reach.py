@@ -9,7 +9,10 @@ import pytest
 
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.config import Config
+from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
+from compile_ad_lint.linking.interpreter import Interpreter
+from compile_ad_lint.linking.values import MAX_NESTING, Collection, Compiled, ConstVal
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
 
@@ -457,3 +460,81 @@ def test_fp32_module_rows(module, tmp_path):
         + "    loss.backward()  # expect: CAL002\n"
     )
     assert _finding(code, tmp_path).facts_dict["numeric_effect"] == "likely"
+
+
+# -- values that would grow without end --------------------------------------------------------------
+
+
+def _depth(value: object) -> int:
+    """How many collections deep ``value`` is, counted here (not from the values' own bookkeeping)."""
+    if not isinstance(value, Collection):
+        return 0
+    return 1 + max((_depth(v) for part in (value.items, *value.positions) for v in part), default=0)
+
+
+def _inside_at_any_depth(value: object) -> set:
+    if not isinstance(value, Collection):
+        return {value}
+    return set().union(*(_inside_at_any_depth(v) for part in (value.items, *value.positions) for v in part))
+
+
+def test_collections_nest_at_most_the_limit_and_keep_what_they_hold():
+    first, second = Compiled(None, "inductor", Location.point("a.py", 1), "torch.compile"), ConstVal("x")
+    shallow = Collection(frozenset([Collection(frozenset([first]))]))
+    assert _depth(shallow) == 2 and shallow == Collection(frozenset([Collection(frozenset([first]))]))
+    value = Collection(frozenset([first]))
+    for level in range(12):
+        value = Collection(frozenset([value, second] if level % 2 else [value]), positions=(frozenset([value]),))
+        assert _depth(value) <= MAX_NESTING
+        assert {first, second} <= _inside_at_any_depth(value) or level == 0
+    # Going down any number of levels still reaches what was put in at the bottom.
+    reached, level_values = set(), frozenset([value])
+    for _ in range(40):
+        level_values = frozenset().union(*(v.elements() for v in level_values if isinstance(v, Collection)))
+        reached |= level_values
+    assert first in reached
+
+
+def test_an_attribute_wrapped_again_by_each_construction_stays_shallow(tmp_path, monkeypatch):
+    """diffusers' quantizers: ``self.skip = config.skip or []`` then ``self.skip = [self.skip]``.
+    Instance attributes accumulate what every construction stored, and each configuration walks the
+    constructor again, wrapping all of it once more: collections 31 deep, 23 GB before the run died."""
+    configs = [f"class Config{i}:\n    skip = ['layer{i}']\n\n\n" for i in range(12)]
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        "class Quantizer:\n    def __init__(self, config):\n        self.skip = config.skip or []\n"
+        "        if not isinstance(self.skip, list):\n            self.skip = [self.skip]\n\n\n"
+        + "".join(configs)
+        + "def build(config):\n    return Quantizer(config)\n\n\n"
+        + "quantizers = ["
+        + ", ".join(f"build(Config{i}())" for i in range(12))
+        + "]\n"
+        + "model = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
+        + "    model(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+    )
+    stored: list[frozenset] = []
+    original = Interpreter.store_attribute
+
+    def recording(self, cls, name, values):
+        stored.append(values)
+        return original(self, cls, name, values)
+
+    monkeypatch.setattr(Interpreter, "store_attribute", recording)
+    expected, reported = run_case(Case(code), tmp_path)
+    assert reported == expected
+    assert stored and max(_depth(v) for values in stored for v in values) <= MAX_NESTING
+
+
+def test_a_compiled_module_nested_deeper_than_the_limit_is_still_reached(tmp_path):
+    depth = MAX_NESTING + 2
+    loops = "".join("    " * (i + 1) + f"for v{i} in {f'v{i - 1}' if i else 'nested'}:\n" for i in range(depth))
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n"
+        "model = torch.compile(torch.nn.Linear(4, 4))\n"
+        f"nested = {'[' * depth}model{']' * depth}\n"
+        "with fwAD.dual_level():\n    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n"
+        + loops
+        + "    " * (depth + 1)
+        + f"v{depth - 1}(x)  # expect: CAL001\n"
+    )
+    _check(Case(code), tmp_path)

@@ -489,7 +489,9 @@ class Interpreter:
         for value in values:
             if isinstance(value, Collection) and not value.sequential:
                 # ``encoder, predictor = build()``: each name gets its element; unknown order: any element.
-                result |= value.positions[position] if len(value.positions) == count else (value.items or {UNKNOWN})
+                result |= (
+                    value.positions[position] if len(value.positions) == count else (value.elements() or {UNKNOWN})
+                )
                 continue
             if isinstance(value, ConstVal) and isinstance(value.value, tuple) and len(value.value) == count:
                 result.add(ConstVal(value.value[position]))
@@ -664,7 +666,7 @@ class Interpreter:
         result: set = set()
         for value in values:
             if isinstance(value, Collection):
-                result |= value.items
+                result |= value.elements()
             else:
                 result.add(derived([value]))
         return normalize(result) if result else frozenset([UNKNOWN])

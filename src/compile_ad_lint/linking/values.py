@@ -106,6 +106,67 @@ class Collection:
     items: frozenset
     sequential: bool = False
     positions: tuple[frozenset[Value], ...] = ()
+    #: Stands for collections nested deeper than ``MAX_NESTING``: ``items`` holds every value inside
+    #: them at any depth, and iterating or indexing it yields itself as well (``elements``), so code
+    #: that goes down any number of levels still reaches them.
+    deeper: bool = False
+
+    def __post_init__(self) -> None:
+        inner = max(_nesting(self.items), *(_nesting(p) for p in self.positions), 0)
+        if inner >= MAX_NESTING:
+            object.__setattr__(self, "items", _within_nesting(self.items))
+            object.__setattr__(self, "positions", tuple(_within_nesting(p) for p in self.positions))
+            inner = max(_nesting(self.items), *(_nesting(p) for p in self.positions), 0)
+        self.__dict__["_nesting"] = inner + 1
+
+    @property
+    def nesting(self) -> int:
+        """How many collections deep this one is (1 for a list of plain values)."""
+        return self.__dict__["_nesting"]
+
+    def elements(self) -> frozenset:
+        """What iterating or indexing it yields."""
+        return self.items | {self} if self.deeper else self.items
+
+
+#: How deep collections nest (a dict of lists of modules is 2) before the levels below merge into
+#: one ``deeper`` collection. Code that wraps what it stored before, run again for each call
+#: (``self.skip = [self.skip]`` in diffusers' quantizer constructors, walked once per
+#: configuration), otherwise nests without end: diffusers built collections 31 deep (31,000 values
+#: once expanded, hashed and ordered on every call) and ran out of 24 GB.
+MAX_NESTING = 4
+
+
+def _nesting(values: frozenset) -> int:
+    return max((v.nesting for v in values if isinstance(v, Collection)), default=0)
+
+
+def _within_nesting(values: frozenset) -> frozenset:
+    """``values`` with each collection at the nesting limit replaced by one ``deeper`` collection of
+    everything inside it."""
+    deepest = [v for v in values if isinstance(v, Collection) and v.nesting >= MAX_NESTING]
+    if not deepest:
+        return values
+    merged = [Collection(_inside(v), v.sequential, deeper=True) for v in deepest]
+    return frozenset(values.difference(deepest).union(merged))
+
+
+def _inside(collection: Collection) -> frozenset:
+    """Every value in ``collection`` that is not itself a collection, at any depth."""
+    found: set = set()
+    opened: set[int] = set()  # nested collections share their parts: open each once
+    pending = [collection]
+    while pending:
+        current = pending.pop()
+        if id(current) in opened:
+            continue
+        opened.add(id(current))
+        for value in current.items.union(*current.positions):
+            if isinstance(value, Collection):
+                pending.append(value)
+            else:
+                found.add(value)
+    return normalize(found)
 
 
 @dataclass(frozen=True)
