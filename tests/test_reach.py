@@ -12,7 +12,7 @@ from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.linking.interpreter import Interpreter
-from compile_ad_lint.linking.values import MAX_NESTING, Collection, Compiled, ConstVal
+from compile_ad_lint.linking.values import MAX_NESTING, Collection, Compiled, ConstVal, Wrapper
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
 
@@ -536,5 +536,40 @@ def test_a_compiled_module_nested_deeper_than_the_limit_is_still_reached(tmp_pat
         + loops
         + "    " * (depth + 1)
         + f"v{depth - 1}(x)  # expect: CAL001\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_a_wrapping_applied_again_inside_itself_adds_nothing():
+    """trl's trainers froze the FSDP module ``prepare`` made of the frozen model, once per
+    configuration walked: FSDP around a frozen wrapper around FSDP, 32 deep and growing."""
+    model = Compiled(None, "inductor", Location.point("a.py", 1), "torch.compile")
+    fsdp_site, freeze_site = Location.point("utils.py", 296), Location.point("trainer.py", 547)
+    value: object = model
+    for _ in range(20):
+        value = Wrapper(frozenset([value]), "FullyShardedDataParallel", fsdp_site)
+        value = Wrapper(frozenset([value]), "requires_grad_(False)", freeze_site, frozen=True)
+    assert value == Wrapper(
+        frozenset([Wrapper(frozenset([model]), "FullyShardedDataParallel", fsdp_site)]),
+        "requires_grad_(False)",
+        freeze_site,
+        frozen=True,
+    )
+
+
+def test_a_forward_replaced_by_a_wrapper_of_the_module_itself_is_followed_once(tmp_path):
+    """composer: ``model.forward = ctx(model.forward)`` where ``model`` is a wrapper of the module:
+    calling the module ran the replacement, which called the module, which ran the replacement...
+    until the frame limit (a CAL900 in every test that builds a Trainer)."""
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.l = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.l(x)\n\n\n"
+        "def context(fn):\n    return fn\n\n\n"
+        "net = Net()\nwrapped = torch.nn.parallel.DistributedDataParallel(net)\n"
+        "net.forward = context(wrapped)\n"
+        "model = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
+        "    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n    net(x)\n"
+        "    model(x)  # expect: CAL001\n"
     )
     _check(Case(code), tmp_path)

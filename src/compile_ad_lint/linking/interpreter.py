@@ -209,6 +209,8 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
+        #: Modules whose replaced ``forward`` is being called (``call_one``).
+        self._replaced_forwards_running: set[Instance] = set()
         #: Functions (defining file, qualified name) whose anchors depend on parameters: their
         #: callers are worth analyzing.
         self.caller_requests: set[tuple[str, str]] = set()
@@ -1065,9 +1067,18 @@ class Interpreter:
             if method is None and module:
                 method = self.find_member(callee.cls, "forward")
                 replaced = self.reach.instance_forward(callee)  # ``self.forward = torch.compile(self.forward)``
-                if replaced:
+                if replaced and callee in self._replaced_forwards_running:
+                    # The replacement wraps the module itself (``m.forward = ctx(m.forward)`` stored on
+                    # a wrapper of ``m``): its own ``forward`` is what the call runs in there. Without
+                    # this, composer's trainer recursed until the frame limit (CAL900) in every test.
+                    self._depends_on_walk(None)
+                elif replaced:
                     callees = (self.bind_methods(method, callee) if method is not None else frozenset()) | replaced
-                    return self.reach.graded(self.call_values(callees, args, span, frame, func), frame)
+                    self._replaced_forwards_running.add(callee)
+                    try:
+                        return self.reach.graded(self.call_values(callees, args, span, frame, func), frame)
+                    finally:
+                        self._replaced_forwards_running.discard(callee)
             if method is not None:
                 results = self.call_values(self.bind_methods(method, callee), args, span, frame, func)
                 return self.reach.graded(results, frame, requires_grad=module)

@@ -325,6 +325,37 @@ class Wrapper:
     autocast: AutocastState | None = None
     frozen: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inner", _without_wrapping(self.inner, self._wrapping))
+
+    @property
+    def _wrapping(self) -> tuple:
+        """What this wrapper does to the calls it runs: the same wrapping applied again inside it
+        adds nothing."""
+        return (self.kind, self.site, self.autocast, self.frozen)
+
+
+def _without_wrapping(values: frozenset, wrapping: tuple) -> frozenset:
+    """``values`` with every wrapper doing ``wrapping``, at any depth, replaced by what it wraps.
+
+    A module attribute that code wraps again each time it runs (trl's trainers freeze the FSDP
+    module that ``prepare`` made of the frozen model, once per configuration walked: FSDP around a
+    frozen wrapper around FSDP, 32 deep and growing until the check was killed) would otherwise
+    nest without end; with each wrapping at most once on any path, the depth is bounded by the
+    wrapping sites in the code."""
+    if not any(isinstance(v, Wrapper) for v in values):
+        return values
+    result: set = set()
+    for value in values:
+        if not isinstance(value, Wrapper):
+            result.add(value)
+        elif value._wrapping == wrapping:
+            result |= value.inner  # holds no such wrapping itself: it was made by this function
+        else:
+            inner = _without_wrapping(value.inner, wrapping)
+            result.add(value if inner is value.inner else replace(value, inner=inner))
+    return frozenset(result)
+
 
 @dataclass(frozen=True)
 class FrameworkObject:
