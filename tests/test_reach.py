@@ -12,7 +12,17 @@ from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.linking.interpreter import Interpreter
-from compile_ad_lint.linking.values import MAX_NESTING, Collection, Compiled, ConstVal, Wrapper
+from compile_ad_lint.linking.values import (
+    MAX_NESTING,
+    Collection,
+    Compiled,
+    CompiledOutput,
+    ConstVal,
+    Data,
+    Wrapper,
+    derived,
+    derived_from_sets,
+)
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
 
@@ -573,3 +583,17 @@ def test_a_forward_replaced_by_a_wrapper_of_the_module_itself_is_followed_once(t
         "    model(x)  # expect: CAL001\n"
     )
     _check(Case(code), tmp_path)
+
+
+def test_derived_data_is_the_same_through_collections_and_argument_sets():
+    site = Location.point("a.py", 3)
+    output = CompiledOutput(site, Compiled(None, "inductor", site, "torch.compile"), None, None, site)
+    dual, graded = Data(dual=True), Data(frozenset([output]), requires_grad=True, exact=frozenset([site]))
+    nested = Collection(frozenset([Collection(frozenset([dual, ConstVal(1)])), graded]))
+    flat = Data(frozenset([output]), True, False, True)
+    assert derived([nested]) == derived([dual, graded]) == flat
+    assert derived([nested]) is derived([nested])  # kept on the collection
+    assert derived([graded]) == Data(frozenset([output]), requires_grad=True)  # no longer the exact output
+    many = frozenset([dual, nested, *(ConstVal(i) for i in range(10))])
+    assert derived_from_sets([many, frozenset([graded])]) == derived([*many, graded]) == flat
+    assert derived_from_sets([]) == derived([]) == Data()

@@ -7,6 +7,8 @@ The interpreter and ``Reach`` both read arguments through these helpers.
 
 from __future__ import annotations
 
+from .values import Data, derived_from_sets
+
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
 Values = frozenset
 Args = tuple[tuple[str | None, Values], ...]
@@ -27,3 +29,8 @@ def keyword_arg(args: Args, name: str) -> Values | None:
         if keyword == name:
             return values
     return None
+
+
+def argument_data(args: Args) -> Data:
+    """The data a computation on every argument yields (``values.derived``)."""
+    return derived_from_sets(values for _, values in args)

@@ -21,7 +21,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import with_compile_wrappers
 from ..summary import model as ir
-from .arguments import Args, Values, keyword_arg, positional
+from .arguments import Args, Values, argument_data, keyword_arg, positional
 from .cancellation import AnalysisCancelled
 from .events import (
     BackwardThroughCompiled,
@@ -529,6 +529,10 @@ class Interpreter:
         elements = frozenset(e for e in elements if e.call_site in self._result_sizes)
         if elements:
             self.record(OutputsEscape(site, elements), frame)
+
+    def escape_arguments(self, args: Args, site: Location, frame: Frame) -> None:
+        """What a call passes reaches code a backward may hide in (``escape``)."""
+        self.escape([argument_data(args)], site, frame)
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
@@ -1089,7 +1093,7 @@ class Interpreter:
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)
-            self.escape(iter_values(args), site, frame)  # ``outputs.append(aux)``
+            self.escape_arguments(args, site, frame)  # ``outputs.append(aux)``
             return frozenset([callee])
         if isinstance(callee, Disabled) and callee.target is not None:
             # Dynamo skips the function itself, but compiled callables it calls still run compiled
@@ -1098,9 +1102,9 @@ class Interpreter:
         if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
             self.request_callers(frame)
         if not (isinstance(callee, ExternalInstance) and callee.cls.startswith("torch.")):
-            self.escape(iter_values(args), site, frame)  # an unknown callable may run a backward
+            self.escape_arguments(args, site, frame)  # an unknown callable may run a backward
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
-        result = frozenset([derived([callee, *iter_values(args)])])
+        result = frozenset([derived([callee, argument_data(args)])])
         if isinstance(callee, ExternalInstance) and callee.cls in api.PARAMETERIZED_MODULES:
             return self.reach.graded(result, frame)  # ``nn.Linear(...)(x)`` requires grad
         return self.reach.graded(result, frame, requires_grad=False)
@@ -1108,7 +1112,7 @@ class Interpreter:
     def call_compiled(
         self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None
     ) -> Values:
-        dual = derived(iter_values(args)).dual
+        dual = argument_data(args).dual
         if frame.ctx.region is not None:
             name = describe_callee(func)
             frame.pending.append(
@@ -1119,7 +1123,7 @@ class Interpreter:
                     dual,
                 )
             )
-        inputs = derived(iter_values(args))
+        inputs = argument_data(args)
         output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site))
         keeps_tangent = compiled.backend in self.tangent_safe
         structure = self.results.structure(compiled, args, site)
@@ -1137,7 +1141,7 @@ class Interpreter:
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
         summary = self.index.callee(function.path, function.qualname)
-        fallback = frozenset([derived(iter_values(args))])
+        fallback = frozenset([argument_data(args)])
         if (
             summary is None
             or (function.path, function.qualname) in frame.stack
@@ -1149,10 +1153,8 @@ class Interpreter:
             else:
                 if self._walks >= MAX_FUNCTION_WALKS:
                     self._depends_on_walk(None)
-                self.escape(
-                    iter_values(args),
-                    hop.location if hop is not None else Location.point(self.index.display(function.path)),
-                    frame,
+                self.escape_arguments(
+                    args, hop.location if hop is not None else Location.point(self.index.display(function.path)), frame
                 )
             return fallback
         bound = self.bind(function, summary, args)
@@ -1607,11 +1609,11 @@ class Interpreter:
             if effect is not None:
                 return effect(meaning.row, name, args, site, frame)
         if name.split(".", 1)[0] != "torch":
-            self.escape(iter_values(args), site, frame)  # ``wandb.log(aux)``, ``print(out)``: a backward may hide there
+            self.escape_arguments(args, site, frame)  # ``wandb.log(aux)``, ``print(out)``: a backward may hide there
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.isupper():
             return frozenset([ExternalInstance(name)])
-        return frozenset([derived(iter_values(args))])
+        return frozenset([argument_data(args)])
 
     # The torch effects of ``knowledge.torch_api`` rows, one method each: (row, name, args, site, frame).
 
@@ -1644,7 +1646,7 @@ class Interpreter:
 
     def functional_call(self, row: api.FunctionalSpec, name: str, args: Args, site: Location, frame: Frame) -> Values:
         self.autograd_functional(name, args, site, frame)
-        return frozenset([derived(iter_values(args))])
+        return frozenset([argument_data(args)])
 
     def collection_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         return frozenset(
@@ -1663,12 +1665,8 @@ class Interpreter:
             "partial": self.partial_call,
             "disable": self.disable_call,
             "dual_level": lambda row, name, args, site, frame: frozenset([DualLevelContext(site)]),
-            "make_dual": lambda row, name, args, site, frame: frozenset(
-                [Data(derived(iter_values(args)).origins, True)]
-            ),
-            "unpack_dual": lambda row, name, args, site, frame: frozenset(
-                [Data(derived(iter_values(args)).origins, False)]
-            ),
+            "make_dual": lambda row, name, args, site, frame: frozenset([Data(argument_data(args).origins, True)]),
+            "unpack_dual": lambda row, name, args, site, frame: frozenset([Data(argument_data(args).origins, False)]),
             "autocast": lambda row, name, args, site, frame: frozenset(
                 [AutocastContext(self.autocast_state(name, args, site, frame))]
             ),

@@ -19,7 +19,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
 from ..summary import model as ir
-from .arguments import Args, Values, keyword_arg, positional
+from .arguments import Args, Values, argument_data, keyword_arg, positional
 from .values import (
     PARAMETER,
     UNKNOWN,
@@ -42,7 +42,6 @@ from .values import (
     NullContext,
     Value,
     Wrapper,
-    derived,
     normalize,
 )
 
@@ -701,7 +700,7 @@ class Reach:
                 if handled is not None:
                     return handled
         if keyword_arg(args, "requires_grad") is not None and _constants(keyword_arg(args, "requires_grad")) != {False}:
-            return frozenset([replace(derived(_iter(args)), requires_grad=True)])
+            return frozenset([replace(argument_data(args), requires_grad=True)])
         return None
 
     # The reach effects, one method each: (row, name, args, site, frame) -> values, or None to go on.
@@ -801,7 +800,7 @@ class Reach:
         finally:
             frame.ctx = saved
         if wrapper.frozen:
-            inputs = derived(_iter(args))
+            inputs = argument_data(args)
             if not self.need_grad(inputs, _iter(args)):
                 return self.without_graph(results, inputs)
         return results
