@@ -5,6 +5,8 @@ behaviour. Lines that must be reported carry ``# expect: CODE``; nothing else ma
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from compile_ad_lint.api import Analyzer
@@ -19,6 +21,7 @@ from compile_ad_lint.linking.values import (
     CompiledOutput,
     ConstVal,
     Data,
+    Instance,
     Wrapper,
     derived,
     derived_from_sets,
@@ -581,6 +584,61 @@ def test_a_forward_replaced_by_a_wrapper_of_the_module_itself_is_followed_once(t
         "model = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
         "    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n    net(x)\n"
         "    model(x)  # expect: CAL001\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def _count_module_calls(monkeypatch) -> Counter:
+    """Calls of project modules (``Instance`` callees) by class and line, while the test runs."""
+    calls: Counter = Counter()
+    original = Interpreter.call_one
+
+    def counting(self, callee, args, span, frame, func):
+        if isinstance(callee, Instance):
+            calls[(callee.cls.qualname, span.line)] += 1
+        return original(self, callee, args, span, frame, func)
+
+    monkeypatch.setattr(Interpreter, "call_one", counting)
+    return calls
+
+
+def test_modules_that_share_a_replaced_forward_follow_it_once(tmp_path, monkeypatch):
+    """composer: every model class's ``forward`` held the same replacements (wrappers of the trainer
+    state's model, which held every test model), so calling one model ran a wrapper that called the
+    next model, whose replacement called the next...: every order of the models (95,900 module
+    calls for 7 classes before; a test file's check did not finish in 5 minutes)."""
+    count = 7
+    models = "".join(
+        f"class Model{i}(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n" for i in range(count)
+    )
+    pick = "def pick(i):\n" + "".join(f"    if i == {i}:\n        return Model{i}()\n" for i in range(count))
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        + models
+        + pick
+        + "\n\nmodel = pick(0)\nwrapped = torch.nn.parallel.DistributedDataParallel(model)\nmodel.forward = wrapped\n"
+        "compiled = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
+        "    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n    model(x)\n"
+        "    compiled(x)  # expect: CAL001\n"
+    )
+    calls = _count_module_calls(monkeypatch)
+    _check(Case(code), tmp_path)
+    # Each model is reached from each other model's replacement at most (factorial before).
+    assert len(calls) == count and max(calls.values()) <= 2 * count
+
+
+def test_a_replaced_forward_that_compiles_is_still_followed_inside_another_one(tmp_path):
+    """Replacements already running are not followed again, but new ones are: a compiled forward
+    replacing one module's, reached through another module's replacement, is still reported."""
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        "class Inner(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        "class Outer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.inner = Inner()\n\n    def forward(self, x):\n        return self.inner(x)\n\n\n"
+        "outer = Outer()\nouter.inner.forward = torch.compile(outer.inner.forward)\n"
+        "outer.forward = torch.nn.parallel.DistributedDataParallel(outer.inner)\n"
+        "with fwAD.dual_level():\n"
+        "    outer(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
     )
     _check(Case(code), tmp_path)
 

@@ -209,8 +209,8 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
-        #: Modules whose replaced ``forward`` is being called (``call_one``).
-        self._replaced_forwards_running: set[Instance] = set()
+        #: The replaced ``forward`` values being called (``call_one``).
+        self._replaced_forwards_running: set[Value] = set()
         #: Functions (defining file, qualified name) whose anchors depend on parameters: their
         #: callers are worth analyzing.
         self.caller_requests: set[tuple[str, str]] = set()
@@ -1071,18 +1071,23 @@ class Interpreter:
             if method is None and module:
                 method = self.find_member(callee.cls, "forward")
                 replaced = self.reach.instance_forward(callee)  # ``self.forward = torch.compile(self.forward)``
-                if replaced and callee in self._replaced_forwards_running:
-                    # The replacement wraps the module itself (``m.forward = ctx(m.forward)`` stored on
-                    # a wrapper of ``m``): its own ``forward`` is what the call runs in there. Without
-                    # this, composer's trainer recursed until the frame limit (CAL900) in every test.
+                running = self._replaced_forwards_running
+                fresh = replaced - running
+                if len(fresh) < len(replaced):
+                    # A replacement that is already being called reaches this module again: it wraps
+                    # the module itself (``m.forward = ctx(m.forward)`` stored on a wrapper of ``m``),
+                    # or modules that share one attribute got each other's replacements. The call
+                    # in progress explores it; in here the module runs its own ``forward`` and the
+                    # replacements not yet followed. composer's trainer recursed to the frame limit
+                    # (CAL900), then followed every order of its test models' shared replacements.
                     self._depends_on_walk(None)
-                elif replaced:
-                    callees = (self.bind_methods(method, callee) if method is not None else frozenset()) | replaced
-                    self._replaced_forwards_running.add(callee)
+                if fresh:
+                    callees = (self.bind_methods(method, callee) if method is not None else frozenset()) | fresh
+                    running.update(fresh)
                     try:
                         return self.reach.graded(self.call_values(callees, args, span, frame, func), frame)
                     finally:
-                        self._replaced_forwards_running.discard(callee)
+                        running.difference_update(fresh)
             if method is not None:
                 results = self.call_values(self.bind_methods(method, callee), args, span, frame, func)
                 return self.reach.graded(results, frame, requires_grad=module)
