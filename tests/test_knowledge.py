@@ -9,13 +9,15 @@ else may be reported. Rows whose cases live beside the behaviour they model are 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
+from compile_ad_lint.knowledge import frameworks as fw
 from compile_ad_lint.knowledge import torch_api as api
-from compile_ad_lint.knowledge.calls import CALLS, REACH_EFFECTS
+from compile_ad_lint.knowledge.calls import CALLS, MATCHED_NAMES, REACH_EFFECTS
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
 
@@ -405,3 +407,31 @@ def test_knowledge_and_summaries_do_not_import_the_interpreter():
         assert "from .." not in path.read_text(), f"{path.name} imports outside knowledge/"
     for path in (package / "summary").glob("*.py"):
         assert not re.search(r"from \.\.linking|import compile_ad_lint\.linking", path.read_text()), path.name
+
+
+def _dotted_names(value: object, seen: set[int]) -> set[str]:
+    """Every dotted name in a table: its keys, values, tuples and rows' fields, at any depth."""
+    if id(value) in seen:
+        return set()
+    seen.add(id(value))
+    if isinstance(value, str):
+        return {value} if re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", value) else set()
+    if isinstance(value, dict):
+        return set().union(*(_dotted_names(v, seen) for item in value.items() for v in item))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return set().union(*(_dotted_names(v, seen) for v in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return set().union(*(_dotted_names(getattr(value, f.name), seen) for f in dataclasses.fields(value)))
+    return set()
+
+
+def test_every_name_a_table_matches_is_kept_whole_by_attribute_access():
+    """Attribute access on external values keeps a name whole only while it may become one of
+    ``MATCHED_NAMES`` (``linking.values.ExternalNames``): a table whose names were missing there
+    would stop matching what code reaches through attributes (``torch.nn.parallel.X``)."""
+    tables = [value for module in (api, fw) for name, value in vars(module).items() if name.isupper()]
+    in_tables = set().union(*(_dotted_names(table, set()) for table in tables))
+    # Source citations and framework kinds are text, not names a value is compared with.
+    cited = {name for name in in_tables if name.endswith(".py") or "/" in name}
+    kinds = {row.kind for row in fw.FRAMEWORK_CLASSES} | {row.kind for row in fw.FRAMEWORK_METHODS}
+    assert in_tables - cited - kinds <= MATCHED_NAMES

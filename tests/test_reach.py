@@ -13,6 +13,7 @@ from compile_ad_lint.api import Analyzer
 from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
+from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.interpreter import Interpreter
 from compile_ad_lint.linking.values import (
     MAX_NESTING,
@@ -21,6 +22,8 @@ from compile_ad_lint.linking.values import (
     CompiledOutput,
     ConstVal,
     Data,
+    External,
+    ExternalNames,
     Instance,
     Wrapper,
     derived,
@@ -641,6 +644,48 @@ def test_a_replaced_forward_that_compiles_is_still_followed_inside_another_one(t
         "    outer(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
     )
     _check(Case(code), tmp_path)
+
+
+def test_attribute_chains_of_external_values_stay_short(tmp_path, monkeypatch):
+    """composer's trainer state stored attributes of what its attributes held; each walk run again
+    named one more segment (``GradScaler._computed.batch_size.epoch.value``...): 10,945 names 19
+    segments deep here before."""
+    code = (
+        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        "class Clock:\n    def __init__(self):\n        self.now = torch.__version__\n\n"
+        "    def tick(self):\n        self.now = self.now.batch\n\n"
+        "    def tock(self):\n        self.now = self.now.epoch\n\n\n"
+        "clock = Clock()\n" + "clock.tick()\nclock.tock()\n" * 8 + "model = torch.compile(torch.nn.Linear(4, 4))\n"
+        "with fwAD.dual_level():\n"
+        "    model(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+    )
+    names: set[str] = set()
+    original = Interpreter.store_attribute
+
+    def recording(self, cls, name, values):
+        names.update(v.name for v in values if isinstance(v, External))
+        return original(self, cls, name, values)
+
+    monkeypatch.setattr(Interpreter, "store_attribute", recording)
+    _check(Case(code), tmp_path)
+    assert names == {"torch.__version__", "torch.__version__.batch", "torch.__version__.epoch"}
+
+
+def test_external_names_stay_whole_while_a_table_may_match_them():
+    names = ExternalNames(MATCHED_NAMES | {"mylib.helpers.compile_model"})
+    chain = ["torch", "nn", "parallel", "distributed", "DistributedDataParallel"]
+    name = chain[0]
+    for part in chain[1:]:
+        name = names.attribute(name, part)
+    assert name == "torch.nn.parallel.distributed.DistributedDataParallel"
+    assert names.attribute(names.attribute("mylib", "helpers"), "compile_model") == "mylib.helpers.compile_model"
+    # Past the first segment no table knows, only the last one is kept: root, start and last stay.
+    deep = names.attribute(names.attribute(names.attribute("torch", "nn"), "LayerNorm"), "weight")
+    assert deep == "torch.nn.LayerNorm.weight"
+    assert names.attribute(deep, "data") == "torch.nn.LayerNorm.weight.data"
+    assert names.attribute("torch.nn.LayerNorm.weight.data", "bfloat16") == "torch.nn.LayerNorm.weight.bfloat16"
+    assert names.attribute("numpy", "random") == "numpy.random"
+    assert names.attribute("numpy.random", "Generator") == "numpy.Generator"
 
 
 def test_derived_data_is_the_same_through_collections_and_argument_sets():

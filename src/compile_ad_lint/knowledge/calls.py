@@ -57,6 +57,24 @@ CALLS: dict[str, tuple[Meaning, ...]] = _index(
 )
 
 
+#: Every qualified name a table compares what the code reaches with: the called names above, and the
+#: names matched as base classes, module classes, parameter factories, dtypes and config modules.
+#: Attribute chains that leave every one of them behind name nothing the analysis knows
+#: (``linking.values.ExternalNames``); ``tests/test_knowledge.py`` checks that every dotted name in
+#: the tables is here.
+MATCHED_NAMES: frozenset[str] = (
+    frozenset(CALLS)
+    | frozenset(fw.FRAMEWORK_BASES)
+    | api.PARAMETERIZED_MODULES
+    | api.PARAMETERLESS_MODULES
+    | api.PARAMETER_FACTORIES
+    | api.KEYWORD_FIELD_BASES
+    | api.AUTOCAST_FP32_MODULES
+    | api.FLOAT32_DTYPES
+    | frozenset(module for module, _ in api.CONFIG_ATTRIBUTES)
+)
+
+
 def with_compile_wrappers(wrappers: Iterable[str]) -> dict[str, tuple[Meaning, ...]]:
     """``CALLS`` plus the project's own ``compile-wrappers`` (configuration), which mean ``torch.compile``
     ahead of anything else the name means."""

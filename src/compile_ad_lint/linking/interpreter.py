@@ -19,7 +19,7 @@ from ..config import Config
 from ..findings import Location, StatementSite
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
-from ..knowledge.calls import with_compile_wrappers
+from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, keyword_arg, positional
 from .cancellation import AnalysisCancelled
@@ -63,6 +63,7 @@ from .values import (
     DualLevelContext,
     External,
     ExternalInstance,
+    ExternalNames,
     FrameworkCall,
     FrameworkObject,
     FunctionVal,
@@ -178,6 +179,7 @@ class Interpreter:
         self.compile_names = api.COMPILE | config.compile_wrappers
         #: What called names mean (``knowledge.calls``), with the configured compile wrappers.
         self.calls = with_compile_wrappers(config.compile_wrappers)
+        self.external_names = ExternalNames(MATCHED_NAMES | self.compile_names)
         self._effects = self.torch_effects()
         self._globals: dict[Path, dict[str, Values]] = {}
         self._globals_run: set[tuple[Path, int]] = set()
@@ -764,9 +766,9 @@ class Interpreter:
 
     def attribute_of(self, base: object, name: str) -> Values:
         if isinstance(base, External):
-            return frozenset([External(f"{base.name}.{name}")])
+            return frozenset([External(self.external_names.attribute(base.name, name))])
         if isinstance(base, ExternalInstance):
-            return frozenset([External(f"{base.cls}.{name}")])
+            return frozenset([External(self.external_names.attribute(base.cls, name))])
         if isinstance(base, ModuleRef):
             found = self.lookup_global(base.path, name)
             return found if found is not None else frozenset([UNKNOWN])

@@ -484,6 +484,42 @@ def normalize(values) -> frozenset:
     return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
 
 
+class ExternalNames:
+    """The names of attributes of external values (``torch.nn`` -> ``torch.nn.Linear``).
+
+    A name is kept whole while it may still become one the tables match (``matched``); past the
+    first segment that leaves all of them behind, only the last segment is kept
+    (``torch.__version__.epoch.value`` is ``torch.__version__.value``): nothing compares the middle
+    of such a name, while its root, its start and its last segment (a class? a dtype?) stay. Without
+    this, code that stores attributes of what an attribute held names ever longer chains, one more
+    segment each time its walk runs again: composer's trainer state reached 530 such names at one
+    call (``GradScaler._computed.batch_size.epoch.value``, every order of every attribute), and
+    one test file's check took over ten minutes.
+    """
+
+    def __init__(self, matched: Iterable[str]) -> None:
+        self._prefixes = {name[:end] for name in matched for end in _segment_ends(name)}
+        self._stems: dict[str, str] = {}
+
+    def attribute(self, name: str, attribute: str) -> str:
+        stem = self._stems.get(name)
+        if stem is None:
+            stem = self._stems[name] = self._stem(name)
+        return f"{stem}.{attribute}"
+
+    def _stem(self, name: str) -> str:
+        """``name`` up to its first segment outside every matched name (all of it when there is none)."""
+        for end in _segment_ends(name):
+            if name[:end] not in self._prefixes:
+                return name[:end]
+        return name
+
+
+def _segment_ends(name: str) -> list[int]:
+    """Where each dotted prefix of ``name`` ends: ``a.b.c`` -> [1, 3, 5]."""
+    return [i for i, char in enumerate(name) if char == "."] + [len(name)]
+
+
 #: What a computation on values without data yields.
 _NO_DATA = Data()
 
