@@ -144,6 +144,9 @@ class Frame:
     statement: tuple[int, int] | None = None
     #: Lines of the function being walked (None for module-level code).
     function_lines: tuple[int, int] | None = None
+    #: What each callee gave while one call is made (``call_values``), by callee, arguments and
+    #: context: wrappers and modules reach the same callees again inside it.
+    callee_results: dict[tuple, Values] | None = None
 
 
 class Interpreter:
@@ -1035,9 +1038,26 @@ class Interpreter:
         self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
     ) -> Values:
         result: set = set()
-        # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
-        for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
-            result |= self.call_one(callee, args, span, frame, func)
+        # One call reaches the same callees again through what it calls (a DDP wrapper around an
+        # FSDP wrapper around modules whose replaced forwards are those wrappers, each holding
+        # every model a trainer may hold): each is called once per arguments and context, or the
+        # nesting multiplies (composer's callback tests called one tokenizer 65,000 times).
+        known = frame.callee_results
+        outermost = known is None
+        if known is None:
+            known = frame.callee_results = {}
+        running = frozenset(self._replaced_forwards_running) if self._replaced_forwards_running else None
+        try:
+            # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
+            for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
+                key = (callee, args, span, frame.ctx, running)
+                found = known.get(key)
+                if found is None:
+                    found = known[key] = self.call_one(callee, args, span, frame, func)
+                result |= found
+        finally:
+            if outermost:
+                frame.callee_results = None
         return normalize(result) if result else frozenset([UNKNOWN])
 
     def call_one(self, callee: object, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None) -> Values:
