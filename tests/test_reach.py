@@ -14,6 +14,7 @@ from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
+from compile_ad_lint.linking.arguments import argument_data
 from compile_ad_lint.linking.interpreter import Interpreter
 from compile_ad_lint.linking.values import (
     MAX_NESTING,
@@ -27,7 +28,6 @@ from compile_ad_lint.linking.values import (
     Instance,
     Wrapper,
     derived,
-    derived_from_sets,
 )
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
@@ -711,7 +711,7 @@ def test_external_names_stay_whole_while_a_table_may_match_them():
     assert names.attribute("numpy.random", "Generator") == "numpy.Generator"
 
 
-def test_derived_data_is_the_same_through_collections_and_argument_sets():
+def test_derived_data_is_the_same_through_collections_and_arguments():
     site = Location.point("a.py", 3)
     output = CompiledOutput(site, Compiled(None, "inductor", site, "torch.compile"), None, None, site)
     dual, graded = Data(dual=True), Data(frozenset([output]), requires_grad=True, exact=frozenset([site]))
@@ -721,5 +721,5 @@ def test_derived_data_is_the_same_through_collections_and_argument_sets():
     assert derived([nested]) is derived([nested])  # kept on the collection
     assert derived([graded]) == Data(frozenset([output]), requires_grad=True)  # no longer the exact output
     many = frozenset([dual, nested, *(ConstVal(i) for i in range(10))])
-    assert derived_from_sets([many, frozenset([graded])]) == derived([*many, graded]) == flat
-    assert derived_from_sets([]) == derived([]) == Data()
+    assert argument_data(((None, many), ("weight", frozenset([graded])))) == derived([*many, graded]) == flat
+    assert argument_data(()) == derived([]) == Data()

@@ -7,7 +7,7 @@ The interpreter and ``Reach`` both read arguments through these helpers.
 
 from __future__ import annotations
 
-from .values import Data, derived_from_sets
+from .values import Data, derived
 
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
 Values = frozenset
@@ -33,4 +33,4 @@ def keyword_arg(args: Args, name: str) -> Values | None:
 
 def argument_data(args: Args) -> Data:
     """The data a computation on every argument yields (``values.derived``)."""
-    return derived_from_sets(values for _, values in args)
+    return derived([value for _, values in args for value in values])

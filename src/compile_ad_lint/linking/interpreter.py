@@ -144,9 +144,9 @@ class Frame:
     statement: tuple[int, int] | None = None
     #: Lines of the function being walked (None for module-level code).
     function_lines: tuple[int, int] | None = None
-    #: What each callee gave while one call is made (``call_values``), by callee, arguments and
-    #: context: wrappers and modules reach the same callees again inside it.
-    callee_results: dict[tuple, Values] | None = None
+    #: What each callee gave while one call is made (``call_values``), by arguments and context,
+    #: then callee: wrappers and modules reach the same callees again inside it.
+    callee_results: dict[tuple, dict[object, Values]] | None = None
 
 
 class Interpreter:
@@ -530,14 +530,16 @@ class Interpreter:
 
     def escape(self, values: Iterable[object], site: Location, frame: Frame) -> None:
         """Outputs of tuple-returning compiled calls that reach code a backward may hide in."""
-        elements = derived(values).elements
-        elements = frozenset(e for e in elements if e.call_site in self._result_sizes)
-        if elements:
-            self.record(OutputsEscape(site, elements), frame)
+        self._escaping(derived(values), site, frame)
 
     def escape_arguments(self, args: Args, site: Location, frame: Frame) -> None:
         """What a call passes reaches code a backward may hide in (``escape``)."""
-        self.escape([argument_data(args)], site, frame)
+        self._escaping(argument_data(args), site, frame)
+
+    def _escaping(self, data: Data, site: Location, frame: Frame) -> None:
+        elements = frozenset(e for e in data.elements if e.call_site in self._result_sizes)
+        if elements:
+            self.record(OutputsEscape(site, elements), frame)
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
@@ -1043,17 +1045,21 @@ class Interpreter:
         # every model a trainer may hold): each is called once per arguments and context, or the
         # nesting multiplies (composer's callback tests called one tokenizer 65,000 times).
         known = frame.callee_results
+        if known is None and len(callees) == 1:  # most calls: nothing called yet to share with
+            (callee,) = callees
+            result |= self.call_one(callee, args, span, frame, func)
+            return normalize(result) if result else frozenset([UNKNOWN])
         outermost = known is None
         if known is None:
             known = frame.callee_results = {}
         running = frozenset(self._replaced_forwards_running) if self._replaced_forwards_running else None
+        same_call = known.setdefault((args, span, frame.ctx, running), {})
         try:
             # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
             for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
-                key = (callee, args, span, frame.ctx, running)
-                found = known.get(key)
+                found = same_call.get(callee)
                 if found is None:
-                    found = known[key] = self.call_one(callee, args, span, frame, func)
+                    found = same_call[callee] = self.call_one(callee, args, span, frame, func)
                 result |= found
         finally:
             if outermost:

@@ -548,31 +548,6 @@ def derived(values) -> Data:
     return Data(frozenset(origins), dual, from_parameter, requires_grad, elements=frozenset(elements))
 
 
-def derived_from_sets(sets: Iterable[frozenset]) -> Data:
-    """``derived`` of every value in ``sets`` (a call's arguments): each large set's part is computed
-    once and remembered, since the same value sets reach many calls (composer's trainer passed the
-    same 50 values to each of 270,000 calls, and each call opened them again)."""
-    return derived([_set_contents(values) for values in sets])
-
-
-def _set_contents(values: frozenset) -> Data:
-    if len(values) <= _SMALL_SET:
-        return derived(values)
-    known = _CONTENTS_OF_SETS.get(values)
-    if known is None:
-        if len(_CONTENTS_OF_SETS) >= _MAX_REMEMBERED_SETS:
-            _CONTENTS_OF_SETS.clear()  # a bound, not an eviction policy: sets are cheap to open again
-        known = _CONTENTS_OF_SETS[values] = derived(values)
-    return known
-
-
-#: Sets this small are opened each time (hashing them costs about as much).
-_SMALL_SET = 4
-_MAX_REMEMBERED_SETS = 20_000
-#: ``derived`` of large value sets, a pure function of the set (shared by every analysis).
-_CONTENTS_OF_SETS: dict[frozenset, Data] = {}
-
-
 def _contents(collection: Collection) -> Data:
     """The data derived from everything in ``collection`` at any depth, computed once per collection
     and kept on it: the same collections (a trainer's state, a config of models and datasets) reach
