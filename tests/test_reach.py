@@ -6,6 +6,7 @@ behaviour. Lines that must be reported carry ``# expect: CODE``; nothing else ma
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from compile_ad_lint.linking.arguments import argument_data
 from compile_ad_lint.linking.interpreter import Interpreter
 from compile_ad_lint.linking.values import (
     MAX_NESTING,
+    ClassVal,
     Collection,
     Compiled,
     CompiledOutput,
@@ -28,6 +30,7 @@ from compile_ad_lint.linking.values import (
     Instance,
     Wrapper,
     derived,
+    stable_text,
 )
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case, write_case
@@ -723,3 +726,21 @@ def test_derived_data_is_the_same_through_collections_and_arguments():
     many = frozenset([dual, nested, *(ConstVal(i) for i in range(10))])
     assert argument_data(((None, many), ("weight", frozenset([graded])))) == derived([*many, graded]) == flat
     assert argument_data(()) == derived([]) == Data()
+
+
+def test_the_ordering_text_of_values_that_share_their_parts_stays_short():
+    """Values share their parts (a wrapper holds a collection that holds the wrapper's module);
+    written out wherever they occur, the texts that order callees doubled with each level: one of
+    composer's test files died out of memory (12 GB) building them."""
+    site = Location.point("trainer.py", 10)
+    value: object = Instance(ClassVal(Path("model.py"), "Net"))
+    texts = set()
+    for level in range(18):
+        value = Wrapper(frozenset([value, Collection(frozenset([value]))]), f"Wrapper{level}", site)
+        texts.add(stable_text(value))
+    assert len(stable_text(value)) <= 10_000  # 44 MB before
+    assert len(texts) == 18  # still one text per value
+    rebuilt: object = Instance(ClassVal(Path("model.py"), "Net"))
+    for level in range(18):
+        rebuilt = Wrapper(frozenset([rebuilt, Collection(frozenset([rebuilt]))]), f"Wrapper{level}", site)
+    assert stable_text(rebuilt) == stable_text(value)  # the same text for an equal value built again

@@ -8,6 +8,7 @@ compiled calls it derives from, and whether it may be a dual tensor.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
@@ -572,6 +573,9 @@ def stable_text(value: object) -> str:
         if known is None:  # values are immutable: the text is kept on the value, computed once
             inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
             known = f"{type(value).__name__}({inner})"
+            if len(known) > _LONGEST_STABLE_TEXT:
+                digest = hashlib.blake2b(known.encode(), digest_size=16).hexdigest()
+                known = f"{type(value).__name__}#{digest}"
             if state is not None:
                 object.__setattr__(value, _STABLE_TEXT, known)
         return known
@@ -579,3 +583,7 @@ def stable_text(value: object) -> str:
 
 
 _STABLE_TEXT = "_stable_text"
+#: A value whose text is longer is named by a digest of it. Values share their parts (wrappers hold
+#: collections that hold the wrappers' modules), and writing each part out wherever it occurs grows
+#: with every level: one of composer's test files built texts past 12 GB and died out of memory.
+_LONGEST_STABLE_TEXT = 4096
