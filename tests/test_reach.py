@@ -41,6 +41,12 @@ NET = (
     "    def forward(self, x):\n        return self.l(x)\n\n\n"
 )
 AMP = "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n"
+FORWARD_AD = "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+#: A compiled call on dual tensors after the code under test: the analysis still reports it.
+STILL_REPORTED = (
+    "model = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
+    "    model(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+)
 
 
 def _step(setup: str, marker: str = "  # expect: CAL002") -> Case:
@@ -520,16 +526,14 @@ def test_an_attribute_wrapped_again_by_each_construction_stays_shallow(tmp_path,
     constructor again, wrapping all of it once more: collections 31 deep, 23 GB before the run died."""
     configs = [f"class Config{i}:\n    skip = ['layer{i}']\n\n\n" for i in range(12)]
     code = (
-        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
-        "class Quantizer:\n    def __init__(self, config):\n        self.skip = config.skip or []\n"
+        FORWARD_AD + "class Quantizer:\n    def __init__(self, config):\n        self.skip = config.skip or []\n"
         "        if not isinstance(self.skip, list):\n            self.skip = [self.skip]\n\n\n"
         + "".join(configs)
         + "def build(config):\n    return Quantizer(config)\n\n\n"
         + "quantizers = ["
         + ", ".join(f"build(Config{i}())" for i in range(12))
         + "]\n"
-        + "model = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
-        + "    model(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+        + STILL_REPORTED
     )
     stored: list[frozenset] = []
     original = Interpreter.store_attribute
@@ -581,8 +585,7 @@ def test_a_forward_replaced_by_a_wrapper_of_the_module_itself_is_followed_once(t
     calling the module ran the replacement, which called the module, which ran the replacement...
     until the frame limit (a CAL900 in every test that builds a Trainer)."""
     code = (
-        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
-        "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        FORWARD_AD + "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.l = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.l(x)\n\n\n"
         "def context(fn):\n    return fn\n\n\n"
         "net = Net()\nwrapped = torch.nn.parallel.DistributedDataParallel(net)\n"
@@ -619,7 +622,7 @@ def test_modules_that_share_a_replaced_forward_follow_it_once(tmp_path, monkeypa
     )
     pick = "def pick(i):\n" + "".join(f"    if i == {i}:\n        return Model{i}()\n" for i in range(count))
     code = (
-        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
+        FORWARD_AD
         + models
         + pick
         + "\n\nmodel = pick(0)\nwrapped = torch.nn.parallel.DistributedDataParallel(model)\nmodel.forward = wrapped\n"
@@ -637,8 +640,7 @@ def test_a_replaced_forward_that_compiles_is_still_followed_inside_another_one(t
     """Replacements already running are not followed again, but new ones are: a compiled forward
     replacing one module's, reached through another module's replacement, is still reported."""
     code = (
-        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
-        "class Inner(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        FORWARD_AD + "class Inner(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
         "class Outer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.inner = Inner()\n\n    def forward(self, x):\n        return self.inner(x)\n\n\n"
         "outer = Outer()\nouter.inner.forward = torch.compile(outer.inner.forward)\n"
@@ -677,13 +679,10 @@ def test_attribute_chains_of_external_values_stay_short(tmp_path, monkeypatch):
     named one more segment (``GradScaler._computed.batch_size.epoch.value``...): 10,945 names 19
     segments deep here before."""
     code = (
-        "import torch\nfrom torch.autograd import forward_ad as fwAD\n\n\n"
-        "class Clock:\n    def __init__(self):\n        self.now = torch.__version__\n\n"
+        FORWARD_AD + "class Clock:\n    def __init__(self):\n        self.now = torch.__version__\n\n"
         "    def tick(self):\n        self.now = self.now.batch\n\n"
         "    def tock(self):\n        self.now = self.now.epoch\n\n\n"
-        "clock = Clock()\n" + "clock.tick()\nclock.tock()\n" * 8 + "model = torch.compile(torch.nn.Linear(4, 4))\n"
-        "with fwAD.dual_level():\n"
-        "    model(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+        "clock = Clock()\n" + "clock.tick()\nclock.tock()\n" * 8 + STILL_REPORTED
     )
     names: set[str] = set()
     original = Interpreter.store_attribute

@@ -7,6 +7,8 @@ The interpreter and ``Reach`` both read arguments through these helpers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .values import Data, derived
 
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
@@ -31,6 +33,12 @@ def keyword_arg(args: Args, name: str) -> Values | None:
     return None
 
 
+def argument_values(args: Args) -> Iterator[object]:
+    """Every value any argument may hold."""
+    for _, values in args:
+        yield from values
+
+
 def argument_data(args: Args) -> Data:
     """The data a computation on every argument yields (``values.derived``)."""
-    return derived([value for _, values in args for value in values])
+    return derived(argument_values(args))

@@ -21,7 +21,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, keyword_arg, positional
+from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional
 from .cancellation import AnalysisCancelled
 from .events import (
     BackwardThroughCompiled,
@@ -1045,15 +1045,11 @@ class Interpreter:
         # every model a trainer may hold): each is called once per arguments and context, or the
         # nesting multiplies (composer's callback tests called one tokenizer 65,000 times).
         known = frame.callee_results
-        if known is None and len(callees) == 1:  # most calls: nothing called yet to share with
-            (callee,) = callees
-            result |= self.call_one(callee, args, span, frame, func)
-            return normalize(result) if result else frozenset([UNKNOWN])
-        outermost = known is None
-        if known is None:
+        outermost = known is None and len(callees) > 1  # one callee, nothing called yet: nothing to share
+        if outermost:
             known = frame.callee_results = {}
         running = frozenset(self._replaced_forwards_running) if self._replaced_forwards_running else None
-        same_call = known.setdefault((args, span, frame.ctx, running), {})
+        same_call = known.setdefault((args, span, frame.ctx, running), {}) if known is not None else {}
         try:
             # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
             for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
@@ -1169,7 +1165,7 @@ class Interpreter:
             [Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))]
         )
         return self.reach.compiled_output(
-            compiled, result, inputs, frame, tuple(iter_values(args))
+            compiled, result, inputs, frame, tuple(argument_values(args))
         )  # none under no_grad, or frozen
 
     def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:

@@ -19,7 +19,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, keyword_arg, positional
+from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional
 from .values import (
     PARAMETER,
     UNKNOWN,
@@ -67,11 +67,6 @@ def _constants(values: Iterable[object] | None) -> set | None:
     if not constants or len(constants) != len(list(values)):
         return None
     return {v.value for v in constants}
-
-
-def _iter(args: Args) -> Iterable[object]:
-    for _, values in args:
-        yield from values
 
 
 def compile_target(value: Value) -> Value | None:
@@ -801,7 +796,7 @@ class Reach:
             frame.ctx = saved
         if wrapper.frozen:
             inputs = argument_data(args)
-            if not self.need_grad(inputs, _iter(args)):
+            if not self.need_grad(inputs, argument_values(args)):
                 return self.without_graph(results, inputs)
         return results
 
