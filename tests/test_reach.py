@@ -17,6 +17,7 @@ from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.arguments import argument_data
 from compile_ad_lint.linking.interpreter import Interpreter
+from compile_ad_lint.linking.reach import Reach
 from compile_ad_lint.linking.values import (
     MAX_NESTING,
     ClassVal,
@@ -30,6 +31,7 @@ from compile_ad_lint.linking.values import (
     Instance,
     Wrapper,
     derived,
+    held_modules,
     stable_text,
 )
 from compile_ad_lint.rules import Case
@@ -524,14 +526,14 @@ def test_an_attribute_wrapped_again_by_each_construction_stays_shallow(tmp_path,
     """diffusers' quantizers: ``self.skip = config.skip or []`` then ``self.skip = [self.skip]``.
     Instance attributes accumulate what every construction stored, and each configuration walks the
     constructor again, wrapping all of it once more: collections 31 deep, 23 GB before the run died."""
-    configs = [f"class Config{i}:\n    skip = ['layer{i}']\n\n\n" for i in range(12)]
+    configs = [f"class Config{i}:\n    skip = ['layer{i}']\n\n\n" for i in range(6)]
     code = (
         FORWARD_AD + "class Quantizer:\n    def __init__(self, config):\n        self.skip = config.skip or []\n"
         "        if not isinstance(self.skip, list):\n            self.skip = [self.skip]\n\n\n"
         + "".join(configs)
         + "def build(config):\n    return Quantizer(config)\n\n\n"
         + "quantizers = ["
-        + ", ".join(f"build(Config{i}())" for i in range(12))
+        + ", ".join(f"build(Config{i}())" for i in range(6))
         + "]\n"
         + STILL_REPORTED
     )
@@ -725,6 +727,15 @@ def test_derived_data_is_the_same_through_collections_and_arguments():
     many = frozenset([dual, nested, *(ConstVal(i) for i in range(10))])
     assert argument_data(((None, many), ("weight", frozenset([graded])))) == derived([*many, graded]) == flat
     assert argument_data(()) == derived([]) == Data()
+    # Large sets have their data remembered by identity: the same answer, and an equal set built
+    # apart is derived afresh (not compared with the remembered one value by value).
+    large = frozenset([dual, nested, *(ConstVal(i) for i in range(30))])
+    first = argument_data(((None, large),))
+    assert first == derived(large) == flat
+    assert argument_data(((None, large),)) is first
+    rebuilt = frozenset(list(large))
+    assert rebuilt is not large and argument_data(((None, rebuilt),)) == first
+    assert argument_data(((None, large), ("weight", frozenset([graded])), ("bias", frozenset()))) == flat
 
 
 def test_the_ordering_text_of_values_that_share_their_parts_stays_short():
@@ -743,3 +754,107 @@ def test_the_ordering_text_of_values_that_share_their_parts_stays_short():
     for level in range(18):
         rebuilt = Wrapper(frozenset([rebuilt, Collection(frozenset([rebuilt]))]), f"Wrapper{level}", site)
     assert stable_text(rebuilt) == stable_text(value)  # the same text for an equal value built again
+
+
+#: A trainer state whose model is wrapped by DDP and FSDP, maybe, twice over: the wrappers it holds
+#: wrap each other and the model (composer's State keeps every wrapping of its model).
+WRAPPED_STATE = (
+    FORWARD_AD + "import sys\n\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+    "from torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+    "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.scale = 2.0\n        self.head = torch.nn.Linear(4, 4)\n\n"
+    "    def forward(self, x):\n        return self.head(x) * self.scale\n\n\n"
+    "class State:\n    def __init__(self, model):\n        self.model = model\n\n"
+    "    def wrap(self, ddp, fsdp):\n        if ddp:\n            self.model = DDP(self.model)\n"
+    "        if fsdp:\n            self.model = FSDP(self.model)\n\n\n"
+    "def inspect(state):\n    return state.model.scale, list(state.model.children())\n\n\n"
+    "state = State(Net())\nflag = len(sys.argv) > 1\nstate.wrap(flag, flag)\nstate.wrap(not flag, flag)\n"
+    "inspect(state)\n" + STILL_REPORTED
+)
+
+
+def _per_outermost(monkeypatch, cls: type, outer: str, inner: str, counted) -> list[int]:
+    """For each outermost call of ``cls.outer``, how many calls of ``cls.inner`` it made whose
+    arguments ``counted`` accepts."""
+    counts: list[int] = []
+    depth = [0]
+    original_outer, original_inner = getattr(cls, outer), getattr(cls, inner)
+
+    def counting_outer(self, *arguments):
+        if depth[0] == 0:
+            counts.append(0)
+        depth[0] += 1
+        try:
+            return original_outer(self, *arguments)
+        finally:
+            depth[0] -= 1
+
+    def counting_inner(self, *arguments):
+        if depth[0] and counted(*arguments):
+            counts[-1] += 1
+        return original_inner(self, *arguments)
+
+    monkeypatch.setattr(cls, outer, counting_outer)
+    monkeypatch.setattr(cls, inner, counting_inner)
+    return counts
+
+
+def test_an_attribute_through_wrappers_of_wrappers_is_looked_up_once_on_the_model(tmp_path, monkeypatch):
+    """Each path through wrappers that hold each other looked the attribute up again: 15 times per
+    attribute in composer's tests/models/test_hf_model.py (43 s, now 10 s), 6 here."""
+    harvesting = [0]  # the first lookup walks the class's methods, which read ``self.scale`` too
+    original_harvest = Interpreter.harvest_instance_attributes
+
+    def harvest(self, klass, instance_cls):
+        harvesting[0] += 1
+        try:
+            return original_harvest(self, klass, instance_cls)
+        finally:
+            harvesting[0] -= 1
+
+    monkeypatch.setattr(Interpreter, "harvest_instance_attributes", harvest)
+    lookups = _per_outermost(
+        monkeypatch,
+        Interpreter,
+        "attribute",
+        "attribute_of",
+        lambda base, name: name == "scale" and isinstance(base, Instance) and not harvesting[0],
+    )
+    _check(Case(WRAPPED_STATE), tmp_path)
+    assert lookups and max(lookups) == 1
+
+
+def test_the_children_of_wrappers_of_wrappers_are_read_once_per_module(tmp_path, monkeypatch):
+    reads = _per_outermost(monkeypatch, Reach, "submodules", "module_values_of", lambda klass: klass.qualname == "Net")
+    _check(Case(WRAPPED_STATE), tmp_path)
+    assert reads and max(reads) == 1
+
+
+def test_what_wrappers_forward_stops_at_what_each_answers_itself():
+    site = Location.point("trainer.py", 10)
+    model = Instance(ClassVal(Path("model.py"), "Net"))
+    ddp = Wrapper(frozenset([model]), "DistributedDataParallel", site)
+    frozen = Wrapper(frozenset([ddp, model]), "frozen", site, frozen=True)
+    compiled = Compiled(frozen, "inductor", site, "torch.compile")
+    outer = Wrapper(frozenset([frozen, ddp, compiled]), "FullyShardedDataParallel", site)
+    assert outer.attribute_holders("config") == {model, compiled}  # compiled modules answer themselves
+    assert outer.attribute_holders("module") == {outer}  # answered by the wrapper: what it wraps
+    assert frozen.attribute_holders("module") == {ddp, model}  # a frozen model's ``module`` is its model's
+    assert outer.attribute_holders("forward") == outer.attribute_holders("__call__") == {frozen, model, compiled}
+    assert held_modules(outer) == held_modules(compiled) == {model}
+    assert held_modules(Compiled(None, "inductor", site, "torch.compile")) == {
+        Compiled(None, "inductor", site, "torch.compile")
+    }
+    assert held_modules(model) == {model}
+
+
+def test_children_read_again_after_a_module_is_stored_see_it(tmp_path):
+    """The module-valued attributes of a class are kept until one of them is stored again."""
+    code = (
+        FORWARD_AD + "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.head = torch.nn.Linear(4, 4)\n\n\n"
+        "net = Net()\nbefore = list(net.children())\nnet.extra = torch.compile(torch.nn.Linear(4, 4))\n"
+        "with fwAD.dual_level():\n    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n"
+        "    for child in net.children():\n        child(x)  # expect: CAL001\n"
+    )
+    _check(Case(code), tmp_path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .values import Data, derived
+from .values import Data, derived_from_sets
 
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
 Values = frozenset
@@ -41,4 +41,4 @@ def argument_values(args: Args) -> Iterator[object]:
 
 def argument_data(args: Args) -> Data:
     """The data a computation on every argument yields (``values.derived``)."""
-    return derived(argument_values(args))
+    return derived_from_sets(values for _, values in args)

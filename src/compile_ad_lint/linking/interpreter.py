@@ -77,6 +77,7 @@ from .values import (
     Wrapper,
     config_value,
     derived,
+    derived_from_sets,
     normalize,
     stable_text,
 )
@@ -202,6 +203,9 @@ class Interpreter:
         #: fills ``("global", path, name)``. A memoized walk is reused while
         #: every cell it read keeps the version it read.
         self._cell_versions: dict[object, int] = {}
+        #: How many times an instance attribute gained values: what is computed from the attributes
+        #: of many classes is kept while it does not change (``Reach.submodules``).
+        self.attribute_changes = 0
         #: The cells each walk in progress has read (innermost last), with the version first read.
         self._reading: list[dict[object, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
@@ -658,7 +662,7 @@ class Interpreter:
         if isinstance(expr, ir.Item):
             return self.reach.container_elements(expr.base, self.eval(expr.base, frame), frame)
         if isinstance(expr, ir.Combine):
-            return frozenset([derived(v for part in expr.parts for v in self.eval(part, frame))])
+            return frozenset([derived_from_sets(self.eval(part, frame) for part in expr.parts)])
         if isinstance(expr, ir.FunctionRef):
             closure = tuple(sorted({**frame.closure, **frame.env}.items())) if frame.stack else ()
             return frozenset([FunctionVal(frame.path, expr.qualname, closure=closure)])
@@ -765,7 +769,7 @@ class Interpreter:
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
-        for base in bases:
+        for base in self.reach.attribute_holders(bases, name):
             result |= self.attribute_of(base, name)
         return normalize(result) if result else frozenset([UNKNOWN])
 
@@ -963,6 +967,7 @@ class Interpreter:
         self.changed_cell(("attr", cls, name))
         self.changed_cell(("class", cls))
         self.changed_cell(("modules", cls))
+        self.attribute_changes += 1
 
     def _still_valid(self, reads: _Versions) -> bool:
         versions = self._cell_versions

@@ -42,6 +42,7 @@ from .values import (
     NullContext,
     Value,
     Wrapper,
+    held_modules,
     normalize,
 )
 
@@ -155,6 +156,10 @@ class Reach:
         #: Top-level packages whose import side effects already ran in this analysis.
         self._side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
+        #: ``module_values_of`` by class, with the version of the class's ``("modules", klass)`` cell.
+        self._module_values: dict[ClassVal, tuple[int, frozenset]] = {}
+        #: ``submodules`` by value: the attribute changes then, the result, the cells it read.
+        self._submodules: dict[object, tuple[int, frozenset, dict[tuple, int]]] = {}
         self._effects = self.reach_effects()
 
     # -- what a value is --------------------------------------------------------------------
@@ -176,11 +181,10 @@ class Reach:
 
     def has_project_member(self, value: object, name: str) -> bool:
         """A project class defines ``name`` itself (its own ``to``, ``train``, ``compile``, ...)."""
-        while isinstance(value, (Compiled, Wrapper)):
-            if isinstance(value, Wrapper):
-                return any(self.has_project_member(v, name) for v in value.inner)
-            value = value.target
-        return isinstance(value, Instance) and self.interp.find_member(value.cls, name) is not None
+        return any(
+            isinstance(module, Instance) and self.interp.find_member(module.cls, name) is not None
+            for module in held_modules(value)
+        )
 
     def is_framework_module_class(self, cls: ClassVal) -> bool:
         return any(isinstance(b, External) and b.name in fw.FRAMEWORK_BASES for b in self.interp.mro(cls))
@@ -330,19 +334,48 @@ class Reach:
         return normalize(result) if result else frozenset([UNKNOWN])
 
     def submodules(self, value: object) -> frozenset:
-        """What ``module.children()``/``modules()`` may yield: module-valued attributes of ``self``."""
+        """What ``module.children()``/``modules()`` may yield: module-valued attributes of ``self``
+        (of each module a wrapper or a compiled module holds, each module once however many paths
+        through wrappers of wrappers lead to it).
+
+        Kept per value until an instance attribute gains values, with the heap cells it read (the
+        walk in progress depends on them as if it had read them itself): a trainer state's model
+        may be any of the ~190 models a test suite builds (composer's tests/trainer/), and the
+        framework code walked for each asks for their modules tens of thousands of times. A walk
+        being summarized for the walk memory reads each cell where it happens (``read_cell``)."""
         interp = self.interp
-        if isinstance(value, Wrapper):
-            return frozenset().union(*(self.submodules(v) for v in value.inner))
-        if isinstance(value, Compiled):
-            return self.submodules(value.target) if value.target is not None else frozenset([UNKNOWN])
+        if interp._recordings:
+            return self._read_submodules(value, {})
+        known = self._submodules.get(value)
+        if known is not None and known[0] == interp.attribute_changes:
+            _, found, reads = known
+            if interp._reading:
+                reading = interp._reading[-1]
+                for cell in reads.keys() - reading.keys():
+                    reading[cell] = reads[cell]
+            return found
+        changes = interp.attribute_changes
+        reads = {}
+        found = self._read_submodules(value, reads)
+        if interp.attribute_changes == changes:  # no harvest it ran stored what it read before
+            self._submodules[value] = (changes, found, reads)
+        return found
+
+    def _read_submodules(self, value: object, reads: dict[tuple, int]) -> frozenset:
+        """``submodules``, computed: ``reads`` gets each heap cell read, with its version then."""
+        return frozenset().union(*(self._own_submodules(module, reads) for module in held_modules(value)))
+
+    def _own_submodules(self, value: object, reads: dict[tuple, int]) -> frozenset:
+        interp = self.interp
         found: set = set()
         if isinstance(value, Instance):
             for klass in interp.mro(value.cls):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
                     modules = self.module_values_of(klass)
-                    interp.read_cell(("modules", klass), harvested_for=value.cls, contents=modules)
+                    cell = ("modules", klass)
+                    interp.read_cell(cell, harvested_for=value.cls, contents=modules)
+                    reads.setdefault(cell, interp._cell_versions.get(cell, 0))
                     found |= modules
         items: set = set()
         for v in found:
@@ -351,13 +384,21 @@ class Reach:
 
     def module_values_of(self, klass: ClassVal) -> frozenset:
         """The module-valued instance attribute values stored for ``klass`` (and the collections,
-        which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``."""
-        return frozenset(
+        which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``.
+        Kept per class until the cell changes (every ``children()`` of the class's instances asks,
+        and every store of one of its attributes changes it)."""
+        version = self.interp._cell_versions.get(("modules", klass), 0)
+        known = self._module_values.get(klass)
+        if known is not None and known[0] == version:
+            return known[1]
+        values = frozenset(
             v
             for values in self.interp._attributes_by_class.get(klass, {}).values()
             for v in values
             if self.is_module_value(v) or isinstance(v, Collection)
         )
+        self._module_values[klass] = (version, values)
+        return values
 
     def register_module(
         self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span
@@ -802,12 +843,22 @@ class Reach:
 
     def wrapper_attribute(self, wrapper: Wrapper, name: str) -> Values:
         interp = self.interp
-        if name == "module" and not wrapper.frozen:
+        if wrapper.forwards(name):
+            return interp.attribute(wrapper.inner, name)
+        if name == "module":
             return wrapper.inner
-        found = interp.attribute(wrapper.inner, name)
-        if wrapper.frozen and name in ("forward", "__call__"):
-            return frozenset([Wrapper(found, wrapper.kind, wrapper.site, frozen=True)])
-        return found
+        # ``forward`` or ``__call__`` of a frozen wrapper: what it runs, still without gradients.
+        return frozenset([Wrapper(interp.attribute(wrapper.inner, name), wrapper.kind, wrapper.site, frozen=True)])
+
+    @staticmethod
+    def attribute_holders(bases: Values, name: str) -> Iterable[object]:
+        """Each value that attribute ``name`` of ``bases`` is looked up on, once: a wrapper that
+        forwards the attribute stands for what it wraps (``Wrapper.attribute_holders``)."""
+        if not any(isinstance(value, Wrapper) for value in bases):
+            return bases
+        return frozenset().union(
+            *(value.attribute_holders(name) if isinstance(value, Wrapper) else (value,) for value in bases)
+        )
 
     def instance_forward(self, instance: Instance) -> Values:
         """``self.forward = torch.compile(self.forward)``: calls of the module run the replacement."""

@@ -54,8 +54,9 @@ class Imported:
 
 
 #: What value objects keep to save work, left out when they cross to another process: the hash
-#: (string hashes differ between processes) and what can be computed again (``_contents``).
-_NOT_PICKLED = frozenset({"_hash", "_contents"})
+#: (string hashes differ between processes) and what can be computed again (``_contents``, a
+#: wrapper's ``_holders`` and ``_held_modules``).
+_NOT_PICKLED = frozenset({"_hash", "_contents", "_holders", "_held_modules"})
 
 
 def hashed_once(cls: type[_T]) -> type[_T]:
@@ -316,6 +317,7 @@ class GradMode:
     enabled: bool | None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Wrapper:
     """A module wrapper whose calls run ``inner`` (DDP, ``DataParallel``, FSDP, a framework's
@@ -340,6 +342,52 @@ class Wrapper:
         """What this wrapper does to the calls it runs: the same wrapping applied again inside it
         adds nothing."""
         return (self.kind, self.site, self.autocast, self.frozen)
+
+    def forwards(self, name: str) -> bool:
+        """Whether attribute ``name`` of this wrapper is the attribute of what it wraps: all but
+        ``module`` of a wrapper that runs its module as is (the module itself) and ``forward`` or
+        ``__call__`` of a frozen one (its calls run without gradients): ``Reach.wrapper_attribute``
+        answers those."""
+        if name == "module":
+            return self.frozen
+        if name in ("forward", "__call__"):
+            return not self.frozen
+        return True
+
+    def attribute_holders(self, name: str) -> frozenset:
+        """The values attribute ``name`` of this wrapper is looked up on: itself when it does not
+        forward the attribute, else what it wraps, with each wrapper inside that forwards it
+        replaced the same way, at any depth. Kept on the wrapper per kind of name (``forwards``):
+        wrappers of one model hold each other (a trainer's state keeps the model and its DDP and
+        FSDP wrappers, each wrapping the others), and following every path through them looked
+        each attribute up hundreds of times (composer's tests/models/test_hf_model.py)."""
+        kind = name if name in ("module", "forward") else "forward" if name == "__call__" else ""
+        known = self.__dict__.setdefault("_holders", {})
+        found = known.get(kind)
+        if found is None:
+            if not self.forwards(name):
+                found = frozenset([self])
+            else:
+                found = frozenset().union(
+                    *(v.attribute_holders(name) if isinstance(v, Wrapper) else (v,) for v in self.inner)
+                )
+            known[kind] = found
+        return found
+
+
+def held_modules(value: object) -> frozenset:
+    """The modules ``value`` runs: itself, or what its wrappers and compiled modules hold at any
+    depth, each once (kept on each wrapper, for the reason ``Wrapper.attribute_holders`` gives). A
+    compiled value of unknown target stands for itself."""
+    while isinstance(value, Compiled) and value.target is not None:
+        value = value.target
+    if not isinstance(value, Wrapper):
+        return frozenset([value])
+    state = value.__dict__
+    known = state.get("_held_modules")
+    if known is None:
+        known = state["_held_modules"] = frozenset().union(*(held_modules(v) for v in value.inner))
+    return known
 
 
 def _without_wrapping(values: frozenset, wrapping: tuple) -> frozenset:
@@ -547,6 +595,43 @@ def derived(values) -> Data:
         from_parameter = from_parameter or data.from_parameter
         requires_grad = requires_grad or data.requires_grad
     return Data(frozenset(origins), dual, from_parameter, requires_grad, elements=frozenset(elements))
+
+
+def derived_from_sets(sets: Iterable[frozenset]) -> Data:
+    """``derived`` of every value in ``sets``, each set's data derived once (``_derived_of_set``):
+    merging data is associative, so this is the data ``derived`` gives for all of them at once."""
+    found = [
+        data
+        for data in (_derived_of_set(values) if len(values) >= _REMEMBERED_SETS else derived(values) for values in sets)
+        if data is not _NO_DATA
+    ]
+    return derived(found) if found else _NO_DATA
+
+
+#: Sets at least this large have their data remembered (``_derived_of_set``); smaller ones cost
+#: less to derive than to look up.
+_REMEMBERED_SETS = 16
+#: The most sets remembered at once (all are forgotten when there are more).
+_MOST_REMEMBERED_SETS = 4096
+#: A remembered set's data, by the set's identity (the set is kept, so its identity stays its own).
+_DATA_OF_SETS: dict[int, tuple[frozenset, Data]] = {}
+
+
+def _derived_of_set(values: frozenset) -> Data:
+    """``derived(values)``, remembered for the most recent large sets: a trainer state's model may
+    be any of ~190 models (composer's tests/trainer/), and every call with it as an argument
+    derived the data of all of them again (440,000 times in one test file). Keyed by identity, as
+    the same set object is passed along: comparing equal sets built apart compares their values,
+    and values that share parts (wrappers of wrappers) compare each part once per path to it (one
+    root analyzed after another found the sets the first had left and took minutes)."""
+    known = _DATA_OF_SETS.get(id(values))
+    if known is not None and known[0] is values:
+        return known[1]
+    if len(_DATA_OF_SETS) >= _MOST_REMEMBERED_SETS:
+        _DATA_OF_SETS.clear()
+    data = derived(values)
+    _DATA_OF_SETS[id(values)] = (values, data)
+    return data
 
 
 def _contents(collection: Collection) -> Data:
