@@ -35,7 +35,7 @@ from compile_ad_lint.linking.values import (
     stable_text,
 )
 from compile_ad_lint.rules import Case
-from compile_ad_lint.testing import run_case, write_case
+from compile_ad_lint.testing import expected_in, reported, run_case, write_case
 
 NET = (
     "import torch\nfrom torch import nn\n\n"
@@ -858,3 +858,41 @@ def test_children_read_again_after_a_module_is_stored_see_it(tmp_path):
         "    for child in net.children():\n        child(x)  # expect: CAL001\n"
     )
     _check(Case(code), tmp_path)
+
+
+#: Six layers of helpers, each calling the next twice with different arguments: the compiled call
+#: at the bottom is reached only by walking all of them.
+LAYERED = (
+    FORWARD_AD
+    + "".join(
+        f"def layer{i}(x, flag):\n    layer{i + 1}(x, True)\n    return layer{i + 1}(x, False)\n\n\n" for i in range(6)
+    )
+    + (
+        "compiled = torch.compile(torch.nn.Linear(4, 4))\n\n\n"
+        "def layer6(x, flag):\n    return compiled(x)\n\n\n"
+        "with fwAD.dual_level():\n    early = torch.compile(torch.nn.Linear(4, 4))\n"
+        "    early(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001\n"
+        "    layer0(fwAD.make_dual(torch.randn(4), torch.randn(4)), None)  # expect: CAL001\n"
+    )
+)
+
+
+def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(tmp_path):
+    """A root stops walking functions at ``max-function-walks`` and reports CAL900 there; what it
+    reached before is still reported (composer's tests/trainer/test_checkpoint.py took 8 minutes
+    and 41,000 walks: at the default 20,000, 86 s)."""
+    write_case(Case(LAYERED), tmp_path)
+    complete = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
+    assert reported(complete.findings) == expected_in(tmp_path / "case.py")
+    stopped = Analyzer(Config(max_function_walks=3), use_cache=False, jobs=1).check([str(tmp_path)])
+    codes = {(f.location.line, f.code): f.message for f in stopped.findings}
+    early_line = (
+        LAYERED.splitlines().index("    early(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001") + 1
+    )
+    assert (early_line, "CAL001") in codes
+    assert (early_line + 1, "CAL001") not in codes  # past the walks it may take
+    assert [m for (_, code), m in codes.items() if code == "CAL900"] == [
+        "analysis incomplete: stopped after 3 function walks (`max-function-walks` in the configuration);"
+        " the calls left were not followed"
+    ]
+    assert not any(f.code == "CAL900" for f in complete.findings)

@@ -197,6 +197,14 @@ class _Workspace:
                 failures.append(failure)
                 events.append(ModuleFailure(Location.point(view.name), failure.message))
             events.extend(interpreter.events)
+            if interpreter.stopped_walking:
+                events.append(
+                    ModuleFailure(
+                        Location.point(view.name),
+                        f"analysis incomplete: stopped after {self.config.max_function_walks:,} function walks"
+                        " (`max-function-walks` in the configuration); the calls left were not followed",
+                    )
+                )
             requests = frozenset(interpreter.caller_requests)
             covered = interpreter.covered
         accessed = sorted(self.index.accessed)

@@ -83,8 +83,6 @@ from .values import (
 )
 from .walks import EFFECT, READ, STORED, WRITTEN, Call, Closure, Recording, WalkMemory, WalkSummary, is_unread_store
 
-#: Upper bound on function bodies interpreted per run, a guard against pathological call graphs.
-MAX_FUNCTION_WALKS = 200_000
 _BUILTINS = frozenset(dir(__import__("builtins")))
 #: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
 _HARVESTED = "harvested"
@@ -218,6 +216,8 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
+        #: A call was left unwalked because the walks were spent (``walks_spent``).
+        self.stopped_walking = False
         #: The replaced ``forward`` values being called (``call_one``).
         self._replaced_forwards_running: set[Value] = set()
         #: Functions (defining file, qualified name) whose anchors depend on parameters: their
@@ -1180,21 +1180,21 @@ class Interpreter:
             summary is None
             or (function.path, function.qualname) in frame.stack
             or len(frame.stack) >= self.config.max_call_depth + 1
-            or self._walks >= MAX_FUNCTION_WALKS
         ):
             if summary is not None and (function.path, function.qualname) in frame.stack:
                 self._depends_on_stack((function.path, function.qualname), frame.stack)
             else:
-                if self._walks >= MAX_FUNCTION_WALKS:
-                    self._depends_on_walk(None)
-                self.escape_arguments(
-                    args, hop.location if hop is not None else Location.point(self.index.display(function.path)), frame
-                )
+                self.escape_arguments(args, self._call_site(function, hop), frame)
             return fallback
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
         fresh = cached is None or not self._still_valid(cached[2])
+        if fresh and self.walks_spent:
+            self.stopped_walking = True  # the root's analysis says it is incomplete
+            self._depends_on_walk(None)
+            self.escape_arguments(args, self._call_site(function, hop), frame)
+            return fallback
         if cached is None or fresh:
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         if self._recordings:
@@ -1207,6 +1207,18 @@ class Interpreter:
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns
+
+    @property
+    def walks_spent(self) -> bool:
+        """Whether this analysis has taken every function walk ``max-function-walks`` allows: a
+        call that would need a walk returns what it returns unwalked (its arguments escape), as a
+        call deeper than ``max-call-depth`` does. A trainer state that may hold any of the models
+        a test suite builds makes every walk below it slower and every model a test adds walks the
+        trainer again (composer's tests/trainer/test_checkpoint.py: 41,000 walks, 8 minutes)."""
+        return self._walks >= self.config.max_function_walks
+
+    def _call_site(self, function: FunctionVal, hop: Hop | None) -> Location:
+        return hop.location if hop is not None else Location.point(self.index.display(function.path))
 
     def _walk_or_replay(
         self,
@@ -1373,7 +1385,7 @@ class Interpreter:
         found = self._memo.get(call.key)
         if found is not None and self._still_valid(found[2]):
             return found
-        if call.key in self._checking or self._walks >= MAX_FUNCTION_WALKS:
+        if call.key in self._checking or self.walks_spent:
             return None
         summary = self.index.function(function.path, function.qualname)
         if summary is None:

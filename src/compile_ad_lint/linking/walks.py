@@ -171,7 +171,7 @@ class WalkSummary:
     returns: frozenset
     pending: tuple
     #: Function walks it took, its own and those of the callees it absorbed (not ``Call``'s:
-    #: they count when the check runs them), against ``MAX_FUNCTION_WALKS``.
+    #: they count when the check runs them), against ``max-function-walks``.
     walks: int
 
     @cached_property
