@@ -18,6 +18,11 @@ class UnparsableFile(Rule):
 Reports a file that cannot be read (permissions, a path that does not exist), decoded (bytes that are
 invalid in its declared encoding) or parsed (a syntax error, or syntax newer than the parser knows).
 The run continues with the other files.
+
+It also reports a file whose analysis stopped before the end ("analysis incomplete: ..."): calls or
+imports nested deeper than the interpreter's frame limit, or more function walks than
+`max-function-walks` allows (20,000 by default; a test suite whose trainer state may hold any of
+the models it builds can need more). What the analysis reached before it stopped is reported.
 """
     why_bad = """
 Hazards in a file the analyzer cannot read go unreported; the diagnostic makes the gap visible instead
