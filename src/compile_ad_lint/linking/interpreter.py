@@ -216,6 +216,8 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
+        #: Each distinct closure of this analysis (``closure_of``).
+        self._closures: dict[tuple, tuple] = {}
         #: A call was left unwalked because the walks were spent (``walks_spent``).
         self.stopped_walking = False
         #: The replaced ``forward`` values being called (``call_one``).
@@ -320,9 +322,21 @@ class Interpreter:
         elif isinstance(statement, ir.Define):
             frame.env[statement.name] = self.define_function(statement, frame)
 
+    def closure_of(self, frame: Frame) -> tuple[tuple[str, Values], ...]:
+        """What a function defined in ``frame`` closes over (nothing at module level), one object
+        per distinct closure in this analysis. Closures hold functions with closures of their own;
+        each walk of the enclosing code built equal ones anew, and comparing two of them (a memo
+        lookup of a call of, or with, a nested function) compared every level, once per path
+        through the shared parts: 0.27 s for one lookup in Megatron-LM's
+        tests/unit_tests/distributed/mfsdp_v2/test_mcore_adapter.py. Built once each, inner
+        closures are the same object and the comparison stops there."""
+        if not frame.stack:
+            return ()
+        closure = tuple(sorted({**frame.closure, **frame.env}.items()))
+        return self._closures.setdefault(closure, closure)
+
     def define_function(self, statement: ir.Define, frame: Frame) -> Values:
-        closure = tuple(sorted((n, v) for n, v in {**frame.closure, **frame.env}.items())) if frame.stack else ()
-        function = FunctionVal(frame.path, statement.qualname, closure=closure)
+        function = FunctionVal(frame.path, statement.qualname, closure=self.closure_of(frame))
         definition = self.index.definition(frame.path, statement.qualname)
         values: Values = frozenset([function])
         if definition is None:
@@ -664,8 +678,7 @@ class Interpreter:
         if isinstance(expr, ir.Combine):
             return frozenset([derived_from_sets(self.eval(part, frame) for part in expr.parts)])
         if isinstance(expr, ir.FunctionRef):
-            closure = tuple(sorted({**frame.closure, **frame.env}.items())) if frame.stack else ()
-            return frozenset([FunctionVal(frame.path, expr.qualname, closure=closure)])
+            return frozenset([FunctionVal(frame.path, expr.qualname, closure=self.closure_of(frame))])
         return frozenset([UNKNOWN])
 
     def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
