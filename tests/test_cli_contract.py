@@ -471,6 +471,7 @@ def test_cal003_message_shows_the_value_as_source(project):
         (["--jobs", "abc"], "--jobs: expected a positive integer, got 'abc'"),
         (["-j", "0"], "--jobs: expected a positive integer, got '0'"),
         (["--max-call-depth", "deep"], "--max-call-depth: expected an integer from 0 to 64, got 'deep'"),
+        (["--max-function-walks", "0"], "--max-function-walks: expected an integer from 1 to 10000000, got '0'"),
         (["--confirm-timeout", "soon"], "--confirm-timeout: expected a positive number of seconds, got 'soon'"),
         (["--select", ""], "--select: selects no rule"),
         (["--ignore", "CAL1"], "--ignore: 'CAL1' is not a compile-ad-lint rule code or prefix"),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from compile_ad_lint.api import Analyzer
+from compile_ad_lint.cli import main
 from compile_ad_lint.config import Config
 from compile_ad_lint.findings import Location
 from compile_ad_lint.knowledge import torch_api as api
@@ -878,7 +879,7 @@ LAYERED = (
 )
 
 
-def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(tmp_path):
+def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(tmp_path, monkeypatch, capsys):
     """A root stops walking functions at ``max-function-walks`` and reports CAL900 there; what it
     reached before is still reported (composer's tests/trainer/test_checkpoint.py took 8 minutes
     and 41,000 walks: at the default 20,000, 86 s)."""
@@ -897,6 +898,9 @@ def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(t
         " the calls left were not followed"
     ]
     assert not any(f.code == "CAL900" for f in complete.findings)
+    monkeypatch.chdir(tmp_path)  # the command line sets the bound too, over the configuration's
+    assert main(["check", ".", "--no-cache", "--max-function-walks", "3"]) == 1
+    assert "CAL900 analysis incomplete: stopped after 3 function walks" in capsys.readouterr().out
 
 
 def test_equal_closures_built_by_two_walks_are_one_object(tmp_path, monkeypatch):

@@ -97,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how many calls deep to follow from each anchor (default: the config's max-call-depth, else 8)",
     )
     scope.add_argument(
+        "--max-function-walks",
+        type=_walks,
+        metavar="N",
+        help="function walks each analyzed file may take before it is CAL900 'analysis incomplete' (default: the config's max-function-walks, else 20000)",
+    )
+    scope.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the summary cache (.compile_ad_lint_cache/)"
     )
     scope.add_argument(
@@ -215,6 +221,7 @@ _positive_int = _number(int, lambda value: value >= 1, "a positive integer")
 _non_negative_int = _number(int, lambda value: value >= 0, "a number of milliseconds (0 or more)")
 _seconds = _number(float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
 _depth = _number(int, lambda value: 0 <= value <= 64, "an integer from 0 to 64")
+_walks = _number(int, lambda value: 1 <= value <= 10_000_000, "an integer from 1 to 10000000")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -490,6 +497,7 @@ def _check(args: argparse.Namespace) -> int:
             select=args.select,
             extend_ignore=args.ignore or (),
             max_call_depth=args.max_call_depth,
+            max_function_walks=args.max_function_walks,
         )
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
