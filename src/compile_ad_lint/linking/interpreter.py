@@ -75,6 +75,7 @@ from .values import (
     OutputElement,
     Value,
     Wrapper,
+    attribute_holders,
     config_value,
     derived,
     derived_from_sets,
@@ -782,7 +783,7 @@ class Interpreter:
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
-        for base in self.reach.attribute_holders(bases, name):
+        for base in attribute_holders(bases, name):
             result |= self.attribute_of(base, name)
         return normalize(result) if result else frozenset([UNKNOWN])
 

@@ -850,16 +850,6 @@ class Reach:
         # ``forward`` or ``__call__`` of a frozen wrapper: what it runs, still without gradients.
         return frozenset([Wrapper(interp.attribute(wrapper.inner, name), wrapper.kind, wrapper.site, frozen=True)])
 
-    @staticmethod
-    def attribute_holders(bases: Values, name: str) -> Iterable[object]:
-        """Each value that attribute ``name`` of ``bases`` is looked up on, once: a wrapper that
-        forwards the attribute stands for what it wraps (``Wrapper.attribute_holders``)."""
-        if not any(isinstance(value, Wrapper) for value in bases):
-            return bases
-        return frozenset().union(
-            *(value.attribute_holders(name) if isinstance(value, Wrapper) else (value,) for value in bases)
-        )
-
     def instance_forward(self, instance: Instance) -> Values:
         """``self.forward = torch.compile(self.forward)``: calls of the module run the replacement."""
         interp = self.interp

@@ -375,6 +375,16 @@ class Wrapper:
         return found
 
 
+def attribute_holders(bases: frozenset, name: str) -> Iterable[object]:
+    """Each value that attribute ``name`` of ``bases`` is looked up on, once: a wrapper that
+    forwards the attribute stands for what it wraps (``Wrapper.attribute_holders``)."""
+    if not any(isinstance(value, Wrapper) for value in bases):
+        return bases
+    return frozenset().union(
+        *(value.attribute_holders(name) if isinstance(value, Wrapper) else (value,) for value in bases)
+    )
+
+
 def held_modules(value: object) -> frozenset:
     """The modules ``value`` runs: itself, or what its wrappers and compiled modules hold at any
     depth, each once (kept on each wrapper, for the reason ``Wrapper.attribute_holders`` gives). A
