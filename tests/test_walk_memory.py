@@ -76,10 +76,11 @@ def _findings(report) -> list[tuple]:
 
 
 def _compare(
-    root: Path, versions: list[dict[str, str]], monkeypatch, memory: WalkMemory | None = None
+    root: Path, versions: list[dict[str, str]], monkeypatch, memory: WalkMemory | None = None, **settings: int
 ) -> tuple[list[list[tuple]], WalkMemory]:
     """Check the project with each version of the buffers, with and without a kept walk memory
-    (and the module views kept with it, as the language server keeps them)."""
+    (and the module views kept with it, as the language server keeps them), under the
+    configuration ``settings`` give."""
     monkeypatch.chdir(root)
     memory = memory if memory is not None else WalkMemory()
     views = ViewMemory()
@@ -87,8 +88,9 @@ def _compare(
     for buffers in versions:
         sources = {(root / name).resolve(): text.encode() for name, text in buffers.items()}
         paths = ["."]
-        plain = Analyzer(Config(root=root), jobs=1, use_cache=False).check(paths, sources=sources)
-        replayed = Analyzer(Config(root=root), jobs=1, use_cache=False, walk_memory=memory, views=views).check(
+        config = Config(root=root, **settings)
+        plain = Analyzer(config, jobs=1, use_cache=False).check(paths, sources=sources)
+        replayed = Analyzer(config, jobs=1, use_cache=False, walk_memory=memory, views=views).check(
             paths, sources=sources
         )
         assert _findings(replayed) == _findings(plain), buffers
@@ -523,6 +525,48 @@ def test_a_callee_called_in_many_heap_states_is_replayed_in_each(tmp_path, monke
     assert analyzer.rehearse(["train.py"]) > 0
     assert analyzer.rehearse(["train.py"]) == 0, "the second rehearsal walked again"
     assert max(_summaries_of(memory, "register")) >= 6
+
+
+LAYERS = 12
+LAYERED = "import torch\n\n\ndef layer0(x):\n    return torch.relu(x)\n" + "".join(
+    f"\n\ndef layer{k}(x):\n    return layer{k - 1}(x) + layer{k - 1}(x)\n" for k in range(1, LAYERS)
+)
+LAYERED_TRAIN = f"""\
+import torch
+
+from layers import layer{LAYERS - 1}
+from model import build
+from steps import finish
+
+
+def main():
+    model = build(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(layer{LAYERS - 1}(torch.randn(2, 4))).sum()
+    finish(loss)
+"""
+FINISH = """\
+def finish(loss):
+    # {comment}
+    loss.backward()
+"""
+
+
+def test_a_replay_spends_the_walks_a_fresh_analysis_spends(tmp_path, monkeypatch):
+    """Each layer calls the one below twice: a fresh analysis walks each layer once (the second
+    call is the first's walk), where the calls number 2 ** 12. A replay of the top layer's walk
+    with everything below it at once (its closure) counted each call's walks against
+    ``max-function-walks``: after an edit of ``finish``, the language server's edit pass said
+    "analysis incomplete" (CAL900) and left ``finish`` unwalked, where the command line reports
+    its backward."""
+    root = _project(tmp_path)
+    (root / "layers.py").write_text(LAYERED)
+    (root / "train.py").write_text(LAYERED_TRAIN)
+    versions = [{"steps.py": FINISH.format(comment=f"edit {k}")} for k in range(3)]
+    seen, memory = _compare(root, versions, monkeypatch, max_function_walks=200)
+    assert [(code, path) for code, path, *_ in seen[0]] == [("CAL002", "steps.py")]
+    assert seen[2] == seen[0]
+    assert memory.hits > 0
 
 
 # -- module views kept across checks ----------------------------------------------------------------

@@ -217,6 +217,8 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
+        #: The summaries whose walks this analysis has spent (``_spend``).
+        self._spent: set[WalkSummary] = set()
         #: Each distinct closure of this analysis (``closure_of``).
         self._closures: dict[tuple, tuple] = {}
         #: A call was left unwalked because the walks were spent (``walks_spent``).
@@ -1311,6 +1313,7 @@ class Interpreter:
             pending,
             recording.walks,
         )
+        self._spent.add(made)
         if recording.storable:
             memory.put(memory_key, made)
         entry = self._memo[memo_key] = (returns, pending, reads, made, recording.storable)
@@ -1455,7 +1458,7 @@ class Interpreter:
             self._replaying -= 1
         versions.update((cell, cell_versions.get(cell, 0)) for cell, how, _ in closure.reads if _is_store(how))
         self.index.absent |= closure.absent
-        self._walks += closure.walks
+        self._spend(closure.summaries)
         return versions
 
     def _replayed(self, summary: WalkSummary) -> tuple[_Versions, dict[int, WalkSummary]] | None:
@@ -1513,8 +1516,17 @@ class Interpreter:
         for cell in stored:
             versions[cell] = cell_versions.get(cell, 0)
         self.index.absent |= summary.absent
-        self._walks += summary.walks
+        self._spend((summary,))
         return (versions, tuple(below.values())) if below else versions, callees
+
+    def _spend(self, summaries: Iterable[WalkSummary]) -> None:
+        """Count the walks of replayed ``summaries`` against ``max-function-walks``, each summary
+        once in an analysis: a walk replayed again here is what a fresh analysis finds memoized."""
+        spent = self._spent
+        for summary in summaries:
+            if summary not in spent:
+                spent.add(summary)
+                self._walks += summary.walks
 
     def _definitions_hold(self, summary: WalkSummary | Closure) -> bool:
         """Whether the files and the definitions a walk read are what they were."""

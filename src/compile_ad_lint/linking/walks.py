@@ -105,21 +105,20 @@ class Closure:
     absent: frozenset[tuple[str, str]]
     reads: tuple[tuple[tuple, tuple | None, object], ...]
     effects: tuple[tuple, ...]
-    walks: int
+    #: The summaries merged, each once however many calls made it: a fresh analysis walks a
+    #: callee once for all the calls with its key, so replaying them spends each one's walks once
+    #: (``Interpreter._spend``; counted per call, a function calling another twice, each level
+    #: down, spent 2 ** depth walks).
+    summaries: frozenset[WalkSummary]
 
 
-def closure_of(
-    files: Iterable[tuple[Path, str]],
-    parts: Iterable[tuple[tuple[str, Path, str], object]],
-    absent: frozenset[tuple[str, str]],
-    log: Iterable[tuple],
-    walks: int,
-) -> Closure:
-    """The closure of a walk that read ``files`` and ``parts`` itself and did what ``log`` says,
-    its calls' closures merged where it made them."""
-    all_files = dict(files)
-    all_parts = dict(parts)
-    all_absent = set(absent)
+def closure_of(summary: WalkSummary) -> Closure:
+    """The closure of ``summary``'s walk: what it read and did itself (its ``log``), its calls'
+    closures merged where it made them."""
+    all_files = dict(summary.files)
+    all_parts = dict(summary.parts)
+    all_absent = set(summary.absent)
+    all_summaries = {summary}
     reads: dict[tuple, tuple[tuple | None, object]] = {}
     effects: dict[tuple, None] = {}
 
@@ -130,7 +129,7 @@ def closure_of(
         elif not is_unread_store(prerequisite):
             reads[cell] = (read_after(first[0]), first[1])
 
-    for entry in log:
+    for entry in summary.log:
         kind = entry[0]
         if kind == READ:
             access(entry[1], entry[2], entry[3])
@@ -146,14 +145,14 @@ def closure_of(
             for cell, prerequisite, contents in below.reads:
                 access(cell, prerequisite, contents)
             effects.update(dict.fromkeys(below.effects))
-            walks += below.walks
+            all_summaries |= below.summaries
     return Closure(
         tuple(all_files.items()),
         tuple(all_parts.items()),
         frozenset(all_absent),
         tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in reads.items()),
         tuple(effects),
-        walks,
+        frozenset(all_summaries),
     )
 
 
@@ -177,7 +176,7 @@ class WalkSummary:
     @cached_property
     def closure(self) -> Closure:
         """Built when first checked (and kept): summaries replayed by their log never need one."""
-        return closure_of(self.files, self.parts, self.absent, self.log, self.walks)
+        return closure_of(self)
 
     def with_callees(self, summaries: dict[int, WalkSummary]) -> WalkSummary:
         """This summary with the calls at these log positions made to these callee summaries (a
