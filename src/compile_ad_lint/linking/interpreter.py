@@ -916,6 +916,14 @@ class Interpreter:
 
     # -- heap cells: what memoized walks depend on ----------------------------------------------
 
+    def depend_on_reads(self, reads: Iterable[tuple[object, int]]) -> None:
+        """The walk in progress depends on these heap cells, at these versions, as if it had read
+        them itself: what it reuses (a memoized walk, ``Reach.submodules``) was computed from them."""
+        if self._reading:
+            outer = self._reading[-1]
+            for cell, version in reads:
+                outer.setdefault(cell, version)
+
     def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None, contents: object = None) -> None:
         """Note that the walk in progress read ``cell`` (at its current version, if first read);
         ``harvested_for``: the instance class whose harvest of the cell's class preceded the read;
@@ -1215,10 +1223,8 @@ class Interpreter:
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
-        if self._reading and cached[2]:  # the caller's result depends on what this walk read
-            outer = self._reading[-1]
-            for cell, version in _each_version(cached[2]):
-                outer.setdefault(cell, version)
+        if cached[2]:  # the caller's result depends on what this walk read
+            self.depend_on_reads(_each_version(cached[2]))
         returns, pending = cached[0], cached[1]
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)

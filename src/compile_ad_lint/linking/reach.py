@@ -349,10 +349,7 @@ class Reach:
         known = self._submodules.get(value)
         if known is not None and known[0] == interp.attribute_changes:
             _, found, reads = known
-            if interp._reading:
-                reading = interp._reading[-1]
-                for cell in reads.keys() - reading.keys():
-                    reading[cell] = reads[cell]
+            interp.depend_on_reads(reads.items())
             return found
         changes = interp.attribute_changes
         reads = {}
