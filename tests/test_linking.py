@@ -279,3 +279,48 @@ def test_extend_safe_backends(tmp_path):
     assert reported == expected and expected
     _, reported = run_case(Case(code), tmp_path / "b", Config(extend_safe_backends=frozenset({"my_backend"})))
     assert reported == set()
+
+
+INSTALLED_MODEL = """\
+import torch
+
+
+def build():
+    return torch.compile(torch.nn.Linear(4, 4))
+"""
+EXAMPLE_SCRIPT = """\
+import torch
+
+from pkg.model import build
+
+
+def main():
+    model = build()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(torch.randn(2, 4)).sum()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize("layout", ["src/", ""], ids=["src-layout", "flat-layout"])
+def test_a_script_checked_alone_imports_its_projects_packages(tmp_path, monkeypatch, layout):
+    """``check examples/train.py`` resolves ``pkg`` as ``check .`` does: from the project's root
+    or its ``src/`` folder, where the installed project's packages are (the single file was
+    analyzed alone, so the pre-commit hook's file list and the language server's open-file pass
+    reported nothing where the whole project's check reports CAL002)."""
+    from compile_ad_lint.api import Analyzer
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    (tmp_path / f"{layout}pkg").mkdir(parents=True)
+    (tmp_path / f"{layout}pkg" / "__init__.py").write_text("")
+    (tmp_path / f"{layout}pkg" / "model.py").write_text(INSTALLED_MODEL)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "train.py").write_text(EXAMPLE_SCRIPT)
+    monkeypatch.chdir(tmp_path)
+
+    def located(paths: list[str]) -> list[tuple]:
+        report = Analyzer(Config(), use_cache=False, jobs=1).check(paths)
+        return [(f.code, f.location.path, f.location.line) for f in report.findings]
+
+    assert located(["examples/train.py"]) == [("CAL002", "examples/train.py", 10)]
+    assert located(["."]) == located(["examples/train.py"])

@@ -32,6 +32,7 @@ from .project import (
     discover,
     display_path,
     has_anchor,
+    import_roots,
     module_identity,
     read_source,
 )
@@ -652,7 +653,7 @@ class _Run:
         self.workspace_arguments = (
             analyzer.config,
             str(cache.directory.parent) if cache else None,
-            sorted({module_identity(f.path)[2] for f in files}),  # import roots: package roots, src/ layouts
+            import_roots(files),
             {f.path: f.display for f in files},
             overrides,
         )

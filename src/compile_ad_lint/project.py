@@ -171,6 +171,23 @@ def module_identity(path: Path) -> tuple[str, bool, Path]:
     return ".".join(parts) or path.stem, is_package, directory
 
 
+def import_roots(files: Collection[SourceFile]) -> list[Path]:
+    """The folders an analysis of ``files`` resolves absolute imports in (after the importing
+    file's own package root): each checked file's package root, then each one's project's root and
+    ``src/`` folder (a src layout), where an installed project's packages are found whether or not
+    they are checked: ``check examples/train.py`` in a src-layout repository (diffusers) imports the
+    package from ``src/`` as ``check .`` does, and finds what ``check .`` finds in that file."""
+    package_roots = sorted({module_identity(f.path)[2] for f in files})
+    projects = sorted({folder for root in package_roots if (folder := project_root(root)[0]) is not None})
+    layouts = [folder / "src" for folder in projects if _is_source_layout(folder / "src")]
+    return list(dict.fromkeys([*package_roots, *projects, *layouts]))
+
+
+def _is_source_layout(folder: Path) -> bool:
+    """A ``src/`` folder holding packages, not itself one."""
+    return folder.is_dir() and not (folder / "__init__.py").exists()
+
+
 def read_source(path: Path) -> bytes:
     """A file's source; for a notebook, the module its code cells make (``notebook.module_source``).
 
