@@ -53,12 +53,13 @@ class ModuleIndex:
         self.absent.clear()
 
     def name_display(self, path: Path, display: str) -> None:
-        self._displays[path] = display
+        self._displays[interned(path)] = display  # looked up by the interned path, compared by identity
 
     def display(self, path: Path) -> str:
-        if path not in self._displays:
-            self._displays[path] = display_path(path)
-        return self._displays[path]
+        shown = self._displays.get(path)
+        if shown is None:
+            shown = self._displays[path] = display_path(path)
+        return shown
 
     def note(self, path: Path) -> None:
         """The walk being summarized depends on all of ``path``'s contents."""
