@@ -6,6 +6,8 @@ else may be reported. Negatives (no marker) are as important as positives here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compile_ad_lint.config import Config
@@ -324,3 +326,28 @@ def test_a_script_checked_alone_imports_its_projects_packages(tmp_path, monkeypa
 
     assert located(["examples/train.py"]) == [("CAL002", "examples/train.py", 10)]
     assert located(["."]) == located(["examples/train.py"])
+
+
+def test_import_roots_are_package_roots_then_the_project_and_its_source_layout(tmp_path):
+    """A checked file's own package root comes first; then its project's root and ``src/`` (a
+    folder holding packages, not a package itself); a loose script outside any project adds none."""
+    from compile_ad_lint.project import SourceFile, import_roots
+
+    def source(path: Path) -> SourceFile:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        return SourceFile(str(path), path.resolve())
+
+    project = tmp_path / "project"
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    script = source(project / "examples" / "train.py")
+    assert import_roots([script]) == [
+        (project / "examples").resolve(),
+        project.resolve(),
+        (project / "src").resolve(),
+    ]
+    (project / "src" / "__init__.py").write_text("")  # src/ is a package: imported as `src.pkg`
+    assert import_roots([script]) == [(project / "examples").resolve(), project.resolve()]
+    loose = source(tmp_path / "loose" / "run.py")
+    assert import_roots([loose]) == [(tmp_path / "loose").resolve()]
