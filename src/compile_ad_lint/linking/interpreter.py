@@ -219,8 +219,8 @@ class Interpreter:
         self._walks = 0
         #: The summaries whose walks this analysis has spent (``_spend``).
         self._spent: set[WalkSummary] = set()
-        #: Each distinct closure of this analysis (``closure_of``).
-        self._closures: dict[tuple, tuple] = {}
+        #: Each distinct set of captured variables of this analysis (``captured_by``).
+        self._captured: dict[tuple, tuple] = {}
         #: A call was left unwalked because the walks were spent (``walks_spent``).
         self.stopped_walking = False
         #: The replaced ``forward`` values being called (``call_one``).
@@ -325,7 +325,7 @@ class Interpreter:
         elif isinstance(statement, ir.Define):
             frame.env[statement.name] = self.define_function(statement, frame)
 
-    def closure_of(self, frame: Frame) -> tuple[tuple[str, Values], ...]:
+    def captured_by(self, frame: Frame) -> tuple[tuple[str, Values], ...]:
         """What a function defined in ``frame`` closes over (nothing at module level), one object
         per distinct closure in this analysis. Closures hold functions with closures of their own;
         each walk of the enclosing code built equal ones anew, and comparing two of them (a memo
@@ -336,10 +336,10 @@ class Interpreter:
         if not frame.stack:
             return ()
         closure = tuple(sorted({**frame.closure, **frame.env}.items()))
-        return self._closures.setdefault(closure, closure)
+        return self._captured.setdefault(closure, closure)
 
     def define_function(self, statement: ir.Define, frame: Frame) -> Values:
-        function = FunctionVal(frame.path, statement.qualname, closure=self.closure_of(frame))
+        function = FunctionVal(frame.path, statement.qualname, closure=self.captured_by(frame))
         definition = self.index.definition(frame.path, statement.qualname)
         values: Values = frozenset([function])
         if definition is None:
@@ -681,7 +681,7 @@ class Interpreter:
         if isinstance(expr, ir.Combine):
             return frozenset([derived_from_sets(self.eval(part, frame) for part in expr.parts)])
         if isinstance(expr, ir.FunctionRef):
-            return frozenset([FunctionVal(frame.path, expr.qualname, closure=self.closure_of(frame))])
+            return frozenset([FunctionVal(frame.path, expr.qualname, closure=self.captured_by(frame))])
         return frozenset([UNKNOWN])
 
     def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
@@ -965,6 +965,15 @@ class Interpreter:
         if cell[0] == "side_effects":
             return cell[1] in self.reach._side_effects_done
         return self._globals.get(cell[1], {}).get(cell[2])
+
+    def cell_version(self, cell: object) -> int:
+        """How many times ``cell`` changed in this analysis (what a memoized result records)."""
+        return self._cell_versions.get(cell, 0)
+
+    @property
+    def summarizing(self) -> bool:
+        """Whether a walk is being summarized for the walk memory (it reads each cell itself)."""
+        return bool(self._recordings)
 
     def changed_cell(self, cell: object) -> None:
         self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1

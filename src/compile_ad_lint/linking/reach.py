@@ -344,7 +344,7 @@ class Reach:
         framework code walked for each asks for their modules tens of thousands of times. A walk
         being summarized for the walk memory reads each cell where it happens (``read_cell``)."""
         interp = self.interp
-        if interp._recordings:
+        if interp.summarizing:
             return self._read_submodules(value, {})
         known = self._submodules.get(value)
         if known is not None and known[0] == interp.attribute_changes:
@@ -372,7 +372,7 @@ class Reach:
                     modules = self.module_values_of(klass)
                     cell = ("modules", klass)
                     interp.read_cell(cell, harvested_for=value.cls, contents=modules)
-                    reads.setdefault(cell, interp._cell_versions.get(cell, 0))
+                    reads.setdefault(cell, interp.cell_version(cell))
                     found |= modules
         items: set = set()
         for v in found:
@@ -384,7 +384,7 @@ class Reach:
         which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``.
         Kept per class until the cell changes (every ``children()`` of the class's instances asks,
         and every store of one of its attributes changes it)."""
-        version = self.interp._cell_versions.get(("modules", klass), 0)
+        version = self.interp.cell_version(("modules", klass))
         known = self._module_values.get(klass)
         if known is not None and known[0] == version:
             return known[1]
