@@ -19,7 +19,18 @@ from pathlib import Path
 from typing import NoReturn, TextIO, TypeVar
 
 from ._version import __version__
-from .config import Config, ConfigError, load_config, parse_codes, parse_selection, read_config_file, valid_prefixes
+from .config import (
+    CALL_DEPTHS,
+    FUNCTION_WALKS,
+    Config,
+    ConfigError,
+    integer_range_text,
+    load_config,
+    parse_codes,
+    parse_selection,
+    read_config_file,
+    valid_prefixes,
+)
 from .paths import real_path
 from .project import default_root, project_root
 
@@ -220,8 +231,8 @@ def _number(parse: Callable[[str], _N], accept: Callable[[_N], bool], expected: 
 _positive_int = _number(int, lambda value: value >= 1, "a positive integer")
 _non_negative_int = _number(int, lambda value: value >= 0, "a number of milliseconds (0 or more)")
 _seconds = _number(float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
-_depth = _number(int, lambda value: 0 <= value <= 64, "an integer from 0 to 64")
-_walks = _number(int, lambda value: 1 <= value <= 10_000_000, "an integer from 1 to 10000000")
+_depth = _number(int, lambda value: value in CALL_DEPTHS, integer_range_text(CALL_DEPTHS))
+_walks = _number(int, lambda value: value in FUNCTION_WALKS, integer_range_text(FUNCTION_WALKS))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -269,16 +269,28 @@ def _string_list(raw: object, source: str, key: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _depth(raw: object, source: str, key: str) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw <= 64:
-        raise ConfigError(source, key, f"expected an integer from 0 to 64, got {raw!r}")
-    return raw
+#: The values ``max-call-depth`` and ``max-function-walks`` take, wherever they are set (the
+#: configuration, the command line, flake8's options).
+CALL_DEPTHS = range(0, 65)
+FUNCTION_WALKS = range(1, 10_000_001)
 
 
-def _walks(raw: object, source: str, key: str) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 10_000_000:
-        raise ConfigError(source, key, f"expected an integer from 1 to 10000000, got {raw!r}")
-    return raw
+def integer_range_text(allowed: range) -> str:
+    """How an error names ``allowed``: "an integer from 0 to 64"."""
+    return f"an integer from {allowed.start} to {allowed.stop - 1}"
+
+
+def _integer_in(allowed: range) -> Callable[[object, str, str], int]:
+    def parse(raw: object, source: str, key: str) -> int:
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw not in allowed:
+            raise ConfigError(source, key, f"expected {integer_range_text(allowed)}, got {raw!r}")
+        return raw
+
+    return parse
+
+
+_depth = _integer_in(CALL_DEPTHS)
+_walks = _integer_in(FUNCTION_WALKS)
 
 
 def _strings(raw: object, source: str, key: str) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from .._version import __version__
 from ..api import Analyzer
-from ..config import Config, ConfigError, parse_codes, read_config_file
+from ..config import CALL_DEPTHS, Config, ConfigError, integer_range_text, parse_codes, read_config_file
 from ..findings import Finding
 from ..output.escape import printable
 from ..paths import as_the_cli_names_it, real_path
@@ -119,9 +119,9 @@ class CompileAdLintChecker:
                 raise _execution_error(f"--cal-{key}: {reason}") from error
         depth = getattr(options, "cal_max_call_depth", None)
         if depth is not None:
-            if not 0 <= depth <= 64:
+            if depth not in CALL_DEPTHS:
                 raise _execution_error(
-                    f"flake8 option --cal-max-call-depth: expected an integer from 0 to 64, got {depth}"
+                    f"flake8 option --cal-max-call-depth: expected {integer_range_text(CALL_DEPTHS)}, got {depth}"
                 )
             overrides["max_call_depth"] = depth
         baseline = getattr(options, "cal_baseline", None)
