@@ -224,6 +224,44 @@ def test_results_that_read_an_unsaved_buffer_stay_off_the_disk(project, monkeypa
     assert any((str(train), content_digest(saved)) in result.dependencies for result in _results_on_disk(project))
 
 
+def test_a_check_of_unsaved_contents_spreads_its_roots_over_workers(project, monkeypatch):
+    """A check with a buffer (``check -``, flake8's ``-`` and single-file runs) analyzes the
+    project like ``check .``: its roots go to worker processes as there (they all stayed in this
+    one), with the same findings as one process, and the results that read the unsaved buffer
+    still stay off the disk (this process stores the workers' results)."""
+    from compile_ad_lint import api
+    from compile_ad_lint.cache import content_digest
+    from compile_ad_lint.config import load_config
+
+    for copy in range(4):
+        shutil.copy(project / "train.py", project / f"train_{copy}.py")
+    monkeypatch.chdir(project)
+    spread: list[int] = []
+    original = api._Run._compute_in_workers
+
+    def counted(run, tasks):
+        spread.append(len(tasks))
+        return original(run, tasks)
+
+    monkeypatch.setattr(api._Run, "_compute_in_workers", counted)
+    train = (project / "train.py").resolve()
+    edited = train.read_bytes() + b"\n# typed, not saved\n"
+    config = load_config(project)
+    parallel = api.Analyzer(config, jobs=2, memory=EntryMemory()).check(["."], sources={train: edited})
+    assert spread and spread[0] >= 5, "the roots were not spread over workers"
+    spread.clear()
+    alone = api.Analyzer(config, jobs=1, use_cache=False).check(["."], sources={train: edited})
+    assert not spread
+    assert parallel.findings == alone.findings
+    flagged = {f.location.file.name for f in parallel.findings if f.code == "CAL002"}
+    assert {"train.py", *(f"train_{copy}.py" for copy in range(4))} <= flagged
+    on_disk = _results_on_disk(project)
+    assert any(Path(path).name == "train_0.py" for result in on_disk for path, _ in result.dependencies)
+    assert not any((str(train), content_digest(edited)) in result.dependencies for result in on_disk), (
+        "a result that read the unsaved buffer was written"
+    )
+
+
 def _outlines(project: Path, entries: dict[str, int]) -> list[str]:
     """The entries among ``entries`` that hold a module outline."""
     cache = SummaryCache.open(project, create=False, warn=None)

@@ -710,12 +710,18 @@ class _Run:
 
     def _compute(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
         jobs = self.analyzer.jobs
-        if jobs <= 1 or self.overrides or (len(tasks) < _PARALLEL_ROOTS and self._pool is None):
+        if jobs <= 1 or (len(tasks) < _PARALLEL_ROOTS and self._pool is None):
             return self._compute_here(tasks)
-        keys = [self._key(path, mentions) if self.cache is not None else None for path, mentions in tasks]
+        # The workers store their results, but for a check of unsaved contents (stdin, flake8's
+        # ``-``): this process does (``_store``), which keeps those that read an unsaved buffer off disk.
+        stored_by_workers = self.cache is not None and not self.overrides
+        keys = [self._key(path, mentions) if stored_by_workers else None for path, mentions in tasks]
         results = self._compute_in_workers([(str(path), mentions, key) for (path, mentions), key in zip(tasks, keys)])
-        for result in results:
-            self.opened.update(dependency for dependency, _ in result.dependencies)  # stored by the worker
+        for (path, mentions), result in zip(tasks, results):
+            if stored_by_workers:
+                self.opened.update(dependency for dependency, _ in result.dependencies)
+            else:
+                self._computed(path, mentions, result)
         return results
 
     def _computed(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
