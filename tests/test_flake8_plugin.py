@@ -262,6 +262,29 @@ def test_one_analysis_per_project_in_a_process(project: Path):
     CompileAdLintChecker._reports.clear()
 
 
+def test_analysis_processes_follow_flake8s_jobs(monkeypatch):
+    """In flake8's own process (one file, stdin, ``-j N``) the analysis uses flake8's ``--jobs``
+    (``auto``: one process per CPU, as the CLI does); in flake8's daemonic pool workers, which
+    flake8 gives the files and which cannot start processes, one each."""
+    import multiprocessing
+    from types import SimpleNamespace
+
+    from flake8.main.options import JobsArgument
+
+    try:
+        CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("auto")))
+        assert CompileAdLintChecker._analysis_jobs() is None
+        CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("3")))
+        assert CompileAdLintChecker._analysis_jobs() == 3
+        CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("1")))
+        assert CompileAdLintChecker._analysis_jobs() == 1
+        CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("auto")))
+        monkeypatch.setattr(multiprocessing, "current_process", lambda: SimpleNamespace(daemon=True))
+        assert CompileAdLintChecker._analysis_jobs() == 1
+    finally:
+        CompileAdLintChecker.parse_options(_namespace())
+
+
 def test_project_root_discovery(tmp_path: Path):
     if any((d / m).exists() for d in tmp_path.parents for m in ("pyproject.toml", "setup.py", "setup.cfg", ".git")):
         pytest.skip("the temporary directory lies inside a project")
@@ -279,7 +302,7 @@ def test_project_root_discovery(tmp_path: Path):
     assert project_root((loose / "lib" / "sub" / "m.py").resolve()) == (loose.resolve(), None)
 
 
-def _namespace():
+def _namespace(**options):
     import argparse
 
-    return argparse.Namespace(cal_select=None, cal_ignore=None, cal_max_call_depth=None)
+    return argparse.Namespace(cal_select=None, cal_ignore=None, cal_max_call_depth=None, **options)
