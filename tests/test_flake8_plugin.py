@@ -265,12 +265,15 @@ def test_one_analysis_per_project_in_a_process(project: Path):
 def test_analysis_processes_follow_flake8s_jobs(monkeypatch):
     """In flake8's own process (one file, stdin, ``-j N``) the analysis uses flake8's ``--jobs``
     (``auto``: one process per CPU, as the CLI does); in flake8's daemonic pool workers, which
-    flake8 gives the files and which cannot start processes, one each."""
+    flake8 gives the files and which cannot start processes, one each, and in a process with other
+    threads (an editor extension running flake8 in its server), which is not forked."""
     import multiprocessing
+    import threading
     from types import SimpleNamespace
 
     from flake8.main.options import JobsArgument
 
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # flake8's process, not pytest's
     try:
         CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("auto")))
         assert CompileAdLintChecker._analysis_jobs() is None
@@ -279,6 +282,9 @@ def test_analysis_processes_follow_flake8s_jobs(monkeypatch):
         CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("1")))
         assert CompileAdLintChecker._analysis_jobs() == 1
         CompileAdLintChecker.parse_options(_namespace(jobs=JobsArgument("auto")))
+        with monkeypatch.context() as patched:
+            patched.setattr(threading, "active_count", lambda: 2)
+            assert CompileAdLintChecker._analysis_jobs() == 1, "a process with other threads is not forked"
         monkeypatch.setattr(multiprocessing, "current_process", lambda: SimpleNamespace(daemon=True))
         assert CompileAdLintChecker._analysis_jobs() == 1
     finally:
