@@ -263,7 +263,7 @@ def test_one_analysis_per_project_in_a_process(project: Path):
 
 
 def test_analysis_processes_follow_flake8s_jobs(monkeypatch):
-    """In flake8's own process (one file, stdin, ``-j N``) the analysis uses flake8's ``--jobs``
+    """In flake8's own process (one file, stdin, ``-j 1``) the analysis uses flake8's ``--jobs``
     (``auto``: one process per CPU, as the CLI does); in flake8's daemonic pool workers, which
     flake8 gives the files and which cannot start processes, one each, and in a process with other
     threads (an editor extension running flake8 in its server), which is not forked."""
