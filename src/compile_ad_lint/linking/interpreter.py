@@ -79,6 +79,7 @@ from .values import (
     config_value,
     derived,
     derived_from_sets,
+    in_stable_order,
     normalize,
     stable_text,
 )
@@ -202,12 +203,11 @@ class Interpreter:
         #: fills ``("global", path, name)``. A memoized walk is reused while
         #: every cell it read keeps the version it read.
         self._cell_versions: dict[object, int] = {}
-        #: How many times an instance attribute gained values: what is computed from the attributes
-        #: of many classes is kept while it does not change (``Reach.submodules``).
-        self.attribute_changes = 0
         #: The cells each walk in progress has read (innermost last), with the version first read.
         self._reading: list[dict[object, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
+        #: How many class bodies are running (their attributes are still being bound).
+        self.class_bodies_running = 0
         self._mros: dict[ClassVal, list[object]] = {}
         self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
         #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
@@ -696,13 +696,21 @@ class Interpreter:
     @staticmethod
     def elements(values: Values) -> Values:
         """What iterating or indexing ``values`` yields."""
+        result = Interpreter.unmerged_elements(values)
+        return normalize(result) if result else frozenset([UNKNOWN])
+
+    @staticmethod
+    def unmerged_elements(values: Iterable[object]) -> set:
+        """``elements`` before the data among them is merged into one (``normalize``), for a caller
+        that merges what several of them yield at once: merging is a union, so merging each part
+        first gives the same value, at a cost per part (registries of ~190 models, in composer)."""
         result: set = set()
         for value in values:
             if isinstance(value, Collection):
                 result |= value.elements()
             else:
                 result.add(derived([value]))
-        return normalize(result) if result else frozenset([UNKNOWN])
+        return result
 
     def lookup(self, name: str, frame: Frame) -> Values:
         if name in frame.env:
@@ -899,7 +907,11 @@ class Interpreter:
         def run_body() -> dict[str, Values]:
             summary = self.class_summary(cls)
             if summary is not None:
-                self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
+                self.class_bodies_running += 1
+                try:
+                    self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
+                finally:
+                    self.class_bodies_running -= 1
             return env
 
         return self.cached(self._class_attrs, cls, run_body, cycle=env)
@@ -1000,9 +1012,9 @@ class Interpreter:
         self.changed_cell(("attr", cls, name))
         self.changed_cell(("class", cls))
         self.changed_cell(("modules", cls))
-        self.attribute_changes += 1
 
-    def _still_valid(self, reads: _Versions) -> bool:
+    def still_valid(self, reads: _Versions) -> bool:
+        """Whether every heap cell in ``reads`` still has the version recorded there."""
         versions = self._cell_versions
         return all(versions.get(cell, 0) == version for cell, version in _each_version(reads))
 
@@ -1089,8 +1101,8 @@ class Interpreter:
         running = frozenset(self._replaced_forwards_running) if self._replaced_forwards_running else None
         same_call = known.setdefault((args, span, frame.ctx, running), {}) if known is not None else {}
         try:
-            # A fixed order makes events reproducible in every process; ordering costs, and most calls have one callee.
-            for callee in sorted(callees, key=stable_text) if len(callees) > 1 else callees:
+            # A fixed order makes events reproducible in every process.
+            for callee in in_stable_order(callees):
                 found = same_call.get(callee)
                 if found is None:
                     found = same_call[callee] = self.call_one(callee, args, span, frame, func)
@@ -1222,7 +1234,7 @@ class Interpreter:
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
-        fresh = cached is None or not self._still_valid(cached[2])
+        fresh = cached is None or not self.still_valid(cached[2])
         if fresh and self.walks_spent:
             self.stopped_walking = True  # the root's analysis says it is incomplete
             self._depends_on_walk(None)
@@ -1288,7 +1300,7 @@ class Interpreter:
                             memory.by_log_only.add(candidate)
                         memory.hits += 1
                         found = self._memo.get(memo_key)
-                        if found is not None and found is not before and self._still_valid(found[2]):
+                        if found is not None and found is not before and self.still_valid(found[2]):
                             return found  # checking it ran a harvest that walked or replayed this very walk
                         entry: _MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
                         self._memo[memo_key] = entry
@@ -1415,7 +1427,7 @@ class Interpreter:
         was (its function is gone, the walk budget is spent, its check is in progress further up)."""
         function, bound, ctx, record = call.key
         found = self._memo.get(call.key)
-        if found is not None and self._still_valid(found[2]):
+        if found is not None and self.still_valid(found[2]):
             return found
         if call.key in self._checking or self.walks_spent:
             return None

@@ -158,8 +158,12 @@ class Reach:
         self._keyword_fields: dict[ClassVal, bool] = {}
         #: ``module_values_of`` by class, with the version of the class's ``("modules", klass)`` cell.
         self._module_values: dict[ClassVal, tuple[int, frozenset]] = {}
-        #: ``submodules`` by value: the attribute changes then, the result, the cells it read.
-        self._submodules: dict[object, tuple[int, frozenset, dict[tuple, int]]] = {}
+        #: ``submodules`` by value, and ``_own_submodules`` by module: the result, the cells it read
+        #: with their versions then.
+        self._submodules: dict[object, tuple[frozenset, dict[object, int]]] = {}
+        self._own_submodules_kept: dict[object, tuple[frozenset, dict[object, int]]] = {}
+        #: ``has_project_member`` by value and member name.
+        self._project_members: dict[tuple[object, str], bool] = {}
         self._effects = self.reach_effects()
 
     # -- what a value is --------------------------------------------------------------------
@@ -180,7 +184,21 @@ class Reach:
         return False
 
     def has_project_member(self, value: object, name: str) -> bool:
-        """A project class defines ``name`` itself (its own ``to``, ``train``, ``compile``, ...)."""
+        """A project class defines ``name`` itself (its own ``to``, ``train``, ``compile``, ...).
+
+        Kept per value and name: what a value holds and what a finished class body defines do not
+        change (a trainer state holding ~190 models was asked 240,000 times in one of composer's
+        test files). Not while a class body runs (its names are still being bound) or a walk is
+        summarized (it reads the class bodies itself)."""
+        interp = self.interp
+        if interp.summarizing or interp.class_bodies_running:
+            return self._defines_member(value, name)
+        known = self._project_members.get((value, name))
+        if known is None:
+            known = self._project_members[(value, name)] = self._defines_member(value, name)
+        return known
+
+    def _defines_member(self, value: object, name: str) -> bool:
         return any(
             isinstance(module, Instance) and self.interp.find_member(module.cls, name) is not None
             for module in held_modules(value)
@@ -338,31 +356,39 @@ class Reach:
         (of each module a wrapper or a compiled module holds, each module once however many paths
         through wrappers of wrappers lead to it).
 
-        Kept per value until an instance attribute gains values, with the heap cells it read (the
-        walk in progress depends on them as if it had read them itself): a trainer state's model
+        Kept per value, and per module it holds, until a heap cell it read changes (the walk in
+        progress depends on those cells as if it had read them itself): a trainer state's model
         may be any of the ~190 models a test suite builds (composer's tests/trainer/), and the
-        framework code walked for each asks for their modules tens of thousands of times. A walk
-        being summarized for the walk memory reads each cell where it happens (``read_cell``)."""
+        framework code walked for each asks for their modules millions of times, while each store
+        changes the cells of one class only. A walk being summarized for the walk memory reads each
+        cell where it happens (``read_cell``)."""
         interp = self.interp
         if interp.summarizing:
-            return self._read_submodules(value, {})
+            return frozenset().union(*(self._own_submodules(module, {}) for module in held_modules(value)))
         known = self._submodules.get(value)
-        if known is not None and known[0] == interp.attribute_changes:
-            _, found, reads = known
-            interp.depend_on_reads(reads.items())
-            return found
-        changes = interp.attribute_changes
-        reads = {}
-        found = self._read_submodules(value, reads)
-        if interp.attribute_changes == changes:  # no harvest it ran stored what it read before
-            self._submodules[value] = (changes, found, reads)
+        if known is not None and interp.still_valid(known[1]):
+            interp.depend_on_reads(known[1].items())
+            return known[0]
+        reads: dict[object, int] = {}
+        found = frozenset().union(*(self._kept_own_submodules(module, reads) for module in held_modules(value)))
+        self._submodules[value] = (found, reads)
         return found
 
-    def _read_submodules(self, value: object, reads: dict[tuple, int]) -> frozenset:
-        """``submodules``, computed: ``reads`` gets each heap cell read, with its version then."""
-        return frozenset().union(*(self._own_submodules(module, reads) for module in held_modules(value)))
+    def _kept_own_submodules(self, module: object, reads: dict[object, int]) -> frozenset:
+        """``_own_submodules`` of ``module``, kept until a cell it read changes; ``reads`` gets
+        those cells with their versions when it was computed (a changed one: computed again)."""
+        interp = self.interp
+        known = self._own_submodules_kept.get(module)
+        if known is not None and interp.still_valid(known[1]):
+            interp.depend_on_reads(known[1].items())
+        else:
+            own_reads: dict[object, int] = {}
+            known = self._own_submodules_kept[module] = (self._own_submodules(module, own_reads), own_reads)
+        for cell, version in known[1].items():
+            reads.setdefault(cell, version)
+        return known[0]
 
-    def _own_submodules(self, value: object, reads: dict[tuple, int]) -> frozenset:
+    def _own_submodules(self, value: object, reads: dict[object, int]) -> frozenset:
         interp = self.interp
         found: set = set()
         if isinstance(value, Instance):
@@ -630,7 +656,7 @@ class Reach:
                 if any(isinstance(item, ir.Symbol) for item in items) or not items:
                     result.add(Data())
             else:
-                result |= interp.elements(frozenset([value]))
+                result |= interp.unmerged_elements((value,)) or {UNKNOWN}
         return normalize(result) if result else frozenset([UNKNOWN])
 
     @staticmethod

@@ -9,16 +9,17 @@ compiled calls it derives from, and whether it may be a dual tensor.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ..findings import Location, StatementSite
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 #: Backend recorded for ``torch.compile`` without ``backend=`` (inductor).
 DEFAULT_BACKEND = "inductor"
@@ -618,30 +619,51 @@ def derived_from_sets(sets: Iterable[frozenset]) -> Data:
     return derived(found) if found else _NO_DATA
 
 
-#: Sets at least this large have their data remembered (``_derived_of_set``); smaller ones cost
-#: less to derive than to look up.
+def in_stable_order(values: frozenset) -> Iterable:
+    """``values`` sorted by ``stable_text``: the order that makes events the same in every process
+    (a large set's order remembered, ``_ordered_set``: calling any of the ~190 models a trainer
+    state may hold sorted them again at each of 86,000 calls in one of composer's test files)."""
+    if len(values) < 2:
+        return values
+    if len(values) >= _REMEMBERED_SETS:
+        return _ordered_set(values)
+    return sorted(values, key=stable_text)
+
+
+#: Sets at least this large have what is computed from them remembered (``_PerLargeSet``); smaller
+#: ones cost less to compute again than to look up.
 _REMEMBERED_SETS = 16
-#: The most sets remembered at once (all are forgotten when there are more).
+#: The most sets remembered at once, per function (all are forgotten when there are more).
 _MOST_REMEMBERED_SETS = 4096
-#: A remembered set's data, by the set's identity (the set is kept, so its identity stays its own).
-_DATA_OF_SETS: dict[int, tuple[frozenset, Data]] = {}
 
 
-def _derived_of_set(values: frozenset) -> Data:
-    """``derived(values)``, remembered for the most recent large sets: a trainer state's model may
-    be any of ~190 models (composer's tests/trainer/), and every call with it as an argument
-    derived the data of all of them again (440,000 times in one test file). Keyed by identity, as
-    the same set object is passed along: comparing equal sets built apart compares their values,
-    and values that share parts (wrappers of wrappers) compare each part once per path to it (one
-    root analyzed after another found the sets the first had left and took minutes)."""
-    known = _DATA_OF_SETS.get(id(values))
-    if known is not None and known[0] is values:
-        return known[1]
-    if len(_DATA_OF_SETS) >= _MOST_REMEMBERED_SETS:
-        _DATA_OF_SETS.clear()
-    data = derived(values)
-    _DATA_OF_SETS[id(values)] = (values, data)
-    return data
+class _PerLargeSet(Generic[_R]):
+    """``compute(values)``, remembered for the most recent large sets. Keyed by identity, as the
+    same set object is passed along (the set is kept, so its identity stays its own): comparing
+    equal sets built apart compares their values, and values that share parts (wrappers of
+    wrappers) compare each part once per path to it (one root analyzed after another found the
+    sets the first had left and took minutes)."""
+
+    def __init__(self, compute: Callable[[frozenset], _R]) -> None:
+        self._compute = compute
+        self._known: dict[int, tuple[frozenset, _R]] = {}
+
+    def __call__(self, values: frozenset) -> _R:
+        known = self._known.get(id(values))
+        if known is not None and known[0] is values:
+            return known[1]
+        if len(self._known) >= _MOST_REMEMBERED_SETS:
+            self._known.clear()
+        result = self._compute(values)
+        self._known[id(values)] = (values, result)
+        return result
+
+
+#: ``derived`` of a large set: a trainer state's model may be any of ~190 models (composer's
+#: tests/trainer/), and every call with it as an argument derived the data of all of them again
+#: (440,000 times in one test file).
+_derived_of_set = _PerLargeSet(derived)
+_ordered_set = _PerLargeSet(lambda values: tuple(sorted(values, key=stable_text)))
 
 
 def _contents(collection: Collection) -> Data:
@@ -658,21 +680,23 @@ def _contents(collection: Collection) -> Data:
 def stable_text(value: object) -> str:
     """``repr`` with every set's elements sorted: a text that orders values the same way in every
     process (``repr`` of a frozenset follows string hashing, which differs between processes)."""
+    state = getattr(value, "__dict__", None)
+    known = state.get(_STABLE_TEXT) if state is not None else None
+    if known is not None:  # the common case, first: sorting a call's callees asks millions of times
+        return known
     if isinstance(value, frozenset):
         return "{" + ", ".join(sorted(stable_text(v) for v in value)) + "}"
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         return "(" + ", ".join(stable_text(v) for v in value) + ")"
     if is_dataclass(value) and not isinstance(value, type):
-        state = getattr(value, "__dict__", None)
-        known = state.get(_STABLE_TEXT) if state is not None else None
-        if known is None:  # values are immutable: the text is kept on the value, computed once
-            inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
-            known = f"{type(value).__name__}({inner})"
-            if len(known) > _LONGEST_STABLE_TEXT:
-                digest = hashlib.blake2b(known.encode(), digest_size=16).hexdigest()
-                known = f"{type(value).__name__}#{digest}"
-            if state is not None:
-                object.__setattr__(value, _STABLE_TEXT, known)
+        # Values are immutable: the text is kept on the value, computed once.
+        inner = ", ".join(stable_text(getattr(value, f.name)) for f in fields(value))
+        known = f"{type(value).__name__}({inner})"
+        if len(known) > _LONGEST_STABLE_TEXT:
+            digest = hashlib.blake2b(known.encode(), digest_size=16).hexdigest()
+            known = f"{type(value).__name__}#{digest}"
+        if state is not None:
+            object.__setattr__(value, _STABLE_TEXT, known)
         return known
     return repr(value)
 
