@@ -34,6 +34,7 @@ from compile_ad_lint.linking.values import (
     Wrapper,
     derived,
     held_modules,
+    in_stable_order,
     stable_text,
 )
 from compile_ad_lint.rules import Case
@@ -848,6 +849,22 @@ def test_what_wrappers_forward_stops_at_what_each_answers_itself():
         Compiled(None, "inductor", site, "torch.compile")
     }
     assert held_modules(model) == {model}
+
+
+def test_callees_are_called_in_the_order_of_their_stable_text_small_sets_and_large():
+    """A call's callees run in one order in every process; a large set's order is remembered by the
+    set's identity, so an equal set built apart is ordered on its own, never given another's order."""
+    small = frozenset(ClassVal(Path(f"m{i}.py"), "Model") for i in (3, 1, 2))
+    assert list(in_stable_order(small)) == sorted(small, key=stable_text)
+    large = frozenset(ClassVal(Path(f"m{i}.py"), "Model") for i in range(40, 0, -1))
+    ordered = in_stable_order(large)
+    assert list(ordered) == sorted(large, key=stable_text)
+    assert in_stable_order(large) is ordered  # remembered
+    rebuilt = frozenset(set(large))
+    assert rebuilt == large and rebuilt is not large
+    assert in_stable_order(rebuilt) is not ordered and list(in_stable_order(rebuilt)) == list(ordered)
+    single = frozenset([ClassVal(Path("m.py"), "Model")])
+    assert in_stable_order(single) is single
 
 
 def test_children_read_again_after_a_module_is_stored_see_it(tmp_path):

@@ -362,31 +362,35 @@ class Reach:
         framework code walked for each asks for their modules millions of times, while each store
         changes the cells of one class only. A walk being summarized for the walk memory reads each
         cell where it happens (``read_cell``)."""
-        interp = self.interp
-        if interp.summarizing:
+        if self.interp.summarizing:
             return frozenset().union(*(self._own_submodules(module, {}) for module in held_modules(value)))
-        known = self._submodules.get(value)
-        if known is not None and interp.still_valid(known[1]):
-            interp.depend_on_reads(known[1].items())
-            return known[0]
-        reads: dict[object, int] = {}
-        found = frozenset().union(*(self._kept_own_submodules(module, reads) for module in held_modules(value)))
-        self._submodules[value] = (found, reads)
-        return found
+
+        def held_submodules(reads: dict[object, int]) -> frozenset:
+            return frozenset().union(*(self._kept_own_submodules(module, reads) for module in held_modules(value)))
+
+        return self._kept(self._submodules, value, held_submodules)[0]
 
     def _kept_own_submodules(self, module: object, reads: dict[object, int]) -> frozenset:
-        """``_own_submodules`` of ``module``, kept until a cell it read changes; ``reads`` gets
-        those cells with their versions when it was computed (a changed one: computed again)."""
+        """``_own_submodules`` of ``module``, kept; ``reads`` gets the cells it read, with their
+        versions when it was computed (a changed one: computed again next time)."""
+        found, own_reads = self._kept(self._own_submodules_kept, module, lambda r: self._own_submodules(module, r))
+        for cell, version in own_reads.items():
+            reads.setdefault(cell, version)
+        return found
+
+    def _kept(
+        self, store: dict, key: object, compute: Callable[[dict[object, int]], frozenset]
+    ) -> tuple[frozenset, dict[object, int]]:
+        """``store[key]`` with the heap cells it read, while each keeps the version it had (the walk
+        in progress then depends on them, as if it had read them itself); else computed again."""
         interp = self.interp
-        known = self._own_submodules_kept.get(module)
+        known = store.get(key)
         if known is not None and interp.still_valid(known[1]):
             interp.depend_on_reads(known[1].items())
-        else:
-            own_reads: dict[object, int] = {}
-            known = self._own_submodules_kept[module] = (self._own_submodules(module, own_reads), own_reads)
-        for cell, version in known[1].items():
-            reads.setdefault(cell, version)
-        return known[0]
+            return known
+        reads: dict[object, int] = {}
+        known = store[key] = (compute(reads), reads)
+        return known
 
     def _own_submodules(self, value: object, reads: dict[object, int]) -> frozenset:
         interp = self.interp
