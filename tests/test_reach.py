@@ -35,6 +35,7 @@ from compile_ad_lint.linking.values import (
     derived,
     held_modules,
     in_stable_order,
+    normalize,
     stable_text,
 )
 from compile_ad_lint.rules import Case
@@ -865,6 +866,80 @@ def test_callees_are_called_in_the_order_of_their_stable_text_small_sets_and_lar
     assert in_stable_order(rebuilt) is not ordered and list(in_stable_order(rebuilt)) == list(ordered)
     single = frozenset([ClassVal(Path("m.py"), "Model")])
     assert in_stable_order(single) is single
+
+
+def test_normalize_merges_the_data_into_one_and_keeps_every_other_value_as_it_is():
+    site = Location.point("train.py", 3)
+    output = CompiledOutput(site, Compiled(None, "inductor", site, "torch.compile"), None, None, site)
+    model = Instance(ClassVal(Path("model.py"), "Net"))
+    dual, exact = Data(dual=True), Data(origins=frozenset([output]), exact=frozenset([site]))
+    others = [External("torch.nn"), model, Collection(frozenset([model]))]
+    merged = normalize({*others, dual, exact})
+    assert merged == {*others, Data(origins=frozenset([output]), dual=True, exact=frozenset([site]))}
+    assert {id(v) for v in merged} >= {id(v) for v in others}  # the same objects, not copies
+    assert normalize(frozenset([*others, dual])) == {*others, dual}
+    assert normalize([]) == frozenset()
+
+
+def test_an_attribute_of_an_external_value_is_one_value_however_often_it_is_asked():
+    names = ExternalNames(MATCHED_NAMES)
+    first = names.attribute_value("torch.nn", "Linear")
+    assert first == {External(names.attribute("torch.nn", "Linear"))} == {External("torch.nn.Linear")}
+    assert names.attribute_value("torch.nn", "Linear") is first
+    assert names.attribute_value("torch.nn", "Conv2d") == {External("torch.nn.Conv2d")}
+
+
+class _Heap:
+    """What ``Reach._kept`` asks of the interpreter: the heap cells' versions and their changes."""
+
+    def __init__(self) -> None:
+        self.heap_changes = 0
+        self.versions: dict[object, int] = {}
+        self.compared = 0
+        self.depended: list[object] = []
+
+    def change(self, cell: object) -> None:
+        self.versions[cell] = self.versions.get(cell, 0) + 1
+        self.heap_changes += 1
+
+    def read(self, cell: object, reads: dict[object, int]) -> None:
+        reads.setdefault(cell, self.versions.get(cell, 0))
+
+    def still_valid(self, reads: dict[object, int]) -> bool:
+        self.compared += 1
+        return all(self.versions.get(cell, 0) == version for cell, version in reads.items())
+
+    def depend_on_reads(self, reads) -> None:
+        self.depended.extend(cell for cell, _ in reads)
+
+
+def test_kept_children_are_compared_only_after_a_cell_changed_and_computed_again_when_one_they_read_did():
+    heap = _Heap()
+    reach = Reach(heap)  # type: ignore[arg-type]
+    store: dict = {}
+    computed = []
+
+    def compute(reads):
+        computed.append(1)
+        heap.read(("modules", "Net"), reads)
+        return frozenset([len(computed)])
+
+    assert reach._kept(store, "net", compute)[0] == {1}
+    assert reach._kept(store, "net", compute)[0] == {1} and heap.compared == 0  # nothing changed since
+    assert heap.depended == [("modules", "Net")]  # the walk in progress depends on what it read
+    heap.change(("modules", "Other"))
+    assert reach._kept(store, "net", compute)[0] == {1} and heap.compared == 1  # compared: still holds
+    assert reach._kept(store, "net", compute)[0] == {1} and heap.compared == 1
+    heap.change(("modules", "Net"))
+    assert reach._kept(store, "net", compute)[0] == {2}  # what it read changed: computed again
+
+    def compute_while_storing(reads):  # a harvest run by the computation stores what it read
+        heap.read(("modules", "Net"), reads)
+        heap.change(("modules", "Net"))
+        return frozenset(["stale"])
+
+    assert reach._kept(store, "model", compute_while_storing)[0] == {"stale"}
+    assert reach._kept(store, "model", compute)[0] == {3}  # the cell changed after it was read
 
 
 def test_children_read_again_after_a_module_is_stored_see_it(tmp_path):

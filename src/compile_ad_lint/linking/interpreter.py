@@ -47,6 +47,7 @@ from .values import (
     PLAIN,
     UNKNOWN,
     UNKNOWN_BACKEND,
+    UNKNOWN_VALUES,
     AutocastContext,
     AutocastState,
     ClassVal,
@@ -85,7 +86,10 @@ from .values import (
 )
 from .walks import EFFECT, READ, STORED, WRITTEN, Call, Closure, Recording, WalkMemory, WalkSummary, is_unread_store
 
-_BUILTINS = frozenset(dir(__import__("builtins")))
+#: What each builtin name holds, one set per name for the whole run: sets holding it then find it
+#: by identity rather than by comparing (``len``, ``isinstance``, ``range``... are looked up on
+#: nearly every line).
+_BUILTINS = {name: frozenset([External(f"builtins.{name}")]) for name in dir(__import__("builtins"))}
 #: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
 _HARVESTED = "harvested"
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
@@ -203,6 +207,9 @@ class Interpreter:
         #: fills ``("global", path, name)``. A memoized walk is reused while
         #: every cell it read keeps the version it read.
         self._cell_versions: dict[object, int] = {}
+        #: How many times any heap cell has changed: cells found holding their versions when it
+        #: was n still hold them while it is n (``Reach._kept`` checks nothing then).
+        self.heap_changes = 0
         #: The cells each walk in progress has read (innermost last), with the version first read.
         self._reading: list[dict[object, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
@@ -389,10 +396,13 @@ class Interpreter:
             self.exec_block(arm, frame)
             outcomes.append((dict(frame.env), frame.ctx))
         frame.assumptions = before_assumptions
-        merged: dict[str, set] = {}
+        # Most names keep in every arm what they held before it: that set is kept as it is, not
+        # copied into a new one (a trainer's names hold ~60 values each, in composer's tests).
+        merged: dict[str, Values] = {}
         for env, _ in outcomes:
             for name, values in env.items():
-                merged.setdefault(name, set()).update(values)
+                known = merged.get(name)
+                merged[name] = values if known is None or known is values else known | values
         frame.env.clear()
         frame.env.update({name: normalize(values) for name, values in merged.items()})
         contexts = {ctx for _, ctx in outcomes}
@@ -682,7 +692,7 @@ class Interpreter:
             return frozenset([derived_from_sets(self.eval(part, frame) for part in expr.parts)])
         if isinstance(expr, ir.FunctionRef):
             return frozenset([FunctionVal(frame.path, expr.qualname, closure=self.captured_by(frame))])
-        return frozenset([UNKNOWN])
+        return UNKNOWN_VALUES
 
     def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
         """``model.aux_head(...)`` outside the module's own methods (CAL005: another path to that leaf)."""
@@ -697,7 +707,7 @@ class Interpreter:
     def elements(values: Values) -> Values:
         """What iterating or indexing ``values`` yields."""
         result = Interpreter.unmerged_elements(values)
-        return normalize(result) if result else frozenset([UNKNOWN])
+        return normalize(result) if result else UNKNOWN_VALUES
 
     @staticmethod
     def unmerged_elements(values: Iterable[object]) -> set:
@@ -720,9 +730,7 @@ class Interpreter:
         found = self.lookup_global(frame.path, name)
         if found is not None:
             return found
-        if name in _BUILTINS:
-            return frozenset([External(f"builtins.{name}")])
-        return frozenset([UNKNOWN])
+        return _BUILTINS.get(name) or UNKNOWN_VALUES
 
     def module_global(self, path: Path, name: str) -> Values | None:
         """What module ``path`` binds to ``name``: only the top-level blocks binding it are run."""
@@ -789,47 +797,47 @@ class Interpreter:
             return values
 
         # An import cycle sees "unknown".
-        return self.cached(self._qualified, key, resolve, cycle=frozenset([UNKNOWN]))
+        return self.cached(self._qualified, key, resolve, cycle=UNKNOWN_VALUES)
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()
         for base in attribute_holders(bases, name):
             result |= self.attribute_of(base, name)
-        return normalize(result) if result else frozenset([UNKNOWN])
+        return normalize(result) if result else UNKNOWN_VALUES
 
     def attribute_of(self, base: object, name: str) -> Values:
         if isinstance(base, External):
-            return frozenset([External(self.external_names.attribute(base.name, name))])
+            return self.external_names.attribute_value(base.name, name)
         if isinstance(base, ExternalInstance):
-            return frozenset([External(self.external_names.attribute(base.cls, name))])
+            return self.external_names.attribute_value(base.cls, name)
         if isinstance(base, ModuleRef):
             found = self.lookup_global(base.path, name)
-            return found if found is not None else frozenset([UNKNOWN])
+            return found if found is not None else UNKNOWN_VALUES
         if isinstance(base, Instance):
             found = self.instance_attribute(base.cls, name)
             if found is not None:
                 return found
             member = self.find_member(base.cls, name)
             if member is None:  # ``self.manual_backward`` inherited from a framework base class
-                return self.reach.framework_attribute(base, name) or frozenset([UNKNOWN])
+                return self.reach.framework_attribute(base, name) or UNKNOWN_VALUES
             return self.bind_methods(member, base)
         if isinstance(base, ClassVal):
             member = self.find_member(base, name)
-            return member if member is not None else frozenset([UNKNOWN])
+            return member if member is not None else UNKNOWN_VALUES
         if isinstance(base, Collection):
             return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items
         if isinstance(base, Compiled):
             if name == "_orig_mod" and base.target is not None:
                 return frozenset([base.target])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
-            return self.attribute_of(base.target, name) if base.target is not None else frozenset([UNKNOWN])
+            return self.attribute_of(base.target, name) if base.target is not None else UNKNOWN_VALUES
         if isinstance(base, Data):
             return frozenset([base])
         if isinstance(base, Wrapper):
             return self.reach.wrapper_attribute(base, name)
         if isinstance(base, FrameworkObject):
-            return self.reach.framework_attribute(base, name) or frozenset([UNKNOWN])
-        return frozenset([UNKNOWN])
+            return self.reach.framework_attribute(base, name) or UNKNOWN_VALUES
+        return UNKNOWN_VALUES
 
     # -- classes ----------------------------------------------------------------------------
 
@@ -989,6 +997,7 @@ class Interpreter:
 
     def changed_cell(self, cell: object) -> None:
         self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1
+        self.heap_changes += 1
 
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
@@ -1110,7 +1119,7 @@ class Interpreter:
         finally:
             if outermost:
                 frame.callee_results = None
-        return normalize(result) if result else frozenset([UNKNOWN])
+        return normalize(result) if result else UNKNOWN_VALUES
 
     def call_one(self, callee: object, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None) -> Values:
         site = self.loc(frame.path, span)
@@ -1732,7 +1741,7 @@ class Interpreter:
             return frozenset(
                 [Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")]
             )
-        return first or frozenset([UNKNOWN])
+        return first or UNKNOWN_VALUES
 
     def disable_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         targets = positional(args, 0)
@@ -1884,7 +1893,7 @@ class Interpreter:
         functions = positional(args, 0) or keyword_arg(args, "func")
         if second_order is False or not functions:
             return
-        inputs = positional(args, 1) or keyword_arg(args, "inputs") or frozenset([UNKNOWN])
+        inputs = positional(args, 1) or keyword_arg(args, "inputs") or UNKNOWN_VALUES
         spread = (
             (("*", self.elements(inputs)),) if any(isinstance(v, Collection) for v in inputs) else ((None, inputs),)
         )

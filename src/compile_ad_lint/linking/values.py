@@ -103,6 +103,7 @@ class Instance:
     cls: ClassVal
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Collection:
     """A list, tuple, dict or ``nn.ModuleList``/``nn.Sequential`` of ``items``.
@@ -369,21 +370,18 @@ class Wrapper:
             if not self.forwards(name):
                 found = frozenset([self])
             else:
-                found = frozenset().union(
-                    *(v.attribute_holders(name) if isinstance(v, Wrapper) else (v,) for v in self.inner)
-                )
+                found = attribute_holders(self.inner, name)
             known[kind] = found
         return found
 
 
-def attribute_holders(bases: frozenset, name: str) -> Iterable[object]:
+def attribute_holders(bases: frozenset, name: str) -> frozenset:
     """Each value that attribute ``name`` of ``bases`` is looked up on, once: a wrapper that
     forwards the attribute stands for what it wraps (``Wrapper.attribute_holders``)."""
-    if not any(isinstance(value, Wrapper) for value in bases):
+    wrappers = [value for value in bases if isinstance(value, Wrapper)]
+    if not wrappers:
         return bases
-    return frozenset().union(
-        *(value.attribute_holders(name) if isinstance(value, Wrapper) else (value,) for value in bases)
-    )
+    return bases.difference(wrappers).union(*(wrapper.attribute_holders(name) for wrapper in wrappers))
 
 
 def held_modules(value: object) -> frozenset:
@@ -409,13 +407,12 @@ def _without_wrapping(values: frozenset, wrapping: tuple) -> frozenset:
     frozen wrapper around FSDP, 32 deep and growing until the check was killed) would otherwise
     nest without end; with each wrapping at most once on any path, the depth is bounded by the
     wrapping sites in the code."""
-    if not any(isinstance(v, Wrapper) for v in values):
+    wrappers = [v for v in values if isinstance(v, Wrapper)]
+    if not wrappers:
         return values
-    result: set = set()
-    for value in values:
-        if not isinstance(value, Wrapper):
-            result.add(value)
-        elif value._wrapping == wrapping:
+    result = set(values.difference(wrappers))  # the others keep their stored hashes
+    for value in wrappers:
+        if value._wrapping == wrapping:
             result |= value.inner  # holds no such wrapping itself: it was made by this function
         else:
             inner = _without_wrapping(value.inner, wrapping)
@@ -527,21 +524,28 @@ Value = (
 
 #: A value nothing is known about. It may be a dual tensor: only provably plain inputs are safe.
 UNKNOWN = Data(dual=True)
+#: ``{UNKNOWN}``, the one set every lookup that finds nothing returns.
+UNKNOWN_VALUES = frozenset([UNKNOWN])
 #: The value of a parameter when the function is analyzed without a caller.
 PARAMETER = Data(dual=True, from_parameter=True)
 PLAIN = Data()
 
 
 def normalize(values) -> frozenset:
-    """Merge every ``Data`` in ``values`` into one, so value sets stay small."""
-    data = [v for v in values if isinstance(v, Data)]
-    if len(data) <= 1:
+    """Merge every ``Data`` in ``values`` into one, so value sets stay small.
+
+    Called millions of times on sets of ~60 values (a trainer state holding every model a test
+    suite builds), nearly always with one ``Data`` or none: the count is taken over the values'
+    types, and the merged set is built with set operations, which reuse the members' stored
+    hashes (building it from a list hashed every member again)."""
+    if list(map(type, values)).count(Data) <= 1:  # no subclasses of Data: its type tells
         return frozenset(values)
+    data = [v for v in values if type(v) is Data]
     merged = derived(data)
     exact = frozenset().union(*(d.exact for d in data))  # alternatives, not a computation: still exact
     if exact:
         merged = replace(merged, exact=exact)
-    return frozenset([v for v in values if not isinstance(v, Data)] + [merged])
+    return frozenset(values).difference(data).union((merged,))
 
 
 class ExternalNames:
@@ -560,6 +564,18 @@ class ExternalNames:
     def __init__(self, matched: Iterable[str]) -> None:
         self._prefixes = {name[:end] for name in matched for end in _segment_ends(name)}
         self._stems: dict[str, str] = {}
+        self._values: dict[tuple[str, str], frozenset] = {}
+
+    def attribute_value(self, name: str, attribute: str) -> frozenset:
+        """What attribute ``attribute`` of the external value named ``name`` holds: the same set
+        (of the same ``External``) each time, so the sets holding it find it by identity, not by
+        comparing (a walk looks up each attribute of each external value it meets, again on every
+        walk)."""
+        key = (name, attribute)
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = frozenset([External(self.attribute(name, attribute))])
+        return found
 
     def attribute(self, name: str, attribute: str) -> str:
         stem = self._stems.get(name)
