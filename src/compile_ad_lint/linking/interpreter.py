@@ -45,7 +45,6 @@ from .values import (
     NO_AUTOCAST,
     PARAMETER,
     PLAIN,
-    UNKNOWN,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
     AutocastContext,
@@ -528,7 +527,7 @@ class Interpreter:
             if isinstance(value, Collection) and not value.sequential:
                 # ``encoder, predictor = build()``: each name gets its element; unknown order: any element.
                 result |= (
-                    value.positions[position] if len(value.positions) == count else (value.elements() or {UNKNOWN})
+                    value.positions[position] if len(value.positions) == count else (value.elements() or UNKNOWN_VALUES)
                 )
                 continue
             if isinstance(value, ConstVal) and isinstance(value.value, tuple) and len(value.value) == count:

@@ -22,7 +22,6 @@ from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional
 from .values import (
     PARAMETER,
-    UNKNOWN,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
     AutocastContext,
@@ -363,12 +362,13 @@ class Reach:
         framework code walked for each asks for their modules millions of times, while each store
         changes the cells of one class only. A walk being summarized for the walk memory reads each
         cell where it happens (``read_cell``)."""
-        if self.interp.summarizing:
-            return frozenset().union(*(self._own_submodules(module, {}) for module in held_modules(value)))
+        own = self._own_submodules if self.interp.summarizing else self._kept_own_submodules
 
         def held_submodules(reads: dict[object, int]) -> frozenset:
-            return frozenset().union(*(self._kept_own_submodules(module, reads) for module in held_modules(value)))
+            return frozenset().union(*(own(module, reads) for module in held_modules(value)))
 
+        if self.interp.summarizing:
+            return held_submodules({})
         return self._kept(self._submodules, value, held_submodules)[0]
 
     def _kept_own_submodules(self, module: object, reads: dict[object, int]) -> frozenset:
@@ -669,7 +669,7 @@ class Reach:
                 if any(isinstance(item, ir.Symbol) for item in items) or not items:
                     result.add(Data())
             else:
-                result |= interp.unmerged_elements((value,)) or {UNKNOWN}
+                result |= interp.unmerged_elements((value,)) or UNKNOWN_VALUES
         return normalize(result) if result else UNKNOWN_VALUES
 
     @staticmethod
@@ -795,7 +795,7 @@ class Reach:
         if constants is not None and all(isinstance(c, str) for c in constants):
             return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
         modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
-        return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | {UNKNOWN})
+        return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | UNKNOWN_VALUES)
 
     def builtin_setattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
         if len(args) < 3:
