@@ -27,8 +27,7 @@ changed, or its reads depend on the order its effects and harvests ran in: it is
 its log from then on, ``WalkMemory.by_log_only``). Walks whose outcome depends on the call stack
 above them are not kept: one cut short by recursion into a function walked further up, or one that
 used such a walk's result. The language server uses this for the analyses it publishes at once
-after an edit (every walk summarized: ``WalkMemory.every_walk``); a check, and the language server's
-project pass like it, for the walks its roots repeat (``WalkMemory.for_check``).
+after an edit; its project pass, whose findings are the CLI's, walks afresh.
 """
 
 from __future__ import annotations
