@@ -264,32 +264,12 @@ class Recording:
 
 class WalkMemory:
     """Summaries by walk key, the most recently used kept (``capacity``); a few per key, since a
-    walk is summarized again when the heap cells it read grew.
-
-    A long-lived front end's memory (``every_walk``: the language server's) summarizes every walk,
-    so that an edit's check replays all the code the edit did not change. A check's (``for_check``:
-    one per process, kept across the roots that process analyzes) summarizes only what is likely
-    to be walked again, since summarizing a walk costs about what walking it costs: a walk whose
-    key an earlier root walked (with everything it calls), and only while the roots so far repeat
-    at least ``REPEATED_SHARE`` of their walk keys. The entry points of a training framework reach
-    the same trainer, models and data code (81 % of the generated framework's walk keys repeat
-    across its roots, 75 % of peft's: their checks take a quarter less), where torch's own files
-    repeat 9 % (none of whose summaries ever held) and pytorch-image-models' 30 %: summarizing
-    there only cost time. Replaying a summary gives what walking again gives (``Interpreter._replayed``),
-    so the findings do not depend on which roots a process analyzed before."""
+    walk is summarized again when the heap cells it read grew."""
 
     PER_KEY = 16
-    #: The share of the walk keys of the roots analyzed so far that an earlier root walked too,
-    #: from which a check's memory summarizes repeated walks.
-    REPEATED_SHARE = 0.5
 
-    def __init__(self, capacity: int = 200_000, *, every_walk: bool = True) -> None:
+    def __init__(self, capacity: int = 200_000) -> None:
         self.capacity = capacity
-        self.every_walk = every_walk
-        #: The hashes of the walk keys of the roots analyzed so far (a check's memory only).
-        self._walked: set[int] = set()
-        self._keys = 0
-        self._keys_repeated = 0
         self._entries: OrderedDict[tuple, tuple[WalkSummary, ...]] = OrderedDict()
         #: Summaries whose closure did not hold where their log did: replayed by their log from
         #: then on (the closure checks every read before any effect, and what a walk read after
@@ -298,28 +278,6 @@ class WalkMemory:
         self.by_log_only: weakref.WeakSet[WalkSummary] = weakref.WeakSet()
         self.hits = 0
         self.misses = 0
-
-    @classmethod
-    def for_check(cls) -> WalkMemory:
-        return cls(every_walk=False)
-
-    @property
-    def summarizing(self) -> bool:
-        """Whether the next root's walks are summarized (and summaries replayed) at all."""
-        return self.every_walk or (self._keys > 0 and self._keys_repeated >= self.REPEATED_SHARE * self._keys)
-
-    def summarizes(self, key_hash: int) -> bool:
-        """Whether a walk with a key of this hash is summarized when no walk being summarized
-        called it (one that is calls it: its summary needs the callee's)."""
-        return self.every_walk or key_hash in self._walked
-
-    def root_walked(self, key_hashes: set[int]) -> None:
-        """A root's analysis is over: these are the hashes of its walks' keys (walked or replayed)."""
-        if self.every_walk:
-            return
-        self._keys += len(key_hashes)
-        self._keys_repeated += len(key_hashes & self._walked)
-        self._walked |= key_hashes
 
     def candidates(self, key: tuple) -> tuple[WalkSummary, ...]:
         found = self._entries.get(key, ())
