@@ -1283,7 +1283,11 @@ class Interpreter:
         """Walk the function (summarizing the walk when there is a walk memory), or replay a
         summary an earlier analysis made of the same walk when it still holds."""
         memory = self.walk_memory
-        memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
+        # The depth left bounds what the walk reaches; the root decides which import side effects
+        # run (``Reach.run_import_side_effects``: the root's package chain and imports), so a
+        # summary is replayed in the root it was made in only (across roots, a replay depended on
+        # the files of the root that made it, and not on its own package's).
+        memory_key = (*memo_key, len(frame.stack), self.reach.root)
         if memory is not None:
             candidates = memory.candidates(memory_key)
             if candidates:
@@ -1854,11 +1858,15 @@ class Interpreter:
             self.emit(ConfigWrite(site, how, value.value if literal else None, literal))
 
     def request_callers(self, frame: Frame) -> None:
-        """Ask for the callers of the function this walk started from (they bind its parameters)."""
+        """Ask for the callers of the function this walk started from (they bind its parameters).
+        That function is the stack's first: below it, what a walk asks for depends on the stack
+        (a shared step walked from one entry point asks for that entry's callers)."""
         if frame.record and frame.stack:
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
             self.log_effect(("request", (str(path), qualname)))
+            if len(frame.stack) > 1:
+                self._depends_on_stack(frame.stack[0], frame.stack)
 
     def record_backward(
         self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False
