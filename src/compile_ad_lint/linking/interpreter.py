@@ -1283,12 +1283,13 @@ class Interpreter:
         """Walk the function (summarizing the walk when there is a walk memory), or replay a
         summary an earlier analysis made of the same walk when it still holds."""
         memory = self.walk_memory
-        # The depth left bounds what the walk reaches; the root decides which import side effects
-        # run (``Reach.run_import_side_effects``: the root's package chain and imports), so a
-        # summary is replayed in the root it was made in only (across roots, a replay depended on
-        # the files of the root that made it, and not on its own package's).
-        memory_key = (*memo_key, len(frame.stack), self.reach.root)
+        memory_key: tuple = ()
         if memory is not None:
+            # The depth left bounds what the walk reaches; the root decides which import side
+            # effects run (``Reach.run_import_side_effects``: the root's package chain and imports),
+            # so a summary is replayed in the root it was made in only (across roots, a replay
+            # depended on the files of the root that made it, and not on its own package's).
+            memory_key = (*memo_key, len(frame.stack), self.reach.root)
             candidates = memory.candidates(memory_key)
             if candidates:
                 before = self._memo.get(memo_key)
