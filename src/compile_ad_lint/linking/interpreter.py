@@ -83,7 +83,20 @@ from .values import (
     normalize,
     stable_text,
 )
-from .walks import EFFECT, READ, STORED, WRITTEN, Call, Closure, Recording, WalkMemory, WalkSummary, is_unread_store
+from .walks import (
+    EFFECT,
+    READ,
+    REQUEST_ENTRY,
+    SIDE_EFFECTS,
+    STORED,
+    WRITTEN,
+    Call,
+    Closure,
+    Recording,
+    WalkMemory,
+    WalkSummary,
+    is_unread_store,
+)
 
 #: What each builtin name holds, one set per name for the whole run: sets holding it then find it
 #: by identity rather than by comparing (``len``, ``isinstance``, ``range``... are looked up on
@@ -199,6 +212,9 @@ class Interpreter:
         #: The walks whose summaries are being checked, by memo key, with how many checks of each
         #: are in progress: a ``Call`` back to one of them does not hold (``_run_call``).
         self._checking: dict[tuple, int] = {}
+        #: The entry points of the walks whose summaries are being replayed (innermost last): what
+        #: a replayed ``REQUEST_ENTRY`` asks for.
+        self._replay_entries: list[tuple[Path, str]] = []
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
         #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
         #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
@@ -981,7 +997,7 @@ class Interpreter:
             return tuple(self._attributes_by_class.get(cell[1], {}).items())
         if cell[0] == "modules":
             return self.reach.module_values_of(cell[1])
-        if cell[0] == "side_effects":
+        if cell[0] == SIDE_EFFECTS:
             return cell[1] in self.reach._side_effects_done
         return self._globals.get(cell[1], {}).get(cell[2])
 
@@ -1285,24 +1301,22 @@ class Interpreter:
         memory = self.walk_memory
         memory_key: tuple = ()
         if memory is not None:
-            # The depth left bounds what the walk reaches; the root decides which import side
-            # effects run (``Reach.run_import_side_effects``: the root's package chain and imports),
-            # so a summary is replayed in the root it was made in only (across roots, a replay
-            # depended on the files of the root that made it, and not on its own package's).
-            memory_key = (*memo_key, len(frame.stack), self.reach.root)
-            candidates = memory.candidates(memory_key)
+            memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
+            root = self.reach.root
+            candidates = tuple(c for c in memory.candidates(memory_key) if c.root is None or c.root == root)
             if candidates:
                 before = self._memo.get(memo_key)
                 self._checking[memo_key] = self._checking.get(memo_key, 0) + 1
+                self._replay_entries.append(frame.stack[0] if frame.stack else (function.path, function.qualname))
                 try:
                     for candidate in candidates:
                         if self.cancelled is not None and self.cancelled():
                             raise AnalysisCancelled("a replay")  # an edit's replays can take its whole time
                         versions: _Versions | None = None
-                        if candidate not in memory.by_log_only:
+                        if candidate not in memory.by_log_only and candidate.closure.roots <= {root}:
                             versions = self._replayed_whole(candidate.closure)
                         if versions is None:
-                            replayed = self._replayed(candidate)
+                            replayed = self._replayed(candidate, frame.stack)
                             if replayed is None:
                                 continue
                             versions, callees = replayed
@@ -1319,6 +1333,7 @@ class Interpreter:
                         self._memo[memo_key] = entry
                         return entry
                 finally:
+                    self._replay_entries.pop()
                     self._checking[memo_key] -= 1
                     if not self._checking[memo_key]:
                         del self._checking[memo_key]
@@ -1352,6 +1367,7 @@ class Interpreter:
             returns,
             pending,
             recording.walks,
+            self.reach.root if recording.root_dependent else None,
         )
         self._spent.add(made)
         if recording.storable:
@@ -1434,9 +1450,11 @@ class Interpreter:
         if not storable and not fresh:
             self._depends_on_walk(None)
 
-    def _run_call(self, call: Call) -> _MemoEntry | None:
+    def _run_call(self, call: Call, stack: tuple[tuple[Path, str], ...]) -> _MemoEntry | None:
         """What ``call`` gives now: the memoized walk, else a replay of a summary that holds, else a
-        walk, from a frame with the call's context and stack. None when it cannot be run the way it
+        walk, from a frame with the call's context and ``stack`` (the call's, below the replayed
+        walk's own callers now: the functions above it are another entry's where the summary was
+        made in another root or walked from another entry). None when it cannot be run the way it
         was (its function is gone, the walk budget is spent, its check is in progress further up)."""
         function, bound, ctx, record = call.key
         found = self._memo.get(call.key)
@@ -1447,7 +1465,7 @@ class Interpreter:
         summary = self.index.function(function.path, function.qualname)
         if summary is None:
             return None
-        caller = Frame(function.path, {}, ctx, record=record, stack=call.stack)
+        caller = Frame(function.path, {}, ctx, record=record, stack=stack)
         return self._walk_or_replay(call.key, function, summary, bound, caller, call.fallback)
 
     def _depends_on_stack(self, function: tuple[Path, str], stack: tuple[tuple[Path, str], ...]) -> None:
@@ -1478,15 +1496,23 @@ class Interpreter:
             return None
         cell_versions = self._cell_versions
         harvested = self._harvested
-        for cell, prerequisite, contents in closure.reads:
-            if is_unread_store(prerequisite):
-                continue
-            if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
-                # A harvest runs where the walk ran it, after what came before it (the log's way):
-                # run here, before any of the effects, its method walks see another heap.
-                return None
-            if not self._cell_holds(cell, prerequisite, contents):
-                return None
+        # What checking reads is the closure's, not the walk being summarized around it's (that
+        # walk depends on the outcome, ``_note_call``): a failed check's reads, made in its walk's
+        # log, hid what the walk read later (a registry read empty, then filled by import side
+        # effects a check ran).
+        self._push_recording(Recording(None, -1))
+        try:
+            for cell, prerequisite, contents in closure.reads:
+                if is_unread_store(prerequisite):
+                    continue
+                if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
+                    # A harvest runs where the walk ran it, after what came before it (the log's way):
+                    # run here, before any of the effects, its method walks see another heap.
+                    return None
+                if not self._cell_holds(cell, prerequisite, contents):
+                    return None
+        finally:
+            self._pop_recording()
         versions: dict[object, int] = {
             cell: cell_versions.get(cell, 0) for cell, how, _ in closure.reads if not _is_store(how)
         }
@@ -1497,11 +1523,14 @@ class Interpreter:
         finally:
             self._replaying -= 1
         versions.update((cell, cell_versions.get(cell, 0)) for cell, how, _ in closure.reads if _is_store(how))
+        self._depend_on_definitions(closure)
         self.index.absent |= closure.absent
         self._spend(closure.summaries)
         return versions
 
-    def _replayed(self, summary: WalkSummary) -> tuple[_Versions, dict[int, WalkSummary]] | None:
+    def _replayed(
+        self, summary: WalkSummary, stack: tuple[tuple[Path, str], ...]
+    ) -> tuple[_Versions, dict[int, WalkSummary]] | None:
         """Replay ``summary`` if it is what walking now would do; the versions of the heap cells
         its outcome depends on (``_MemoEntry``), or None. The files and definitions it read must be
         unchanged; then its log runs in order: each cell it read must hold what it held (made
@@ -1522,6 +1551,7 @@ class Interpreter:
         stored = []
         callees: dict[int, WalkSummary] = {}
         cell_versions = self._cell_versions
+        applied = held = False
         self._push_recording(Recording(None, -1))
         try:
             for at, entry in enumerate(summary.log):
@@ -1537,6 +1567,7 @@ class Interpreter:
                     if not _is_store(prerequisite):
                         versions.setdefault(cell, cell_versions.get(cell, 0))
                 elif kind == EFFECT:
+                    applied = True
                     self._replaying += 1
                     try:
                         self.replay_effect(entry[1])
@@ -1544,18 +1575,23 @@ class Interpreter:
                         self._replaying -= 1
                 else:
                     call: Call = entry[1]
-                    found = self._run_call(call)
+                    found = self._run_call(call, stack + call.stack[len(stack) :])
                     if found is None or not found[4] or found[0] != call.returns or found[1] != call.pending:
                         return None
                     if found[2]:
                         below[id(found[2])] = found[2]
                     if found[3] is not call.summary and found[3] is not None:
                         callees[at] = found[3]
+            held = True
         finally:
             self._pop_recording()
+            if held or applied:
+                # Effects applied before a read that fails stay applied (a package's import side
+                # effects marked as run are not run again): the analysis depends on what they came from.
+                self._depend_on_definitions(summary)
+                self.index.absent |= summary.absent
         for cell in stored:
             versions[cell] = cell_versions.get(cell, 0)
-        self.index.absent |= summary.absent
         self._spend((summary,))
         return (versions, tuple(below.values())) if below else versions, callees
 
@@ -1569,23 +1605,39 @@ class Interpreter:
                 self._walks += summary.walks
 
     def _definitions_hold(self, summary: WalkSummary | Closure) -> bool:
-        """Whether the files and the definitions a walk read are what they were."""
-        digests = self._file_digests
-        for path, digest in summary.files:
-            known = digests.get(path)
-            if known is None:
-                known = digests[path] = self.index.view_of(path).digest
-            if known != digest:
-                return False
-        same_parts = self._verified_parts
-        for key, part in summary.parts:
-            if same_parts.get(key) is part:
-                continue
-            current = self.index.part(*key)
-            if current is not part and current != part:
-                return False
-            same_parts[key] = part
-        return True
+        """Whether the files and the definitions a walk read are what they were. Comparing them
+        is not depending on them: the analysis depends on them once the summary is replayed
+        (``_depend_on_definitions``). A summary made in another root can read definitions a walk
+        here would not (the files of a harvest's method walk there); when a later read fails the
+        check, that root's files had become this root's dependencies."""
+        index = self.index
+        recording, accessed = index.recording, index.accessed
+        index.recording, index.accessed = None, set()
+        try:
+            digests = self._file_digests
+            for path, digest in summary.files:
+                known = digests.get(path)
+                if known is None:
+                    known = digests[path] = index.view_of(path).digest
+                if known != digest:
+                    return False
+            same_parts = self._verified_parts
+            for key, part in summary.parts:
+                if same_parts.get(key) is part:
+                    continue
+                current = index.part(*key)
+                if current is not part and current != part:
+                    return False
+                same_parts[key] = part
+            return True
+        finally:
+            index.recording, index.accessed = recording, accessed
+
+    def _depend_on_definitions(self, summary: WalkSummary | Closure) -> None:
+        """The analysis depends on the files and definitions of a summary it replays."""
+        accessed = self.index.accessed
+        accessed.update(path for path, _ in summary.files)
+        accessed.update(key[1] for key, _ in summary.parts)
 
     def _cell_holds(self, cell: tuple, prerequisite: tuple | None, contents: object) -> bool:
         """Whether ``cell`` holds what a summarized walk found there (``_replayed``)."""
@@ -1623,11 +1675,12 @@ class Interpreter:
                 self.events.append(effect[1])
         elif kind == "event":
             self.events.append(effect[1])
-        elif kind == "request":
-            self.caller_requests.add(effect[1])
+        elif kind == REQUEST_ENTRY:
+            path, qualname = self._replay_entries[-1]
+            self.caller_requests.add((str(path), qualname))
         elif kind == "size":
             self._result_sizes.setdefault(effect[1], set()).add(effect[2])
-        elif kind == "side_effects":
+        elif kind == SIDE_EFFECTS:
             self.reach._side_effects_done.add(effect[1])
 
     def walk_function(
@@ -1860,14 +1913,13 @@ class Interpreter:
 
     def request_callers(self, frame: Frame) -> None:
         """Ask for the callers of the function this walk started from (they bind its parameters).
-        That function is the stack's first: below it, what a walk asks for depends on the stack
-        (a shared step walked from one entry point asks for that entry's callers)."""
+        That function is the stack's first, so what a walk below it asks for depends on the entry
+        it was walked from (a shared step walked from one script's entry point asks for that
+        entry's callers): a summary replays the request for its replay's entry (``REQUEST_ENTRY``)."""
         if frame.record and frame.stack:
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
-            self.log_effect(("request", (str(path), qualname)))
-            if len(frame.stack) > 1:
-                self._depends_on_stack(frame.stack[0], frame.stack)
+            self.log_effect((REQUEST_ENTRY,))
 
     def record_backward(
         self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False

@@ -45,6 +45,7 @@ from .values import (
     held_modules,
     normalize,
 )
+from .walks import SIDE_EFFECTS
 
 if TYPE_CHECKING:
     from .interpreter import Frame, Interpreter
@@ -656,7 +657,7 @@ class Reach:
                 self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
             # A walk summary depends on their having run here (by this walk, or before it).
-            interp.read_cell(("side_effects", package))
+            interp.read_cell((SIDE_EFFECTS, package))
             if self.empty_registry(values):
                 return frozenset([replace(PARAMETER, dual=False)])
         result: set = set()
@@ -696,7 +697,7 @@ class Reach:
         specs). Registrations from outside the package reach the registry through the callers."""
         self._side_effects_done.add(package)
         interp = self.interp
-        interp.log_effect(("side_effects", package))
+        interp.log_effect((SIDE_EFFECTS, package))
         root = self.root
         if root is None:
             return

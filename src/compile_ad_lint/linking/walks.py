@@ -26,8 +26,12 @@ as every summary was before calls were cut), and by its log when that fails (som
 changed, or its reads depend on the order its effects and harvests ran in: it is then replayed by
 its log from then on, ``WalkMemory.by_log_only``). Walks whose outcome depends on the call stack
 above them are not kept: one cut short by recursion into a function walked further up, or one that
-used such a walk's result. The language server uses this for the analyses it publishes at once
-after an edit; its project pass, whose findings are the CLI's, walks afresh.
+used such a walk's result. A walk's request for the callers of the entry point it was walked from is
+replayed for the replaying analysis's entry point (``REQUEST_ENTRY``), and a walk that ran or read
+a package's import side effects, which depend on the root analyzed, is replayed in that root's
+analyses only (``WalkSummary.root``): the others are replayed in any root. The language server
+uses this for the analyses it publishes at once after an edit; its project pass, whose findings
+are the CLI's, walks afresh.
 """
 
 from __future__ import annotations
@@ -62,6 +66,14 @@ WRITTEN = "written"
 #: then), so a check does not compare it. A read after the store makes it ``WRITTEN``.
 STORED = "stored"
 
+#: The kind of the heap cell and of the effect that stand for a package's import side effects
+#: having run (``Reach.run_import_side_effects``).
+SIDE_EFFECTS = "side_effects"
+
+#: The effect of asking for the callers of the entry point the walk was walked from
+#: (``Interpreter.request_callers``): replayed, it asks for the replay's entry point's.
+REQUEST_ENTRY = "request_entry"
+
 
 def is_unread_store(prerequisite: tuple | None) -> bool:
     return prerequisite is not None and prerequisite[0] == STORED
@@ -79,7 +91,7 @@ def read_after(prerequisite: tuple | None) -> tuple | None:
 class Call:
     """A call made by a summarized walk to a function whose walk did not depend on the stack above
     it: the caller depends on what it returned and left pending, not on what it read. A check runs
-    the callee again with the same memo key and stack (``Interpreter._run_call``)."""
+    the callee again with the same memo key and stack below the replayed walk (``Interpreter._run_call``)."""
 
     #: ``Interpreter._memo``'s key: the function, its bound arguments, the context, the record flag.
     key: tuple
@@ -110,6 +122,9 @@ class Closure:
     #: (``Interpreter._spend``; counted per call, a function calling another twice, each level
     #: down, spent 2 ** depth walks).
     summaries: frozenset[WalkSummary]
+    #: The roots the summaries merged are bound to (``WalkSummary.root``): replayed whole only
+    #: in the analysis of those.
+    roots: frozenset[Path]
 
 
 def closure_of(summary: WalkSummary) -> Closure:
@@ -153,6 +168,7 @@ def closure_of(summary: WalkSummary) -> Closure:
         tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in reads.items()),
         tuple(effects),
         frozenset(all_summaries),
+        frozenset(merged.root for merged in all_summaries if merged.root is not None),
     )
 
 
@@ -172,6 +188,9 @@ class WalkSummary:
     #: Function walks it took, its own and those of the callees it absorbed (not ``Call``'s:
     #: they count when the check runs them), against ``max-function-walks``.
     walks: int
+    #: The root whose analysis made it when it depends on which root is analyzed
+    #: (``Recording.root_dependent``), else None: replayed in that root's analyses only.
+    root: Path | None = None
 
     @cached_property
     def closure(self) -> Closure:
@@ -207,12 +226,20 @@ class Recording:
     walks: int = 0
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
+    #: True once it ran or read the import side effects of a package (a ``side_effects`` cell or
+    #: effect): which modules those are depends on the root analyzed (its package chain and
+    #: imports, ``Reach.run_import_side_effects``), so the walk's summary is replayed in that
+    #: root only. Replayed in another root, it carried the files of the root that made it, and
+    #: not the files of the root's own package: other dependencies than walking gives.
+    root_dependent: bool = False
 
     def access(self, cell: tuple, prerequisite: tuple | None, contents: object) -> None:
         """The walk's first access to ``cell`` (nothing when it accessed the cell before)."""
         if cell not in self.accessed:
             self.accessed[cell] = len(self.log)
             self.log.append((READ, cell, prerequisite, contents))
+            if cell[0] == SIDE_EFFECTS:
+                self.root_dependent = True
 
     def read_again(self, cell: tuple) -> None:
         """A read of ``cell``, which the walk accessed before: a store then was not the last word."""
@@ -225,6 +252,8 @@ class Recording:
         if effect not in self.effects:
             self.effects.add(effect)
             self.log.append((EFFECT, effect))
+            if effect[0] == SIDE_EFFECTS:
+                self.root_dependent = True
 
     def call(self, call: Call) -> None:
         self.log.append((CALL, call))
@@ -237,9 +266,12 @@ class Recording:
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
             parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
+            root_dependent = other.root_dependent
         else:
             files = (path for path, _ in other.files)
             parts = other.parts
+            root_dependent = other.root is not None
+        self.root_dependent |= root_dependent
         self.files.update(files)
         for key, part in parts:
             self.parts.setdefault(key, part)
