@@ -1,14 +1,19 @@
-"""A walk memory kept across the roots of a project (the language server's, over the open files and
-the edits): every root's result is what walking everything gives (its events, the callers it asks
-for, the files it depends on, which the cache keys it by), also once its walks are replayed.
+"""Walk memories kept across the roots of a project: the language server's (over the open files and
+the edits, ``WalkMemory()``) and a check's (one per process, over the roots it analyzes,
+``WalkMemory.for_check``). Every root's result is what walking everything gives (its events, the
+callers it asks for, the files it depends on, which the cache keys it by), also once its walks are
+replayed in other roots.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 import compile_ad_lint.api as api
-from compile_ad_lint.api import WalkMemory
+from compile_ad_lint.api import Analyzer, WalkMemory
 from compile_ad_lint.config import Config
 from compile_ad_lint.linking.events import BackwardThroughCompiled
 
@@ -152,7 +157,9 @@ def test_every_root_gets_what_walking_everything_gives(tmp_path, monkeypatch):
     config = Config(root=tmp_path)
 
     def results(memory: WalkMemory | None) -> list[api.RootResult]:
-        workspace = api._Workspace(config, None, [tmp_path], {}, {}, walk_memory=memory)
+        workspace = api._Workspace(
+            config, None, [tmp_path], {}, {}, replay_repeated_walks=memory is not None, walk_memory=memory
+        )
         return [workspace.analyze(script, frozenset({"fit", "step"})) for script in scripts]
 
     plain = results(None)
@@ -242,36 +249,45 @@ def main():
 """
 
 
-def test_walks_that_run_import_side_effects_are_replayed_in_their_root_only(tmp_path, monkeypatch):
-    """A registry filled by the import side effects of each script's own package (``experiments``
-    registering their model, as train specs are): which modules those are depends on the root, so
-    a walk that ran or read them is replayed in its root only, and every root depends on its own
-    package's files; the walks that did not are replayed across roots."""
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
-    package = tmp_path / "reg"
+def _registry_project(root: Path) -> list[Path]:
+    """Experiments registering their model through the import side effects of their own package
+    (``reg/exp_k/__init__.py`` imports the module that registers it, as train specs are), the even
+    ones a compiled net, the odd ones an eager one, all reaching the registry from a shared ``fit``."""
+    (root / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
+    package = root / "reg"
     package.mkdir()
-    for name, text in {"__init__.py": "", "registry.py": REGISTRY, "fit.py": FIT}.items():
+    files = {"__init__.py": "", "registry.py": REGISTRY, "fit.py": FIT}
+    files |= {"compiled_net.py": COMPILED_NET, "eager_net.py": EAGER_NET}
+    for name, text in files.items():
         (package / name).write_text(text)
-    (package / "compiled_net.py").write_text(COMPILED_NET)
-    (package / "eager_net.py").write_text(EAGER_NET)
     scripts = []
-    for k in range(4):
+    for k in range(6):
         experiment = package / f"exp_{k}"
         experiment.mkdir()
         registering = "compiled_net" if k % 2 == 0 else "eager_net"
         (experiment / "__init__.py").write_text(f"import reg.{registering}  # noqa: F401\n")
         (experiment / "train.py").write_text(EXPERIMENT)
         scripts.append((experiment / "train.py").resolve())
+    return scripts
+
+
+def test_walks_that_run_import_side_effects_are_replayed_in_their_root_only(tmp_path, monkeypatch):
+    """Which modules a registry's import side effects run depends on the root: a walk that ran or
+    read them is replayed in its root only, and every root depends on its own package's files; the
+    walks that did not are replayed across roots."""
+    monkeypatch.chdir(tmp_path)
+    scripts = _registry_project(tmp_path)
     config = Config(root=tmp_path)
 
     def results(memory: WalkMemory | None) -> list[api.RootResult]:
-        workspace = api._Workspace(config, None, [tmp_path], {}, {}, walk_memory=memory)
+        workspace = api._Workspace(
+            config, None, [tmp_path], {}, {}, replay_repeated_walks=memory is not None, walk_memory=memory
+        )
         return [workspace.analyze(script, frozenset({"fit"})) for script in scripts]
 
     plain = results(None)
     for k, result in enumerate(plain):
-        init = str((package / f"exp_{k}" / "__init__.py").resolve())
+        init = str((tmp_path / "reg" / f"exp_{k}" / "__init__.py").resolve())
         assert init in {path for path, _ in result.dependencies}
         backwards = [event for event in result.events if isinstance(event, BackwardThroughCompiled)]
         assert len(backwards) == (1 if k % 2 == 0 else 0)  # the compiled net is registered in even ones
@@ -279,3 +295,74 @@ def test_walks_that_run_import_side_effects_are_replayed_in_their_root_only(tmp_
     assert results(memory) == plain
     assert memory.hits > 0, "no walk was replayed across roots: the comparison proves nothing"
     assert results(memory) == plain
+
+
+# -- a check's memory ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memories(monkeypatch) -> list[WalkMemory]:
+    """The memories checks made for themselves."""
+    made: list[WalkMemory] = []
+    for_check = WalkMemory.for_check
+
+    def recorded() -> WalkMemory:
+        memory = for_check()
+        made.append(memory)
+        return memory
+
+    monkeypatch.setattr(WalkMemory, "for_check", staticmethod(recorded))
+    return made
+
+
+@pytest.mark.parametrize(
+    ("build", "mentions"), [(_project, frozenset({"fit", "step"})), (_registry_project, frozenset({"fit"}))]
+)
+def test_a_checks_memory_gives_every_root_what_walking_everything_gives(
+    build: Callable[[Path], list[Path]], mentions: frozenset[str], tmp_path, monkeypatch, memories
+):
+    monkeypatch.chdir(tmp_path)
+    scripts = build(tmp_path)
+    config = Config(root=tmp_path)
+
+    def results(replay: bool) -> list[api.RootResult]:
+        workspace = api._Workspace(config, None, [tmp_path], {}, {}, replay_repeated_walks=replay)
+        return [workspace.analyze(script, mentions) for script in scripts]
+
+    plain = results(False)
+    assert not memories
+    assert results(True) == plain
+    (memory,) = memories
+    assert memory.summarizing and memory.hits > 0, "no walk was replayed: the comparison proves nothing"
+
+
+def test_a_check_reports_the_same_with_and_without_its_memory(tmp_path, monkeypatch, memories):
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path)
+    config = Config(root=tmp_path)
+    plain = Analyzer(config, jobs=1, use_cache=False, replay_repeated_walks=False).check(["."])
+    replayed = Analyzer(config, jobs=1, use_cache=False).check(["."])
+    assert plain.findings and replayed.findings == plain.findings
+    assert {f.code for f in plain.findings} >= {"CAL001", "CAL002"}
+    assert any(memory.hits for memory in memories)
+
+
+def test_a_check_summarizes_only_once_most_walk_keys_repeat():
+    memory = WalkMemory.for_check()
+    assert not memory.summarizing  # nothing analyzed yet
+    memory.root_walked({1, 2, 3, 4})
+    assert not memory.summarizing
+    assert memory.summarizes(1) and not memory.summarizes(5)
+    memory.root_walked({1, 2, 5, 6})  # 2 of 8 keys repeated
+    assert not memory.summarizing
+    memory.root_walked({1, 2, 3, 4, 5, 6})  # 8 of 14
+    assert memory.summarizing
+    memory.root_walked({7, 8, 9, 10, 11, 12, 13, 14, 15, 16})  # 8 of 24: walks stopped repeating
+    assert not memory.summarizing
+
+
+def test_the_language_servers_memory_summarizes_every_walk():
+    memory = WalkMemory()
+    assert memory.summarizing and memory.summarizes(1)
+    memory.root_walked({1, 2})
+    assert memory.summarizes(3)

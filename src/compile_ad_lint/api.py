@@ -143,12 +143,16 @@ class _Workspace:
         extra_roots: list[Path],
         displays: dict[Path, str],
         overrides: Mapping[Path, bytes],
+        replay_repeated_walks: bool = True,
         cache: SummaryCache | None = None,
         walk_memory: WalkMemory | None = None,
         views: ViewMemory | None = None,
     ) -> None:
         self.config = config
-        #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's).
+        #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's),
+        #: else this process's for the roots it analyzes, when they repeat walks (``for_check``).
+        if walk_memory is None and replay_repeated_walks:
+            walk_memory = WalkMemory.for_check()
         self.walk_memory = walk_memory
         #: Module views earlier checks built (a long-lived front end's).
         self.views = views
@@ -197,6 +201,9 @@ class _Workspace:
                 )
                 failures.append(failure)
                 events.append(ModuleFailure(Location.point(view.name), failure.message))
+            finally:
+                if self.walk_memory is not None and interpreter.walk_keys is not None:
+                    self.walk_memory.root_walked(interpreter.walk_keys)
             events.extend(interpreter.events)
             if interpreter.stopped_walking:
                 events.append(
@@ -396,11 +403,15 @@ class Analyzer:
         memory: EntryMemory | None = None,
         walk_memory: WalkMemory | None = None,
         views: ViewMemory | None = None,
+        replay_repeated_walks: bool = True,
     ) -> None:
         """``memory`` keeps decoded cache entries across checks (a long-lived front end's);
         ``walk_memory`` keeps function walks across them (``linking.walks``): an edit's check
         replays the walks of the code it did not change; ``views`` keeps module views across them
-        (``ViewMemory``): an edit's check builds only the edited files' views again."""
+        (``ViewMemory``): an edit's check builds only the edited files' views again. Without a
+        ``walk_memory``, each process keeps one for the roots it analyzes in the check
+        (``WalkMemory.for_check``) unless ``replay_repeated_walks`` is False: the findings are the
+        same either way (the tests compare the two)."""
         self.config = config or Config()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.use_cache = use_cache
@@ -409,6 +420,7 @@ class Analyzer:
         self.memory = memory
         self.walk_memory = walk_memory
         self.views = views
+        self.replay_repeated_walks = replay_repeated_walks
 
     def check(
         self,
@@ -656,6 +668,7 @@ class _Run:
             import_roots(files),
             {f.path: f.display for f in files},
             overrides,
+            analyzer.replay_repeated_walks,
         )
         # Results depend on how paths are shown and which files exist, not only on contents.
         scope = [build_digest(), repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]

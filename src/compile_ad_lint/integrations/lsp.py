@@ -649,7 +649,7 @@ class CompileAdLintServer(LanguageServer):
         ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed.
         With ``replay_walks`` (the open files' pass after an edit) the walks of the code the edit
         did not change are replayed from the earlier passes' (``linking.walks``); the project
-        pass walks afresh, so what it publishes is what the CLI reports."""
+        pass analyzes as the CLI does, so what it publishes is what the CLI reports."""
         config = self._config(snapshot.root)
         walks = self._walk_memories.setdefault((snapshot.root, repr(config)), WalkMemory()) if replay_walks else None
         return Analyzer(

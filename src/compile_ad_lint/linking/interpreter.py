@@ -177,8 +177,11 @@ class Interpreter:
         self.index = index
         self.config = config
         #: Walk summaries kept across analyses (``walks``): walks given what an earlier analysis
-        #: gave them replay its effects. None: every walk is walked (the CLI, flake8).
-        self.walk_memory = walk_memory
+        #: gave them replay its effects. None: every walk is walked (a check's memory while its
+        #: roots repeat few walks: ``WalkMemory.summarizing``).
+        self.walk_memory = walk_memory if walk_memory is not None and walk_memory.summarizing else None
+        #: The hashes of the keys of this analysis's walks, for the memory (``WalkMemory.root_walked``).
+        self.walk_keys: set[int] | None = set() if walk_memory is not None else None
         #: The walks being summarized, innermost last (only with a walk memory).
         self._recordings: list[Recording] = []
         #: Above zero while a summary's effects are applied (they are not recorded again).
@@ -1066,7 +1069,8 @@ class Interpreter:
         if summary is None:
             return
         root = Frame(klass.path, {}, Context(), record=False)
-        if self.walk_memory is not None:
+        isolated = bool(self._recordings)
+        if isolated:
             self._push_recording(Recording(None, -1))  # what the method walks read and did stays theirs
         try:
             for _, qualname in summary.methods:
@@ -1074,7 +1078,7 @@ class Interpreter:
                 if not self.is_static(function):
                     self.call_function(replace(function, bound_self=Instance(instance_cls)), (), root, hop=None)
         finally:
-            if self.walk_memory is not None:
+            if isolated:
                 self._pop_recording()
 
     # -- calls ------------------------------------------------------------------------------
@@ -1300,8 +1304,12 @@ class Interpreter:
         summary an earlier analysis made of the same walk when it still holds."""
         memory = self.walk_memory
         memory_key: tuple = ()
-        if memory is not None:
+        key_hash = 0
+        if self.walk_keys is not None:  # with a memory, summarizing or not
             memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
+            key_hash = hash(memory_key)
+            self.walk_keys.add(key_hash)
+        if memory is not None:
             root = self.reach.root
             candidates = tuple(c for c in memory.candidates(memory_key) if c.root is None or c.root == root)
             if candidates:
@@ -1342,7 +1350,7 @@ class Interpreter:
         self._memo[memo_key] = (fallback, (), {}, None, False)  # recursion through another path sees the fallback
         self._reading.append({})
         recording = None
-        if memory is not None:
+        if memory is not None and (self._recordings or memory.summarizes(key_hash)):
             recording = Recording((function.path, function.qualname), len(frame.stack))
             recording.parts[("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
