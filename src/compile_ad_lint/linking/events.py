@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from ..findings import Location, StatementSite
 from ..summary.model import LiteralValue
-from .values import AutocastState, Compiled, CompiledOutput, OutputElement
+from .values import AutocastState, Compiled, CompiledOutput, OutputElement, hashed_once
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Hop:
     """One call on the way from an anchor to a compiled callable."""
@@ -20,6 +21,7 @@ class Hop:
     site: StatementSite | None = None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class CompiledCallInDualRegion:
     """A compiled callable is called, directly or through ``chain``, inside a forward-AD region."""
@@ -30,6 +32,7 @@ class CompiledCallInDualRegion:
     dual_inputs: bool
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Island:
     """Code inside a compiled region that autocast computes differently (an ``autocast(enabled=False)``
@@ -42,6 +45,7 @@ class Island:
     description: str
 
 
+@hashed_once
 @dataclass(frozen=True)
 class BackwardThroughCompiled:
     """A backward call whose graph goes through compiled call outputs."""
@@ -59,6 +63,7 @@ class BackwardThroughCompiled:
     site: StatementSite | None = None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class FunctionalThroughCompiled:
     """A ``torch.autograd.functional`` call that may differentiate twice, over a function whose
@@ -73,6 +78,7 @@ class FunctionalThroughCompiled:
     site: StatementSite | None = None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Leaf:
     """Something holding parameters that an output of a compiled callable depends on (CAL005)."""
@@ -86,6 +92,7 @@ class Leaf:
     kind: str = "attribute"
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ResultElement:
     """One output of a compiled callable's returned tuple, with the leaves it may depend on."""
@@ -97,6 +104,7 @@ class ResultElement:
     opaque: bool
 
 
+@hashed_once
 @dataclass(frozen=True)
 class CompiledResult:
     """A compiled call whose callable visibly returns a tuple of several outputs (CAL005)."""
@@ -106,6 +114,7 @@ class CompiledResult:
     elements: tuple[ResultElement, ...]
 
 
+@hashed_once
 @dataclass(frozen=True)
 class OutputsEscape:
     """Compiled outputs that reach code the analysis cannot see (a caller, an unknown function, an
@@ -115,6 +124,7 @@ class OutputsEscape:
     elements: frozenset[OutputElement]
 
 
+@hashed_once
 @dataclass(frozen=True)
 class LeafRead:
     """``model.<attribute>`` read outside the module's own methods: the leaf may reach a backward
@@ -123,6 +133,7 @@ class LeafRead:
     key: str
 
 
+@hashed_once
 @dataclass(frozen=True)
 class GradReset:
     """``<tensor>.grad = None``: the fix CAL005 suggests."""
@@ -130,6 +141,7 @@ class GradReset:
     location: Location
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ConfigWrite:
     """``backward_pass_autocast`` set to ``value`` (a literal, or None when not literal)."""
@@ -140,6 +152,7 @@ class ConfigWrite:
     is_literal: bool
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ModuleFailure:
     """A file that could not be read or parsed."""
