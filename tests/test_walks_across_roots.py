@@ -151,23 +151,29 @@ def _project(root: Path) -> list[Path]:
     return scripts
 
 
+def _root_results(
+    root: Path, scripts: list[Path], mentions: frozenset[str], memory: WalkMemory | None = None, *, replay: bool = False
+) -> list[api.RootResult]:
+    """Each script's result, in order: walking everything (the default), with ``memory`` (the
+    language server's), or with the memory a check makes for itself (``replay``)."""
+    workspace = api._Workspace(
+        Config(root=root), None, [root], {}, {}, replay_repeated_walks=replay, walk_memory=memory
+    )
+    return [workspace.analyze(script, mentions) for script in scripts]
+
+
 def test_every_root_gets_what_walking_everything_gives(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     scripts = _project(tmp_path)
-    config = Config(root=tmp_path)
-
-    def results(memory: WalkMemory | None) -> list[api.RootResult]:
-        workspace = api._Workspace(
-            config, None, [tmp_path], {}, {}, replay_repeated_walks=memory is not None, walk_memory=memory
-        )
-        return [workspace.analyze(script, frozenset({"fit", "step"})) for script in scripts]
-
-    plain = results(None)
+    mentions = frozenset({"fit", "step"})
+    plain = _root_results(tmp_path, scripts, mentions)
     memory = WalkMemory()
-    assert results(memory) == plain  # the shared code's walks replayed in the scripts after the first
+    # The shared code's walks replayed in the scripts after the first; then each root again (an edit
+    # elsewhere), its own walks replayed too.
+    assert _root_results(tmp_path, scripts, mentions, memory) == plain
     assert memory.hits > 0, "no walk was replayed across roots: the comparison proves nothing"
     hits = memory.hits
-    assert results(memory) == plain  # each root again (an edit elsewhere): its walks replayed
+    assert _root_results(tmp_path, scripts, mentions, memory) == plain
     assert memory.hits > hits
     for k, result in enumerate(plain):
         # The shared step's backward depends on the entry's parameters: it asks for the callers of
@@ -272,29 +278,23 @@ def _registry_project(root: Path) -> list[Path]:
 
 
 def test_walks_that_run_import_side_effects_are_replayed_in_their_root_only(tmp_path, monkeypatch):
-    """Which modules a registry's import side effects run depends on the root: a walk that ran or
-    read them is replayed in its root only, and every root depends on its own package's files; the
-    walks that did not are replayed across roots."""
+    """Which modules a registry's import side effects run depends on the root: a walk that ran them
+    is replayed in its root only, and every root depends on its own package's files; the walks that
+    did not (those that found them run read the registry like any other global) are replayed across
+    roots."""
     monkeypatch.chdir(tmp_path)
     scripts = _registry_project(tmp_path)
-    config = Config(root=tmp_path)
-
-    def results(memory: WalkMemory | None) -> list[api.RootResult]:
-        workspace = api._Workspace(
-            config, None, [tmp_path], {}, {}, replay_repeated_walks=memory is not None, walk_memory=memory
-        )
-        return [workspace.analyze(script, frozenset({"fit"})) for script in scripts]
-
-    plain = results(None)
+    mentions = frozenset({"fit"})
+    plain = _root_results(tmp_path, scripts, mentions)
     for k, result in enumerate(plain):
         init = str((tmp_path / "reg" / f"exp_{k}" / "__init__.py").resolve())
         assert init in {path for path, _ in result.dependencies}
         backwards = [event for event in result.events if isinstance(event, BackwardThroughCompiled)]
         assert len(backwards) == (1 if k % 2 == 0 else 0)  # the compiled net is registered in even ones
     memory = WalkMemory()
-    assert results(memory) == plain
+    assert _root_results(tmp_path, scripts, mentions, memory) == plain
     assert memory.hits > 0, "no walk was replayed across roots: the comparison proves nothing"
-    assert results(memory) == plain
+    assert _root_results(tmp_path, scripts, mentions, memory) == plain
 
 
 # -- a check's memory ------------------------------------------------------------------------------
@@ -323,15 +323,9 @@ def test_a_checks_memory_gives_every_root_what_walking_everything_gives(
 ):
     monkeypatch.chdir(tmp_path)
     scripts = build(tmp_path)
-    config = Config(root=tmp_path)
-
-    def results(replay: bool) -> list[api.RootResult]:
-        workspace = api._Workspace(config, None, [tmp_path], {}, {}, replay_repeated_walks=replay)
-        return [workspace.analyze(script, mentions) for script in scripts]
-
-    plain = results(False)
+    plain = _root_results(tmp_path, scripts, mentions)
     assert not memories
-    assert results(True) == plain
+    assert _root_results(tmp_path, scripts, mentions, replay=True) == plain
     (memory,) = memories
     assert memory.summarizing and memory.hits > 0, "no walk was replayed: the comparison proves nothing"
 
