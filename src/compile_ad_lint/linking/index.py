@@ -9,7 +9,8 @@ so the caller can key its results on exactly those dependencies.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..paths import interned
@@ -46,6 +47,27 @@ class ModuleIndex:
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
         self._package_chains: dict[Path, tuple[Path, ...]] = {}
+
+    @contextmanager
+    def detached(self) -> Iterator[None]:
+        """What is read meanwhile is compared, not depended on: neither the analysis nor the walk
+        being summarized depends on it (``Interpreter._definitions_hold`` compares a summary's files
+        and definitions before knowing it will replay it; ``depend_on`` once it does)."""
+        recording, accessed = self.recording, self.accessed
+        self.recording, self.accessed = None, set()
+        try:
+            yield
+        finally:
+            self.recording, self.accessed = recording, accessed
+
+    def depend_on(
+        self, files: Iterable[Path], definitions_in: Iterable[Path], absent: Iterable[tuple[str, str]]
+    ) -> None:
+        """The analysis depends on these files, the files holding these definitions, and these
+        missing entries (those of a walk summary it replays)."""
+        self.accessed.update(files)
+        self.accessed.update(definitions_in)
+        self.absent.update(absent)
 
     def start_recording(self) -> None:
         """Forget the dependencies recorded so far (one analysis starts)."""

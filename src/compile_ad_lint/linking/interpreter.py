@@ -180,8 +180,10 @@ class Interpreter:
         #: gave them replay its effects. None: every walk is walked (a check's memory while its
         #: roots repeat few walks: ``WalkMemory.summarizing``).
         self.walk_memory = walk_memory if walk_memory is not None and walk_memory.summarizing else None
-        #: The hashes of the keys of this analysis's walks, for the memory (``WalkMemory.root_walked``).
-        self.walk_keys: set[int] | None = set() if walk_memory is not None else None
+        #: The hashes of the keys of this analysis's walks, for a check's memory, which summarizes
+        #: the walks its roots repeat (``WalkMemory.root_walked``); None for the language server's,
+        #: which summarizes every walk.
+        self.walk_keys: set[int] | None = set() if walk_memory is not None and not walk_memory.every_walk else None
         #: The walks being summarized, innermost last (only with a walk memory).
         self._recordings: list[Recording] = []
         #: Above zero while a summary's effects are applied (they are not recorded again).
@@ -1305,8 +1307,9 @@ class Interpreter:
         memory = self.walk_memory
         memory_key: tuple = ()
         key_hash = 0
-        if self.walk_keys is not None:  # with a memory, summarizing or not
+        if memory is not None or self.walk_keys is not None:  # a check's memory counts keys while not summarizing
             memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
+        if self.walk_keys is not None:
             key_hash = hash(memory_key)
             self.walk_keys.add(key_hash)
         if memory is not None:
@@ -1532,7 +1535,6 @@ class Interpreter:
             self._replaying -= 1
         versions.update((cell, cell_versions.get(cell, 0)) for cell, how, _ in closure.reads if _is_store(how))
         self._depend_on_definitions(closure)
-        self.index.absent |= closure.absent
         self._spend(closure.summaries)
         return versions
 
@@ -1597,7 +1599,6 @@ class Interpreter:
                 # Effects applied before a read that fails stay applied (a package's import side
                 # effects marked as run are not run again): the analysis depends on what they came from.
                 self._depend_on_definitions(summary)
-                self.index.absent |= summary.absent
         for cell in stored:
             versions[cell] = cell_versions.get(cell, 0)
         self._spend((summary,))
@@ -1619,9 +1620,7 @@ class Interpreter:
         here would not (the files of a harvest's method walk there); when a later read fails the
         check, that root's files had become this root's dependencies."""
         index = self.index
-        recording, accessed = index.recording, index.accessed
-        index.recording, index.accessed = None, set()
-        try:
+        with index.detached():
             digests = self._file_digests
             for path, digest in summary.files:
                 known = digests.get(path)
@@ -1638,14 +1637,10 @@ class Interpreter:
                     return False
                 same_parts[key] = part
             return True
-        finally:
-            index.recording, index.accessed = recording, accessed
 
     def _depend_on_definitions(self, summary: WalkSummary | Closure) -> None:
-        """The analysis depends on the files and definitions of a summary it replays."""
-        accessed = self.index.accessed
-        accessed.update(path for path, _ in summary.files)
-        accessed.update(key[1] for key, _ in summary.parts)
+        """The analysis depends on the files, definitions and missing entries of a summary it replays."""
+        self.index.depend_on((path for path, _ in summary.files), (key[1] for key, _ in summary.parts), summary.absent)
 
     def _cell_holds(self, cell: tuple, prerequisite: tuple | None, contents: object) -> bool:
         """Whether ``cell`` holds what a summarized walk found there (``_replayed``)."""

@@ -62,7 +62,8 @@ _NOT_PICKLED = frozenset({"_hash", "_contents", "_holders", "_held_modules"})
 
 def hashed_once(cls: type[_T]) -> type[_T]:
     """For frozen value dataclasses hashed millions of times per run (memo keys, heap cells, class
-    lookups: ``ClassVal`` 2.9 M times on the generated framework): the hash of the fields is
+    lookups: ``ClassVal`` 2.9 M times on the generated framework), and events (the effects of walk
+    summaries, a root's events kept once each): the hash of the fields is
     computed once per object and kept on it. It is not pickled: string hashes differ between
     processes, and values come back from worker processes."""
 

@@ -92,7 +92,8 @@ def read_after(prerequisite: tuple | None) -> tuple | None:
 class Call:
     """A call made by a summarized walk to a function whose walk did not depend on the stack above
     it: the caller depends on what it returned and left pending, not on what it read. A check runs
-    the callee again with the same memo key and stack below the replayed walk (``Interpreter._run_call``)."""
+    the callee again with the same memo key and stack below the replayed walk
+    (``Interpreter._run_call``)."""
 
     #: ``Interpreter._memo``'s key: the function, its bound arguments, the context, the record flag.
     key: tuple
@@ -233,7 +234,8 @@ class Recording:
     #: Replayed in another root, it carried the files of the root that made it, and not the files
     #: of the root's own package: other dependencies than walking gives. A walk that found them
     #: run (read the ``side_effects`` cell) depends on what they registered through the registry's
-    #: cell, compared like any other: it is replayed in any root where they have run too.
+    #: cell, compared like any other: it is replayed in any root where they have run too. A walk
+    #: that absorbs one (``absorb``) takes in its effects, this one among them.
     root_dependent: bool = False
 
     def access(self, cell: tuple, prerequisite: tuple | None, contents: object) -> None:
@@ -267,12 +269,9 @@ class Recording:
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
             parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
-            root_dependent = other.root_dependent
         else:
             files = (path for path, _ in other.files)
             parts = other.parts
-            root_dependent = other.root is not None
-        self.root_dependent |= root_dependent
         self.files.update(files)
         for key, part in parts:
             self.parts.setdefault(key, part)
@@ -308,8 +307,9 @@ class WalkMemory:
     the same trainer, models and data code (81 % of the generated framework's walk keys repeat
     across its roots, 75 % of peft's: their checks take 15 % and 24 % less, diffusers'
     examples/dreambooth 28 %), where torch's own files repeat 9 % (none of whose summaries ever
-    held) and pytorch-image-models' 30 %: summarizing there only cost time. Replaying a summary gives what walking again gives (``Interpreter._replayed``),
-    so the findings do not depend on which roots a process analyzed before."""
+    held) and pytorch-image-models' 30 %: summarizing there only cost time. Replaying a summary
+    gives what walking again gives (``Interpreter._replayed``), so the findings do not depend on
+    which roots a process analyzed before."""
 
     PER_KEY = 16
     #: The share of the walk keys of the roots analyzed so far that an earlier root walked too,
