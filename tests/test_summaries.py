@@ -15,7 +15,7 @@ import pytest
 
 from compile_ad_lint.project import has_anchor
 from compile_ad_lint.summary.extract import summarize_block
-from compile_ad_lint.summary.outline import ANCHOR_PATTERN
+from compile_ad_lint.summary.outline import ANCHOR_PATTERN, LINE_END, line_starts, split_lines
 from compile_ad_lint.summary.view import ModuleView, ParseCounter
 
 REPO = Path(__file__).resolve().parent.parent
@@ -146,3 +146,34 @@ class Registry:
         "optional_pkg",
         "pkg.fallback",
     )
+
+
+def _lines_by_line_ends(text: str) -> list[str]:
+    """The lines ``LINE_END`` delimits, with their endings: what ``split_lines`` must give."""
+    lines, start = [], 0
+    for match in LINE_END.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    return [*lines, text[start:]] if start < len(text) else lines
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n",
+        "x = 1",
+        "x = 1\n",
+        "x = 1\n\n\ny = 2",
+        "a\x0cb\u2028c\x85\nd\n",  # only \n ends a line here (the fast path): not \f, U+2028 or NEL
+        "a\r\nb\rc\n\r\n\rd",
+        "\r",
+        "a\r",
+    ],
+)
+def test_split_lines_and_line_starts_end_lines_where_the_tokenizer_does(text: str) -> None:
+    lines = split_lines(text)
+    assert lines == _lines_by_line_ends(text)
+    assert "".join(lines) == text
+    starts = [0, *(match.end() for match in LINE_END.finditer(text))]
+    assert line_starts(text) == starts

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .findings import Finding, Location
-from .summary.outline import LINE_END, split_lines  # the line ends CPython and LibCST count
+from .summary.outline import line_starts, split_lines  # the line ends CPython and LibCST count
 
 SUFFIX = ".ipynb"
 
@@ -129,7 +129,7 @@ class Notebook:
 
     def _line_column(self, offset: int) -> tuple[int, int]:
         if self._raw_lines is None:
-            self._raw_lines = [0] + [m.end() for m in LINE_END.finditer(self.raw)]
+            self._raw_lines = line_starts(self.raw)
         line = bisect.bisect_right(self._raw_lines, offset)
         return line, offset - self._raw_lines[line - 1] + 1
 

@@ -85,7 +85,7 @@ from ..fixes.noqa import noqa_insertion
 from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
-from ..summary.outline import LINE_END
+from ..summary.outline import line_starts
 
 SOURCE = "compile-ad-lint"
 #: The "fix all" source action's kind (clients ask for ``source.fixAll``, e.g. on save).
@@ -121,7 +121,7 @@ class LineTable:
 
     def __init__(self, text: str, encoding: str | None = types.PositionEncodingKind.Utf16) -> None:
         self.text = text
-        self._starts = [0, *(match.end() for match in LINE_END.finditer(text))]
+        self._starts = line_starts(text)
         self._units = _unit_counter(encoding)
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import io
+import itertools
 import re
 import sys
 import tokenize
@@ -89,15 +90,29 @@ def decode(source: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+#: A line with its ending (``LINE_END``), or the text after the last ending.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split exactly where CPython's tokenizer counts new lines."""
-    lines, start = [], 0
-    for match in LINE_END.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
+    """Lines with their endings, split exactly where CPython's tokenizer counts new lines (every
+    view splits its file, the language server every buffer it places diagnostics in)."""
+    if "\r" in text:
+        return _LINE.findall(text)
+    lines = text.split("\n")  # most files end lines with \n alone: str.split is the fastest way
+    last = lines.pop()
+    lines = [line + "\n" for line in lines]
+    if last:
+        lines.append(last)
     return lines
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset of each line's first character in ``text`` (lines as ``split_lines`` splits
+    them; a text ending with a line break has an empty last line, which starts at its end)."""
+    if "\r" in text:
+        return [0, *(match.end() for match in LINE_END.finditer(text))]
+    return list(itertools.accumulate(map((1).__add__, map(len, text.split("\n")[:-1])), initial=0))
 
 
 def parse_module(text: str) -> ast.Module | ParseFailure:
