@@ -167,6 +167,11 @@ class ModuleIndex:
         module globals are read from, a digest)."""
         return self._view(path)
 
+    def identity(self, path: Path) -> tuple:
+        """``path``'s view's identity (``ModuleView.identity``), compared rather than depended on:
+        neither the analysis nor the walk being summarized depends on it."""
+        return (self._views.get(path) or self._load(path)).identity
+
     def part(self, kind: str, path: Path, name: str) -> object:
         """What ``function``, ``callee`` (``signature``), ``definition``, ``class_``, ``block_body``, ``imports`` or
         ``star_imports`` answers now."""

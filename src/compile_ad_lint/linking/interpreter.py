@@ -79,6 +79,7 @@ from .values import (
     config_value,
     derived,
     derived_from_sets,
+    hashed_once,
     in_stable_order,
     normalize,
     stable_text,
@@ -95,6 +96,7 @@ from .walks import (
     Recording,
     WalkMemory,
     WalkSummary,
+    is_store,
     is_unread_store,
 )
 
@@ -108,6 +110,7 @@ _HARVESTED = "harvested"
 _COMPUTED_AGAIN = object()
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Context:
     region: Location | None = None
@@ -188,9 +191,10 @@ class Interpreter:
         self._recordings: list[Recording] = []
         #: Above zero while a summary's effects are applied (they are not recorded again).
         self._replaying = 0
-        #: What checking summaries found so far in this analysis: each file's digest, and each
-        #: cell's version with the recorded contents it was found to hold at that version.
-        self._file_digests: dict[Path, str] = {}
+        #: What checking summaries found so far in this analysis: each file's view identity
+        #: (``ModuleView.identity``, its digest first), and each cell's version with the recorded
+        #: contents it was found to hold at that version.
+        self._view_identities: dict[Path, tuple] = {}
         self._verified_parts: dict[tuple, object] = {}
         self._verified: dict[tuple, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
@@ -1323,6 +1327,11 @@ class Interpreter:
                     for candidate in candidates:
                         if self.cancelled is not None and self.cancelled():
                             raise AnalysisCancelled("a replay")  # an edit's replays can take its whole time
+                        if not self._definitions_hold(candidate):
+                            # Its own definitions changed (the function edited): neither its log nor
+                            # its closure holds, and building the closure (everything below it
+                            # merged) would be wasted.
+                            continue
                         versions: _Versions | None = None
                         if candidate not in memory.by_log_only and candidate.closure.roots <= {root}:
                             versions = self._replayed_whole(candidate.closure)
@@ -1373,6 +1382,7 @@ class Interpreter:
         made = WalkSummary(
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
+            tuple((path, self.index.view_of(path).identity) for path in sorted({key[1] for key in recording.parts})),
             frozenset(recording.absent),
             tuple(recording.log),
             returns,
@@ -1407,14 +1417,15 @@ class Interpreter:
         With a walk memory, what the computation read and did is recorded once, and every walk that
         uses the value depends on it (class attributes, import resolutions, CAL005 structures...:
         computed by one walk, used by the next)."""
-        if key in store:
+        known = store.get(key, _MISSING)  # one lookup: keys are memo keys, compared field by field
+        if known is not _MISSING:
             if self._recordings:
                 found = self._derivations.get((id(store), key))
                 if found is not None:
                     self._recordings[-1].absorb(found, walked_here=False)
                     if not found.storable:
                         self._depends_on_walk(None)
-            return store[key]
+            return known
         if cycle is not _COMPUTED_AGAIN:
             store[key] = cycle
         if self.walk_memory is None:
@@ -1513,9 +1524,7 @@ class Interpreter:
         # effects a check ran).
         self._push_recording(Recording(None, -1))
         try:
-            for cell, prerequisite, contents in closure.reads:
-                if is_unread_store(prerequisite):
-                    continue
+            for cell, prerequisite, contents in closure.checked_reads:
                 if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
                     # A harvest runs where the walk ran it, after what came before it (the log's way):
                     # run here, before any of the effects, its method walks see another heap.
@@ -1524,16 +1533,14 @@ class Interpreter:
                     return None
         finally:
             self._pop_recording()
-        versions: dict[object, int] = {
-            cell: cell_versions.get(cell, 0) for cell, how, _ in closure.reads if not _is_store(how)
-        }
+        versions: dict[object, int] = {cell: cell_versions.get(cell, 0) for cell in closure.read_cells}
         self._replaying += 1
         try:
             for effect in closure.effects:
                 self.replay_effect(effect)
         finally:
             self._replaying -= 1
-        versions.update((cell, cell_versions.get(cell, 0)) for cell, how, _ in closure.reads if _is_store(how))
+        versions.update((cell, cell_versions.get(cell, 0)) for cell in closure.stored_cells)
         self._depend_on_definitions(closure)
         self._spend(closure.summaries)
         return versions
@@ -1542,10 +1549,10 @@ class Interpreter:
         self, summary: WalkSummary, stack: tuple[tuple[Path, str], ...]
     ) -> tuple[_Versions, dict[int, WalkSummary]] | None:
         """Replay ``summary`` if it is what walking now would do; the versions of the heap cells
-        its outcome depends on (``_MemoEntry``), or None. The files and definitions it read must be
-        unchanged; then its log runs in order: each cell it read must hold what it held (made
-        ready the way the walk made it: a class's attributes harvested, a module's binding blocks
-        run), each effect is applied again, each call it depends on is run (``_run_call``: its own
+        its outcome depends on (``_MemoEntry``), or None. The files and definitions it read are
+        unchanged (the caller checked: ``_definitions_hold``); its log runs in order: each cell it
+        read must hold what it held (made ready the way the walk made it: a class's attributes
+        harvested, a module's binding blocks run), each effect is applied again, each call it depends on is run (``_run_call``: its own
         summary replayed, or its function walked) and must return and leave pending what it did.
         What this analysis already found equal is not compared again. A log that stops holding
         part way leaves the effects before that point applied: the walk that follows does them
@@ -1554,8 +1561,6 @@ class Interpreter:
 
         What the calls run reads and does stays theirs: the walk being summarized around this one
         depends on its outcome (``_note_call``)."""
-        if not self._definitions_hold(summary):
-            return None
         versions: dict[object, int] = {}
         below: dict[int, _Versions] = {}  # the calls', by identity
         stored = []
@@ -1568,13 +1573,13 @@ class Interpreter:
                 kind = entry[0]
                 if kind == READ:
                     _, cell, prerequisite, contents = entry
-                    if _is_store(prerequisite):
+                    if is_store(prerequisite):
                         stored.append(cell)  # its version after the walk's stores
                         if is_unread_store(prerequisite):
                             continue
                     if not self._cell_holds(cell, prerequisite, contents):
                         return None
-                    if not _is_store(prerequisite):
+                    if not is_store(prerequisite):
                         versions.setdefault(cell, cell_versions.get(cell, 0))
                 elif kind == EFFECT:
                     applied = True
@@ -1614,20 +1619,29 @@ class Interpreter:
                 self._walks += summary.walks
 
     def _definitions_hold(self, summary: WalkSummary | Closure) -> bool:
-        """Whether the files and the definitions a walk read are what they were. Comparing them
-        is not depending on them: the analysis depends on them once the summary is replayed
-        (``_depend_on_definitions``). A summary made in another root can read definitions a walk
-        here would not (the files of a harvest's method walk there); when a later read fails the
-        check, that root's files had become this root's dependencies."""
+        """Whether the files and the definitions a walk read are what they were: the definitions
+        are compared one by one only in files whose view changed (``WalkSummary.part_files``).
+        Comparing them is not depending on them: the analysis depends on them once the summary is
+        replayed (``_depend_on_definitions``). A summary made in another root can read definitions
+        a walk here would not (the files of a harvest's method walk there); when a later read fails
+        the check, that root's files had become this root's dependencies."""
         index = self.index
+        identities = self._view_identities
+        for path, digest in summary.files:
+            known = identities.get(path)
+            if known is None:
+                known = identities[path] = index.identity(path)
+            if known[0] != digest:
+                return False
+        for path, identity in summary.part_files:
+            known = identities.get(path)
+            if known is None:
+                known = identities[path] = index.identity(path)
+            if known != identity:
+                break  # that file changed: its definitions are compared one by one
+        else:
+            return True
         with index.detached():
-            digests = self._file_digests
-            for path, digest in summary.files:
-                known = digests.get(path)
-                if known is None:
-                    known = digests[path] = index.view_of(path).digest
-                if known != digest:
-                    return False
             same_parts = self._verified_parts
             for key, part in summary.parts:
                 if same_parts.get(key) is part:
@@ -1648,7 +1662,7 @@ class Interpreter:
         seen = self._verified.get(cell)
         if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
             return True
-        if _is_store(prerequisite):
+        if is_store(prerequisite):
             pass
         elif prerequisite is not None:
             self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
@@ -2001,11 +2015,6 @@ def _harvest_cell(klass: ClassVal, instance_cls: ClassVal) -> tuple:
     return (_HARVESTED, klass, instance_cls)
 
 
-def _is_store(prerequisite: tuple | None) -> bool:
-    """Whether a summarized read was the walk's first store into the cell (``note_write``)."""
-    return prerequisite is not None and prerequisite[0] in (WRITTEN, STORED)
-
-
 def _same_after_store(prerequisite: tuple | None, now: object, found: object) -> bool:
     """Whether the walk's first access to a cell was a store (``(WRITTEN, rule, values)``) that
     makes what the cell holds ``now`` into what it made of what the walk ``found`` there:
@@ -2022,7 +2031,7 @@ def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:
     """Compiled outputs by call site and compile site, ties (one generic compile site reached with
     several block classes) by their text: sets iterate in a per-process order, and a finding's
     message and related locations must not depend on which process produced them."""
-    return tuple(sorted(origins, key=lambda o: (o.call_site, o.compiled.site, stable_text(o))))
+    return tuple(sorted(origins, key=lambda o: (o.call_site.compared(), o.compiled.site.compared(), stable_text(o))))
 
 
 _MISSING = object()

@@ -27,33 +27,6 @@ DEFAULT_BACKEND = "inductor"
 UNKNOWN_BACKEND = "<unknown>"
 
 
-@dataclass(frozen=True)
-class External:
-    """Something outside the project, by qualified name (a module, function or class)."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class ExternalInstance:
-    """An instance of an external class, e.g. ``torch.nn.Linear(...)``."""
-
-    cls: str
-
-
-@dataclass(frozen=True)
-class ModuleRef:
-    path: Path
-
-
-@dataclass(frozen=True)
-class Imported:
-    """What an import bound, resolved only when used, so unused imports are never parsed."""
-
-    name: str
-    importer: Path
-
-
 #: What value objects keep to save work, left out when they cross to another process: the hash
 #: (string hashes differ between processes) and what can be computed again (``_contents``, a
 #: wrapper's ``_holders`` and ``_held_modules``).
@@ -80,6 +53,35 @@ def hashed_once(cls: type[_T]) -> type[_T]:
     cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
     return cls
+
+
+@hashed_once
+@dataclass(frozen=True)
+class External:
+    """Something outside the project, by qualified name (a module, function or class)."""
+
+    name: str
+
+
+@hashed_once
+@dataclass(frozen=True)
+class ExternalInstance:
+    """An instance of an external class, e.g. ``torch.nn.Linear(...)``."""
+
+    cls: str
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    path: Path
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import bound, resolved only when used, so unused imports are never parsed."""
+
+    name: str
+    importer: Path
 
 
 @hashed_once
@@ -180,6 +182,7 @@ def _inside(collection: Collection) -> frozenset:
     return normalize(found)
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Compiled:
     """A callable produced by ``torch.compile`` (or an equivalent spelling)."""
@@ -216,6 +219,7 @@ class DualLevelContext:
     site: Location
 
 
+@hashed_once
 @dataclass(frozen=True)
 class AutocastState:
     """Whether autocast is active; device/dtype are None when not known statically."""
@@ -234,10 +238,15 @@ class AutocastState:
         return (self.active, self.device, self.dtype)
 
     def describe(self) -> str:
-        if not self.active:
-            return "autocast off"
-        details = ", ".join(p for p in (self.device, self.dtype) if p)
-        return f"autocast on ({details})" if details else "autocast on"
+        """``autocast off``, ``autocast on (cuda, bfloat16)``: kept on the state (a CAL002 message
+        describes each of a backward's compiled outputs, 632 of them in the generated framework's
+        trainer, and the language server builds it again at every edit)."""
+        known = self.__dict__.get("_description")
+        if known is None:
+            details = ", ".join(p for p in (self.device, self.dtype) if p)
+            known = "autocast off" if not self.active else f"autocast on ({details})" if details else "autocast on"
+            object.__setattr__(self, "_description", known)
+        return known
 
     def differs_from(self, other: AutocastState) -> bool:
         if self.active != other.active:
@@ -258,6 +267,7 @@ class AutocastContext:
     state: AutocastState
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ConfigState:
     """The effective ``torch._functorch.config.backward_pass_autocast`` and where it was set.
@@ -450,11 +460,13 @@ class FrameworkCall:
     effect: str
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ConstVal:
     value: LiteralValue
 
 
+@hashed_once
 @dataclass(frozen=True)
 class CompiledOutput:
     """The result of one call of a compiled callable, with the context the call ran in."""
@@ -467,6 +479,7 @@ class CompiledOutput:
     site: StatementSite | None = None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class OutputElement:
     """Output ``index`` of the compiled call at ``call_site``; ``None``: the whole result (or data
@@ -476,6 +489,7 @@ class OutputElement:
     index: int | None = None
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Data:
     """Any other value (tensors above all).

@@ -80,6 +80,11 @@ def is_unread_store(prerequisite: tuple | None) -> bool:
     return prerequisite is not None and prerequisite[0] == STORED
 
 
+def is_store(prerequisite: tuple | None) -> bool:
+    """Whether a summarized read was the walk's first store into the cell (``note_write``)."""
+    return prerequisite is not None and prerequisite[0] in (WRITTEN, STORED)
+
+
 def read_after(prerequisite: tuple | None) -> tuple | None:
     """The prerequisite of a walk's first access to a cell, once something read the cell."""
     if is_unread_store(prerequisite):
@@ -116,6 +121,9 @@ class Closure:
 
     files: tuple[tuple[Path, str], ...]
     parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    #: The views the parts were read from (``WalkSummary.part_files``); None for a file the
+    #: summaries merged read in different views (its parts are compared one by one).
+    part_files: tuple[tuple[Path, tuple | None], ...]
     absent: frozenset[tuple[str, str]]
     reads: tuple[tuple[tuple, tuple | None, object], ...]
     effects: tuple[tuple, ...]
@@ -128,12 +136,34 @@ class Closure:
     #: in the analysis of those.
     roots: frozenset[Path]
 
+    # What a check of the closure goes through, taken apart once per closure (a closure is
+    # checked again in every edit of the language server: 600 times in one edit of the
+    # generated framework's trainer).
+
+    @cached_property
+    def checked_reads(self) -> tuple[tuple[tuple, tuple | None, object], ...]:
+        """The reads a check compares: all but stores nothing read after (``STORED``), which are
+        replayed as joins with whatever the cell holds then."""
+        return tuple(read for read in self.reads if not is_unread_store(read[1]))
+
+    @cached_property
+    def read_cells(self) -> tuple[tuple, ...]:
+        """The cells the walks read before storing into them: the outcome depends on their
+        versions before the effects are replayed."""
+        return tuple(cell for cell, prerequisite, _ in self.reads if not is_store(prerequisite))
+
+    @cached_property
+    def stored_cells(self) -> tuple[tuple, ...]:
+        """The cells the walks stored into first: the outcome depends on their versions after."""
+        return tuple(cell for cell, prerequisite, _ in self.reads if is_store(prerequisite))
+
 
 def closure_of(summary: WalkSummary) -> Closure:
     """The closure of ``summary``'s walk: what it read and did itself (its ``log``), its calls'
     closures merged where it made them."""
     all_files = dict(summary.files)
     all_parts = dict(summary.parts)
+    part_files: dict[Path, tuple | None] = dict(summary.part_files)
     all_absent = set(summary.absent)
     all_summaries = {summary}
     reads: dict[tuple, tuple[tuple | None, object]] = {}
@@ -158,6 +188,9 @@ def closure_of(summary: WalkSummary) -> Closure:
                 all_files.setdefault(path, digest)
             for key, part in below.parts:
                 all_parts.setdefault(key, part)
+            for path, identity in below.part_files:
+                if part_files.setdefault(path, identity) != identity:
+                    part_files[path] = None
             all_absent |= below.absent
             for cell, prerequisite, contents in below.reads:
                 access(cell, prerequisite, contents)
@@ -166,6 +199,7 @@ def closure_of(summary: WalkSummary) -> Closure:
     return Closure(
         tuple(all_files.items()),
         tuple(all_parts.items()),
+        tuple(part_files.items()),
         frozenset(all_absent),
         tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in reads.items()),
         tuple(effects),
@@ -181,6 +215,11 @@ class WalkSummary:
     #: Definitions it read (``ModuleIndex.part``), with what they were: a change elsewhere in
     #: their files (the edited script's other functions) leaves it valid.
     parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    #: The views of the files those definitions are in when it was made (``ModuleView.identity``):
+    #: a definition is what its file's view makes of it, so where every one of these views is the
+    #: same the parts need no comparing (``Interpreter._definitions_hold``; an edit of the
+    #: generated framework's trainer checks 17 parts in 4 files per summary on average).
+    part_files: tuple[tuple[Path, tuple], ...]
     #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
     absent: frozenset[tuple[str, str]]
     #: What it read, did and called, in order (``READ``, ``EFFECT``, ``CALL`` entries).

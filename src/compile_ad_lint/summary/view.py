@@ -66,6 +66,13 @@ class ModuleView:
         self.outline = self._load_outline(source)
         self.failure = self.outline.failure  # a syntax error, NUL bytes, nesting CPython rejects
 
+    @property
+    def identity(self) -> tuple:
+        """What everything this view holds is a function of: the bytes (by digest), how the file
+        is named, and whether it could be read. Two views with the same identity hand out equal
+        definitions (``Interpreter._definitions_hold`` compares a walk summary's by this)."""
+        return (self.digest, self.name, self.module, self.is_package, self.failure)
+
     def serve(self, cache: SummaryCache | None, counter: ParseCounter) -> ModuleView:
         """This view, for another check (``ViewMemory``): the blocks it summarizes from now on are
         kept in that check's cache and counted by its counter, and the file counts as served
