@@ -489,7 +489,6 @@ class OutputElement:
     index: int | None = None
 
 
-@hashed_once
 @dataclass(frozen=True)
 class Data:
     """Any other value (tensors above all).
