@@ -191,10 +191,9 @@ class Interpreter:
         self._recordings: list[Recording] = []
         #: Above zero while a summary's effects are applied (they are not recorded again).
         self._replaying = 0
-        #: What checking summaries found so far in this analysis: each file's view identity
-        #: (``ModuleView.identity``, its digest first), and each cell's version with the recorded
-        #: contents it was found to hold at that version.
-        self._view_identities: dict[Path, tuple] = {}
+        #: What checking summaries found so far in this analysis: each definition found equal to
+        #: the recorded one, and each cell's version with the recorded contents it was found to
+        #: hold at that version.
         self._verified_parts: dict[tuple, object] = {}
         self._verified: dict[tuple, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
@@ -1382,7 +1381,7 @@ class Interpreter:
         made = WalkSummary(
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
-            tuple((path, self.index.view_of(path).identity) for path in sorted({key[1] for key in recording.parts})),
+            tuple((path, self.index.identity(path)) for path in sorted({key[1] for key in recording.parts})),
             frozenset(recording.absent),
             tuple(recording.log),
             returns,
@@ -1626,18 +1625,11 @@ class Interpreter:
         a walk here would not (the files of a harvest's method walk there); when a later read fails
         the check, that root's files had become this root's dependencies."""
         index = self.index
-        identities = self._view_identities
         for path, digest in summary.files:
-            known = identities.get(path)
-            if known is None:
-                known = identities[path] = index.identity(path)
-            if known[0] != digest:
+            if index.identity(path)[0] != digest:
                 return False
         for path, identity in summary.part_files:
-            known = identities.get(path)
-            if known is None:
-                known = identities[path] = index.identity(path)
-            if known != identity:
+            if index.identity(path) != identity:
                 break  # that file changed: its definitions are compared one by one
         else:
             return True

@@ -12,6 +12,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from ..cache import SummaryCache, cache_key, content_digest
@@ -66,11 +67,12 @@ class ModuleView:
         self.outline = self._load_outline(source)
         self.failure = self.outline.failure  # a syntax error, NUL bytes, nesting CPython rejects
 
-    @property
+    @cached_property
     def identity(self) -> tuple:
         """What everything this view holds is a function of: the bytes (by digest), how the file
-        is named, and whether it could be read. Two views with the same identity hand out equal
-        definitions (``Interpreter._definitions_hold`` compares a walk summary's by this)."""
+        is named, and whether it could be read (``failure``, set by the time anything asks). Two
+        views with the same identity hand out equal definitions (``Interpreter._definitions_hold``
+        compares a walk summary's by this)."""
         return (self.digest, self.name, self.module, self.is_package, self.failure)
 
     def serve(self, cache: SummaryCache | None, counter: ParseCounter) -> ModuleView:
