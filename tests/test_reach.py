@@ -5,6 +5,9 @@ behaviour. Lines that must be reported carry ``# expect: CODE``; nothing else ma
 
 from __future__ import annotations
 
+import copy
+import gc
+import weakref
 from collections import Counter
 from pathlib import Path
 
@@ -13,14 +16,16 @@ import pytest
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
 from compile_ad_lint.config import Config
-from compile_ad_lint.findings import Location
+from compile_ad_lint.findings import Location, StatementSite
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.arguments import argument_data
 from compile_ad_lint.linking.interpreter import Interpreter
 from compile_ad_lint.linking.reach import Reach
 from compile_ad_lint.linking.values import (
+    DEFAULT_CONFIG,
     MAX_NESTING,
+    NO_AUTOCAST,
     ClassVal,
     Collection,
     Compiled,
@@ -32,6 +37,7 @@ from compile_ad_lint.linking.values import (
     FunctionVal,
     Instance,
     Wrapper,
+    compiled_output,
     derived,
     held_modules,
     in_stable_order,
@@ -717,6 +723,34 @@ def test_external_names_stay_whole_while_a_table_may_match_them():
     assert names.attribute("torch.nn.LayerNorm.weight.data", "bfloat16") == "torch.nn.LayerNorm.weight.bfloat16"
     assert names.attribute("numpy", "random") == "numpy.random"
     assert names.attribute("numpy.random", "Generator") == "numpy.Generator"
+
+
+def test_equal_compiled_outputs_are_one_object_while_alive():
+    """Walks of other analyses make equal outputs; kept as one object they compare by identity
+    (data's origins are compared and merged all the time); one nothing holds any more is dropped."""
+    site, other = Location.point("a.py", 3), Location.point("a.py", 4)
+    compiled = Compiled(None, "inductor", site, "torch.compile")
+    first = compiled_output(site, compiled, NO_AUTOCAST, DEFAULT_CONFIG, StatementSite((3, 3)))
+    again = compiled_output(Location.point("a.py", 3), compiled, NO_AUTOCAST, DEFAULT_CONFIG, StatementSite((3, 3)))
+    assert again is first
+    elsewhere = compiled_output(other, compiled, NO_AUTOCAST, DEFAULT_CONFIG, StatementSite((4, 4), (1, 5)))
+    assert elsewhere is not first and elsewhere != first
+    assert elsewhere == CompiledOutput(other, compiled, NO_AUTOCAST, DEFAULT_CONFIG, StatementSite((4, 4), (1, 5)))
+    dropped = weakref.ref(elsewhere)
+    del elsewhere
+    gc.collect()
+    assert dropped() is None  # the table does not keep it alive (a long editor session)
+
+
+def test_a_kept_hash_stays_out_of_pickles():
+    """Worker processes send values back pickled, and string hashes differ between processes: a
+    value's kept hash is computed again where it arrives."""
+    value = ClassVal(Path("m.py"), "Net")
+    hash(value)
+    assert "_hash" in value.__dict__
+    sent = copy.copy(value)  # the protocol pickling uses (``__getstate__``)
+    assert "_hash" not in sent.__dict__
+    assert sent == value and hash(sent) == hash(value)
 
 
 def test_derived_data_is_the_same_through_collections_and_arguments():

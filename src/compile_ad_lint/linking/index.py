@@ -60,13 +60,10 @@ class ModuleIndex:
         finally:
             self.recording, self.accessed = recording, accessed
 
-    def depend_on(
-        self, files: Iterable[Path], definitions_in: Iterable[Path], absent: Iterable[tuple[str, str]]
-    ) -> None:
-        """The analysis depends on these files, the files holding these definitions, and these
-        missing entries (those of a walk summary it replays)."""
+    def depend_on(self, files: Iterable[Path], absent: Iterable[tuple[str, str]]) -> None:
+        """The analysis depends on these files and these missing entries (those of a walk summary
+        it replays: the files it read and those holding the definitions it read)."""
         self.accessed.update(files)
-        self.accessed.update(definitions_in)
         self.absent.update(absent)
 
     def start_recording(self) -> None:

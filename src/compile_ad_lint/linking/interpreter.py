@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
 
@@ -76,6 +77,7 @@ from .values import (
     Value,
     Wrapper,
     attribute_holders,
+    compiled_output,
     config_value,
     derived,
     derived_from_sets,
@@ -1236,7 +1238,7 @@ class Interpreter:
                 )
             )
         inputs = argument_data(args)
-        output = CompiledOutput(site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site))
+        output = compiled_output(site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site))
         keeps_tangent = compiled.backend in self.tangent_safe
         structure = self.results.structure(compiled, args, site)
         if structure is not None:
@@ -1532,14 +1534,15 @@ class Interpreter:
                     return None
         finally:
             self._pop_recording()
-        versions: dict[object, int] = {cell: cell_versions.get(cell, 0) for cell in closure.read_cells}
+        read_cells, stored_cells = closure.read_cells, closure.stored_cells
+        versions: dict[object, int] = dict(zip(read_cells, map(cell_versions.get, read_cells, repeat(0))))
         self._replaying += 1
         try:
             for effect in closure.effects:
                 self.replay_effect(effect)
         finally:
             self._replaying -= 1
-        versions.update((cell, cell_versions.get(cell, 0)) for cell in closure.stored_cells)
+        versions.update(zip(stored_cells, map(cell_versions.get, stored_cells, repeat(0))))
         self._depend_on_definitions(closure)
         self._spend(closure.summaries)
         return versions
@@ -1646,7 +1649,7 @@ class Interpreter:
 
     def _depend_on_definitions(self, summary: WalkSummary | Closure) -> None:
         """The analysis depends on the files, definitions and missing entries of a summary it replays."""
-        self.index.depend_on((path for path, _ in summary.files), (key[1] for key, _ in summary.parts), summary.absent)
+        self.index.depend_on(summary.dependency_paths, summary.absent)
 
     def _cell_holds(self, cell: tuple, prerequisite: tuple | None, contents: object) -> bool:
         """Whether ``cell`` holds what a summarized walk found there (``_replayed``)."""

@@ -9,10 +9,11 @@ compiled calls it derives from, and whether it may be a dual tensor.
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..findings import Location, StatementSite
 from ..knowledge import torch_api as api
@@ -40,16 +41,17 @@ def hashed_once(cls: type[_T]) -> type[_T]:
     computed once per object and kept on it. It is not pickled: string hashes differ between
     processes, and values come back from worker processes."""
 
-    def __hash__(self: object) -> int:
-        state = self.__dict__
-        known = state.get("_hash")
+    def __hash__(self: Any) -> int:
+        known = self._hash  # the class's None until the object keeps its own
         if known is None:
+            state = self.__dict__
             known = state["_hash"] = hash(tuple(v for k, v in state.items() if not k.startswith("_")))
         return known
 
     def __getstate__(self: object) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in _NOT_PICKLED}
 
+    cls._hash = None  # type: ignore[attr-defined]  # read as an attribute: faster than the instance dict's get
     cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
     return cls
@@ -477,6 +479,27 @@ class CompiledOutput:
     config: ConfigState
     #: The statement and function the compiled call is in (the config flip of confirm mode).
     site: StatementSite | None = None
+
+
+#: The compiled outputs alive in the process by their fields, one object for equal ones
+#: (``compiled_output``); an output nothing else holds is dropped (keyed by the output itself, the
+#: table would hold every output ever made).
+_OUTPUTS: weakref.WeakValueDictionary[tuple, CompiledOutput] = weakref.WeakValueDictionary()
+
+
+def compiled_output(
+    call_site: Location, compiled: Compiled, forward_autocast: AutocastState, config: ConfigState, site: StatementSite
+) -> CompiledOutput:
+    """The output of a compiled call, the same object as any equal one alive: data's origins are
+    compared and merged all the time (memo keys, heap cells checked against walk summaries, set
+    unions), and equal outputs made by other walks (an edit's walk of the edited function, the
+    summaries of earlier edits and roots) were compared field by field each time, 9,700 times per
+    edit of the generated framework's trainer; the same object compares by identity."""
+    made_of = (call_site, compiled, forward_autocast, config, site)
+    found = _OUTPUTS.get(made_of)
+    if found is None:
+        found = _OUTPUTS[made_of] = CompiledOutput(*made_of)
+    return found
 
 
 @hashed_once

@@ -157,6 +157,19 @@ class Closure:
         """The cells the walks stored into first: the outcome depends on their versions after."""
         return tuple(cell for cell, prerequisite, _ in self.reads if is_store(prerequisite))
 
+    @cached_property
+    def dependency_paths(self) -> frozenset[Path]:
+        """``_dependency_paths``: kept, as a set whose members' hashes are stored."""
+        return _dependency_paths(self)
+
+
+def _dependency_paths(summary: WalkSummary | Closure) -> frozenset[Path]:
+    """The files an analysis replaying ``summary`` depends on: those it read whole and those
+    holding the definitions it read. Kept on the summary: a replay adds them to the analysis's
+    dependencies from a set (a closure of the generated trainer's edit has 32 definitions, and a
+    path's hash is a Python call each time it is taken from a tuple)."""
+    return frozenset(path for path, _ in summary.files) | frozenset(key[1] for key, _ in summary.parts)
+
 
 def closure_of(summary: WalkSummary) -> Closure:
     """The closure of ``summary``'s walk: what it read and did itself (its ``log``), its calls'
@@ -237,6 +250,11 @@ class WalkSummary:
     def closure(self) -> Closure:
         """Built when first checked (and kept): summaries replayed by their log never need one."""
         return closure_of(self)
+
+    @cached_property
+    def dependency_paths(self) -> frozenset[Path]:
+        """``_dependency_paths``: kept, as a set whose members' hashes are stored."""
+        return _dependency_paths(self)
 
     def with_callees(self, summaries: dict[int, WalkSummary]) -> WalkSummary:
         """This summary with the calls at these log positions made to these callee summaries (a
