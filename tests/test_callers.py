@@ -9,6 +9,7 @@ function (``api._may_see``): its own file, an import of it by name, its module's
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,27 @@ def test_subclasses_are_found_through_every_spelling_of_the_base_and_transitivel
     assert api._subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested"}
     assert api._subclasses_of("Leaf", index) == {"Nested"}
     assert api._subclasses_of("Unrelated", index) == frozenset()
+
+
+#: What ``api._class_definitions`` must find: the matches of its pattern anchored at line starts.
+_ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"class A(B):\n    class C(D, E):\n\tclass F(G): pass\n",
+        b's = "class X("\nclass Real(Base):\n    pass\n',  # text running on into a real definition
+        b"x = 1; class Late(Base): pass\nsubclass Fake(Base)\nclassy = Fake(Base)\n",
+        b"class Multi(\n    Base,\n    Other,\n):\n    pass\nclass Next(Base): pass\n",
+        b"class A(B) class C(D)\r\nclass E(F)\r\n  \t class G(H)\n",
+        b'# class Comment(Base)\n"""\nclass InString(Base)\n"""\n',
+        b"",
+    ],
+)
+def test_class_definitions_are_those_starting_a_line(source):
+    found = [(m.start(1), m.group(1), m.group(2)) for m in api._class_definitions(source)]
+    assert found == [(m.start(1), m.group(1), m.group(2)) for m in _ANCHORED_CLASS.finditer(source)]
 
 
 BASE_TRAINER = """\
@@ -208,3 +230,30 @@ def test_callers_in_the_same_file_are_entry_points_of_its_one_analysis(tmp_path,
     )
     assert "train_one_epoch" in result.covered
     assert (str(train), "train_one_epoch") in result.caller_requests
+
+
+def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypatch):
+    """The index of called names comes back from the cache for unchanged files (including one that
+    calls nothing): a later check scans only the file that changed, and finds the same callers
+    (the caller's names are the cached ones)."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.py").write_text(RUN)
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    scanned: list[bytes] = []
+    original = api._called_names_of
+
+    def scanning(source: bytes) -> frozenset[bytes]:
+        scanned.append(source)
+        return original(source)
+
+    monkeypatch.setattr(api, "_called_names_of", scanning)
+    first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
+    assert len(scanned) == 3
+    assert api._called_names_of(b"X = 1\n") == frozenset()
+    (tmp_path / "train.py").write_text(TRAIN + "\n# edited\n")
+    scanned.clear()
+    again = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
+    assert scanned == [(tmp_path / "train.py").read_bytes()]
+    assert [(f.code, f.location.path, f.location.line) for f in again.findings] == [("CAL002", "train.py", 7)]
+    assert again.findings == first.findings

@@ -281,8 +281,24 @@ def _may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasse
     return any(_spelled(source, name) for name in (parts[-2], *subclasses))
 
 
-#: ``class Name(bases):`` at the start of a line (bases up to the first closing parenthesis).
-_CLASS_DEFINITION = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+#: ``class Name(bases)`` (bases up to the first closing parenthesis); a definition when only
+#: spaces or tabs precede it on its line (``_class_definitions``).
+_CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
+
+
+def _class_definitions(source: bytes) -> Iterator[re.Match[bytes]]:
+    """The matches of ``_CLASS_DEFINITION`` that start a line but for indentation: what the pattern
+    anchored at line starts (after any spaces and tabs) finds. Searched from the word, the pattern
+    gets the regex engine's literal-prefix scan; anchored, the engine tried every position of the
+    text: 0.47 s of a cold check of the torch tree (44 MB), in the main process between rounds."""
+    position = 0
+    while (match := _CLASS_DEFINITION.search(source, position)) is not None:
+        start = match.start()
+        if source[source.rfind(b"\n", 0, start) + 1 : start].strip(b" \t"):
+            position = start + 1  # not a definition; what it spans may hold one (its bases run on)
+        else:
+            yield match
+            position = match.end()
 
 
 def _subclass_index(contents: Iterable[bytes]) -> dict[str, frozenset[str]]:
@@ -290,7 +306,7 @@ def _subclass_index(contents: Iterable[bytes]) -> dict[str, frozenset[str]]:
     ``class Mine(pkg.Base)`` and ``class Mine(Generic[T], Base)`` are both subclasses of ``Base``)."""
     index: dict[str, set[str]] = {}
     for source in contents:
-        for match in _CLASS_DEFINITION.finditer(source):
+        for match in _class_definitions(source):
             name = match.group(1).decode("ascii", "replace")
             for base in set(re.findall(rb"\w+", match.group(2))):
                 index.setdefault(base.decode("ascii", "replace"), set()).add(name)
@@ -328,6 +344,11 @@ def _imported_from(source: bytes, name: str, packages: frozenset[str]) -> bool:
 def _entry_points(files: list[SourceFile], contents: Mapping[Path, bytes]) -> list[SourceFile]:
     """The checked files that can hold an anchor: the roots a check analyzes first."""
     return [f for f in files if f.path in contents and has_anchor(contents[f.path])]
+
+
+def _names_of(joined: bytes) -> frozenset[bytes]:
+    """The names a cached NUL-joined string holds (``_Run._called_names``)."""
+    return frozenset(joined.split(b"\0")) if joined else frozenset()
 
 
 def _called_names_in(files: list[tuple[Path, str]]) -> list[frozenset[bytes] | None]:
@@ -873,10 +894,12 @@ class _Run:
         return found
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
+        # Kept as one NUL-joined string of names per file: encoded name by name, the torch tree's
+        # 2,285 sets took 0.3 s to store, in the main process between two rounds.
         key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()
-        stored = self.cache.load(key, dict[str, frozenset[bytes]]) if self.cache is not None else None
-        known: dict[str, frozenset[bytes]] = stored or {}
-        found = {path: known[self.digests[path]] for path in contents if self.digests[path] in known}
+        stored = self.cache.load(key, dict[str, bytes]) if self.cache is not None else None
+        known: dict[str, bytes] = stored or {}
+        found = {path: _names_of(known[self.digests[path]]) for path in contents if self.digests[path] in known}
         missing = [path for path in contents if path not in found]
         if self._pool is not None and not self.overrides and len(missing) >= _PARALLEL_SCAN_FILES:
             # The workers are idle between rounds: they read and scan the files (from disk, where
@@ -888,7 +911,7 @@ class _Run:
             for share, names in zip(shares, self._pool.map(_called_names_in, shares)):
                 found.update((path, called) for (path, _), called in zip(share, names) if called is not None)
         found.update((path, _called_names_of(contents[path])) for path in missing if path not in found)
-        current = {self.digests[path]: names for path, names in found.items()}
+        current = {self.digests[path]: b"\0".join(names) for path, names in found.items()}
         if self.cache is not None and current.keys() != known.keys():
             self.cache.store(key, current)
         return found
