@@ -642,9 +642,15 @@ class Analyzer:
             cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown))))
             for finding in findings
         ]
-        resolved = [
-            finding.with_resolved(lambda shown: by_display.get(shown) or real_path(shown)) for finding in located
-        ]
+        real: dict[str, Path] = {}  # each shown file resolved once (a CAL002 points into 30 files)
+
+        def real_file(shown: str) -> Path:
+            found = real.get(shown)
+            if found is None:
+                found = real[shown] = by_display.get(shown) or real_path(shown)
+            return found
+
+        resolved = [finding.with_resolved(real_file) for finding in located]
         return tuple(sorted(resolved, key=Finding.sort_key))
 
     def _per_file_ignores(self, display: str, path: Path) -> frozenset[str]:

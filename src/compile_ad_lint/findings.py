@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar, cast
@@ -86,6 +86,16 @@ class StatementSite:
 class RelatedLocation:
     location: Location
     message: str
+
+
+def unique_related(related: Iterable[RelatedLocation]) -> tuple[RelatedLocation, ...]:
+    """``related`` with each location and message once (the first), compared as plain tuples: a
+    CAL002 backward reaching 632 compiled outputs lists 2,500 related locations that say 33 things,
+    and comparing them as dataclasses (their locations field by field) took 5 ms of each edit."""
+    unique: dict[tuple[tuple[str, int, int, int, int, int | None], str], RelatedLocation] = {}
+    for item in related:
+        unique.setdefault((item.location.compared(), item.message), item)
+    return tuple(unique.values())
 
 
 class Applicability(str, enum.Enum):

@@ -15,7 +15,7 @@ import stat
 import string
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .config import Config, find_pyproject
@@ -146,11 +146,18 @@ def default_root(paths: Sequence[str]) -> Path:
 
 
 def display_path(path: Path) -> str:
-    """How to show a file that the user did not name (reached through an import)."""
+    """How to show a file that the user did not name (reached through an import): relative to the
+    working directory. Kept per directory: each check of the language server shows the ~160 files
+    the edited trainer reaches again (``relpath`` makes both paths absolute and splits them)."""
+    return _relative_to(str(path), os.getcwd())
+
+
+@lru_cache(maxsize=1 << 16)
+def _relative_to(path: str, directory: str) -> str:
     try:
-        return os.path.relpath(path)
+        return os.path.relpath(path, directory)
     except ValueError:  # another drive on Windows
-        return str(path)
+        return path
 
 
 @cache

@@ -6,7 +6,17 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Union
 
-from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
+from ..findings import (
+    Applicability,
+    Evidence,
+    Finding,
+    Fix,
+    Location,
+    RelatedLocation,
+    Severity,
+    StatementSite,
+    unique_related,
+)
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
@@ -307,7 +317,7 @@ def train(x):
             message=message,
             severity=self.severity,
             location=event.location,
-            related=tuple(dict.fromkeys(related)),
+            related=unique_related(related),
             fix=fixes[0] if fixes else None,
             alternative_fixes=tuple(fixes[1:]),
             evidence=Cal002Evidence(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
@@ -319,7 +319,7 @@ def inner_step(x, y, params, second_order):
             message=message,
             severity=self.severity,
             location=location,
-            related=tuple(dict.fromkeys(related)),
+            related=unique_related(related),
             evidence=evidence,
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite
+from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from .base import Case, Rule
@@ -329,7 +329,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             message=message,
             severity=self.severity,
             location=backward.location,
-            related=tuple(dict.fromkeys(related)),
+            related=unique_related(related),
             evidence=Cal005Evidence(
                 site,
                 result.compiled.site,
