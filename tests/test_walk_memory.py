@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import api
 from compile_ad_lint.api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory, load_view
+from compile_ad_lint.cache import EntryMemory
 from compile_ad_lint.config import Config
 from compile_ad_lint.summary.view import ParseCounter
 
@@ -601,3 +603,25 @@ def test_views_beyond_the_capacity_are_dropped_least_recently_used_first(tmp_pat
     assert load_view(root / "holder.py", "holder.py", None, ParseCounter(), views=views) is holder
     assert load_view(root / "steps.py", "steps.py", None, ParseCounter(), views=views) is steps
     assert load_view(root / "model.py", "model.py", None, ParseCounter(), views=views) is not model  # dropped
+
+
+def test_an_edited_buffers_earlier_result_is_rejected_at_the_buffer(tmp_path, monkeypatch):
+    """The language server's check of an edited buffer finds the buffer's last result, which the
+    edit made stale: the buffer's own digest is compared first, not after those of every file the
+    result read (135 files for the generated framework's trainer, read and hashed each edit)."""
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    digested: list[str] = []
+    original = api._Run._digest
+
+    def digest(self, path):
+        digested.append(path.name)
+        return original(self, path)
+
+    monkeypatch.setattr(api._Run, "_digest", digest)
+    memory, train = EntryMemory(), (root / "train.py").resolve()
+    for k in range(2):
+        digested.clear()
+        buffer = f"{TRAIN}\n# edit {k}\n".encode()
+        Analyzer(Config(root=root), jobs=1, cache_root=root, memory=memory).check([str(train)], sources={train: buffer})
+    assert digested and set(digested) == {"train.py"}
