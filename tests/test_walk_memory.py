@@ -8,7 +8,9 @@ used (a replay that never happens proves nothing).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +18,7 @@ from compile_ad_lint import api
 from compile_ad_lint.api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory, load_view
 from compile_ad_lint.cache import EntryMemory
 from compile_ad_lint.config import Config
+from compile_ad_lint.summary import view as view_module
 from compile_ad_lint.summary.view import ParseCounter
 
 MODEL = """\
@@ -603,6 +606,36 @@ def test_views_beyond_the_capacity_are_dropped_least_recently_used_first(tmp_pat
     assert load_view(root / "holder.py", "holder.py", None, ParseCounter(), views=views) is holder
     assert load_view(root / "steps.py", "steps.py", None, ParseCounter(), views=views) is steps
     assert load_view(root / "model.py", "model.py", None, ParseCounter(), views=views) is not model  # dropped
+
+
+def test_a_file_unchanged_on_disk_is_not_read_again(tmp_path, monkeypatch):
+    """A kept view is served without reading its file while the file's status is what it was when
+    read; a write (another size, other times) is read, and so is a file that changed just before
+    it was read (its status could stay equal through a write within the clock's granularity)."""
+    path = _project(tmp_path) / "model.py"
+    read: list[Path] = []
+
+    def reading(file: Path) -> bytes:
+        read.append(file)
+        return file.read_bytes()
+
+    clock = {"now": time.time_ns() + 3_600_000_000_000}  # an hour after the files were written
+    monkeypatch.setattr(view_module, "time", SimpleNamespace(time_ns=lambda: clock["now"]))
+    monkeypatch.setattr(api, "read_source", reading)
+    views = ViewMemory()
+    first = load_view(path, "model.py", None, ParseCounter(), views=views)
+    again = load_view(path, "model.py", None, ParseCounter(), views=views)
+    assert again is first and read == [path]
+    path.write_bytes(MODEL.encode() + b"\n# written\n")
+    written = load_view(path, "model.py", None, ParseCounter(), views=views)
+    assert written is not first and "# written" in written.text and read == [path, path]
+    clock["now"] = time.time_ns()  # the file changed just now: not trusted while it may change unseen
+    path.write_bytes(MODEL.encode())
+    fresh = [load_view(path, "model.py", None, ParseCounter(), views=views) for _ in range(2)]
+    assert fresh[0] is first and fresh[1] is first and read == [path] * 4
+    path.unlink()
+    gone = load_view(path, "model.py", None, ParseCounter(), views=views)
+    assert gone.failure is not None and "cannot read" in gone.failure.message
 
 
 def test_an_edited_buffers_earlier_result_is_rejected_at_the_buffer(tmp_path, monkeypatch):

@@ -88,15 +88,18 @@ def load_view(
     """The view of one module (its outline; blocks are parsed on demand), the one ``views`` keeps
     for the same bytes if any. Read errors become failures."""
     module, is_package, _ = module_identity(path)
-    if source is None:
-        try:
+    key = (path, display, module, is_package)
+    try:
+        if source is None and views is not None:
+            return views.from_disk(key, read_source, cache, counter)
+        if source is None:
             source = read_source(path)
-        except OSError as error:
-            view = ModuleView(display, b"", module, is_package, None, counter)
-            view.failure = ParseFailure(f"cannot read: {error.strerror or error}")
-            return view
+    except OSError as error:
+        view = ModuleView(display, b"", module, is_package, None, counter)
+        view.failure = ParseFailure(f"cannot read: {error.strerror or error}")
+        return view
     if views is not None:
-        return views.view((path, display, module, is_package), source, cache, counter)
+        return views.view(key, source, cache, counter)
     return ModuleView(display, source, module, is_package, cache, counter)
 
 

@@ -8,9 +8,12 @@ unchanged reads only its results; one that re-analyzes roots parses just the blo
 from __future__ import annotations
 
 import ast
+import os
 import re
+import time
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -218,9 +221,43 @@ class ViewMemory:
     25 ms of each 135 ms edit. The least recently used views are dropped beyond ``capacity``.
     """
 
+    #: A file whose status changed less than this long before it was read is read again by the
+    #: next check: a write within the clock's granularity of the read (2 s on FAT) can leave its
+    #: status equal.
+    SETTLED_NS = 5_000_000_000
+
     def __init__(self, capacity: int = 10_000) -> None:
         self.capacity = capacity
         self._views: OrderedDict[tuple[Path, str, str, bool, str], ModuleView] = OrderedDict()
+        #: The files read from disk (``from_disk``), by key: their status when read, and their view's.
+        self._read: dict[tuple[Path, str, str, bool], tuple[tuple[int, ...], tuple[Path, str, str, bool, str]]] = {}
+
+    def from_disk(
+        self,
+        key: tuple[Path, str, str, bool],
+        read: Callable[[Path], bytes],
+        cache: SummaryCache | None,
+        counter: ParseCounter,
+    ) -> ModuleView:
+        """The view of the file ``key`` names, as it is on disk (``read`` reads it; OSError when it
+        cannot). Not read again while its status (device, inode, size, modification and change
+        times) is what it was when read, long enough after its last change (``SETTLED_NS``): an
+        edit's check reached the generated trainer's 163 files and read and hashed each of them
+        again (8 ms of each edit), where only the edited buffer had changed."""
+        path = key[0]
+        status = _status(path)
+        known = self._read.get(key)
+        if known is not None and known[0] == status:
+            kept = self._views.get(known[1])
+            if kept is not None:
+                self._views.move_to_end(known[1])
+                return kept.serve(cache, counter)
+        view = self.view(key, read(path), cache, counter)
+        if time.time_ns() - max(status[3], status[4]) > self.SETTLED_NS:
+            self._read[key] = (status, (*key, view.digest))
+        else:
+            self._read.pop(key, None)
+        return view
 
     def view(
         self,
@@ -242,3 +279,9 @@ class ViewMemory:
         while len(self._views) > self.capacity:
             self._views.popitem(last=False)
         return made
+
+
+def _status(path: Path) -> tuple[int, ...]:
+    """What changes when a file is written: device, inode, size, modification and change times."""
+    found = os.stat(path)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
