@@ -292,9 +292,17 @@ class _Files:
 
     def get(self, display: str) -> tuple[str, LineTable | None]:
         """The URI and line table of the file a finding displays as ``display``."""
+        return self._kept(display, lambda: real_path(display))
+
+    def of(self, location: Location) -> tuple[str, LineTable | None]:
+        """``get`` for a finding's location, whose real file the API resolved already (resolving
+        the 30 files a CAL002 finding points into took a third of each publish)."""
+        return self._kept(location.path, lambda: location.file)
+
+    def _kept(self, display: str, file: Callable[[], Path]) -> tuple[str, LineTable | None]:
         found = self._files.get(display)
         if found is None:
-            found = self._files[display] = self._look_up(real_path(display))
+            found = self._files[display] = self._look_up(file())
         return found
 
     def _look_up(self, path: Path) -> tuple[str, LineTable | None]:
@@ -777,7 +785,7 @@ class CompileAdLintServer(LanguageServer):
         rule = RULES_BY_CODE.get(finding.code)
         related = []
         for item in finding.related:
-            uri, table = files.get(item.location.path)
+            uri, table = files.of(item.location)
             related.append(
                 types.DiagnosticRelatedInformation(
                     location=types.Location(uri=uri, range=lsp_range(item.location, table)),
@@ -785,7 +793,7 @@ class CompileAdLintServer(LanguageServer):
                 )
             )
         return types.Diagnostic(
-            range=lsp_range(finding.location, files.get(finding.location.path)[1]),
+            range=lsp_range(finding.location, files.of(finding.location)[1]),
             severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Error),
             code=finding.code,
             code_description=types.CodeDescription(href=rule.docs_url()) if rule is not None else None,
