@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -646,14 +646,8 @@ class Analyzer:
             cell_locations(finding, lambda shown: notebook_for(by_display.get(shown, Path(shown))))
             for finding in findings
         ]
-        real: dict[str, Path] = {}  # each shown file resolved once (a CAL002 points into 30 files)
-
-        def real_file(shown: str) -> Path:
-            found = real.get(shown)
-            if found is None:
-                found = real[shown] = by_display.get(shown) or real_path(shown)
-            return found
-
+        # Each shown file resolved once (a CAL002 finding points into 30 files).
+        real_file = lru_cache(maxsize=None)(lambda shown: by_display.get(shown) or real_path(shown))
         resolved = [finding.with_resolved(real_file) for finding in located]
         return tuple(sorted(resolved, key=Finding.sort_key))
 
@@ -905,7 +899,7 @@ class _Run:
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
         # Kept as one NUL-joined string of names per file: encoded name by name, the torch tree's
-        # 2,285 sets took 0.3 s to store, in the main process between two rounds.
+        # 2,285 sets took 0.19 s to store and 0.21 s to load, in the main process between rounds.
         key = hashlib.sha256(f"called-names\0{self.scope}".encode()).hexdigest()
         stored = self.cache.load(key, dict[str, bytes]) if self.cache is not None else None
         known: dict[str, bytes] = stored or {}

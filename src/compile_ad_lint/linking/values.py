@@ -30,8 +30,8 @@ UNKNOWN_BACKEND = "<unknown>"
 
 #: What value objects keep to save work, left out when they cross to another process: the hash
 #: (string hashes differ between processes) and what can be computed again (``_contents``, a
-#: wrapper's ``_holders`` and ``_held_modules``).
-_NOT_PICKLED = frozenset({"_hash", "_contents", "_holders", "_held_modules"})
+#: wrapper's ``_holders`` and ``_held_modules``, an autocast state's ``_description``).
+_NOT_PICKLED = frozenset({"_hash", "_contents", "_holders", "_held_modules", "_description"})
 
 
 def hashed_once(cls: type[_T]) -> type[_T]:
