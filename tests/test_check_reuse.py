@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from robustness_helpers import FIXTURES, count_analyses
 
-from compile_ad_lint.api import Analyzer, CheckRecord
+from compile_ad_lint.api import Analyzer, CheckRecord, ResultReads, RootResult, reads_key
 from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
 from compile_ad_lint.config import Config
 from compile_ad_lint.fixes import Sources, resolve
@@ -66,6 +66,54 @@ def test_an_edit_misses_the_record_and_is_analyzed(project):
     edited = _check()
     assert edited.findings == _check(use_cache=False).findings
     assert edited.findings != first.findings, "the edit removes a backward call: a finding must go"
+
+
+def _results_with_reads(project: Path) -> list[tuple[RootResult, ResultReads | None]]:
+    """Every root result on disk, with what is stored as its reads (``store_result``)."""
+    cache = SummaryCache.open(project, create=False, warn=None)
+    assert cache is not None
+    pairs = []
+    for entry in (project / CACHE_DIRECTORY).glob("??/*.json"):
+        result = cache.load(entry.stem, RootResult)
+        if result is not None:
+            pairs.append((result, cache.load(reads_key(entry.stem), ResultReads)))
+    return pairs
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_stored_result_has_what_it_read_beside_it(project, jobs):
+    """Results stored by this process and by worker processes (five roots: spread over workers)."""
+    for copy in range(4):
+        shutil.copy(project / "train.py", project / f"train_{copy}.py")
+    Analyzer(Config(root=project), jobs=jobs).check(["."])
+    pairs = _results_with_reads(project)
+    assert len(pairs) >= 5
+    for result, reads in pairs:
+        assert reads == ResultReads(result.dependencies, result.absent)
+
+
+def test_a_stale_result_is_ruled_out_without_decoding_it(project, monkeypatch):
+    """The roots that read an edited file are analyzed again without their old results being
+    decoded (the large part of a lookup); the others are reused, and the findings are a fresh check's."""
+    _check()
+    train = project / "train.py"
+    train.write_text(train.read_text() + "\n# edited\n")
+    fresh = _check(use_cache=False)
+    decoded: list[RootResult] = []
+    load = SummaryCache.load
+
+    def counted(cache, key, expected, **options):
+        value = load(cache, key, expected, **options)
+        if expected is RootResult and value is not None:
+            decoded.append(value)
+        return value
+
+    monkeypatch.setattr(SummaryCache, "load", counted)
+    edited = _check()
+    assert edited.findings == fresh.findings
+    assert 0 < edited.stats.parsed, "no root read train.py: nothing was stale"
+    assert decoded, "no unchanged root was reused: the test shows nothing"
+    assert not any(str(train.resolve()) in dict(result.dependencies) for result in decoded)
 
 
 def test_a_file_outside_the_check_that_changed_invalidates_the_record(project):
