@@ -88,6 +88,43 @@ def test_class_definitions_are_those_starting_a_line(source):
     assert found == [(m.start(1), m.group(1), m.group(2)) for m in _ANCHORED_CLASS.finditer(source)]
 
 
+def _anchored_spelled(source: bytes, word: str) -> bool:
+    return re.search(rb"\b" + re.escape(word.encode()) + rb"\b", source) is not None
+
+
+def _anchored_imports(source: bytes, name: str) -> list[bytes]:
+    word = re.escape(name.encode())
+    pattern = rb"\bfrom[ \t]+([.\w]+)[ \t]+import(?:[ \t]+[\w \t,\\]*?|[ \t]*\([\w\s,]*?)\b" + word + rb"\b"
+    return [m.group(1) for m in re.finditer(pattern, source)]
+
+
+@pytest.mark.parametrize(
+    ("source", "word"),
+    [
+        (b"main(x)", "main"),  # at the start of the text
+        (b"domain(x)\nmain_loop()\n", "main"),
+        (b"run(x) # main", "main"),  # at the end
+        (b"x.main\xc3\xa9()\n", "main"),  # a non-ASCII byte after the word is not a word byte
+        (b"_main()\n9main\nmain9\n", "main"),
+        ("\u00fcber = 1\n".encode(), "\u00fcber"),  # a word starting with non-ASCII bytes
+        (b"xfrom pkg import main\n", "main"),
+        (b"xfrom pkg import (\n  setup,\n)\nfrom other.pkg import main\n", "main"),
+        (b"xfrom a import (b,\nfrom pkg import main\n", "main"),  # a rejected match spans a real one
+        (b"from pkg import mains, main_, remain\nfrom . import (\n    a,\n    main,\n)\n", "main"),
+        (b"from pkg.sub import setup, main\n", "main"),
+        (b"", "main"),
+    ],
+)
+def test_spellings_are_whole_words_as_the_boundary_patterns_find(source, word):
+    """``_spelled`` and ``_imported_from`` search from the word (the regex engine's literal scan)
+    and check the boundary before it: they find what the patterns starting with ``\\b`` find."""
+    assert api._spelled(source, word) is _anchored_spelled(source, word)
+    modules = _anchored_imports(source, word)
+    for packages in (frozenset(), frozenset({"pkg"}), frozenset({"sub"})):
+        expected = any(m.startswith(b".") or m.rsplit(b".", 1)[-1].decode() in packages for m in modules)
+        assert api._imported_from(source, word, packages) is expected
+
+
 BASE_TRAINER = """\
 import torch
 
