@@ -28,6 +28,7 @@ from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import interned, real_path
 from .project import (
+    WORD_BYTES,
     SourceFile,
     default_root,
     discover,
@@ -343,14 +344,10 @@ def _starts_line(source: bytes, position: int) -> bool:
     return not source[source.rfind(b"\n", 0, position) + 1 : position].strip(b" \t")
 
 
-#: What ``\\w`` matches in a bytes pattern.
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-
 def _at_word_boundary(source: bytes, position: int) -> bool:
     """Where ``\\b`` matches in a bytes pattern: a word byte on one side of ``position`` only."""
-    before = position > 0 and source[position - 1] in _WORD_BYTES
-    after = position < len(source) and source[position] in _WORD_BYTES
+    before = position > 0 and source[position - 1] in WORD_BYTES
+    after = position < len(source) and source[position] in WORD_BYTES
     return before != after
 
 

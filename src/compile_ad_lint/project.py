@@ -29,7 +29,8 @@ from .summary.outline import ANCHOR_SPELLINGS
 _ANCHOR_SEARCHES = tuple(
     (re.compile(spelling.removeprefix(r"\b").encode()), spelling.startswith(r"\b")) for spelling in ANCHOR_SPELLINGS
 )
-_WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())  # ``\w`` of a byte pattern
+#: What ``\w`` matches in a bytes pattern.
+WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,6 @@ def has_anchor(source: bytes) -> bool:
     for pattern, after_boundary in _ANCHOR_SEARCHES:
         for match in pattern.finditer(source):
             start = match.start()
-            if not after_boundary or start == 0 or source[start - 1] not in _WORD_BYTES:
+            if not after_boundary or start == 0 or source[start - 1] not in WORD_BYTES:
                 return True
     return False
