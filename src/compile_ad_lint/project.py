@@ -171,12 +171,21 @@ def module_identity(path: Path) -> tuple[str, bool, Path]:
     if path.suffix.lower() == ".ipynb":
         return path.stem, False, path.parent
     is_package = path.name == "__init__.py"
-    parts = [] if is_package else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
-        parts.insert(0, directory.name)
-        directory = directory.parent
+    packages, directory = _enclosing_packages(path.parent)
+    parts = packages if is_package else (*packages, path.stem)
     return ".".join(parts) or path.stem, is_package, directory
+
+
+@cache
+def _enclosing_packages(directory: Path) -> tuple[tuple[str, ...], Path]:
+    """The names of the packages ``directory`` is in, outermost first (itself last, when it is
+    one), and the directory above the outermost. Kept per directory: asked per file, the walk up
+    stat-ed each folder's ``__init__.py`` once per file below it (the torch tree's 2,285 files:
+    0.28 s of a cold check, in the main process before the first round)."""
+    if directory.parent == directory or not (directory / "__init__.py").is_file():
+        return (), directory
+    outer, top = _enclosing_packages(directory.parent)
+    return (*outer, directory.name), top
 
 
 def import_roots(files: Collection[SourceFile]) -> list[Path]:
