@@ -1,4 +1,5 @@
-"""The project's ``.compile_ad_lint_cache/``: module outlines, block summaries and root results.
+"""The project's ``.compile_ad_lint_cache/``: module outlines, root results and what each read,
+a check's findings, files' called names, fix edits and confirm verdicts.
 
 Security model: the cache sits inside the checked repository, and a repository can ship any bytes
 there. So nothing read from it can execute (entries are data, decoded by ``codec`` into the
