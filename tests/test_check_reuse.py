@@ -116,6 +116,25 @@ def test_a_stale_result_is_ruled_out_without_decoding_it(project, monkeypatch):
     assert not any(str(train.resolve()) in dict(result.dependencies) for result in decoded)
 
 
+def test_reads_that_are_not_the_results_own_do_not_vouch_for_it(project):
+    """Reads stored for another result (a run killed between the two writes) that would pass: the
+    result is checked against its own dependencies, so an edit still misses it."""
+    _check()
+    cache = SummaryCache.open(project, create=False, warn=None)
+    assert cache is not None
+    stored = [
+        entry.stem for entry in (project / CACHE_DIRECTORY).glob("??/*.json") if cache.load(entry.stem, RootResult)
+    ]
+    assert stored
+    for key in stored:
+        cache.store(reads_key(key), ResultReads(()))  # reads nothing: never stale
+    model = project / "model.py"  # read by every root
+    model.write_text(model.read_text() + "\n\ndef extra():\n    return 1\n")
+    edited, fresh = _check(), _check(use_cache=False)
+    assert edited.findings == fresh.findings
+    assert edited.digests == fresh.digests, "a stale result was reused (it reports model.py's old digest)"
+
+
 def test_a_file_outside_the_check_that_changed_invalidates_the_record(project):
     """Files the analysis read beyond the checked ones (here: a module next to the checked file)
     are validated by digest before a record is used."""

@@ -139,7 +139,8 @@ class ResultReads:
 def store_result(cache: SummaryCache, key: str, result: RootResult, *, to_disk: bool = True) -> None:
     """Keep ``result`` under ``key``, and what it read under ``reads_key(key)``. Either entry can
     be missing or older than the other (a run killed between the two writes, concurrent runs):
-    the reads only ever rule a result out, and a result that passes is checked again whole."""
+    the reads only ever rule a result out, and a result whose own reads are not the ones checked
+    is checked again whole."""
     cache.store(key, result, to_disk=to_disk)
     cache.store(reads_key(key), ResultReads(result.dependencies, result.absent), to_disk=to_disk)
 
@@ -1030,8 +1031,11 @@ class _Run:
         if reads is not None and not self._unchanged(reads.dependencies, reads.absent):
             return None  # stale: the result itself is not decoded
         found = self.cache.load(key, RootResult)
-        if found is None or not self._unchanged(found.dependencies, found.absent):
+        if found is None:
             return None
+        checked = reads is not None and (reads.dependencies, reads.absent) == (found.dependencies, found.absent)
+        if not checked and not self._unchanged(found.dependencies, found.absent):
+            return None  # its reads were missing, or another result's (a run killed between the writes)
         return found
 
     def _store(self, path: Path, mentions: frozenset[str], result: RootResult) -> None:
