@@ -1,0 +1,73 @@
+"""The worker pool of a check: largest tasks first, a root back to the worker that analyzed it."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from compile_ad_lint.api import _start_worker
+from compile_ad_lint.workers import WorkerPool
+
+
+def _pid(_task: object) -> int:
+    return os.getpid()
+
+
+def _clock(_task: object) -> int:
+    return time.monotonic_ns()
+
+
+@pytest.fixture
+def pool():
+    """Two workers, started like a check's (a workspace with the default configuration)."""
+    from compile_ad_lint.config import Config
+
+    started = WorkerPool(2, _start_worker, (Config(), None, [], {}, {}, True))
+    yield started
+    started.close()
+
+
+def _ran_by(pool: WorkerPool, homes: list[str], costs: list[float]) -> dict[str, int]:
+    return {homes[position]: pid for position, pid in pool.run(_pid, homes, costs, homes=homes)}
+
+
+def test_a_task_goes_back_to_the_worker_that_ran_its_home_before(pool):
+    """A root analyzed again in a later round costs least where its modules were read: the order
+    of the second round (reversed costs) would send every task to the other worker."""
+    homes = ["a.py", "b.py", "c.py", "d.py"]
+    first = _ran_by(pool, homes, [4.0, 3.0, 2.0, 1.0])
+    assert len(set(first.values())) == 2, "the first round was not spread over both workers"
+    second = _ran_by(pool, homes, [1.0, 2.0, 3.0, 4.0])
+    assert second == first
+
+
+def test_a_worker_takes_another_workers_task_only_when_that_one_has_plenty_waiting(pool):
+    """Every task homed on one worker: two tasks stay there (the second waits for one task of its
+    cost, less than a move costs), six are shared (a round on one worker would take twice as long)."""
+    homes = [f"root_{index}.py" for index in range(6)]
+    for home in homes:  # one task per run: each goes to the first worker
+        _ran_by(pool, [home], [1.0])
+    (home_pid,) = set(_ran_by(pool, homes[:2], [1.0, 1.0]).values())
+    spread = _ran_by(pool, homes, [1.0] * len(homes))
+    assert home_pid in spread.values() and len(set(spread.values())) == 2
+
+
+def test_tasks_go_out_largest_first():
+    """One worker runs the tasks in the order of their costs, largest first, ties in order."""
+    from compile_ad_lint.config import Config
+
+    alone = WorkerPool(1, _start_worker, (Config(), None, [], {}, {}, True))
+    try:
+        started = dict(alone.run(_clock, ["x"] * 5, [1.0, 3.0, 2.0, 3.0, 0.5]))
+    finally:
+        alone.close()
+    assert sorted(started, key=started.__getitem__) == [1, 3, 2, 0, 4]
+
+
+def test_shares_without_homes_are_spread_one_per_worker_first(pool):
+    """The callers round's two scan shares ran one after the other on one worker (each worker may
+    hold two tasks): each worker gets one before any gets a second."""
+    pids = [pid for _, pid in pool.run(_pid, ["share 1", "share 2"], [2.0, 2.0])]
+    assert len(set(pids)) == 2
