@@ -294,3 +294,11 @@ def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypat
     assert scanned == [(tmp_path / "train.py").read_bytes()]
     assert [(f.code, f.location.path, f.location.line) for f in again.findings] == [("CAL002", "train.py", 7)]
     assert again.findings == first.findings
+
+
+def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
+    """A name counts once it is whole (not the tail of a longer word or of a number) and a ``(``
+    follows it, after any whitespace; the pattern matches each name once and never a shorter
+    piece of it (a name not followed by ``(`` is not tried again one character shorter)."""
+    source = b"fit(x)\nself.step (y)\nmodel_2(z)\n1e5(w)\n0x1f(v)\nconfig\nstep_fn  \n  (u)\n_private()\nx.y\n"
+    assert api._called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}
