@@ -19,12 +19,16 @@ def _clock(_task: object) -> int:
     return time.monotonic_ns()
 
 
-@pytest.fixture
-def pool():
-    """Two workers, started like a check's (a workspace with the default configuration)."""
+def _started(jobs: int) -> WorkerPool:
+    """``jobs`` workers, started like a check's (a workspace with the default configuration)."""
     from compile_ad_lint.config import Config
 
-    started = WorkerPool(2, _start_worker, (Config(), None, [], {}, {}, True))
+    return WorkerPool(jobs, _start_worker, (Config(), None, [], {}, {}, True))
+
+
+@pytest.fixture
+def pool():
+    started = _started(2)
     yield started
     started.close()
 
@@ -56,9 +60,7 @@ def test_a_worker_takes_another_workers_task_only_when_that_one_has_plenty_waiti
 
 def test_tasks_go_out_largest_first():
     """One worker runs the tasks in the order of their costs, largest first, ties in order."""
-    from compile_ad_lint.config import Config
-
-    alone = WorkerPool(1, _start_worker, (Config(), None, [], {}, {}, True))
+    alone = _started(1)
     try:
         started = dict(alone.run(_clock, ["x"] * 5, [1.0, 3.0, 2.0, 3.0, 0.5]))
     finally:

@@ -28,13 +28,14 @@ from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import interned, real_path
 from .project import (
-    WORD_BYTES,
     SourceFile,
+    at_word_boundary,
     default_root,
     discover,
     display_path,
     has_anchor,
     import_roots,
+    matches_starting,
     module_identity,
     read_source,
 )
@@ -322,42 +323,14 @@ def _may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasse
 _CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 
 
-def _matches_starting(
-    pattern: re.Pattern[bytes], source: bytes, where: Callable[[bytes, int], bool]
-) -> Iterator[re.Match[bytes]]:
-    """The matches of ``pattern`` (searched one after another, as ``finditer`` does) whose start
-    passes ``where``: what the pattern with that condition in front finds. A pattern that begins
-    with its literal text gets the regex engine's literal-prefix scan; one that begins with an
-    anchor or ``\\b`` made the engine try every position of the text (the class scan anchored at
-    line starts took 0.47 s of a cold check of the torch tree, 44 MB; the callers round's
-    ``\\bname\\b`` and ``\\bfrom ... import name`` searches 7.9 s of diffusers', 2,089 files, both
-    in the main process between rounds). A rejected match is searched again from its next
-    position: the text it spans may hold one that starts where it should."""
-    position = 0
-    while (match := pattern.search(source, position)) is not None:
-        start = match.start()
-        if where(source, start):
-            yield match
-            position = match.end()
-        else:
-            position = start + 1
-
-
 def _starts_line(source: bytes, position: int) -> bool:
     """Only spaces or tabs before ``position`` on its line."""
     return not source[source.rfind(b"\n", 0, position) + 1 : position].strip(b" \t")
 
 
-def _at_word_boundary(source: bytes, position: int) -> bool:
-    """Where ``\\b`` matches in a bytes pattern: a word byte on one side of ``position`` only."""
-    before = position > 0 and source[position - 1] in WORD_BYTES
-    after = position < len(source) and source[position] in WORD_BYTES
-    return before != after
-
-
 def _class_definitions(source: bytes) -> Iterator[re.Match[bytes]]:
     """The matches of ``_CLASS_DEFINITION`` that start a line but for indentation."""
-    return _matches_starting(_CLASS_DEFINITION, source, _starts_line)
+    return matches_starting(_CLASS_DEFINITION, source, _starts_line)
 
 
 def _subclass_index(contents: Iterable[bytes]) -> dict[str, frozenset[str]]:
@@ -386,7 +359,7 @@ def _subclasses_of(name: str, index: Mapping[str, frozenset[str]]) -> frozenset[
 
 def _spelled(source: bytes, word: str) -> bool:
     """``word`` in ``source`` as a whole word (``\\bword\\b``)."""
-    return next(_matches_starting(_word_pattern(word), source, _at_word_boundary), None) is not None
+    return next(matches_starting(_word_pattern(word), source, at_word_boundary), None) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -405,7 +378,7 @@ def _import_pattern(name: str) -> re.Pattern[bytes]:
 def _imported_from(source: bytes, name: str, packages: frozenset[str]) -> bool:
     """``from <module> import name`` (as an alias, in a list, in parentheses over several lines)
     with a relative ``<module>`` or one whose last part is one of ``packages``."""
-    for match in _matches_starting(_import_pattern(name), source, _at_word_boundary):
+    for match in matches_starting(_import_pattern(name), source, at_word_boundary):
         module = match.group(1).decode("ascii", "replace")
         if module.startswith(".") or module.rsplit(".", 1)[-1] in packages:
             return True

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import string
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -225,8 +225,35 @@ def has_anchor(source: bytes) -> bool:
     if not any(word in source for word in (b"grad", b"backward", b"dual_level", b".fit", b"TrainingArguments")):
         return False
     for pattern, after_boundary in _ANCHOR_SEARCHES:
-        for match in pattern.finditer(source):
-            start = match.start()
-            if not after_boundary or start == 0 or source[start - 1] not in WORD_BYTES:
-                return True
+        found = matches_starting(pattern, source, at_word_boundary) if after_boundary else pattern.finditer(source)
+        if next(found, None) is not None:
+            return True
     return False
+
+
+def matches_starting(
+    pattern: re.Pattern[bytes], source: bytes, where: Callable[[bytes, int], bool]
+) -> Iterator[re.Match[bytes]]:
+    """The matches of ``pattern`` (searched one after another, as ``finditer`` does) whose start
+    passes ``where``: what the pattern with that condition in front finds. A pattern that begins
+    with its literal text gets the regex engine's literal-prefix scan; one that begins with an
+    anchor or ``\\b`` made the engine try every position of the text (the anchor scan of every
+    checked file; the class scan anchored at line starts took 0.47 s of a cold check of the torch
+    tree, 44 MB; the callers round's ``\\bname\\b`` and ``\\bfrom ... import name`` searches 7.9 s
+    of diffusers', 2,089 files). A rejected match is searched again from its next position: the
+    text it spans may hold one that starts where it should."""
+    position = 0
+    while (match := pattern.search(source, position)) is not None:
+        start = match.start()
+        if where(source, start):
+            yield match
+            position = match.end()
+        else:
+            position = start + 1
+
+
+def at_word_boundary(source: bytes, position: int) -> bool:
+    """Where ``\\b`` matches in a bytes pattern: a word byte on one side of ``position`` only."""
+    before = position > 0 and source[position - 1] in WORD_BYTES
+    after = position < len(source) and source[position] in WORD_BYTES
+    return before != after
