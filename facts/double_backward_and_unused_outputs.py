@@ -1,81 +1,59 @@
 """Runtime facts behind CAL004 (double backward through a compiled region) and CAL005 (unused
 compiled outputs give their leaves zero gradients instead of None), each case in its own process.
 
-Run: python facts/double_backward_and_unused_outputs.py [CASE ...]   (needs torch; one or two small
-compiles per case, a few minutes for all of them on 2 CPU cores; ``--jobs N`` runs N cases at once)
+Run: python facts/double_backward_and_unused_outputs.py [CASE ...] [--jobs N] [--json] [--record] [--check]
+(needs torch; one or two small compiles per case, a few minutes for all of them on 2 CPU cores)
 
-Each case prints one line ``CASE -> outcome``. Outcomes seen on torch 2.13.0+cpu are in ``SEEN``
-(the rule docstrings of CAL004/CAL005 and the README quote them); ``--check`` exits 1 when a case
-disagrees with ``SEEN`` (tests/test_facts_double_backward.py runs a few cases that way).
+What each case gave on each recorded torch is in ``recorded/torch-<version>.json`` (the rule docs of
+CAL004/CAL005 quote it); ``--check`` exits 1 when a case disagrees with the installed torch's record.
 """
 
 from __future__ import annotations
 
-import argparse
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
 
-RAISES_DOUBLE = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"
-NOT_USED = "autograd.grad(result, inputs) raises RuntimeError: The differentiated Tensor at index 0 appears to not have been used in the graph"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import main  # noqa: E402
 
-#: What each case printed on torch 2.13.0+cpu (2 CPU cores, Python 3.11).
-SEEN = {
-    # -- CAL004: a second backward through the compiled backward ---------------------------------
-    "grad_create_graph_inductor": f"first-order grad correct; grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
-    "backward_create_graph_inductor": f"backward(create_graph=True) correct; second backward {RAISES_DOUBLE}",
-    "grad_create_graph_aot_eager": f"first-order grad correct; grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
-    # cudagraphs on CPU: cudagraphs is skipped ("skipping cudagraphs due to cpu device"), the AOTAutograd
-    # graph runs; after a first-order backward the compiled backward has donated its buffers
-    "grad_create_graph_cudagraphs": (
-        "first-order grad correct; grad(create_graph=True) raises RuntimeError: This backward function was compiled "
-        "with non-empty donated buffers which requires create_graph=False and retain_graph=False"
-    ),
-    "grad_create_graph_cudagraphs_fresh": f"grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
-    # a module whose backward saves activations: after a first-order backward, create_graph=True itself raises
-    "create_graph_after_first_order_module_inductor": (
-        "first-order backward correct; grad(create_graph=True) raises RuntimeError: This backward function was compiled "
-        "with non-empty donated buffers which requires create_graph=False and retain_graph=False"
-    ),
-    "grad_create_graph_eager_backend": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
-    "grad_create_graph_disable": "first-order grad correct; grad(create_graph=True) correct; second backward correct",
-    "grad_create_graph_disable_around_compiled": f"first-order grad correct; grad(create_graph=True) correct; second backward {RAISES_DOUBLE}",
-    # the same under forward AD (CAL001): a disable'd function calling a compiled one still drops the tangent
-    "disable_around_compiled_forward_ad": "tangent None",
-    # torch.autograd.functional over a compiled callable
-    "functional_jvp": RAISES_DOUBLE,
-    "functional_vjp": "correct",
-    # the result's graph reaches the compiled backward but not the inputs: .backward() raises,
-    # autograd.grad(result, inputs) finds the inputs unused (allow_unused=True would give None)
-    "functional_vjp_create_graph": f"vjp correct; .backward() through its result {RAISES_DOUBLE}; {NOT_USED}",
-    "functional_hvp": RAISES_DOUBLE,
-    "functional_vhp": RAISES_DOUBLE,
-    "functional_hessian": "all-zero Hessian, no error (eager: non-zero)",
-    "functional_jacobian_create_graph": f"jacobian correct; .backward() through its result {RAISES_DOUBLE}; {NOT_USED}",
-    # torch.func transforms over a compiled callable
-    "func_grad": "correct",
-    "func_jacrev": "correct",
-    "func_jacfwd": "correct",
-    "func_hessian": "correct",
-    "func_jvp": "correct",
-    "func_vjp": "correct",
-    # call order: once a torch.func transform has run a compiled function, later calls of it run eagerly
-    "func_then_functional_hessian": "after torch.func.hessian: autograd.functional.hessian correct",
-    # -- CAL005: zeros instead of None ------------------------------------------------------------
-    "unused_output_inductor": "eager None; compiled zeros; compiled + .grad = None after backward: None",
-    "unused_output_aot_eager": "eager None; compiled zeros",
-    "unused_output_eager_backend": "eager None; compiled None",
-    "unused_output_dict": "eager None; compiled zeros",
-    # torch.autograd.grad returns the gradients instead of accumulating .grad
-    "unused_output_autograd_grad": (
-        "allow_unused=True: eager None, compiled zeros; without it: eager raises RuntimeError: The differentiated "
-        "Tensor at index 1 appears to not have been used in the graph, compiled zeros"
-    ),
-    "fix_return_only_used": "eager None; compiled None",
-    "module_aux_head": "eager None; compiled zeros; AdamW(weight_decay=0.1) step moves the aux head: eager no, compiled yes",
-    "module_logits_and_loss": "every parameter's grad equal to eager; none None, none all-zero",
-}
-CASES = tuple(SEEN)
+
+#: The cases, in the order they are run and recorded.
+NAMES = (
+    "grad_create_graph_inductor",
+    "backward_create_graph_inductor",
+    "grad_create_graph_aot_eager",
+    "grad_create_graph_cudagraphs",
+    "grad_create_graph_cudagraphs_fresh",
+    "create_graph_after_first_order_module_inductor",
+    "grad_create_graph_eager_backend",
+    "grad_create_graph_disable",
+    "grad_create_graph_disable_around_compiled",
+    "disable_around_compiled_forward_ad",
+    "functional_jvp",
+    "functional_vjp",
+    "functional_vjp_create_graph",
+    "functional_hvp",
+    "functional_vhp",
+    "functional_hessian",
+    "functional_jacobian_create_graph",
+    "func_grad",
+    "func_jacrev",
+    "func_jacfwd",
+    "func_hessian",
+    "func_jvp",
+    "func_vjp",
+    "func_then_functional_hessian",
+    "unused_output_inductor",
+    "unused_output_aot_eager",
+    "unused_output_eager_backend",
+    "unused_output_dict",
+    "unused_output_autograd_grad",
+    "fix_return_only_used",
+    "module_aux_head",
+    "module_logits_and_loss",
+)
+
 
 
 def _close(a, b) -> bool:
@@ -327,42 +305,10 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
         zero = any(p.grad is not None and bool((p.grad == 0).all()) for p in net.parameters())
         none = any(p.grad is None for p in net.parameters())
         return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager; {'some' if none else 'none'} None, {'some' if zero else 'none'} all-zero"
-    raise SystemExit(f"unknown case {case!r}; known: {', '.join(CASES)}")
+    raise SystemExit(f"unknown case {case!r}; known: {', '.join(NAMES)}")
 
 
-def _child(case: str) -> str:
-    try:
-        return run(case)
-    except Exception as error:
-        return _raised(error)
-
-
-def _spawn(case: str) -> str:
-    done = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True)
-    lines = [line for line in done.stdout.splitlines() if line.startswith(f"{case} -> ")]
-    return lines[-1].split(" -> ", 1)[1] if lines else f"no outcome (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}"
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=list(CASES))
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--check", action="store_true", help="exit 1 when an outcome differs from SEEN")
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args(argv)
-    if args.child:
-        for case in args.cases:
-            print(f"{case} -> {_child(case)}", flush=True)
-        return 0
-    differ = 0
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for case, outcome in zip(args.cases, pool.map(_spawn, args.cases)):
-            seen = SEEN.get(case)
-            mark = "" if outcome == seen else f"   (SEEN on 2.13: {seen})"
-            differ += outcome != seen
-            print(f"{case} -> {outcome}{mark}", flush=True)
-    return 1 if args.check and differ else 0
-
+CASES = {name: partial(run, name) for name in NAMES}
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(__file__, CASES))

@@ -1,0 +1,97 @@
+"""Compiled backward vs autocast (CAL002) and the values ``backward_pass_autocast`` takes (CAL003).
+
+Run: python facts/backward_autocast.py [CASE ...] [--jobs N] [--json] [--record] [--check]
+(needs torch; CPU autocast with bfloat16; each case in its own process)
+
+The region is an fp32 island (``autocast(enabled=False)`` around a matmul): its backward is what
+autocast would otherwise cast to bf16, so a compiled backward traced under another autocast state
+than the one it runs in gives other gradients than eager. ``same as eager`` means a relative
+difference under 1e-5, ``differs from eager`` over 1e-4.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import main  # noqa: E402
+
+
+def _region(x, w):
+    import torch
+
+    with torch.autocast("cpu", enabled=False):
+        y = x.float() @ w.float()
+    return y.pow(2).sum()
+
+
+def _gradient(compiled: bool, config, forward_autocast: bool, backward_autocast: bool):
+    import torch
+    import torch._functorch.config as functorch_config
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    x = torch.randn(256, 256)
+    w = torch.randn(256, 256, requires_grad=True)
+    bf16 = dict(device_type="cpu", dtype=torch.bfloat16)
+    with functorch_config.patch(backward_pass_autocast=config):
+        fn = torch.compile(_region) if compiled else _region
+        with torch.autocast(**bf16, enabled=forward_autocast):
+            z = fn(x, w)
+        with torch.autocast(**bf16, enabled=backward_autocast):
+            z.backward()
+    return w.grad.double()
+
+
+def _compare(config, forward_autocast: bool, backward_autocast: bool) -> str:
+    eager = _gradient(False, config, forward_autocast, backward_autocast)
+    compiled = _gradient(True, config, forward_autocast, backward_autocast)
+    rel = ((compiled - eager).norm() / eager.norm()).item()
+    if rel < 1e-5:
+        return "same as eager"
+    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+
+
+def _bf16_list():
+    import torch
+
+    return [{"device_type": "cpu", "dtype": torch.bfloat16}]
+
+
+def _default() -> str:
+    import torch._functorch.config as functorch_config
+
+    return repr(functorch_config.backward_pass_autocast)
+
+
+def _accepts(value) -> str:
+    """Whether tracing a compiled region's backward accepts ``value`` (it is read at trace time)."""
+    import torch
+    import torch._functorch.config as functorch_config
+
+    w = torch.randn(4, requires_grad=True)
+    with functorch_config.patch(backward_pass_autocast=value() if callable(value) else value):
+        torch.compile(lambda a: (a * a).sum())(w).backward()
+    return "accepted"
+
+
+CASES = {
+    "default value": _default,
+    "forward in autocast, default config, backward outside": lambda: _compare("same_as_forward", True, False),
+    "forward in autocast, config 'off', backward outside": lambda: _compare("off", True, False),
+    "forward in autocast, default config, backward inside": lambda: _compare("same_as_forward", True, True),
+    "forward in autocast, config 'off', backward inside": lambda: _compare("off", True, True),
+    "forward outside autocast, default config, backward inside": lambda: _compare("same_as_forward", False, True),
+    "forward outside autocast, matching kwargs list, backward inside": lambda: _compare(_bf16_list(), False, True),
+    "value 'same_as_forward'": lambda: _accepts("same_as_forward"),
+    "value 'off'": lambda: _accepts("off"),
+    "value: a list of autocast kwargs dicts": lambda: _accepts(_bf16_list),
+    "value 'sameasforward' (a misspelled string)": lambda: _accepts("sameasforward"),
+    "value: a bare kwargs dict": lambda: _accepts(lambda: _bf16_list()[0]),
+    "value None": lambda: _accepts(None),
+    "value False": lambda: _accepts(False),
+}
+
+if __name__ == "__main__":
+    sys.exit(main(__file__, CASES))
