@@ -34,7 +34,10 @@ def project(tmp_path, monkeypatch):
 def test_findings_exit_1_with_text_lines(project, capsys):
     assert main(["check", ".", "--no-cache"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("hazard.py:6:9: CAL001 `f(...)` calls a callable compiled with torch.compile")
+    assert out[0].startswith(
+        "hazard.py:6:9: CAL001 `f(...)` runs a compiled callable on dual inputs: the tangent is silently None. "
+        "`f(...)` calls a callable compiled with torch.compile"
+    )
     assert out[-1].startswith("Found 1 finding in 2 files (1 analyzed: 1 parsed, 0 cached) in ")
 
 
@@ -51,7 +54,8 @@ def test_json_contract(project, capsys):
     assert main(["check", ".", "--no-cache", "--format", "json"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["version"] == __version__
-    assert set(document["stats"]) == {"files", "analyzed", "parsed", "cached", "seconds"}
+    assert set(document["stats"]) == {"files", "analyzed", "parsed", "cached", "seconds", "torch"}
+    assert document["stats"]["torch"]["source"] == "installed torch"  # the test pin, 2.13.0
     assert document["stats"]["files"] == 2
     assert document["stats"]["parsed"] + document["stats"]["cached"] == document["stats"]["analyzed"] == 1
     (finding,) = document["findings"]

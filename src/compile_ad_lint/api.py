@@ -44,6 +44,8 @@ from .rules.unparsable_file import UnparsableFile
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter, ViewMemory
+from .target import with_target
+from .torch_versions import TorchTarget
 
 if TYPE_CHECKING:
     from .workers import WorkerPool
@@ -71,6 +73,8 @@ class Stats:
     cached: int
     seconds: float
     analyzed: int = 0
+    #: The torch the findings speak for (``target.resolve``).
+    torch: TorchTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -594,6 +598,8 @@ class Analyzer:
     ) -> tuple[list[SourceFile], list, list[Event], dict[Path, bytes], _Run]:
         """The checked files, discovery problems (as events too), their contents, and the run over them."""
         overrides = dict(sources or {})
+        if self.config.torch is None:  # once per analyzer: the installed torch, else the project's pins
+            self.config = with_target(self.config, paths)
         files, problems = discover(paths, self.config, virtual=overrides.keys())
         events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
         contents = self._read(files, events, overrides)
@@ -607,7 +613,9 @@ class Analyzer:
         if remembered is None:
             return None
         seconds = round(time.perf_counter() - started, 3)
-        stats = Stats(len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed))
+        stats = Stats(
+            len(files), 0, len(remembered.analyzed), seconds, analyzed=len(remembered.analyzed), torch=self.config.torch
+        )
         return Report(self._located(remembered.findings, files), stats, remembered.read)
 
     def cache_for(self, paths: Sequence[str]) -> SummaryCache | None:
@@ -1095,9 +1103,9 @@ def _stats(files: list[SourceFile], analyzed: set[str], run: _Run, started: floa
         display = shown.get(path) or display_path(Path(path))
         if path in run.opened and (display in run.parsed or display not in run.cached):
             parsed += 1
-    return Stats(
-        len(files), parsed, len(analyzed) - parsed, round(time.perf_counter() - started, 3), analyzed=len(analyzed)
-    )
+    seconds = round(time.perf_counter() - started, 3)
+    torch = run.analyzer.config.torch
+    return Stats(len(files), parsed, len(analyzed) - parsed, seconds, analyzed=len(analyzed), torch=torch)
 
 
 def _preference(finding: Finding) -> tuple:

@@ -33,6 +33,8 @@ from .config import (
 )
 from .paths import real_path
 from .project import default_root, project_root
+from .target import with_target
+from .torch_versions import TargetError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _N = TypeVar("_N", int, float)
@@ -101,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also report findings in other files of the project whose evidence (region, call hops, compile site, config, autocast source) is in one of PATHS (the pre-commit hook uses it)",
     )
     scope.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
+    scope.add_argument(
+        "--target-torch",
+        metavar="VERSION",
+        help="the torch version (2.14, 2.14.1) or specifier (>=2.4) the findings speak for (default: the config's "
+        "target-torch, else the installed torch, else the project's pins, else the newest known)",
+    )
     scope.add_argument(
         "--max-call-depth",
         type=_depth,
@@ -513,6 +521,10 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
         return EXIT_ERROR
+    try:
+        config = with_target(config, args.paths or ["."], setting=args.target_torch, source="--target-torch")
+    except TargetError as error:
+        return _error(f"--target-torch: {error}")
     if not any(config.enables(rule.code) for rule in ALL_RULES):
         select = ",".join(sorted(config.select or ["ALL"]))
         return _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")

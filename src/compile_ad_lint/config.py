@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
 
+from .torch_versions import TargetError, TorchTarget, parse_setting
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -70,6 +72,12 @@ class Config:
     max_function_walks: int = 20_000
     compile_wrappers: frozenset[str] = frozenset()
     entry_points: tuple[str, ...] = ()
+    #: ``target-torch``: the torch version or specifier the findings speak for (``target.resolve``
+    #: falls back to the installed torch, then the project's pins); as written, checked.
+    target_torch: str | None = None
+    #: The resolved target (``target.resolve``); None until a front end or the analyzer resolves it.
+    #: Part of every cache key through ``repr``: findings differ by torch version.
+    torch: TorchTarget | None = None
     #: A baseline file (``baseline = "..."``, relative to the pyproject.toml): findings recorded in it
     #: are not reported. Not part of the analysis (its cache keys ignore it).
     baseline: Path | None = field(default=None, compare=False, repr=False)
@@ -307,6 +315,16 @@ def _path_string(raw: object, source: str, key: str) -> str:
     return raw
 
 
+def _target_torch(raw: object, source: str, key: str) -> str:
+    if not isinstance(raw, str):
+        raise ConfigError(source, key, f'expected a torch version or specifier as a string (like "2.14"), got {raw!r}')
+    try:
+        parse_setting(raw)
+    except TargetError as error:
+        raise ConfigError(source, key, str(error)) from error
+    return raw.strip()
+
+
 def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
     if not isinstance(raw, dict):
         raise ConfigError(
@@ -332,6 +350,7 @@ _PARSERS = {
     "compile-wrappers": ("compile_wrappers", _string_set),
     "entry-points": ("entry_points", _strings),
     "baseline": ("baseline", _path_string),
+    "target-torch": ("target_torch", _target_torch),
 }
 
 

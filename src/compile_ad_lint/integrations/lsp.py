@@ -86,6 +86,8 @@ from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
 from ..summary.outline import line_starts
+from ..target import with_target
+from ..torch_versions import TargetError, TorchTarget
 
 SOURCE = "compile-ad-lint"
 #: The "fix all" source action's kind (clients ask for ``source.fixAll``, e.g. on save).
@@ -344,6 +346,8 @@ class CompileAdLintServer(LanguageServer):
         #: Fix edits are built on their own thread, so that the next edit's analysis never waits for them.
         self._fix_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ad-lint-fixes")
         self._reported_config_errors: set[str] = set()
+        #: The torch target of each project and ``target-torch`` setting (``_with_target``).
+        self._targets: dict[tuple[Path, str | None], TorchTarget] = {}
         #: Decoded cache entries kept between edits; what an analysis stores is written to disk once
         #: the buffers are idle (``_write_behind``).
         self._memory = EntryMemory(write_behind=True)
@@ -771,13 +775,32 @@ class CompileAdLintServer(LanguageServer):
 
     def _config(self, root: Path) -> Config:
         try:
-            return load_config(root)
+            config = load_config(root)
         except ConfigError as error:
             message = f"{SOURCE}: configuration error, using defaults: {error}"
             if message not in self._reported_config_errors:
                 self._reported_config_errors.add(message)
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
-            return Config(root=root)
+            config = Config(root=root)
+        return self._with_target(root, config)
+
+    def _with_target(self, root: Path, config: Config) -> Config:
+        """``config`` with the torch it speaks for, resolved once per project and setting, and logged."""
+        key = (root, config.target_torch)
+        target = self._targets.get(key)
+        if target is None:
+            try:
+                target = with_target(config, [str(root)]).torch
+            except TargetError:  # checked when the configuration was read; defensive
+                target = with_target(replace(config, target_torch=None), [str(root)]).torch
+            assert target is not None
+            self._targets[key] = target
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Info, message=f"{SOURCE}: {root}: findings for {target.describe()}"
+                )
+            )
+        return replace(config, torch=target)
 
     # -- conversion -------------------------------------------------------------------------
 

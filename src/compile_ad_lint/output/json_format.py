@@ -4,6 +4,10 @@ tools read. Lines and columns are 1-based, the end column exclusive.
 In a notebook, ``cell`` is the 1-based cell number (every cell counts) and ``line``/``end_line`` are
 lines of that cell; ``cell`` is null in a Python file. ``stats.parsed + stats.cached`` is
 ``stats.analyzed``, the files the analysis read; ``stats.files`` counts the files checked.
+``stats.torch`` is the torch the findings speak for: ``spec`` as given, ``source`` (where it came
+from: ``--target-torch``, the configuration, ``installed torch``, the project's pins, or the
+default), ``series`` (the known release series it admits) and ``assumed`` (null, or what is
+assumed for versions beyond the recorded facts).
 
 ``fix`` is the fix ``--fix`` applies (safe) or ``--unsafe-fixes`` adds (unsafe), with its edits:
 ``path`` (as findings show paths), a 1-based range of that file's current text (``end_column``
@@ -83,6 +87,7 @@ def render(report: Report) -> str:
             "parsed": stats.parsed,
             "cached": stats.cached,
             "seconds": stats.seconds,
+            "torch": stats.torch.as_dict() if stats.torch is not None else None,
         },
     }
     return json.dumps(document, indent=2) + "\n"

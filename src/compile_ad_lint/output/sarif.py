@@ -72,6 +72,8 @@ def sarif_log(report: Report) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
+    if report.stats.torch is not None:  # the torch the findings speak for
+        run["properties"] = {"torch": report.stats.torch.as_dict()}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

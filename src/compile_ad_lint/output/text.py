@@ -217,10 +217,14 @@ def _plural(count: int, noun: str) -> str:
 
 
 def summary(report: Report) -> str:
-    """``Found 2 findings in 3 files (4 analyzed: 1 parsed, 3 cached) in 0.52s.``"""
+    """``Found 2 findings in 3 files (4 analyzed: 1 parsed, 3 cached) in 0.52s, for torch 2.13 (2.13.0, installed torch).``"""
     stats = report.stats
     count = len(report.findings)
     if not stats.files:
         return "No file was checked."
     head = f"Found {_plural(count, 'finding')}" if count else "No findings"
-    return f"{head} in {_plural(stats.files, 'file')} ({stats.analyzed} analyzed: {stats.parsed} parsed, {stats.cached} cached) in {stats.seconds:.2f}s."
+    torch = f", for {stats.torch.describe()}" if stats.torch is not None else ""
+    return (
+        f"{head} in {_plural(stats.files, 'file')} ({stats.analyzed} analyzed: {stats.parsed} parsed, "
+        f"{stats.cached} cached) in {stats.seconds:.2f}s{torch}."
+    )
