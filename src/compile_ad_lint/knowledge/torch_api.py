@@ -211,6 +211,11 @@ CONFIG_ATTRIBUTES = {
     "read when the joint forward/backward graph is traced",
 }
 
+#: The keyword that makes a compile refuse graph breaks, by the ``TorchCall`` effect (or in-place
+#: method) that compiles: torch/__init__.py ``compile(..., fullgraph=False, ...)`` (``Module.compile``
+#: passes its keywords to it); torch/_dynamo/eval_frame.py ``optimize(..., nopython=False, ...)``.
+FULLGRAPH_KEYWORDS = {"compile": "fullgraph", "compiler": "nopython"}
+
 #: ``nn.Module`` methods that compile the module in place, with how findings name them.
 IN_PLACE_COMPILE_METHODS = {
     "compile": "torch/nn/modules/module.py: `Module.compile(*args, **kwargs)`: "

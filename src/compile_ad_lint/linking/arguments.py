@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .values import Data, derived_from_sets
+from .values import ConstVal, Data, derived_from_sets
 
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
 Values = frozenset
@@ -42,3 +42,14 @@ def argument_values(args: Args) -> Iterator[object]:
 def argument_data(args: Args) -> Data:
     """The data a computation on every argument yields (``values.derived``)."""
     return derived_from_sets(values for _, values in args)
+
+
+def fullgraph_of(args: Args, keyword: str) -> bool | None:
+    """``fullgraph=<constant>`` (or ``nopython=``) as written: False when absent, None when not a constant."""
+    values = keyword_arg(args, keyword)
+    if values is None:
+        return False
+    if not values or not all(isinstance(v, ConstVal) for v in values):
+        return None
+    constants = {bool(v.value) for v in values}
+    return constants.pop() if len(constants) == 1 else None

@@ -30,6 +30,23 @@ class CompiledCallInDualRegion:
     chain: tuple[Hop, ...]  # chain[0] is the call inside the region, chain[-1] the compiled call
     compiled: Compiled
     dual_inputs: bool
+    #: The region is module-level code outside any loop: it runs once, in line order.
+    once: bool = False
+    #: Calls of the same compiled callable with plain inputs that can run before this one, in the
+    #: same root's program (``call_order.with_plain_first``, when the root is done).
+    plain_first: tuple[Location, ...] = ()
+
+
+@hashed_once
+@dataclass(frozen=True)
+class CompiledCallPlain:
+    """A compiled callable called with inputs that carry no tangent, in or out of a forward-AD
+    region: from torch 2.14 on, the graph traced then is reused by later dual calls (CAL001)."""
+
+    compiled: Compiled
+    location: Location
+    #: Module-level code outside any loop: it runs once, in line order.
+    once: bool
 
 
 @hashed_once
@@ -163,6 +180,7 @@ class ModuleFailure:
 
 Event = (
     CompiledCallInDualRegion
+    | CompiledCallPlain
     | BackwardThroughCompiled
     | ConfigWrite
     | ModuleFailure

@@ -20,13 +20,18 @@ from ..config import Config
 from ..findings import Location, StatementSite
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
+from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
+from ..knowledge.versions import default_target
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional
+from ..torch_versions import Series, TorchTarget
+from .arguments import Args, Values, argument_data, argument_values, fullgraph_of, keyword_arg, positional
+from .call_order import with_plain_first
 from .cancellation import AnalysisCancelled
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
+    CompiledCallPlain,
     CompiledResult,
     ConfigWrite,
     Event,
@@ -166,6 +171,8 @@ class Frame:
     statement: tuple[int, int] | None = None
     #: Lines of the function being walked (None for module-level code).
     function_lines: tuple[int, int] | None = None
+    #: How many loop bodies around the statement being executed, in this frame.
+    loops: int = 0
     #: What each callee gave while one call is made (``call_values``), by arguments and context,
     #: then callee: wrappers and modules reach the same callees again inside it.
     callee_results: dict[tuple, dict[object, Values]] | None = None
@@ -206,6 +213,9 @@ class Interpreter:
         self.cancelled = cancelled
         self.events: list[Event] = []
         self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
+        #: The target's series on which ``module.compile()`` in place compiles torch.nn's own modules
+        #: (None: on every one).
+        self.torch_nn_compiled_on = in_place_compiled_on(config.torch)
         self.compile_names = api.COMPILE | config.compile_wrappers
         #: What called names mean (``knowledge.calls``), with the configured compile wrappers.
         self.calls = with_compile_wrappers(config.compile_wrappers)
@@ -308,6 +318,7 @@ class Interpreter:
                 break
             names |= here
         self.covered = names - mentions
+        self.events[:] = with_plain_first(self.events)  # one program: its plain calls, its dual calls
 
     # -- locations --------------------------------------------------------------------------
 
@@ -388,7 +399,10 @@ class Interpreter:
             if compiler_name in self.compile_names:
                 result |= {Compiled(v, DEFAULT_BACKEND, site, f"@{compiler_name}") for v in wrapped}
             elif isinstance(decorator, Compiler):
-                result |= {Compiled(v, decorator.backend, decorator.site, decorator.spelling) for v in wrapped}
+                result |= {
+                    Compiled(v, decorator.backend, decorator.site, decorator.spelling, decorator.fullgraph)
+                    for v in wrapped
+                }
             elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
                 result |= {Disabled(v) for v in wrapped}
             elif isinstance(decorator, FunctionVal):
@@ -408,6 +422,7 @@ class Interpreter:
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
             arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
         before_env, before_ctx = dict(frame.env), frame.ctx
+        frame.loops += statement.loop
         # ``if <flag>:`` / ``else:``: each arm knows the flag (an ``autocast(enabled=<flag>)`` too).
         flag = flag_key(statement.condition) if statement.condition is not None and len(arms) == 2 else None
         before_assumptions = frame.assumptions
@@ -421,6 +436,7 @@ class Interpreter:
             self.exec_block(arm, frame)
             outcomes.append((dict(frame.env), frame.ctx))
         frame.assumptions = before_assumptions
+        frame.loops -= statement.loop
         # Most names keep in every arm what they held before it: that set is kept as it is, not
         # copied into a new one (a trainer's names hold ~60 values each, in composer's tests).
         merged: dict[str, Values] = {}
@@ -480,7 +496,10 @@ class Interpreter:
         for pending in frame.pending[start:]:
             if pending.region == region:
                 if frame.record:
-                    self.emit(CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs))
+                    once = runs_once(frame)
+                    self.emit(
+                        CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs, once)
+                    )
             else:
                 keep.append(pending)
         frame.pending[:] = keep
@@ -532,6 +551,7 @@ class Interpreter:
                     first.backend,
                     first.site,
                     f"{first.spelling} (replaces .forward)",
+                    first.fullgraph,
                 )
                 for b in others
             )
@@ -632,15 +652,25 @@ class Interpreter:
         overrides = self.compile_overrides(current, method)
         if overrides is None:
             return False  # a project ``compile`` that never reaches ``nn.Module.compile``: an ordinary call
-        if not current or not all(self.is_compilable_module(v, method) or v in overrides for v in current):
+        compiled_on = {v: self.compiled_in_place_on(v, method) for v in current if v not in overrides}
+        if not current or not all(v in overrides or compiled_on[v] != () for v in current):
             return False
         args = self.eval_args(expr.args, frame)
         if overrides:  # the override's own body runs too
             self.call_values(self.attribute(frozenset(overrides), method), args, expr.span, frame, expr.func)
         backend = self.backend_of(args, positional_index=None)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
         site = self.loc(frame.path, expr.span)
         compiled = frozenset(
-            Compiled(compile_target(v), backend, site, overrides.get(v, f"nn.Module.{method}()")) for v in current
+            Compiled(
+                compile_target(v),
+                backend,
+                site,
+                overrides.get(v, f"nn.Module.{method}()"),
+                fullgraph,
+                compiled_on.get(v),
+            )
+            for v in current
         )
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
         target = self.reach_target(receiver)
@@ -668,20 +698,30 @@ class Interpreter:
             )
         return found
 
-    def is_compilable_module(self, value: object, method: str) -> bool:
-        """Whether ``value.<method>()`` (an in-place compile) compiles anything.
+    def compiled_in_place_on(self, value: object, method: str) -> tuple[Series, ...] | None:
+        """On which of the target's series ``value.<method>()`` (an in-place compile) compiles
+        anything: None on every one, ``()`` on none.
 
-        Dynamo skips torch.nn's own frames, so in place a built-in module (``nn.Linear(...).compile()``,
-        an ``nn.Sequential`` of built-ins) keeps running eagerly (torch 2.13); project modules, containers
-        holding one, and values of unknown type are compiled.
+        Project modules, containers holding one, and values of unknown type are compiled on every
+        version; a module torch.nn defines (``nn.Linear(...).compile()``, an ``nn.Sequential`` of
+        them) only where ``knowledge.behaviour.IN_PLACE_COMPILE_ROWS`` says Dynamo traces torch.nn's
+        own frames.
         """
         if isinstance(value, Instance):
-            return self.find_member(value.cls, method) is None and self.is_module_class(value.cls)
-        if isinstance(value, Collection):
-            return value.sequential and any(self.is_compilable_module(item, method) for item in value.items)
-        if isinstance(value, Wrapper):
-            return any(self.is_compilable_module(item, method) for item in value.inner)
-        return isinstance(value, Data)
+            return None if self.find_member(value.cls, method) is None and self.is_module_class(value.cls) else ()
+        if isinstance(value, Data):
+            return None
+        if isinstance(value, ExternalInstance):
+            return self.torch_nn_compiled_on if value.cls.startswith("torch.nn.") else ()
+        if isinstance(value, Collection) and value.sequential:
+            items = [self.compiled_in_place_on(item, method) for item in value.items]
+        elif isinstance(value, Wrapper):
+            items = [self.compiled_in_place_on(item, method) for item in value.inner]
+        else:
+            return ()
+        if any(on is None for on in items):
+            return None
+        return tuple(sorted({series for on in items if on is not None for series in on}))
 
     # -- expressions ------------------------------------------------------------------------
 
@@ -1155,7 +1195,8 @@ class Interpreter:
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):
             return frozenset(
-                Compiled(compile_target(v), callee.backend, callee.site, callee.spelling) for v in positional(args, 0)
+                Compiled(compile_target(v), callee.backend, callee.site, callee.spelling, callee.fullgraph)
+                for v in positional(args, 0)
             )
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
@@ -1227,6 +1268,8 @@ class Interpreter:
         self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None
     ) -> Values:
         dual = argument_data(args).dual
+        if frame.ctx.region is None or not dual:  # torch >= 2.14: a later dual call reuses the graph traced here
+            self.record(CompiledCallPlain(compiled, site, runs_once(frame)), frame)
         if frame.ctx.region is not None:
             name = describe_callee(func)
             frame.pending.append(
@@ -1796,20 +1839,22 @@ class Interpreter:
 
     def compile_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         backend = self.backend_of(args, positional_index=None)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
         targets = positional(args, 0)
         if targets:
-            return frozenset(Compiled(compile_target(t), backend, site, name) for t in targets)
-        return frozenset([Compiler(backend, site, name)])
+            return frozenset(Compiled(compile_target(t), backend, site, name, fullgraph) for t in targets)
+        return frozenset([Compiler(backend, site, name, fullgraph)])
 
     def compiler_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name)])
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compiler"])
+        return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name, fullgraph)])
 
     def partial_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         first = positional(args, 0)
         if any(isinstance(f, External) and f.name in self.compile_names for f in first):
-            return frozenset(
-                [Compiler(self.backend_of(args, positional_index=None), site, "functools.partial(torch.compile)")]
-            )
+            backend = self.backend_of(args, positional_index=None)
+            fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
+            return frozenset([Compiler(backend, site, "functools.partial(torch.compile)", fullgraph)])
         return first or UNKNOWN_VALUES
 
     def disable_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
@@ -2142,3 +2187,15 @@ def describe_callee(func: ir.Expr | None) -> str:
 def iter_values(args: Args) -> Iterable[object]:
     for _, values in args:
         yield from values
+
+
+def in_place_compiled_on(target: TorchTarget | None) -> tuple[Series, ...] | None:
+    """The series of ``target`` on which ``module.compile()`` compiles torch.nn's own modules; None: all."""
+    series = (target or default_target()).series
+    compiling = tuple(s for s in series if in_place_compiles_torch_nn(s))
+    return None if compiling == series else compiling
+
+
+def runs_once(frame: Frame) -> bool:
+    """Whether the statement ``frame`` executes is module-level code outside any loop."""
+    return not frame.stack and frame.function_lines is None and frame.loops == 0

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from ..findings import Location, StatementSite
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
+from ..torch_versions import Series
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -193,6 +194,11 @@ class Compiled:
     backend: str
     site: Location
     spelling: str
+    #: ``fullgraph=True`` (``nopython=True``): True, False, or None when not a constant.
+    fullgraph: bool | None = False
+    #: The target's torch series on which this compiles anything (``module.compile()`` in place on a
+    #: torch.nn module: only where ``knowledge.behaviour`` says so); None: on every one.
+    compiled_on: tuple[Series, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,7 @@ class Compiler:
     backend: str
     site: Location
     spelling: str
+    fullgraph: bool | None = False
 
 
 @dataclass(frozen=True)

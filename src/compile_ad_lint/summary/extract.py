@@ -265,12 +265,12 @@ class _Summarizer:
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             iterable = self.expr(node.iter, scope)
             loop_var = Assign((self.target(node.target, scope),), Item(iterable), self.span(node.target))
-            yield Branch(((loop_var, *self.block(node.body, scope, owner_class)), ()))
+            yield Branch(((loop_var, *self.block(node.body, scope, owner_class)), ()), loop=True)
             if node.orelse:
                 yield Branch((self.block(node.orelse, scope, owner_class), ()))
         elif isinstance(node, ast.While):
             yield Evaluate(self.expr(node.test, scope))
-            yield Branch((self.block(node.body, scope, owner_class), ()))
+            yield Branch((self.block(node.body, scope, owner_class), ()), loop=True)
             if node.orelse:
                 yield Branch((self.block(node.orelse, scope, owner_class), ()))
         elif isinstance(node, TRY_STATEMENTS):

@@ -215,6 +215,9 @@ class Branch:
 
     arms: tuple[tuple[Stmt, ...], ...]
     condition: Expr | None = None
+    #: A loop's body (``for``/``while``): it may run several times, so what it does later in one
+    #: iteration may come before what it does earlier in the next.
+    loop: bool = False
 
 
 @dataclass(frozen=True)
