@@ -44,7 +44,7 @@ from compile_ad_lint.fixes.plans import (
     ReplaceConfigValue,
     WrapInConfigPatch,
 )
-from compile_ad_lint.rules.compiled_callable_in_dual_level import _EDITABLE_SPELLINGS
+from compile_ad_lint.rules.forward_ad import EDITABLE_SPELLINGS as _EDITABLE_SPELLINGS
 
 pytestmark = [
     pytest.mark.slow,

@@ -11,9 +11,11 @@ Conventions (flake8-bugbear ``eval_files`` style):
   least as many marked negatives as expected findings, so the fixtures keep testing precision and not
   only recall. ``# ok:`` lines are checked like every other unmarked line: nothing may be reported there.
 
-The whole ``fixtures/`` directory is analyzed once, as one project (cross-module chains and
-script-sibling imports resolve the way ``python script.py`` would), and each fixture file is
-compared on its own so a failure names the file and the lines that differ.
+The whole ``fixtures/`` directory is analyzed once per torch series the knowledge has facts for
+(``--target-torch 2.13``, ``2.14``, ...), as one project (cross-module chains and script-sibling
+imports resolve the way ``python script.py`` would), and each fixture file is compared on its own
+with the markers that hold on that series (``# expect[>=2.14]: CAL006``), so a failure names the
+series, the file and the lines that differ.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
-from compile_ad_lint.testing import expected_in, reported
+from compile_ad_lint.knowledge.versions import KNOWN_SERIES
+from compile_ad_lint.testing import EXPECT, config_for, expected_in, reported
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -43,15 +45,17 @@ def _display(path: Path) -> str:
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
 
 
-@pytest.fixture(scope="module")
-def findings_by_file():
-    """Run the analyzer once over the whole fixtures directory; findings grouped by display path."""
-    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(FIXTURES)])
+@pytest.fixture(scope="module", params=KNOWN_SERIES, ids=lambda s: f"torch{s}")
+def findings_by_file(request):
+    """Run the analyzer once per torch series over the whole fixtures directory; findings grouped by
+    display path, their messages, and the series."""
+    series = request.param
+    report = Analyzer(config_for(series), use_cache=False, jobs=1).check([str(FIXTURES)])
     grouped: dict[str, set[tuple[str, int, str]]] = {}
     for key in reported(report.findings):
         grouped.setdefault(os.path.normpath(key[0]), set()).add(key)
     messages = {(os.path.normpath(f.location.path), f.location.line, f.code): f.message for f in report.findings}
-    return grouped, messages
+    return grouped, messages, series
 
 
 def _normalized(entries: set[tuple[str, int, str]]) -> set[tuple[str, int, str]]:
@@ -69,15 +73,15 @@ def test_fixture_files_exist():
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
 def test_fixture_matches_markers(path: Path, findings_by_file):
-    grouped, messages = findings_by_file
+    grouped, messages, series = findings_by_file
     display = os.path.normpath(_display(path))
-    expected = _normalized(expected_in(path, display))
+    expected = _normalized(expected_in(path, display, series=series))
     got = grouped.get(display, set())
     if got == expected:
         return
     missing = sorted(expected - got, key=lambda k: (k[1], k[2]))
     unexpected = sorted(got - expected, key=lambda k: (k[1], k[2]))
-    report = [f"{display}: reported findings differ from the # expect: markers"]
+    report = [f"{display}: on torch {series} reported findings differ from the # expect: markers"]
     for _, line, code in missing:
         report.append(f"  missing    {line:4d} {code}  | {_source_line(path, line)}")
     for _, line, code in unexpected:
@@ -87,20 +91,20 @@ def test_fixture_matches_markers(path: Path, findings_by_file):
 
 
 def test_no_findings_outside_fixture_files(findings_by_file):
-    grouped, _ = findings_by_file
+    grouped, _, _ = findings_by_file
     known = {os.path.normpath(_display(p)) for p in FIXTURE_FILES}
     assert set(grouped) <= known, f"findings reported for unknown paths: {sorted(set(grouped) - known)}"
 
 
 def test_fixtures_are_substantial():
-    expected = sum(len(expected_in(p)) for p in FIXTURE_FILES)
+    expected = max(sum(len(expected_in(p, series=s)) for p in FIXTURE_FILES) for s in KNOWN_SERIES)
     negatives = sum(
         1
         for p in FIXTURE_FILES
         for line in p.read_text(encoding="utf-8", errors="replace").splitlines()
         if OK.search(line)
     )
-    codes = {code for p in FIXTURE_FILES for _, _, code in expected_in(p)}
+    codes = {code for s in KNOWN_SERIES for p in FIXTURE_FILES for _, _, code in expected_in(p, series=s)}
     assert expected >= MIN_EXPECTED, f"only {expected} expected findings in fixtures/ (want at least {MIN_EXPECTED})"
     assert negatives >= expected, (
         f"{negatives} '# ok:' negatives for {expected} expected findings (want at least as many)"
@@ -111,4 +115,4 @@ def test_fixtures_are_substantial():
 def test_no_line_is_both_expected_and_ok():
     for path in FIXTURE_FILES:
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-            assert not ("# expect:" in line and OK.search(line)), f"{path}:{number} carries both markers"
+            assert not (EXPECT.search(line) and OK.search(line)), f"{path}:{number} carries both markers"

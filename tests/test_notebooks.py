@@ -94,7 +94,8 @@ def test_notebooks_are_discovered_and_reported_per_cell(project):
     assert completed.returncode == 1, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
     assert lines[0].startswith(
-        "notebooks/explore.ipynb:cell 3:5:9: CAL001 `f(...)` calls a callable compiled with torch.compile"
+        "notebooks/explore.ipynb:cell 3:5:9: CAL001 `f(...)` runs a compiled callable on dual inputs: the tangent is "
+        "silently None. `f(...)` calls a callable compiled with torch.compile"
     )
     assert lines[1] == "    notebooks/explore.ipynb:cell 3:4:1: forward-AD region entered here"
     assert (
@@ -165,7 +166,7 @@ def test_github_annotation_points_into_the_notebook_file(project):
     (annotation,) = cli(project, "check", ".", "--no-cache", "--format", "github").stdout.splitlines()
     line, column = _raw_line_and_column(project / "notebooks" / "explore.ipynb", "f(fwAD.make_dual(x, t))")
     assert annotation.startswith(f"::error file=notebooks/explore.ipynb,line={line},col={column},title=CAL001 ")
-    assert "::cell 3, line 5, column 9: `f(...)` calls" in annotation
+    assert "::cell 3, line 5, column 9: `f(...)` runs a compiled callable on dual inputs" in annotation
     assert "%0A  notebooks/explore.ipynb:cell 3:4:1: forward-AD region entered here" in annotation
 
 

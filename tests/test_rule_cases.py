@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from compile_ad_lint.knowledge.versions import KNOWN_SERIES
 from compile_ad_lint.rules import ALL_RULES
-from compile_ad_lint.testing import run_case
+from compile_ad_lint.testing import config_for, run_case
+from compile_ad_lint.torch_versions import Series
 
 VALID = [
     pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)
@@ -16,17 +18,23 @@ INVALID = [
 
 
 @pytest.mark.parametrize(("rule", "case"), VALID)
-def test_valid_case_has_no_finding(rule, case, tmp_path):
-    expected, reported = run_case(case, tmp_path)
+@pytest.mark.parametrize("series", KNOWN_SERIES, ids=lambda s: f"torch{s}")
+def test_valid_case_has_no_finding(rule, case, series, tmp_path):
+    expected, reported = run_case(case, tmp_path, series=series)
     assert expected == set(), "valid cases carry no # expect: markers"
     assert reported == set(), case.note or case.code
 
 
 @pytest.mark.parametrize(("rule", "case"), INVALID)
 def test_invalid_case_is_reported_exactly(rule, case, tmp_path):
-    expected, reported = run_case(case, tmp_path)
-    assert any(code == rule.code for _, _, code in expected), "an invalid case must expect its own rule"
-    assert reported == expected
+    """On every torch series the knowledge has facts for: exactly the markers that hold there, and
+    the case's own rule on at least one of them."""
+    own = False
+    for series in KNOWN_SERIES:
+        expected, reported = run_case(case, tmp_path / str(series), series=series)
+        own = own or any(code == rule.code for _, _, code in expected)
+        assert reported == expected, f"torch {series}: {case.note or case.code}"
+    assert own, "an invalid case must expect its own rule on some torch version"
 
 
 def test_every_rule_has_cases():
@@ -51,7 +59,7 @@ def test_rules_take_the_files_whose_findings_are_kept_as_a_hint():
         return CompiledCallInDualRegion(Location.point(path, 4), (Hop(call, "step", "calls step"),), compiled, True)
 
     events = [through("probe.py"), through("train.py")]
-    rule = CompiledCallableInDualLevel(Config())
+    rule = CompiledCallableInDualLevel(config_for(Series(2, 13)))  # 2.13: every dual call drops the tangent
     everywhere = list(rule.findings(events))
     assert [f.location.path for f in everywhere] == ["probe.py", "train.py"]
     assert list(rule.findings(events, reported_in={"train.py"})) == everywhere[1:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .backward_autocast_mismatch import BackwardAutocastMismatch
 from .base import Case, Rule
 from .compiled_callable_in_dual_level import CompiledCallableInDualLevel
+from .compiled_callable_runs_eagerly_under_forward_ad import CompiledCallableRunsEagerlyUnderForwardAd
 from .double_backward_through_compiled import DoubleBackwardThroughCompiled
 from .invalid_backward_pass_autocast import InvalidBackwardPassAutocast
 from .unparsable_file import UnparsableFile
@@ -16,6 +17,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     InvalidBackwardPassAutocast,
     DoubleBackwardThroughCompiled,
     UnusedCompiledOutputZeroGrad,
+    CompiledCallableRunsEagerlyUnderForwardAd,
     UnparsableFile,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -83,6 +83,7 @@ class BackwardAutocastMismatch(Rule):
     code = "CAL002"
     name = "backward-autocast-mismatch"
     severity = Severity.ERROR
+    VERSIONED_TABLES = ("in_place",)
     summary = "backward() runs under a different autocast context than the compiled backward was traced for."
     what_it_does = """
 Flags a backward (`t.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward`,
@@ -276,6 +277,7 @@ def train(x):
             f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
             f"{origin.forward_autocast.describe()}): the compiled backward can compute different gradients "
             f"than eager ({numeric}). To restore eager semantics, {fix}."
+            f"{self.only_on(output.compiled for output, _ in mismatched)}"
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:

@@ -12,6 +12,10 @@ from typing import ClassVar
 
 from ..config import Config
 from ..findings import Finding, Severity
+from ..knowledge import behaviour
+from ..knowledge.versions import RECORDED, default_target
+from ..linking.values import Compiled
+from ..torch_versions import TorchTarget
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,32 @@ class Rule:
     use_instead: ClassVar[str]
     VALID: ClassVar[tuple[Case, ...]] = ()
     INVALID: ClassVar[tuple[Case, ...]] = ()
+    #: The knowledge tables the rule's outcome depends on, for its docs' Versions section:
+    #: ``forward_ad`` (``behaviour.FORWARD_AD_ROWS``), ``in_place`` (``behaviour.IN_PLACE_COMPILE_ROWS``).
+    VERSIONED_TABLES: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Config) -> None:
         self.config = config
+
+    @property
+    def target(self) -> TorchTarget:
+        """The torch the findings speak for: the configuration's resolved target (the analyzer
+        resolves it), else the newest torch the knowledge has facts for."""
+        return self.config.torch or default_target()
+
+    def only_on(self, compiled: Iterable[Compiled]) -> str:
+        """A closing sentence when the finding rests on in-place compiles of modules torch.nn defines
+        that only some series of the target compile (``Compiled.compiled_on``); else nothing."""
+        ons = [c.compiled_on for c in compiled]
+        if not ons or any(on is None for on in ons):
+            return ""
+        series = sorted({s for on in ons if on is not None for s in on})
+        if set(series) == set(self.target.series):
+            return ""
+        return (
+            f" This holds on {self.target.versions_text(series)} only: there `.compile()` in place compiles modules "
+            "that torch.nn defines; before, it compiles nothing."
+        )
 
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         """The rule's findings among ``events`` (what one check's analyses established).
@@ -78,9 +105,49 @@ class Rule:
                 cls.use_instead.strip("\n"),
                 "```",
                 "",
+                *cls.versions_section(),
             ]
         )
 
     @classmethod
+    def versions_section(cls) -> list[str]:
+        """``## Versions``: what the rule rests on for each torch version, from the knowledge rows."""
+        recorded = ", ".join(RECORDED.values())
+        lines = [
+            "## Versions",
+            "",
+            f"Facts recorded on torch {recorded} (`facts/recorded/`, by the scripts in `facts/`); the findings",
+            "speak for the target torch (`target-torch`, else the installed torch, else the project's pins).",
+            "",
+        ]
+        if "forward_ad" in cls.VERSIONED_TABLES:
+            lines += ["| what is compiled | call order | fullgraph | torch | outcome |", "|---|---|---|---|---|"]
+            lines += [
+                f"| {row.kind.value} | {row.order.value} | {'either' if row.fullgraph is None else row.fullgraph} "
+                f"| {row.versions} | {row.outcome.value}{_eager_note(row)} |"
+                for row in behaviour.FORWARD_AD_ROWS
+            ]
+            lines.append("")
+        if "in_place" in cls.VERSIONED_TABLES:
+            lines += ["| `module.compile()` in place on a module torch.nn defines | torch |", "|---|---|"]
+            lines += [
+                f"| {'compiles it' if row.compiles_torch_nn_modules else 'compiles nothing (Dynamo skips torch.nn frames)'}"
+                f" | {row.versions} |"
+                for row in behaviour.IN_PLACE_COMPILE_ROWS
+            ]
+            lines.append("")
+        claims = [claim for claim in behaviour.CLAIMS if claim.rule == cls.code]
+        if claims:
+            lines += ["| also rests on | torch |", "|---|---|"]
+            lines += [f"| {claim.what} | {claim.versions} |" for claim in claims]
+            lines.append("")
+        return lines
+
+    @classmethod
     def docs_url(cls) -> str:
         return f"https://github.com/compile-ad-lint/compile-ad-lint/blob/main/docs/rules/{cls.code}.md"
+
+
+def _eager_note(row: behaviour.ForwardAdRow) -> str:
+    first_call = row.order is behaviour.CallOrder.FIRST_CALL_DUAL
+    return " (graph break: the call runs eagerly)" if first_call and row.outcome.correct else ""

@@ -7,10 +7,23 @@ from dataclasses import dataclass
 
 from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
-from ..knowledge import torch_api as api
+from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
 from ..linking.events import CompiledCallInDualRegion, Hop
-from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
+from ..linking.values import Compiled, ExternalInstance, Instance
+from ..torch_versions import TorchTarget
 from .base import Case, Rule
+from .forward_ad import (
+    SHOWN_PLAIN_CALLS,
+    DualCall,
+    after_plain_call,
+    backend_text,
+    by_version,
+    consequence,
+    dual_calls,
+    editable,
+    expected_label,
+    headline_consequence,
+)
 
 
 @dataclass(frozen=True)
@@ -28,17 +41,38 @@ class Cal001Evidence(Evidence):
     compile_site: Location
     backend: str
     spelling: str
-    #: ``tangent-none``, ``raises``, ``raises-or-tangent-none`` or ``wrong-jacobian``.
+    #: What is compiled: ``tangent-none`` (a function or a module without parameters), ``raises`` (a
+    #: module with parameters), ``raises-or-tangent-none`` (a project module) or ``wrong-jacobian``.
     expected: str
+    #: ``first call dual`` or ``plain first`` (it can run with plain inputs before the dual call).
+    order: str = CallOrder.FIRST_CALL_DUAL.value
+    #: Where it runs with plain inputs before the dual call (the first few).
+    plain_calls: tuple[Location, ...] = ()
+    #: What the dual call gives on each torch series of the target: ``("2.13", "tangent None")``, ...
+    outcomes: tuple[tuple[str, str], ...] = ()
 
     @property
     def flagged_site(self) -> StatementSite | None:
         return self.hops[0].site if self.hops else None
 
     @classmethod
-    def of(cls, event: CompiledCallInDualRegion, expected: str) -> Cal001Evidence:
-        compiled = event.compiled
-        return cls(event.region, event.chain, compiled.site, compiled.backend, compiled.spelling, expected)
+    def of(cls, call: DualCall, expected: str) -> Cal001Evidence:
+        event, compiled = call.event, call.event.compiled
+        outcomes = tuple(
+            (str(entry.series), " or ".join(sorted(o.value for o in entry.outcomes)) or "not compiled")
+            for entry in call.per_series
+        )
+        return cls(
+            event.region,
+            event.chain,
+            compiled.site,
+            compiled.backend,
+            compiled.spelling,
+            expected,
+            call.order.value,
+            call.plain_first[:SHOWN_PLAIN_CALLS],
+            outcomes,
+        )
 
     def facts(self) -> tuple[tuple[str, str], ...]:
         return tuple(
@@ -48,6 +82,8 @@ class Cal001Evidence(Evidence):
                     "spelling": self.spelling,
                     "expected": self.expected,
                     "hops": str(len(self.hops)),
+                    "order": self.order,
+                    "outcomes": "; ".join(f"torch {series}: {outcome}" for series, outcome in self.outcomes),
                 }.items()
             )
         )
@@ -57,37 +93,57 @@ class CompiledCallableInDualLevel(Rule):
     code = "CAL001"
     name = "compiled-callable-in-dual-level"
     severity = Severity.ERROR
-    summary = "A torch.compile'd callable receives dual tensors inside forward_ad.dual_level(): tangents are dropped."
+    VERSIONED_TABLES = ("forward_ad", "in_place")
+    summary = (
+        "A torch.compile'd callable receives dual tensors inside forward_ad.dual_level(): the tangent is dropped "
+        "or the call raises."
+    )
     what_it_does = """
 Flags a call inside a forward-mode AD region (`with torch.autograd.forward_ad.dual_level():` or a
 function decorated with `@dual_level()`) that reaches, directly or through a chain of calls across
 functions and modules, a callable compiled with a tangent-dropping backend (inductor, the default, or
-a backend that cannot be determined statically), when dual tensors can flow into it.
+a backend that cannot be determined statically), when dual tensors can flow into it and the target
+torch gives a wrong tangent or an exception for it.
+
+What happens depends on the torch version and on call order (the Versions table below):
+
+- **torch 2.13 and earlier**: every such call drops the tangent silently (`None`), or raises
+  `NotImplementedError` when the inputs or the compiled module's parameters require grad.
+- **torch 2.14 and later**: the callable's *first* call with dual inputs graph-breaks and runs
+  eagerly, so the tangent is right (that is CAL006, a warning, unless `fullgraph=True`, which
+  raises `Unsupported`). But when the same callable can run with plain inputs first (a training
+  step, a warm-up, an evaluation, also a plain call inside the region), the graph traced then is
+  reused for the dual call: the tangent is silently `None` again, or a module with parameters
+  raises `NotImplementedError`. A plain call counts unless it is module-level code, outside any
+  loop, after the region.
 
 `torch.autograd.functional.jacobian(f, x, strategy="forward-mode", vectorize=True)` runs `f` under
 forward-mode AD itself: a compiled `f` (or one reaching a compiled callable) is reported at the
-`jacobian` call; reverse mode, `torch.func.jacfwd` and `torch.func.jvp` are fine.
+`jacobian` call on torch 2.13 (wrong Jacobian); reverse mode, `torch.func.jacfwd` and
+`torch.func.jvp` are fine.
 
 Compiled callables are recognized however they are spelled: `torch.compile(f)`, `@torch.compile`,
 `@torch.compile(...)`, `from torch import compile as jit`, `torch._dynamo.optimize(...)`,
 `functools.partial(torch.compile, ...)`, `model.compile()` in place, and compiled modules held in
 variables, module globals, `self.<attr>` or returned by factory functions. The finding is reported at
-the call inside the region; related locations name every hop and the compile site.
+the call inside the region; related locations name every hop, the compile site and the plain calls
+that can come first.
 
-`model.compile()` in place compiles only project code: dynamo skips torch.nn's own frames, so a
-built-in module compiled in place (`nn.Linear(...).compile()`, an `nn.Sequential` of built-ins) keeps
-running eagerly and is not flagged (torch 2.13).
+`model.compile()` in place on a module that torch.nn itself defines (`nn.Linear(...).compile()`, an
+`nn.Sequential` of them) compiles nothing on torch 2.13 (Dynamo skips torch.nn's frames) and compiles
+it from torch 2.14 on; project modules are compiled on every version.
 """
     why_bad = """
 `torch.compile` (inductor) does not implement forward-mode AD. With dual inputs that do not require
 grad, `fwAD.unpack_dual(out).tangent` is silently `None`: no error, the JVP is simply lost. With
 inputs or parameters that require grad (a compiled `nn.Module` with parameters, for example) the call
-raises `NotImplementedError` instead. `fullgraph=False` does not help.
+raises `NotImplementedError` instead. `fullgraph=False` does not help on torch 2.13; on 2.14 it only
+helps for the callable's first call.
 
-Safe alternatives: run the region eagerly (`torch.compiler.disable`), use `torch.func.jvp`, which
-works over compiled functions, or compile with `backend="eager"`. (`backend="aot_eager"` keeps the
-tangents of compiled functions, so it is not flagged, but it raises for a compiled module with
-parameters: it is not the fix to suggest.)
+Safe alternatives, on every version: run the region eagerly (`torch.compiler.disable`), use
+`torch.func.jvp`, which works over compiled functions, or compile with `backend="eager"`.
+(`backend="aot_eager"` keeps the tangents of compiled functions, so it is not flagged, but it raises
+for a compiled module with parameters: it is not the fix to suggest.)
 """
     example = """
 import torch
@@ -171,18 +227,6 @@ with fwAD.dual_level():
 """,
             note="torch.compiler.disable runs eagerly",
         ),
-        Case(
-            """
-import torch
-import torch.autograd.forward_ad as fwAD
-
-net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
-net.compile()
-with fwAD.dual_level():
-    y = net(fwAD.make_dual(x, t))
-""",
-            note="in place, a built-in module is not compiled: dynamo skips torch.nn frames",
-        ),
     )
     INVALID = (
         Case(
@@ -192,7 +236,7 @@ import torch.autograd.forward_ad as fwAD
 
 f = torch.compile(torch.sin)
 with fwAD.dual_level():
-    y = f(fwAD.make_dual(x, t))  # expect: CAL001
+    y = f(fwAD.make_dual(x, t))  # expect[<2.14]: CAL001  # expect[>=2.14]: CAL006
 """
         ),
         Case(
@@ -206,7 +250,7 @@ def g(x):
 
 def run(x, t):
     with level():
-        return g(make_dual(x, t))  # expect: CAL001
+        return g(make_dual(x, t))  # expect[<2.14]: CAL001  # expect[>=2.14]: CAL006
 """
         ),
         Case(
@@ -229,7 +273,7 @@ net.compile()
 
 @forward_ad.dual_level()
 def tangent_of(x, t):
-    return forward_ad.unpack_dual(net(forward_ad.make_dual(x, t))).tangent  # expect: CAL001
+    return forward_ad.unpack_dual(net(forward_ad.make_dual(x, t))).tangent  # expect[<2.14]: CAL001  # expect[>=2.14]: CAL006
 """
         ),
         Case(
@@ -239,59 +283,111 @@ from helpers import step
 
 def check(x, t):
     with fwAD.dual_level():
-        return step(fwAD.make_dual(x, t))  # expect: CAL001
+        return step(fwAD.make_dual(x, t))  # expect[<2.14]: CAL001  # expect[>=2.14]: CAL006
 """,
             files=(
                 ("helpers.py", "import torch\n\n@torch.compile(mode='max-autotune')\ndef step(x):\n    return x * 2\n"),
             ),
             note="across modules, decorator with arguments",
         ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+model = torch.compile(torch.nn.Linear(4, 4))
+
+
+def train(batches, optimizer):
+    for x in batches:
+        model(x).square().mean().backward()
+        optimizer.step()
+
+
+def jvp_of(x, t):
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(model(fwAD.make_dual(x, t))).tangent  # expect: CAL001
+""",
+            note="a training step runs the compiled module with plain inputs first: its graph is reused",
+        ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin, fullgraph=True)
+with fwAD.dual_level():
+    y = f(fwAD.make_dual(x, t))  # expect: CAL001
+""",
+            note="fullgraph=True: tangent None on 2.13, Unsupported from 2.14 on",
+        ),
+        Case(
+            """
+import torch
+import torch.autograd.forward_ad as fwAD
+
+f = torch.compile(torch.sin)
+with fwAD.dual_level():
+    warm = f(torch.ones(3))
+    y = f(fwAD.make_dual(x, t))  # expect: CAL001
+""",
+            note="a plain call inside the region traces the graph first",
+        ),
     )
 
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        safe = api.TANGENT_SAFE_BACKENDS | self.config.extend_safe_backends
-        for event in events:
-            if not isinstance(event, CompiledCallInDualRegion) or not event.dual_inputs:
-                continue
-            if event.compiled.backend in safe:
-                continue
-            if reported_in is not None and event.chain[0].location.path not in reported_in:
-                continue  # reported at the region's first call (``at_first_call``)
-            yield self.finding(event)
+        target = self.target
+        for call in dual_calls(events, self.config.extend_safe_backends, target, reported_in):
+            if call.broken_on:
+                yield self.finding(call, target)
 
-    def finding(self, event: CompiledCallInDualRegion) -> Finding:
+    def finding(self, call: DualCall, target: TorchTarget) -> Finding:
+        event = call.event
         compiled = event.compiled
-        outcome, consequence = _outcome(compiled)
-        backend = "an unknown backend" if compiled.backend == UNKNOWN_BACKEND else f"backend={compiled.backend!r}"
+        backend = backend_text(compiled)
         first = event.chain[0].callee
         if event.region == event.chain[0].location:
-            return self.forward_mode_finding(event, backend)
+            return self.forward_mode_finding(call, target, backend)
+        headline = f"`{first}(...)` runs a compiled callable on dual inputs: {_worst(call, target)}."
         if len(event.chain) == 1:
             reach = f"`{first}(...)` calls a callable compiled with {compiled.spelling} ({backend})"
         else:
             hops = len(event.chain) - 1
-            reach = f"`{first}(...)` reaches a callable compiled with {compiled.spelling} ({backend}) through {hops} more call{'s' * (hops > 1)}"
-        message = (
-            f"{reach} inside a forward-AD dual_level() region with dual inputs: {consequence}. Run it eagerly "
-            f"(torch.compiler.disable), use torch.func.jvp, or compile with backend='eager'."
+            reach = (
+                f"`{first}(...)` reaches a callable compiled with {compiled.spelling} ({backend}) "
+                f"through {hops} more call{'s' * (hops > 1)}"
+            )
+        message = " ".join(
+            [
+                headline,
+                f"{reach} inside a forward-AD dual_level() region{_requires_grad_note(call)}."
+                f"{_on_each_version(call, target)}",
+                *_order_note(call, target),
+                "Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='eager': "
+                "these keep the tangent on every torch version.",
+            ]
         )
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
-        return self.at_first_call(event, message, related, Cal001Evidence.of(event, outcome), _fixes(event))
+        related += _plain_related(call)
+        return self.at_first_call(
+            event, message, related, Cal001Evidence.of(call, expected_label(compiled)), _fixes(event)
+        )
 
-    def forward_mode_finding(self, event: CompiledCallInDualRegion, backend: str) -> Finding:
+    def forward_mode_finding(self, call: DualCall, target: TorchTarget, backend: str) -> Finding:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
-        ``dual_level`` the function enters itself (``facts/other_autograd_differences.py``)."""
+        ``dual_level`` the function enters itself (``facts/forward_ad.py``, the jacobian cases)."""
+        event = call.event
         compiled = event.compiled
         first = event.chain[0].callee
         hops = len(event.chain) - 1
         through = f" through {hops} call{'s' * (hops > 1)}" if hops else ""
         message = (
-            f"`{first}(..., strategy='forward-mode')` differentiates a callable compiled with {compiled.spelling} "
-            f"({backend}){through} in forward mode: the Jacobian comes out wrong with no error (all zeros) or the "
-            f"call fails with BackendCompilerFailed, depending on shapes. Use strategy='reverse-mode' or "
-            f"torch.func.jacfwd, or run the function eagerly (torch.compiler.disable)."
+            f"`{first}(..., strategy='forward-mode')` differentiates a compiled callable: "
+            f"{_worst(call, target)}. It reaches a callable compiled with {compiled.spelling} ({backend}){through}."
+            f"{_on_each_version(call, target)}{''.join(' ' + note for note in _order_note(call, target))} Use "
+            f"strategy='reverse-mode' or torch.func.jacfwd, or run the function eagerly (torch.compiler.disable)."
         )
         related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
@@ -302,7 +398,7 @@ def check(x, t):
         )
         backend_fix = _backend_fix(compiled)
         fixes = [reverse] if backend_fix is None else [reverse, backend_fix]
-        return self.at_first_call(event, message, related, Cal001Evidence.of(event, "wrong-jacobian"), fixes)
+        return self.at_first_call(event, message, related, Cal001Evidence.of(call, "wrong-jacobian"), fixes)
 
     def at_first_call(
         self,
@@ -325,17 +421,6 @@ def check(x, t):
         )
 
 
-#: Spellings whose compile call ``CompileWithBackend`` knows how to edit; ``torch.compile (replaces
-#: .forward)`` and the like start with one of them.
-_EDITABLE_SPELLINGS = (
-    "torch.compile",
-    "@torch.compile",
-    "torch._dynamo.optimize",
-    "functools.partial(torch.compile)",
-    "nn.Module.compile()",
-)
-
-
 def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
     """Calling the uncompiled callable in the region (only the region runs eagerly), then compiling
     with ``backend="eager"`` (every call runs eagerly). Both unsafe: they change speed."""
@@ -344,7 +429,7 @@ def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
     target = compiled.target
     is_module = isinstance(target, (Instance, ExternalInstance))
     in_place = compiled.spelling.startswith("nn.Module.compile()")
-    if len(event.chain) == 1 and target is not None and not in_place and _editable(compiled.spelling):
+    if len(event.chain) == 1 and target is not None and not in_place and editable(compiled.spelling):
         spelled = "`._orig_mod`" if is_module else "the original function (`.__wrapped__`)"
         fixes.append(
             Fix(
@@ -360,7 +445,7 @@ def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
 
 
 def _backend_fix(compiled: Compiled) -> Fix | None:
-    if not _editable(compiled.spelling):
+    if not editable(compiled.spelling):
         return None
     return Fix(
         'Compile with backend="eager", which keeps tangents (unsafe: every call of it runs without inductor)',
@@ -369,20 +454,85 @@ def _backend_fix(compiled: Compiled) -> Fix | None:
     )
 
 
-def _editable(spelling: str) -> bool:
-    return spelling in _EDITABLE_SPELLINGS or spelling.startswith("torch.compile (")
+def _worst(call: DualCall, target: TorchTarget) -> str:
+    """The headline's clause: what goes wrong, in short, with the versions when not every series."""
+    broken = [entry for entry in call.per_series if entry.broken]
+    text = headline_consequence(o for entry in broken for o in entry.outcomes if not o.correct)
+    if len(broken) == len(call.per_series):
+        return text
+    return f"{text} on {target.versions_text(entry.series for entry in broken)}"
 
 
-def _outcome(compiled: Compiled) -> tuple[str, str]:
-    """What running it does: drop the tangent silently, or raise (modules with parameters)."""
-    target = compiled.target
-    silent = "the output's tangent is silently None (NotImplementedError instead if inputs require grad)"
-    if isinstance(target, ExternalInstance):
-        if target.cls in api.PARAMETERLESS_MODULES:
-            return "tangent-none", silent
-        return "raises", "the call raises NotImplementedError (the compiled module's parameters have no jvp)"
-    if isinstance(target, Instance):
-        return "raises-or-tangent-none", (
-            "the call raises NotImplementedError if the module has parameters, otherwise the tangent is silently None"
+def _requires_grad_note(call: DualCall) -> str:
+    """`` (NotImplementedError instead if the inputs require grad)`` for a function where that row differs."""
+    if call.kinds != {CompiledKind.FUNCTION}:
+        return ""
+    full = call.event.compiled.fullgraph
+    options = (False, True) if full is None else (full,)
+    raises = {
+        forward_ad_row(CompiledKind.FUNCTION_INPUTS_REQUIRE_GRAD, call.order, f, series).outcome
+        for series in call.broken_on
+        for f in options
+    }
+    return " (NotImplementedError instead if its inputs require grad)" if raises == {Outcome.RAISES_NOT_IMPLEMENTED} else ""
+
+
+def _on_each_version(call: DualCall, target: TorchTarget) -> str:
+    """What goes wrong, in full: `` It raises ...`` or, when the broken series differ, each group's."""
+    groups = [(versions, text) for versions, text, broken in by_version(call, target) if broken]
+    if len(groups) == 1 and len(call.broken_on) == len(call.per_series):
+        text = groups[0][1]
+        if text == _worst(call, target):
+            return ""  # the headline said it all
+        return f" {text[0].upper()}{text[1:]}."
+    return "".join(f" On {versions} {text}." for versions, text in groups)
+
+
+def _order_note(call: DualCall, target: TorchTarget) -> list[str]:
+    """Why the call order matters, on the target's series where a first dual call would be fine."""
+    kinds, full = call.kinds, call.event.compiled.fullgraph
+    options = (False, True) if full is None else (full,)
+    saved = [
+        entry.series
+        for entry in call.per_series
+        if entry.broken
+        and all(
+            forward_ad_row(kind, CallOrder.FIRST_CALL_DUAL, f, entry.series).outcome.correct
+            for kind in kinds
+            for f in options
         )
-    return "tangent-none", silent
+    ]
+    if call.order is CallOrder.PLAIN_FIRST and saved:
+        where = ", ".join(
+            f"line {loc.line}" if loc.path == call.event.chain[0].location.path else f"{loc.path}:{loc.line}"
+            for loc in call.plain_first[:SHOWN_PLAIN_CALLS]
+        )
+        more = (
+            f" and {len(call.plain_first) - SHOWN_PLAIN_CALLS} more"
+            if len(call.plain_first) > SHOWN_PLAIN_CALLS
+            else ""
+        )
+        return [
+            f"It can run with plain inputs first ({where}{more}): on {target.versions_text(saved)} only a compiled "
+            "callable's first call with dual inputs graph-breaks and keeps its tangent; a graph traced with plain "
+            "inputs is reused for dual ones."
+        ]
+    notes = []
+    fragile = call.fragile_on
+    if call.order is CallOrder.FIRST_CALL_DUAL and fragile:
+        notes.append(
+            f"On {target.versions_text(fragile)} this first dual call graph-breaks and runs eagerly (correct, not "
+            f"compiled), but after a plain call (a warm-up, a training step) {after_plain_call(call, fragile)}."
+        )
+    sturdy = [entry for entry in call.per_series if entry.outcomes and not entry.broken and entry.series not in fragile]
+    if sturdy:
+        outcomes = {o for entry in sturdy for o in entry.outcomes}
+        notes.append(f"On {target.versions_text(e.series for e in sturdy)} {consequence(outcomes)}.")
+    return notes
+
+
+def _plain_related(call: DualCall) -> list[RelatedLocation]:
+    return [
+        RelatedLocation(location, "runs with plain inputs before the dual call: its graph is reused")
+        for location in call.plain_first[:SHOWN_PLAIN_CALLS]
+    ]

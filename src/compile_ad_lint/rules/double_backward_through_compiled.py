@@ -71,6 +71,7 @@ class DoubleBackwardThroughCompiled(Rule):
     code = "CAL004"
     name = "double-backward-through-compiled"
     severity = Severity.ERROR
+    VERSIONED_TABLES = ("in_place",)
     summary = "A second-order backward goes through a torch.compile'd region, whose backward cannot be differentiated."
     what_it_does = """
 Flags a second-order backward through a region compiled with an AOTAutograd backend (inductor, the
@@ -267,6 +268,7 @@ def inner_step(x, y, params, second_order):
             f" ({_backend(origins[0])}): the gradients it returns carry a node whose backward raises {_RAISES}, so the "
             f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time (after a "
             f"first-order backward through the same compiled callable, create_graph=True itself can raise: donated buffers). {_FIX}."
+            f"{self.only_on(o.compiled for o in origins)}"
         )
         first = origins[0]
         evidence = Cal004BackwardEvidence(
@@ -291,6 +293,7 @@ def inner_step(x, y, params, second_order):
         message = (
             f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
             f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
+            f"{self.only_on(o.compiled for o in origins)}"
         )
         evidence = Cal004FunctionalEvidence(
             origin.call_site,

@@ -60,6 +60,7 @@ class UnusedCompiledOutputZeroGrad(Rule):
     code = "CAL005"
     name = "unused-compiled-output-zero-grad"
     severity = Severity.WARNING
+    VERSIONED_TABLES = ("in_place",)
     summary = "A backward uses only some outputs of a compiled call: leaves only the others depend on get zero grads instead of None."
     what_it_does = """
 Flags a backward (`loss.backward()`, `torch.autograd.backward`, `torch.autograd.grad`) that uses
@@ -311,7 +312,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             fix = "Return only what the loss uses from the compiled region, or set those leaves' .grad to None after the backward"
         message = (
             f"{backward.spelling} uses only output{'s' * (len(used) > 1)} {used_text} of the {len(result.elements)} outputs the compiled "
-            f"call at {where} returns; {names}, so {effect}. {fix}."
+            f"call at {where} returns; {names}, so {effect}. {fix}.{self.only_on([result.compiled])}"
         )
         related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
         related.append(
