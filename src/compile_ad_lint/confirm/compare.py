@@ -186,19 +186,28 @@ def _tangent_verdict(
         tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
         if rel / tol > (worst / worst_tol if worst_tol else 0.0):
             worst, worst_tol = rel, tol
+    compared = f"{what}, compiled as written vs eager"
     if dropped:
         return ConfirmResult(
             Verdict.CONFIRMED,
             f"tangent dropped to None: {dropped} of {len(pairs)} {what} are None in the compiled run where eager has values",
+            compared=compared,
         )
+    measured, bound = worst, worst_tol or None
     if worst_tol and worst > worst_tol:
         return ConfirmResult(
             Verdict.CONFIRMED,
             f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({len(pairs)} {what})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     return ConfirmResult(
         Verdict.NOT_REPRODUCED,
         f"compared {len(pairs)} {what}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
+        compared=compared,
+        difference=measured,
+        tolerance=bound,
     )
 
 
@@ -221,7 +230,7 @@ EAGER_MARGIN = 3.0
 
 
 @dataclass(frozen=True)
-class _Cal002Pair:
+class Cal002Measure:
     """One flagged backward's gradients compared across the runs (relative differences)."""
 
     differential: float  # as written vs matching config, same backend: the fix differential
@@ -291,7 +300,7 @@ def verdict_cal002(
     assumed, assumed_state, unmeasured = _eager_assumed_records(
         eager_assumed, eager_assumed_problem, site, forced_handles
     )
-    best: _Cal002Pair | None = None
+    best: Cal002Measure | None = None
     for index, (e, w, m) in enumerate(zip(*records)):
         ev, _, elay = grad_vector(e, eager_load)
         wv, wdt, wlay = grad_vector(w, written_load)
@@ -304,7 +313,7 @@ def verdict_cal002(
             av, _, alay = grad_vector(assumed[index], eager_assumed_load)
             if av and alay == elay:
                 eager_differential = relative_difference(av, ev)
-        candidate = _Cal002Pair(
+        candidate = Cal002Measure(
             relative_difference(wv, mv),
             tol,
             relative_difference(wv, ev) if elay == wlay else math.inf,
@@ -316,21 +325,33 @@ def verdict_cal002(
             best = candidate
     if best is None:
         return ConfirmResult(Verdict.NOT_REPRODUCED, "no comparable gradients were recorded at the flagged backward")
-    differential, tol, ew, em = best.differential, best.tol, best.vs_eager_written, best.vs_eager_matching
     configs = f"backward_pass_autocast={written_config} (as written) vs {matching_config} (matching), both backend={backend!r}"
+    return decide_cal002(best, configs, eager_differential_text(best, assumed_state, unmeasured))
+
+
+def decide_cal002(best: Cal002Measure, configs: str, witness: str) -> ConfirmResult:
+    """The CAL002 decision on one measured backward (see :func:`verdict_cal002`); ``configs`` names the
+    two compiled runs, ``witness`` is the eager differential's text."""
+    differential, tol, ew, em = best.differential, best.tol, best.vs_eager_written, best.vs_eager_matching
     eager_part = f"vs eager: as written {_fmt(ew)}, matching {_fmt(em)}"
-    witness = _eager_differential_text(best, assumed_state, unmeasured)
+    compared, measured, bound = f"gradients of the flagged region, {configs}", differential, tol
     if differential <= tol:
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             f"fix differential within noise: relative difference {_fmt(differential)} <= tolerance {_fmt(tol)} between {configs} "
             f"({eager_part}; compiled-vs-eager differences alone are backend noise, not the mismatch; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     changes = f"relative difference {_fmt(differential)} > tolerance {_fmt(tol)} between {configs}"
     if math.isinf(ew) and math.isinf(em):
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             f"the config changes the gradients ({changes}) but eager's gradients could not be compared with them ({eager_part}; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     margin = abs(em - ew)
     floor = max(EAGER_MARGIN * min(ew, em), tol)
@@ -340,6 +361,9 @@ def verdict_cal002(
             f"the config changes the gradients ({changes}) but eager sides with the config as written: it is nearer the as-written run "
             f"by {_fmt(margin)}, beyond the noise margin ({_fmt(floor)}: {EAGER_MARGIN:g}x that run's own distance to eager, at least the tolerance) "
             f"({eager_part}; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     if em <= ew:
         side = "eager agrees with the matching config" + ("" if margin > floor else " (by less than the noise margin)")
@@ -349,7 +373,11 @@ def verdict_cal002(
             "own distance to eager): the eager comparison is inconclusive at this noise level"
         )
     return ConfirmResult(
-        Verdict.CONFIRMED, f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)"
+        Verdict.CONFIRMED,
+        f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)",
+        compared=compared,
+        difference=measured,
+        tolerance=bound,
     )
 
 
@@ -375,7 +403,7 @@ def _eager_assumed_records(
     return records, " or ".join(sorted({hit["assumed"] for hit in hits})), ""
 
 
-def _eager_differential_text(pair: _Cal002Pair, assumed: str, unmeasured: str) -> str:
+def eager_differential_text(pair: Cal002Measure, assumed: str, unmeasured: str) -> str:
     if pair.eager_differential is None:
         return f"eager differential not measured: {unmeasured or 'its gradients do not line up with eager as written'}"
     value = pair.eager_differential
