@@ -129,7 +129,7 @@ def _compare_calls(
 ) -> ConfirmResult:
     raised = next((c for c in compiled_calls if c["raised"]), None)
     if raised is not None and not any(e["raised"] for e in eager_calls):
-        return _compiled_raise(raised["raised"], "the flagged call")
+        return compiled_raise(raised["raised"], "the flagged call")
     pairs = [pair for e, c in zip(eager_calls, compiled_calls) for pair in zip(e["tangents"], c["tangents"])]
     calls = f"{len(compiled_calls)} call(s) of the compiled callable with dual inputs at the flagged line"
     return _tangent_verdict(pairs, eager_load, compiled_load, device, f"output tangent(s) of {calls}")
@@ -142,7 +142,7 @@ def _compare_unpacked(
     if compiled.get("status") == "exception":
         exception = compiled["exception"]
         if site.on_stack(exception.get("frames", [])):
-            return _compiled_raise(exception, "the compiled run, through the flagged call,")
+            return compiled_raise(exception, "the compiled run, through the flagged call,")
     eager_tangents = _tangents(eager, site)
     compiled_tangents = _tangents(compiled, site)
     if eager_tangents and not compiled_tangents and compiled.get("status") == "exception":
@@ -158,7 +158,7 @@ def _compare_unpacked(
     return _tangent_verdict(pairs, eager_load, compiled_load, device, "unpack_dual result(s) in the flagged function")
 
 
-def _compiled_raise(exception: dict, who: str) -> ConfirmResult:
+def compiled_raise(exception: dict, who: str) -> ConfirmResult:
     """Only forward AD's ``NotImplementedError`` is the hazard; another compiled-only failure is an error."""
     if exception["type"] == "NotImplementedError":
         return ConfirmResult(
@@ -174,16 +174,43 @@ def _tangent_verdict(
     pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str
 ) -> ConfirmResult:
     """(eager tangent, compiled tangent) pairs: a tangent dropped to None, or the worst difference against its tolerance."""
+    measured = [
+        TangentPair(
+            eager_none=eager is None,
+            compiled_none=compiled is None,
+            difference=None
+            if eager is None or compiled is None
+            else relative_difference(compiled_load(compiled), eager_load(eager)),
+            dtype=eager["dtype"] if eager is not None else "float32",
+        )
+        for eager, compiled in pairs
+    ]
+    return tangent_verdict(measured, device, what)
+
+
+@dataclass(frozen=True)
+class TangentPair:
+    """One output's tangent, compiled as written against eager: None on either side, else their
+    relative difference (``difference``) and the eager tangent's dtype."""
+
+    eager_none: bool
+    compiled_none: bool
+    difference: float | None
+    dtype: str
+
+
+def tangent_verdict(pairs: Sequence[TangentPair], device: str, what: str) -> ConfirmResult:
+    """A tangent dropped to None where eager has one, or the worst difference against its tolerance."""
     dropped = 0
     worst = worst_tol = 0.0
-    for eager_tangent, compiled_tangent in pairs:
-        if eager_tangent is None:
+    for pair in pairs:
+        if pair.eager_none:
             continue
-        if compiled_tangent is None:
+        if pair.compiled_none:
             dropped += 1
             continue
-        rel = relative_difference(compiled_load(compiled_tangent), eager_load(eager_tangent))
-        tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
+        rel = pair.difference if pair.difference is not None else math.inf
+        tol = tolerance(TANGENT_TOLERANCE, [pair.dtype], device)
         if rel / tol > (worst / worst_tol if worst_tol else 0.0):
             worst, worst_tol = rel, tol
     compared = f"{what}, compiled as written vs eager"
@@ -429,7 +456,7 @@ DOUBLE_BACKWARD_ERRORS = (
 )
 
 
-def _is_double_backward(exception: dict | None) -> bool:
+def is_double_backward(exception: dict | None) -> bool:
     return exception is not None and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
 
 
@@ -451,13 +478,13 @@ def verdict_cal004(
         for i, r in enumerate(records)
         if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))
     ]
-    eager_raises = any(_is_double_backward(r.get("raised")) for r in eager.get("records", [])) or _is_double_backward(
+    eager_raises = any(is_double_backward(r.get("raised")) for r in eager.get("records", [])) or is_double_backward(
         eager.get("exception")
     )
     if at_site and not eager_raises:
         for index in at_site:
             record = records[index]
-            if _is_double_backward(record.get("raised")):
+            if is_double_backward(record.get("raised")):
                 return ConfirmResult(
                     Verdict.CONFIRMED,
                     f"the flagged call raises {exception_text(record['raised'])} in the compiled run; eager runs it",
@@ -473,7 +500,7 @@ def verdict_cal004(
                     break  # another create_graph=True call (or its failure): a later error may be its own
                 if later.get("kind") == "functional":
                     break
-                if later.get("kind") == "backward-error" and _is_double_backward(later.get("raised")):
+                if later.get("kind") == "backward-error" and is_double_backward(later.get("raised")):
                     return ConfirmResult(
                         Verdict.CONFIRMED,
                         f"the backward at {_line(later)} through the gradients the flagged create_graph=True call created raises "
