@@ -135,6 +135,16 @@ class Live:
         self.serial = 0
         self.after_create_graph = []  # CAL004 sites whose create_graph=True call ran without error
 
+    @contextlib.contextmanager
+    def noting(self, what):
+        """An instrumentation failure is reported with the results (once per kind), never raised."""
+        try:
+            yield
+        except Exception as error:
+            if self.state["problem"] is None:
+                self.state["problem"] = f"instrumentation failed while {what}: {type(error).__name__}: {error}"
+                self.write()
+
     # -- results -----------------------------------------------------------------------------------
     def entry(self, site):
         return self.state["sites"].setdefault(str(site.id), {"hits": 0, "first_seconds": None, "measurement": None})
@@ -230,7 +240,8 @@ def recorder_class(child, replay):
             def __getattr__(config, name):
                 value = original_getattr(config, name)
                 if name == "backward_pass_autocast" and config is functorch_config and recorder.running:
-                    recorder.traced[recorder.running[-1]] = value  # read while tracing that region
+                    # Read while tracing that region: the config it assumed and the autocast around it.
+                    recorder.traced[recorder.running[-1]] = (value, replay.autocast_state(recorder.torch))
                 return value
 
             self.patch(cls, "__getattr__", __getattr__)
@@ -279,16 +290,17 @@ def recorder_class(child, replay):
             ]
             if not regions or not torch.is_grad_enabled() or handle not in self.targets:
                 return super().observe(handle, call, args, kwargs)
+            before = replay.Region.before_call(torch, args, kwargs)
             self.running.append(handle)
             try:
                 result = call(*args, **kwargs)
             finally:
                 self.running.pop()
-            with self.guard():
+            with self.guard(swallow=False), live.noting("keeping the compiled call for its replay"):
                 import torch._functorch.config as functorch_config
 
-                config = self.traced.get(handle, functorch_config.backward_pass_autocast)
-                region = replay.Region(torch, handle, self.targets[handle], call, args, kwargs, config)
+                region = replay.Region(torch, handle, self.targets[handle], call, args, kwargs, before)
+                region.traced(*self.traced.get(handle, (functorch_config.backward_pass_autocast, None)))
                 region.attach(result, lambda: self.live.serial)
                 for site in regions:
                     kept = live.regions[site.id]

@@ -123,11 +123,20 @@ def set_rng_state(torch, state):
 
 
 def relative_difference(torch, a, b):
-    """||a - b|| / ||b|| over gradient lists (inf when their layouts differ or a NaN appears; 0 when
-    both are zero): the same measure as ``compare.relative_difference``."""
-    if [None if t is None else tuple(t.shape) for t in a] != [None if t is None else tuple(t.shape) for t in b]:
+    """||a - b|| / ||b|| over gradient lists (inf when their shapes differ or a NaN appears; 0 when
+    both are zero): the same measure as ``compare.relative_difference``. A leaf None on one side
+    counts as zeros there (None against zeros is CAL005's question, not this one's)."""
+    if len(a) != len(b):
         return math.inf
-    pairs = [(x, y) for x, y in zip(a, b) if x is not None]
+    pairs = []
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            continue
+        x = torch.zeros_like(y) if x is None else x
+        y = torch.zeros_like(x) if y is None else y
+        if x.shape != y.shape:
+            return math.inf
+        pairs.append((x, y))
     if not pairs:
         return 0.0
     diff = math.sqrt(sum(float((x.double() - y.double()).pow(2).sum()) for x, y in pairs))
@@ -147,22 +156,35 @@ def finite(value):
 class Region:
     """One call of a flagged compiled callable, as the user's code made it."""
 
-    def __init__(self, torch, handle, target, call, args, kwargs, config):
-        from torch.utils._pytree import tree_flatten
-
+    def __init__(self, torch, handle, target, call, args, kwargs, before):
+        """``before``: :meth:`before_call`'s snapshot, taken when the user's call started."""
         self.torch = torch
         self.handle = handle
         self.target = target  # the uncompiled callable (a module, a function) and how it was compiled
         self.call = call  # the user's compiled callable, as they call it
         self.args, self.kwargs = args, kwargs
-        self.forward = autocast_state(torch)
-        self.rng = rng_state(torch)
-        self.config = config  # backward_pass_autocast the compiled backward was traced under
-        flat, _ = tree_flatten((args, kwargs))
-        self.versions = [(t, t._version) for t in flat if isinstance(t, torch.Tensor)]
+        self.rng, self.versions, self.forward = before
+        self.config = "same_as_forward"  # backward_pass_autocast its compiled backward was traced under
         self.outputs = []
         self.upstream = {}  # output index -> (backward serial, gradient)
         self.device = next((t.device.type for t, _ in self.versions), torch.get_default_device().type)
+
+    @staticmethod
+    def before_call(torch, args, kwargs):
+        """The RNG state, the input tensors' versions and the autocast state as the user's call starts."""
+        from torch.utils._pytree import tree_flatten
+
+        flat, _ = tree_flatten((args, kwargs))
+        versions = [(t, t._version) for t in flat if isinstance(t, torch.Tensor)]
+        return rng_state(torch), versions, autocast_state(torch)
+
+    def traced(self, config, forward):
+        """What the compiled graph was traced under: the config, and the autocast state inside the
+        compiled frame (a wrapper that enters autocast in ``forward``, as accelerate's does, is
+        inside the user's call but outside the frame)."""
+        self.config = config
+        if forward is not None:
+            self.forward = forward
 
     def attach(self, result, serial):
         """Hooks on the outputs that need a gradient: each keeps what the user's backward sends into it."""
