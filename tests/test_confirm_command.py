@@ -257,7 +257,9 @@ def test_cli_needs_a_command_and_runs_none_without_findings(tmp_path, capsys, mo
 # -- real-shaped projects through `confirm -- ...` (torch.compile on CPU) ---------------------------------
 
 
-def _confirm(tmp_path_factory, name: str, command: list[str]) -> tuple[Path, dict, float, set[str]]:
+def _confirm(
+    tmp_path_factory, name: str, command: list[str], options: tuple[str, ...] = ()
+) -> tuple[Path, dict, float, set[str]]:
     project = tmp_path_factory.mktemp("confirm") / name
     shutil.copytree(PROJECTS / name, project)
     before = {str(p.relative_to(project)) for p in project.rglob("*")}
@@ -268,7 +270,7 @@ def _confirm(tmp_path_factory, name: str, command: list[str]) -> tuple[Path, dic
     os.chdir(project)
     started = time.perf_counter()
     try:
-        code = cli.main(["confirm", ".", "--no-cache", "--format", "json", "-o", str(report), "--", *command])
+        code = cli.main(["confirm", ".", "--no-cache", *options, "--format", "json", "-o", str(report), "--", *command])
     finally:
         os.chdir(cwd)
         if previous is None:
@@ -417,6 +419,46 @@ CUDA_AUTOCAST = textwrap.dedent(
         loss.backward()
     """
 )
+
+
+@pytest.fixture(scope="module")
+def torchrun_probe(tmp_path_factory):
+    torchrun = shutil.which("torchrun", path=str(Path(PYTHON).parent)) or "torchrun"
+    command = [torchrun, "--standalone", "--nproc-per-node", "1", "train_ddp.py", "--data", "data/series.csv"]
+    return _confirm(tmp_path_factory, "torchrun_project", [*command, "--steps", "2", "--probe"], ("--until-exit",))
+
+
+@pytest.mark.slow
+def test_until_exit_reaches_the_probe_after_training(torchrun_probe):
+    """With --until-exit the run goes past the training loop to the forward-mode probe: the compiled
+    module with parameters raises NotImplementedError under forward AD where its eager replay runs.
+    Once both sites are measured the worker stops itself."""
+    project, document, seconds, written = torchrun_probe
+    verdicts = _verdicts(document)
+    train = project / "train_ddp.py"
+    device, probe = verdicts[("train_ddp.py", _line(train, "# expect: CAL001"), "CAL001")]
+    _from_the_code(device, probe, "confirmed")
+    assert "raises NotImplementedError" in probe["detail"] and "eager returns normally" in probe["detail"]
+    _from_the_code(*verdicts[("train_ddp.py", _line(train, "# expect: CAL002"), "CAL002")], "confirmed")
+    assert written == set() and seconds < 240
+
+
+@pytest.fixture(scope="module")
+def gan_penalty(tmp_path_factory):
+    return _confirm(tmp_path_factory, "gan_penalty", [PYTHON, "train_wgan_gp.py", "--steps", "50"])
+
+
+@pytest.mark.slow
+def test_gradient_penalty_double_backward_is_confirmed_from_the_run(gan_penalty):
+    """WGAN-GP: grad(create_graph=True) through the compiled critic runs; the critic loss's backward
+    after it raises the double-backward error in the user's run, and the critic replayed eagerly is
+    differentiated twice without error."""
+    project, document, seconds, written = gan_penalty
+    ((device, result),) = [v for k, v in _verdicts(document).items() if k[2] == "CAL004"]
+    _from_the_code(device, result, "confirmed")
+    assert "does not currently support double backward" in result["detail"]
+    assert "differentiated twice without error" in result["detail"]
+    assert written == set() and seconds < 240
 
 
 def _cuda() -> bool:
