@@ -585,7 +585,7 @@ def _usage_section() -> str:
     return readme[start : readme.index("\n## ", start + 1)]
 
 
-@pytest.mark.parametrize("command", ["check", "cache", "rules", "explain", "lsp"])
+@pytest.mark.parametrize("command", ["check", "confirm", "cache", "rules", "explain", "lsp"])
 def test_readme_usage_lists_every_flag_with_its_default(command):
     import argparse
 
@@ -608,12 +608,15 @@ def test_readme_usage_lists_every_flag_with_its_default(command):
 
 
 def test_help_shows_every_documented_flag():
-    completed = subprocess.run(
-        [sys.executable, "-m", "compile_ad_lint", "check", "--help"], capture_output=True, text=True, timeout=120
-    )
-    assert completed.returncode == 0
+    shown = ""
+    for command in ("check", "confirm"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "compile_ad_lint", command, "--help"], capture_output=True, text=True, timeout=120
+        )
+        assert completed.returncode == 0
+        shown += completed.stdout
     usage = _usage_section()
     for flag in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", usage))):
         if flag in ("--version", "--debounce-ms", "--help"):
             continue
-        assert flag in completed.stdout, f"README documents {flag}, `check --help` does not show it"
+        assert flag in shown, f"README documents {flag}, neither `check --help` nor `confirm --help` shows it"

@@ -417,14 +417,43 @@ def test_probe_keeps_the_autocast_device_as_written():
 
 
 def test_cal002_verdict_explains_an_autocast_for_another_device():
-    from compile_ad_lint.confirm.session import _device_note
+    from compile_ad_lint.confirm.verdicts import cannot_show_reason
 
     finding = _finding("CAL002", {"forward_autocast": "cuda/bfloat16", "backward_autocast": "off"})
-    assert "does not change cpu tensors" in _device_note(finding, "cpu")
-    assert _device_note(finding, "cuda") == ""
-    assert _device_note(_finding("CAL002", {"forward_autocast": "?/bfloat16", "backward_autocast": "off"}), "cpu") == ""
+    assert "does not change cpu tensors" in cannot_show_reason(finding, "cpu")
+    assert "this machine has no CUDA device" in cannot_show_reason(finding, "cpu", gpu_present=False)
+    assert cannot_show_reason(finding, "cuda") is None
+    unknown = _finding("CAL002", {"forward_autocast": "?/bfloat16", "backward_autocast": "off"})
+    assert cannot_show_reason(unknown, "cpu") is None
     kwargs_list = {"forward_autocast": "off", "backward_autocast": "off", "config": "(('cuda', 'bfloat16'),)"}
-    assert "autocast is for cuda" in _device_note(_finding("CAL002", kwargs_list), "cpu")
+    assert "autocast is for cuda" in cannot_show_reason(_finding("CAL002", kwargs_list), "cpu")
+
+
+def test_a_probe_never_reads_as_a_verdict_on_the_code():
+    """A synthetic probe's comparison becomes torch-has-hazard / torch-lacks-hazard (or cannot-show);
+    confirmed and not-reproduced are only given to the project's own code, and the types enforce it."""
+    from compile_ad_lint.confirm.verdicts import project_result, synthetic_result
+    from compile_ad_lint.findings import ConfirmResult, VerdictSource
+
+    shown = ConfirmResult(Verdict.CONFIRMED, "tangent dropped", compared="tangents", difference=None)
+    probe = synthetic_result(shown, "cpu", "2.13.0+cpu")
+    assert (probe.verdict, probe.source, probe.torch_version) == (
+        Verdict.TORCH_HAS_HAZARD,
+        VerdictSource.SYNTHETIC,
+        "2.13.0+cpu",
+    )
+    quiet = synthetic_result(ConfirmResult(Verdict.NOT_REPRODUCED, "equal"), "cpu", "2.13.0+cpu")
+    assert quiet.verdict is Verdict.TORCH_LACKS_HAZARD
+    cuda_only = synthetic_result(
+        ConfirmResult(Verdict.NOT_REPRODUCED, "equal"), "cpu", "2.13.0", "autocast is for cuda"
+    )
+    assert cuda_only.verdict is Verdict.CANNOT_SHOW and cuda_only.detail.startswith("autocast is for cuda")
+    code = project_result(shown, "cpu", "2.13.0+cpu")
+    assert (code.verdict, code.source) == (Verdict.CONFIRMED, VerdictSource.PROJECT)
+    with pytest.raises(ValueError):
+        ConfirmResult(Verdict.CONFIRMED, "x", VerdictSource.SYNTHETIC)
+    with pytest.raises(ValueError):
+        ConfirmResult(Verdict.TORCH_HAS_HAZARD, "x", VerdictSource.PROJECT)
 
 
 def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
@@ -721,7 +750,7 @@ def test_cal001_dropped_tangent_confirmed(confirmed_project):
     finding = _by_line(document, "cases.py")[_line(CASES, "tangent-site")]
     assert finding["code"] == "CAL001"
     result = finding["confirm"]["cpu"]
-    assert result["verdict"] == "confirmed", result
+    assert result["verdict"] == "confirmed" and result["source"] == "project-code", result
     assert "tangent dropped to None" in result["detail"] and "cases:test_tangent_dropped" in result["detail"]
 
 
@@ -756,7 +785,7 @@ def test_each_call_in_a_script_is_judged_on_its_own(confirmed_project):
     assert raised["verdict"] == "confirmed", raised
     assert "__main__ block" in raised["detail"] and "the flagged call raises NotImplementedError" in raised["detail"]
     dropped = by_line[_line(SCRIPT, "script-drop-site")]["confirm"]["cpu"]
-    assert dropped["verdict"] == "confirmed", dropped
+    assert dropped["verdict"] == "torch-has-hazard" and dropped["source"] == "synthetic-probe", dropped
     assert "synthetic probe" in dropped["detail"] and "before reaching the flagged call" in dropped["detail"]
 
 
@@ -783,7 +812,8 @@ def test_no_entry_point_uses_synthetic_probe(confirmed_project):
     _, document, _ = confirmed_project
     result = _by_line(document, "noentry.py")[_line(NO_ENTRY, "synthetic-site")]["confirm"]["cpu"]
     assert "synthetic probe" in result["detail"]
-    assert result["verdict"] == "confirmed", result
+    assert result["verdict"] == "torch-has-hazard" and result["source"] == "synthetic-probe", result
+    assert result["torch"] == torch_version_without_import()
 
 
 @pytest.mark.slow
@@ -854,3 +884,74 @@ def test_cuda_dropped_tangent_confirmed(tmp_path):
     result = _by_line(document, "gpu.py")[_line(source, "gpu-site")]["confirm"]["cuda"]
     assert result["verdict"] == "confirmed", result
     assert "torch " in result["detail"] and "cuda (" in result["detail"]
+
+
+def test_entry_points_parse_safely_from_many_threads(tmp_path):
+    """The shape of the confirm crash (CPython 3.11, python/cpython#106905): findings evaluated in
+    threads, each parsing its file for entry points. A thread switch in the middle of one thread's
+    tree conversion (here forced: a garbage-collection callback that waits while the conversion
+    runs, as a finalizer that releases the GIL does), then a parse in a second thread, made the first
+    fail with ``SystemError: AST constructor recursion depth mismatch``. Every parse goes through one
+    lock (``pyast``): the second thread waits, and both get their entry points."""
+    import gc
+    import sys
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = "".join(f"def f{i}(a):\n    return [[[x, (a, {{{i}: [a]}})] for x in a]]\n" for i in range(40))
+    files = []
+    for name in ("first", "second"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(body + "def test_entry():\n    return f0([1])\n")
+        files.append(path)
+    converting = {"first": threading.Event(), "second": threading.Event()}
+    first_done = threading.Event()
+    roles: dict[int, str] = {}
+    seen: dict[str, int] = {"first": 0, "second": 0}
+
+    def pause_inside_conversion(phase: str, info: dict) -> None:
+        role = roles.get(threading.get_ident())
+        caller = sys._getframe(1).f_code
+        if phase != "start" or role is None or caller.co_name != "parse" or not caller.co_filename.endswith("ast.py"):
+            return
+        seen[role] += 1
+        if seen[role] != 50:  # well inside the tree conversion (ast.parse's own Python code allocates little)
+            return
+        converting[role].set()
+        (converting["second"] if role == "first" else first_done).wait(3)
+
+    def first() -> list:
+        roles[threading.get_ident()] = "first"
+        try:
+            return candidates(files[0], body.count("\n") + 2, [])
+        finally:
+            first_done.set()
+
+    def second() -> list:
+        converting["first"].wait(10)
+        roles[threading.get_ident()] = "second"
+        return candidates(files[1], body.count("\n") + 2, [])
+
+    previous = gc.get_threshold()
+    gc.collect()
+    gc.callbacks.append(pause_inside_conversion)
+    gc.set_threshold(1)
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            found = [future.result() for future in [pool.submit(first), pool.submit(second)]]
+    finally:
+        gc.set_threshold(*previous)
+        gc.callbacks.remove(pause_inside_conversion)
+    assert converting["first"].is_set()  # the first conversion was paused
+    assert [[entry.function for entry in entries] for entries in found] == [["test_entry"], ["test_entry"]]
+
+
+def test_a_file_that_cannot_be_parsed_is_an_error_verdict_and_the_others_go_on(tmp_path):
+    from compile_ad_lint.confirm.entries import parse_problem
+
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text("def test_a():\n    pass\n")
+    bad.write_bytes(b"def test_a(:\n")
+    assert parse_problem(good) is None
+    assert parse_problem(bad).startswith("cannot parse bad.py")
+    assert parse_problem(tmp_path / "gone.py").startswith("cannot read gone.py")

@@ -268,7 +268,9 @@ def test_confirm_skips_notebooks(project, monkeypatch, capsys):
     assert cli_module.main(["check", ".", "--no-cache", "--confirm", "--devices", "cpu", "--format", "json"]) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
     assert seen == []
-    assert finding["confirm"] == {"cpu": {"verdict": "skipped", "detail": "confirm mode does not run notebooks"}}
+    ((device, result),) = finding["confirm"].items()
+    assert (device, result["verdict"], result["source"]) == ("cpu", "skipped", "none")
+    assert result["detail"] == "confirm mode does not run notebooks"
 
 
 # -- masking ---------------------------------------------------------------------------------------

@@ -183,6 +183,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="entry point for --confirm (repeatable; default: the config's entry-points, then found ones)",
     )
 
+    run = commands.add_parser(
+        "confirm",
+        help="check PATHS, then run your command (after --) and attach verdicts from its own run",
+        usage="%(prog)s [PATH...] [options] -- COMMAND [ARG...]",
+    )
+    run.add_argument("paths", nargs="*", metavar="PATH", help="what the static check covers (default: .)")
+    run.add_argument(
+        "--select",
+        type=_codes("select"),
+        metavar="CODES",
+        help="codes or prefixes to report (default: the config's select, else ALL)",
+    )
+    run.add_argument(
+        "--ignore", type=_codes("ignore"), metavar="CODES", help="codes or prefixes to skip (default: none)"
+    )
+    run.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
+    run.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    run.add_argument(
+        "--quiet", "-q", action="store_true", help="print the findings only; the command's output is not shown"
+    )
+    run.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    run.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
+    run.add_argument(
+        "--max-seconds",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop the command after this long (default: 900)",
+    )
+    run.add_argument(
+        "--until-exit",
+        action="store_true",
+        help="let the command run until it exits or --max-seconds (default: stop once every site it reached is measured and a measured site runs again)",
+    )
+
     cache = commands.add_parser("cache", help="manage the summary cache")
     cache.add_argument("action", choices=["clean"], help="clean: delete the cache directory")
     cache.add_argument("path", nargs="?", default=".", metavar="PATH", help="a path inside the project (default: .)")
@@ -244,7 +280,16 @@ _walks = _number(int, lambda value: value in FUNCTION_WALKS, integer_range_text(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if arguments[:1] == ["confirm"] and "--" in arguments:  # confirm [PATHS] -- COMMAND: the command is not ours
+        split = arguments.index("--")
+        arguments, command = arguments[:split], arguments[split + 1 :]
+    args = build_parser().parse_args(arguments)
+    if args.command == "confirm":
+        from .cli_confirm import run_confirm
+
+        return run_confirm(args, command)
     if args.command == "rules":
         return _list_rules()
     if args.command == "explain":
@@ -328,41 +373,6 @@ def _explain(code: str) -> int:
             return EXIT_CLEAN
     print(f"compile-ad-lint: unknown rule {code!r}; `compile-ad-lint rules` lists them", file=sys.stderr)
     return EXIT_ERROR
-
-
-def _confirm(report, config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """Attach confirm verdicts (the confirm package imports torch only in the subprocesses it starts).
-
-    Notebook findings get ``skipped``: confirm mode runs modules and entry points, not notebooks.
-    """
-    from .confirm import DEFAULT_TIMEOUT, ConfirmOptions, confirm_findings, parse_devices, parse_entry
-    from .findings import ConfirmResult, Verdict
-    from .notebook import is_notebook
-
-    devices = parse_devices(args.devices)
-    entries = [parse_entry(text, Path.cwd()) for text in args.entry]
-    entries += [parse_entry(text, config.root) for text in config.entry_points]
-    root = config.root or default_root(args.paths)
-    options = ConfirmOptions(
-        devices=devices,
-        timeout=args.confirm_timeout or DEFAULT_TIMEOUT,
-        entries=entries,
-        project_root=root.resolve(),
-        use_cache=not args.no_cache,
-        jobs=args.jobs,
-        log=lambda message: print(message, file=sys.stderr, flush=True),
-    )
-    in_notebook = [is_notebook(f.location.path) for f in report.findings]
-    confirmed = iter(confirm_findings([f for f, skip in zip(report.findings, in_notebook) if not skip], options))
-    findings = []
-    for finding, skip in zip(report.findings, in_notebook):
-        if skip:
-            note = ConfirmResult(Verdict.SKIPPED, "confirm mode does not run notebooks")
-            finding = finding.with_confirm({device: note for device in devices or ["cpu"]})
-        else:
-            finding = next(confirmed)
-        findings.append(finding)
-    return replace(report, findings=tuple(findings))
 
 
 @dataclass
@@ -489,7 +499,7 @@ def _no_file_checked(report, args: argparse.Namespace) -> str:  # type: ignore[n
 
 def _check(args: argparse.Namespace) -> int:
     from .api import Analyzer
-    from .output import FORMATS
+    from .output import FORMATS, write_report
     from .output.text import TextOptions
     from .output.text import render as render_text
     from .rules import ALL_RULES
@@ -606,7 +616,7 @@ def _check(args: argparse.Namespace) -> int:
         )
         if args.diff:
             diff = unified_diff(outcome)
-            _emit(diff, args.output)
+            write_report(diff, args.output)
             if not args.quiet:
                 print(
                     f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}",
@@ -641,7 +651,9 @@ def _check(args: argparse.Namespace) -> int:
             print(f"compile-ad-lint: added {_count(added, 'noqa directive')}", file=sys.stderr)
     if args.confirm and checked:
         try:
-            report = _confirm(report, config, args)
+            from .cli_confirm import attach_check_verdicts
+
+            report = attach_check_verdicts(report, config, args)
         except ValueError as error:  # bad --devices / --entry / entry-points
             print(f"compile-ad-lint: {error}", file=sys.stderr)
             return EXIT_ERROR
@@ -675,7 +687,7 @@ def _check(args: argparse.Namespace) -> int:
         rendered = FORMATS[args.format](report)
     if fixed_note is not None and args.format != "text" and not args.quiet:
         print(f"compile-ad-lint: {fixed_note}", file=sys.stderr)
-    if not _emit(rendered, args.output):
+    if not write_report(rendered, args.output):
         return EXIT_ERROR
     if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
         print(
@@ -686,22 +698,6 @@ def _check(args: argparse.Namespace) -> int:
     if report.findings and not (args.exit_zero or args.write_baseline or args.add_noqa):
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _emit(rendered: str, output: str | None) -> bool:
-    """Write a report (or diff) to ``output`` or stdout; False when the file cannot be written."""
-    # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
-    rendered = rendered.encode("utf-8", "backslashreplace").decode("utf-8")
-    if output:
-        try:
-            Path(output).write_text(rendered, encoding="utf-8")
-        except OSError as error:
-            print(f"compile-ad-lint: cannot write {output}: {error.strerror}", file=sys.stderr)
-            return False
-    else:
-        sys.stdout.write(rendered)
-        sys.stdout.flush()
-    return True
 
 
 def _count(number: int, noun: str, plural: str | None = None) -> str:

@@ -25,12 +25,34 @@ class Severity(str, enum.Enum):
 
 
 class Verdict(str, enum.Enum):
-    """Outcome of running a finding's code for real (confirm mode)."""
+    """Outcome of running a finding's code for real (confirm mode).
 
-    CONFIRMED = "confirmed"
-    NOT_REPRODUCED = "not-reproduced"
+    ``confirmed`` and ``not-reproduced`` speak of the project's own code only; what a synthetic
+    probe shows about the installed torch has its own values (``torch-has-hazard``,
+    ``torch-lacks-hazard``), so a report can never read a probe as a verdict on the code.
+    """
+
+    CONFIRMED = "confirmed"  # the project's code ran the site and showed the hazard
+    NOT_REPRODUCED = "not-reproduced"  # the project's code ran the site; the comparison showed no hazard
+    CANNOT_SHOW = "cannot-show"  # the code ran, but this device cannot show it (autocast for another device)
+    NOT_REACHED = "not-reached"  # the user's command ran, but never reached the site
+    TORCH_HAS_HAZARD = "torch-has-hazard"  # synthetic probe: the installed torch has the hazard
+    TORCH_LACKS_HAZARD = "torch-lacks-hazard"  # synthetic probe: the installed torch does not show it
     SKIPPED = "skipped"
     ERROR = "error"
+
+
+class VerdictSource(str, enum.Enum):
+    """What a verdict was measured on."""
+
+    PROJECT = "project-code"  # the project's own code ran
+    SYNTHETIC = "synthetic-probe"  # a small program built from the finding's facts; not the project's code
+    NONE = "none"  # nothing was measured (skipped, not reached, an error before any comparison)
+
+
+#: The verdicts only a run of the project's own code can give, and those only a synthetic probe gives.
+PROJECT_VERDICTS = frozenset({Verdict.CONFIRMED, Verdict.NOT_REPRODUCED})
+SYNTHETIC_VERDICTS = frozenset({Verdict.TORCH_HAS_HAZARD, Verdict.TORCH_LACKS_HAZARD})
 
 
 @dataclass(frozen=True, order=True)
@@ -147,8 +169,25 @@ class Fix:
 
 @dataclass(frozen=True)
 class ConfirmResult:
+    """One device's verdict. ``source`` says what ran; ``torch_version`` is ``torch.__version__`` in
+    the run that measured it; ``compared`` names what was compared, ``difference`` and ``tolerance``
+    the measured relative difference and the bound it was judged against (None when the verdict
+    does not rest on a number)."""
+
     verdict: Verdict
     detail: str
+    source: VerdictSource = VerdictSource.NONE
+    device: str | None = None
+    torch_version: str | None = None
+    compared: str = ""
+    difference: float | None = None
+    tolerance: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.source is VerdictSource.SYNTHETIC and self.verdict in PROJECT_VERDICTS:
+            raise ValueError(f"a synthetic probe cannot give the verdict {self.verdict.value!r}")
+        if self.verdict in SYNTHETIC_VERDICTS and self.source is not VerdictSource.SYNTHETIC:
+            raise ValueError(f"{self.verdict.value!r} is a synthetic probe's verdict")
 
 
 class Evidence:

@@ -129,7 +129,7 @@ def _compare_calls(
 ) -> ConfirmResult:
     raised = next((c for c in compiled_calls if c["raised"]), None)
     if raised is not None and not any(e["raised"] for e in eager_calls):
-        return _compiled_raise(raised["raised"], "the flagged call")
+        return compiled_raise(raised["raised"], "the flagged call")
     pairs = [pair for e, c in zip(eager_calls, compiled_calls) for pair in zip(e["tangents"], c["tangents"])]
     calls = f"{len(compiled_calls)} call(s) of the compiled callable with dual inputs at the flagged line"
     return _tangent_verdict(pairs, eager_load, compiled_load, device, f"output tangent(s) of {calls}")
@@ -142,7 +142,7 @@ def _compare_unpacked(
     if compiled.get("status") == "exception":
         exception = compiled["exception"]
         if site.on_stack(exception.get("frames", [])):
-            return _compiled_raise(exception, "the compiled run, through the flagged call,")
+            return compiled_raise(exception, "the compiled run, through the flagged call,")
     eager_tangents = _tangents(eager, site)
     compiled_tangents = _tangents(compiled, site)
     if eager_tangents and not compiled_tangents and compiled.get("status") == "exception":
@@ -158,7 +158,7 @@ def _compare_unpacked(
     return _tangent_verdict(pairs, eager_load, compiled_load, device, "unpack_dual result(s) in the flagged function")
 
 
-def _compiled_raise(exception: dict, who: str) -> ConfirmResult:
+def compiled_raise(exception: dict, who: str) -> ConfirmResult:
     """Only forward AD's ``NotImplementedError`` is the hazard; another compiled-only failure is an error."""
     if exception["type"] == "NotImplementedError":
         return ConfirmResult(
@@ -174,31 +174,67 @@ def _tangent_verdict(
     pairs: list[tuple], eager_load: TensorLoader, compiled_load: TensorLoader, device: str, what: str
 ) -> ConfirmResult:
     """(eager tangent, compiled tangent) pairs: a tangent dropped to None, or the worst difference against its tolerance."""
+    measured = [
+        TangentPair(
+            eager_none=eager is None,
+            compiled_none=compiled is None,
+            difference=None
+            if eager is None or compiled is None
+            else relative_difference(compiled_load(compiled), eager_load(eager)),
+            dtype=eager["dtype"] if eager is not None else "float32",
+        )
+        for eager, compiled in pairs
+    ]
+    return tangent_verdict(measured, device, what)
+
+
+@dataclass(frozen=True)
+class TangentPair:
+    """One output's tangent, compiled as written against eager: None on either side, else their
+    relative difference (``difference``) and the eager tangent's dtype."""
+
+    eager_none: bool
+    compiled_none: bool
+    difference: float | None
+    dtype: str
+
+
+def tangent_verdict(pairs: Sequence[TangentPair], device: str, what: str) -> ConfirmResult:
+    """A tangent dropped to None where eager has one, or the worst difference against its tolerance."""
     dropped = 0
     worst = worst_tol = 0.0
-    for eager_tangent, compiled_tangent in pairs:
-        if eager_tangent is None:
+    for pair in pairs:
+        if pair.eager_none:
             continue
-        if compiled_tangent is None:
+        if pair.compiled_none:
             dropped += 1
             continue
-        rel = relative_difference(compiled_load(compiled_tangent), eager_load(eager_tangent))
-        tol = tolerance(TANGENT_TOLERANCE, [eager_tangent["dtype"]], device)
+        rel = pair.difference if pair.difference is not None else math.inf
+        tol = tolerance(TANGENT_TOLERANCE, [pair.dtype], device)
         if rel / tol > (worst / worst_tol if worst_tol else 0.0):
             worst, worst_tol = rel, tol
+    compared = f"{what}, compiled as written vs eager"
     if dropped:
         return ConfirmResult(
             Verdict.CONFIRMED,
             f"tangent dropped to None: {dropped} of {len(pairs)} {what} are None in the compiled run where eager has values",
+            compared=compared,
         )
+    measured, bound = worst, worst_tol or None
     if worst_tol and worst > worst_tol:
         return ConfirmResult(
             Verdict.CONFIRMED,
             f"compiled tangent differs from eager: relative difference {_fmt(worst)} > tolerance {_fmt(worst_tol)} ({len(pairs)} {what})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     return ConfirmResult(
         Verdict.NOT_REPRODUCED,
         f"compared {len(pairs)} {what}: present and equal to eager within tolerance (max relative difference {_fmt(worst)})",
+        compared=compared,
+        difference=measured,
+        tolerance=bound,
     )
 
 
@@ -221,7 +257,7 @@ EAGER_MARGIN = 3.0
 
 
 @dataclass(frozen=True)
-class _Cal002Pair:
+class Cal002Measure:
     """One flagged backward's gradients compared across the runs (relative differences)."""
 
     differential: float  # as written vs matching config, same backend: the fix differential
@@ -291,7 +327,7 @@ def verdict_cal002(
     assumed, assumed_state, unmeasured = _eager_assumed_records(
         eager_assumed, eager_assumed_problem, site, forced_handles
     )
-    best: _Cal002Pair | None = None
+    best: Cal002Measure | None = None
     for index, (e, w, m) in enumerate(zip(*records)):
         ev, _, elay = grad_vector(e, eager_load)
         wv, wdt, wlay = grad_vector(w, written_load)
@@ -304,7 +340,7 @@ def verdict_cal002(
             av, _, alay = grad_vector(assumed[index], eager_assumed_load)
             if av and alay == elay:
                 eager_differential = relative_difference(av, ev)
-        candidate = _Cal002Pair(
+        candidate = Cal002Measure(
             relative_difference(wv, mv),
             tol,
             relative_difference(wv, ev) if elay == wlay else math.inf,
@@ -316,21 +352,33 @@ def verdict_cal002(
             best = candidate
     if best is None:
         return ConfirmResult(Verdict.NOT_REPRODUCED, "no comparable gradients were recorded at the flagged backward")
-    differential, tol, ew, em = best.differential, best.tol, best.vs_eager_written, best.vs_eager_matching
     configs = f"backward_pass_autocast={written_config} (as written) vs {matching_config} (matching), both backend={backend!r}"
+    return decide_cal002(best, configs, eager_differential_text(best, assumed_state, unmeasured))
+
+
+def decide_cal002(best: Cal002Measure, configs: str, witness: str) -> ConfirmResult:
+    """The CAL002 decision on one measured backward (see :func:`verdict_cal002`); ``configs`` names the
+    two compiled runs, ``witness`` is the eager differential's text."""
+    differential, tol, ew, em = best.differential, best.tol, best.vs_eager_written, best.vs_eager_matching
     eager_part = f"vs eager: as written {_fmt(ew)}, matching {_fmt(em)}"
-    witness = _eager_differential_text(best, assumed_state, unmeasured)
+    compared, measured, bound = f"gradients of the flagged region, {configs}", differential, tol
     if differential <= tol:
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             f"fix differential within noise: relative difference {_fmt(differential)} <= tolerance {_fmt(tol)} between {configs} "
             f"({eager_part}; compiled-vs-eager differences alone are backend noise, not the mismatch; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     changes = f"relative difference {_fmt(differential)} > tolerance {_fmt(tol)} between {configs}"
     if math.isinf(ew) and math.isinf(em):
         return ConfirmResult(
             Verdict.NOT_REPRODUCED,
             f"the config changes the gradients ({changes}) but eager's gradients could not be compared with them ({eager_part}; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     margin = abs(em - ew)
     floor = max(EAGER_MARGIN * min(ew, em), tol)
@@ -340,6 +388,9 @@ def verdict_cal002(
             f"the config changes the gradients ({changes}) but eager sides with the config as written: it is nearer the as-written run "
             f"by {_fmt(margin)}, beyond the noise margin ({_fmt(floor)}: {EAGER_MARGIN:g}x that run's own distance to eager, at least the tolerance) "
             f"({eager_part}; {witness})",
+            compared=compared,
+            difference=measured,
+            tolerance=bound,
         )
     if em <= ew:
         side = "eager agrees with the matching config" + ("" if margin > floor else " (by less than the noise margin)")
@@ -349,7 +400,11 @@ def verdict_cal002(
             "own distance to eager): the eager comparison is inconclusive at this noise level"
         )
     return ConfirmResult(
-        Verdict.CONFIRMED, f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)"
+        Verdict.CONFIRMED,
+        f"gradients differ: {changes}; {side} ({eager_part}; {witness}; {best.size} gradient values)",
+        compared=compared,
+        difference=measured,
+        tolerance=bound,
     )
 
 
@@ -375,7 +430,7 @@ def _eager_assumed_records(
     return records, " or ".join(sorted({hit["assumed"] for hit in hits})), ""
 
 
-def _eager_differential_text(pair: _Cal002Pair, assumed: str, unmeasured: str) -> str:
+def eager_differential_text(pair: Cal002Measure, assumed: str, unmeasured: str) -> str:
     if pair.eager_differential is None:
         return f"eager differential not measured: {unmeasured or 'its gradients do not line up with eager as written'}"
     value = pair.eager_differential
@@ -401,7 +456,7 @@ DOUBLE_BACKWARD_ERRORS = (
 )
 
 
-def _is_double_backward(exception: dict | None) -> bool:
+def is_double_backward(exception: dict | None) -> bool:
     return exception is not None and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
 
 
@@ -423,13 +478,13 @@ def verdict_cal004(
         for i, r in enumerate(records)
         if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))
     ]
-    eager_raises = any(_is_double_backward(r.get("raised")) for r in eager.get("records", [])) or _is_double_backward(
+    eager_raises = any(is_double_backward(r.get("raised")) for r in eager.get("records", [])) or is_double_backward(
         eager.get("exception")
     )
     if at_site and not eager_raises:
         for index in at_site:
             record = records[index]
-            if _is_double_backward(record.get("raised")):
+            if is_double_backward(record.get("raised")):
                 return ConfirmResult(
                     Verdict.CONFIRMED,
                     f"the flagged call raises {exception_text(record['raised'])} in the compiled run; eager runs it",
@@ -445,7 +500,7 @@ def verdict_cal004(
                     break  # another create_graph=True call (or its failure): a later error may be its own
                 if later.get("kind") == "functional":
                     break
-                if later.get("kind") == "backward-error" and _is_double_backward(later.get("raised")):
+                if later.get("kind") == "backward-error" and is_double_backward(later.get("raised")):
                     return ConfirmResult(
                         Verdict.CONFIRMED,
                         f"the backward at {_line(later)} through the gradients the flagged create_graph=True call created raises "

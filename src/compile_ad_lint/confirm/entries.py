@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .. import pyast
 from ..project import module_identity
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -54,18 +55,33 @@ def parse_entry(text: str, base: Path | None = None) -> Entry:
 
 
 @lru_cache(maxsize=256)
-def _parse(path: Path, stamp: float) -> ast.Module | None:
+def _parse(path: Path, stamp: float) -> ast.Module | str:
     try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
-        return None
+        return pyast.parse(path.read_bytes(), filename=str(path))
+    except OSError as error:
+        return f"cannot read {path.name}: {error.strerror or error}"
+    except SyntaxError as error:
+        return f"cannot parse {path.name}: {error.msg} (line {error.lineno})"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"cannot parse {path.name}: {type(error).__name__}: {error}"
 
 
 def parse_file(path: Path) -> ast.Module | None:
+    tree = _parsed(path)
+    return tree if isinstance(tree, ast.Module) else None
+
+
+def parse_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be parsed for its entry points (None when it can)."""
+    tree = _parsed(path)
+    return tree if isinstance(tree, str) else None
+
+
+def _parsed(path: Path) -> ast.Module | str:
     try:
         stamp = path.stat().st_mtime
-    except OSError:
-        return None
+    except OSError as error:
+        return f"cannot read {path.name}: {error.strerror or error}"
     return _parse(path, stamp)
 
 

@@ -26,7 +26,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
 from ..rules.double_backward_through_compiled import Cal004Evidence
 from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
-from . import compare, probes
-from .entries import Entry, candidates
+from . import compare, probes, verdicts
+from .entries import Entry, candidates, parse_problem
 from .environment import DevicePlan, TorchEnvironment, detect, plan_devices
 from .runner import RunOutcome, RunSpec, SourceTree, run_child
 
@@ -50,7 +50,7 @@ _EVIDENCE: dict[str, type] = {
     "CAL004": Cal004Evidence,
     "CAL005": Cal005Evidence,
 }
-_FORMAT = 4  # 4: CAL002 verdicts with the eager differential
+_FORMAT = 5  # 5: verdicts name their source (project code or synthetic probe), device and torch
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -91,6 +91,9 @@ class _Session:
         self.gpu = threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cal-confirm-run")
         self.counter = 0
+        #: Per finding: its candidate entry points, or why its file cannot give any (set before the
+        #: evaluator threads start).
+        self.entry_points: list[list[Entry] | str] = []
 
     def log(self, message: str) -> None:
         if self.options.log is not None:
@@ -163,6 +166,9 @@ def confirm_findings(findings: Sequence[Finding], options: ConfirmOptions) -> li
         watch = sorted({str(f.location.file) for f in findings if f.code in CONFIRMABLE})
         fixes = json.dumps([fix.key() if fix else None for fix in session.fixes])
         tasks = [(index, plan) for plan in plans for index in range(len(findings))]
+        # Entry points are found here, before the evaluator threads start: parsing in many threads at
+        # once is what made CPython 3.11's AST constructor fail (see ``pyast``).
+        session.entry_points = [_entry_points(session, finding) for finding in findings]
         with ThreadPoolExecutor(
             max_workers=min(64, len(tasks)), thread_name_prefix="cal-confirm-finding"
         ) as evaluators:
@@ -321,25 +327,59 @@ def _confirm_one(
     cache: SummaryCache | None,
     fixes: str,
 ) -> ConfirmResult:
+    try:
+        return _confirm_guarded(session, findings, index, plan, watch, cache, fixes)
+    except Exception as error:  # one finding's failure is its verdict; the others go on
+        return verdicts.plain(
+            Verdict.ERROR, f"confirm mode failed on this finding: {type(error).__name__}: {error}", plan.device
+        )
+
+
+def _entry_points(session: _Session, finding: Finding) -> list[Entry] | str:
+    path = finding.location.file
+    if finding.code not in CONFIRMABLE:
+        return []
+    problem = parse_problem(path)
+    if problem is not None:
+        return problem
+    return candidates(path, finding.location.line, list(session.options.entries))
+
+
+def _confirm_guarded(
+    session: _Session,
+    findings: list[Finding],
+    index: int,
+    plan: DevicePlan,
+    watch: list[str],
+    cache: SummaryCache | None,
+    fixes: str,
+) -> ConfirmResult:
     finding = findings[index]
     if plan.skip_reason is not None:
-        return ConfirmResult(Verdict.SKIPPED, plan.skip_reason)
+        return verdicts.plain(Verdict.SKIPPED, plan.skip_reason, plan.device, session.env.version)
     if finding.code not in CONFIRMABLE:
-        return ConfirmResult(Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only")
+        return verdicts.plain(
+            Verdict.SKIPPED, f"confirm mode runs code for {' and '.join(CONFIRMABLE)} only", plan.device
+        )
     if not isinstance(finding.evidence, _EVIDENCE[finding.code]):
-        return ConfirmResult(Verdict.SKIPPED, "the finding carries no evidence from its rule to run from")
+        return verdicts.plain(Verdict.SKIPPED, "the finding carries no evidence from its rule to run from", plan.device)
     key = _cache_key(finding, plan.device, session.env, session.options.entries, fixes, session.sources)
     cached = cache.load(key, ConfirmResult) if cache is not None else None
     if cached is not None:
         return cached
-    result, transient = _evaluate(session, finding, index, plan.device, watch)
+    entry_points = session.entry_points[index]
+    if isinstance(entry_points, str):
+        return verdicts.plain(
+            Verdict.ERROR, f"no entry point could be read: {entry_points}", plan.device, session.env.version
+        )
+    result, transient = _evaluate(session, finding, index, plan.device, watch, entry_points)
     if not transient and cache is not None:
         cache.store(key, result)
     return result
 
 
 def _evaluate(
-    session: _Session, finding: Finding, index: int, device: str, watch: list[str]
+    session: _Session, finding: Finding, index: int, device: str, watch: list[str], entry_points: list[Entry]
 ) -> tuple[ConfirmResult, bool]:
     """The first candidate entry point that reaches the site in both runs decides.
 
@@ -352,10 +392,11 @@ def _evaluate(
     line = finding.location.line
     site = compare.Site(str(path), flagged.lines if flagged else (line, line), flagged.function if flagged else None)
     where = _device_text(session, device)
+    cannot_show = verdicts.cannot_show_reason(finding, device, session.env.cuda)
     failures: list[str] = []
     notes: list[str] = []
     transient = False
-    for entry in candidates(path, finding.location.line, list(session.options.entries)):
+    for entry in entry_points:
         eager = session.run(("eager", entry, device), _spec(session, entry, device, watch, compiled=False, trace=True))
         if eager.timed_out:
             failures.append(
@@ -373,9 +414,11 @@ def _evaluate(
             exception = eager.result["exception"]
             exc = compare.exception_text(exception)
             if reached and site.on_stack(exception.get("frames", [])):
-                return ConfirmResult(
+                return verdicts.plain(
                     Verdict.ERROR,
                     f"on {where}: entry point {entry.label} fails at the flagged line in the eager run too ({exc}); output: {eager.output_summary()}",
+                    device,
+                    session.env.version,
                 ), False
             if not reached:
                 failures.append(
@@ -392,32 +435,20 @@ def _evaluate(
         if isinstance(result, compare.Unusable):
             notes.append(f"entry point {entry.label} reached the flagged line eagerly, but {result.reason}")
             continue
-        return ConfirmResult(
-            result.verdict, f"on {where}, entry point {entry.label}: {result.detail}{_device_note(finding, device)}"
-        ), transient
+        result = replace(result, detail=f"on {where}, entry point {entry.label}: {result.detail}")
+        return verdicts.project_result(result, device, session.env.version, cannot_show), transient
     if failures:
-        return ConfirmResult(Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes)), transient
+        return verdicts.plain(
+            Verdict.ERROR, f"on {where}: " + "; ".join(failures + notes), device, session.env.version
+        ), transient
     result, probe_transient = _synthetic(session, finding, device)
     transient = transient or probe_transient
     why = "; ".join(notes) if notes else "no zero-argument function around it, no __main__ block and no --entry"
-    return (
-        ConfirmResult(
-            result.verdict,
-            f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}{_device_note(finding, device)}",
-        ),
-        transient,
+    result = replace(
+        result,
+        detail=f"on {where}, synthetic probe (the project's code was not compared: {why}): {result.detail}",
     )
-
-
-def _device_note(finding: Finding, device: str) -> str:
-    """Why a CAL002 mismatch cannot show on ``device``: the code's autocast targets other devices."""
-    if not isinstance(finding.evidence, Cal002Evidence):
-        return ""
-    targets = probes.autocast_devices(finding.evidence)
-    if not targets or device in targets:
-        return ""
-    names = ", ".join(sorted(targets))
-    return f" (the code's autocast is for {names}: it does not change {device} tensors, so {device} cannot show this mismatch; check on {names})"
+    return verdicts.synthetic_result(result, device, session.env.version, cannot_show), transient
 
 
 def _spec(
@@ -588,4 +619,4 @@ def _synthetic(session: _Session, finding: Finding, device: str) -> tuple[Confir
     )
     if isinstance(result, compare.Unusable):  # the probe's single call cannot be skipped over
         return ConfirmResult(Verdict.ERROR, f"the probe {result.reason}"), transient
-    return ConfirmResult(result.verdict, f"{probes.describe(evidence, device)}: {result.detail}"), transient
+    return replace(result, detail=f"{probes.describe(evidence, device)}: {result.detail}"), transient

@@ -82,6 +82,8 @@ from ..fixes import Sources as FixSources
 from ..fixes import ops_for as fix_ops
 from ..fixes import resolve as resolve_fixes
 from ..fixes.noqa import noqa_insertion
+from ..output.confirm_view import confirm_text, confirm_to_dict
+from ..output.escape import printable
 from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
@@ -821,8 +823,9 @@ class CompileAdLintServer(LanguageServer):
             code=finding.code,
             code_description=types.CodeDescription(href=rule.docs_url()) if rule is not None else None,
             source=SOURCE,
-            message=finding.message,
+            message=_message(finding),
             related_information=related or None,
+            data={"confirm": confirm_to_dict(finding)} if finding.confirm else None,
         )
 
     # -- code actions -----------------------------------------------------------------------
@@ -923,6 +926,13 @@ class CompileAdLintServer(LanguageServer):
             where = Location(edit.path, edit.line, edit.column, edit.end_line, edit.end_column)
             changes.setdefault(uri, []).append(types.TextEdit(range=lsp_range(where, table), new_text=edit.replacement))
         return types.WorkspaceEdit(changes=changes)
+
+
+def _message(finding: Finding) -> str:
+    """The diagnostic's message: the finding's, then its confirm verdicts (which say what ran: the
+    project's code or a synthetic probe), when a confirm run attached any."""
+    verdicts = confirm_text(finding)
+    return f"{finding.message}\nconfirm: {printable(verdicts)}" if verdicts else finding.message
 
 
 def _saved(snapshot: _Snapshot) -> bool:

@@ -15,3 +15,22 @@ FORMATS: dict[str, Renderer] = {
     "sarif": sarif.render,
     "github": github.render,
 }
+
+
+def write_report(rendered: str, output: str | None) -> bool:
+    """Write a report (or diff) to ``output`` or stdout; False when the file cannot be written."""
+    import sys
+    from pathlib import Path
+
+    # File names that are not valid UTF-8 reach us as surrogate escapes: show them escaped.
+    rendered = rendered.encode("utf-8", "backslashreplace").decode("utf-8")
+    if output:
+        try:
+            Path(output).write_text(rendered, encoding="utf-8")
+        except OSError as error:
+            print(f"compile-ad-lint: cannot write {output}: {error.strerror}", file=sys.stderr)
+            return False
+    else:
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+    return True

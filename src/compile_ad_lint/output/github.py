@@ -21,6 +21,7 @@ from ..api import Report
 from ..findings import Finding, Location, Severity
 from ..notebook import load
 from ..rules import RULES_BY_CODE
+from .confirm_view import confirm_text
 from .escape import printable
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
@@ -46,6 +47,8 @@ def format_finding(finding: Finding) -> str:
         where = related.location
         cell = f"cell {where.cell}:" if where.cell is not None else ""
         message += f"\n  {printable(PurePath(where.path).as_posix())}:{cell}{where.line}:{where.column}: {printable(related.message)}"
+    if finding.confirm:
+        message += f"\n  confirm: {printable(confirm_text(finding))}"
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{_COMMANDS[finding.severity]} {rendered}::{escape_data(message)}"
 

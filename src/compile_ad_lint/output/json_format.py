@@ -23,6 +23,7 @@ from typing import Any
 from .._version import __version__
 from ..api import Report
 from ..findings import Finding, Fix
+from .confirm_view import confirm_to_dict
 
 
 def fix_to_dict(fix: Fix) -> dict[str, Any]:
@@ -68,11 +69,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "fix": fix_to_dict(finding.fix) if finding.fix else None,
         "alternative_fixes": [fix_to_dict(fix) for fix in finding.alternative_fixes],
         "facts": dict(finding.facts),
-        "confirm": (
-            {device: {"verdict": result.verdict.value, "detail": result.detail} for device, result in finding.confirm}
-            if finding.confirm is not None
-            else None
-        ),
+        "confirm": confirm_to_dict(finding),
     }
 
 

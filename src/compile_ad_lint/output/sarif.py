@@ -36,6 +36,7 @@ from ..findings import Edit, Finding, Fix, Location, Severity
 from ..notebook import load
 from ..rules import ALL_RULES
 from ..rules.base import Rule
+from .confirm_view import confirm_to_dict
 from .escape import printable
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -115,9 +116,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     if finding.facts:
         properties["facts"] = dict(finding.facts)
     if finding.confirm is not None:
-        properties["confirm"] = {
-            device: {"verdict": r.verdict.value, "detail": r.detail} for device, r in finding.confirm
-        }
+        properties["confirm"] = confirm_to_dict(finding)
     if properties:
         result["properties"] = properties
     return result

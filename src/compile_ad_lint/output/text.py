@@ -25,6 +25,7 @@ from ..api import Report
 from ..findings import Finding, Location, RelatedLocation, Severity
 from ..notebook import is_notebook, load
 from ..rules import RULES_BY_CODE
+from .confirm_view import confirm_text
 from .escape import printable
 
 #: The source line a location points at (None when it cannot be read).
@@ -107,10 +108,7 @@ def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_lin
                     f"    {where(item.location, paint)}{paint('punct', ':')} {paint('chain', printable(item.message))}"
                 )
     if finding.confirm:
-        verdicts = "; ".join(
-            f"{device}: {result.verdict.value} ({result.detail})" for device, result in finding.confirm
-        )
-        lines.append(f"    confirm: {printable(verdicts)}")
+        lines.append(f"    confirm: {printable(confirm_text(finding))}")
     return lines
 
 

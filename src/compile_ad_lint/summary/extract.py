@@ -22,6 +22,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Sequence
 
+from .. import pyast
 from ..suppression import IGNORE_PATTERN, NOQA_PATTERN, listed_codes
 from .model import (
     Arg,
@@ -93,7 +94,7 @@ def summarize_block(text: str, module: str, is_package: bool, first_line: int = 
     A parse failure becomes a summary carrying the failure, with CPython's message and position.
     """
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError as error:
         return _failed(f"syntax error: {error.msg}", (error.lineno or 1) + first_line - 1, error.offset or 1)
     except (RecursionError, MemoryError):

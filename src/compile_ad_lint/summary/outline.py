@@ -18,6 +18,7 @@ import tokenize
 from collections import deque
 from dataclasses import dataclass, replace
 
+from .. import pyast
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure, Suppression
 
@@ -118,7 +119,7 @@ def line_starts(text: str) -> list[int]:
 def parse_module(text: str) -> ast.Module | ParseFailure:
     """CPython's tree of a module, or why it cannot be parsed."""
     try:
-        return ast.parse(text)
+        return pyast.parse(text)
     except SyntaxError as error:
         return ParseFailure(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)
     except (ValueError, RecursionError, MemoryError) as error:  # NUL bytes, extreme nesting

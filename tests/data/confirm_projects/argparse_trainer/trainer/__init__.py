@@ -1,0 +1,1 @@
+"""A small tabular classifier trainer: data loading, models and the training loop."""
