@@ -61,9 +61,15 @@ say "node $(node --version), npm $(npm --version)"
 say "server interpreter: $python (compile-ad-lint $("$python" -c 'import compile_ad_lint; print(compile_ad_lint.__version__)'))"
 
 # -- the extension: build and package the .vsix ---------------------------------------------------
-say "building the extension (npm ci, npm run package)"
-(cd "$extension" && npm ci --no-audit --no-fund >"$work/npm-extension.log" 2>&1 \
-    && npm run package >>"$work/npm-extension.log" 2>&1) || fail "building the .vsix failed (see $work/npm-extension.log)"
+# npm ci again only when the lock file changed since the last install (CI ran it just before).
+if [ ! "$extension/node_modules/.package-lock.json" -nt "$extension/package-lock.json" ]; then
+    say "installing the extension's dependencies (npm ci)"
+    (cd "$extension" && npm ci --no-audit --no-fund >"$work/npm-extension.log" 2>&1) \
+        || { tail -n 20 "$work/npm-extension.log"; cannot "npm ci in $extension failed (see $work/npm-extension.log)"; }
+fi
+say "building the extension (npm run package)"
+(cd "$extension" && npm run package >>"$work/npm-extension.log" 2>&1) \
+    || { tail -n 20 "$work/npm-extension.log"; fail "building the .vsix failed (see $work/npm-extension.log)"; }
 vsix="$extension/compile-ad-lint.vsix"
 say "packaged $vsix ($(du -k "$vsix" | cut -f1) KiB)"
 
