@@ -37,20 +37,26 @@ function log(status, step, detail = '') {
     console.log(`[${seconds}s] ${status} ${step}${detail ? `: ${detail}` : ''}`);
 }
 
+/** A screenshot of the page under `name`, its path ('' before the browser starts or if it failed). */
 async function screenshot(name) {
+    if (page === undefined) {
+        return '';
+    }
     const file = join(shots, `${String(++shotNumber).padStart(2, '0')}-${name}.png`);
-    await page?.screenshot({ path: file }).catch(() => undefined);
-    return file;
+    return page.screenshot({ path: file }).then(
+        () => file,
+        () => '',
+    );
 }
 
 async function step(name, body) {
     try {
         const detail = await body();
         const shot = await screenshot(name.replace(/[^a-z0-9]+/gi, '-').toLowerCase());
-        log('PASS', name, `${detail ?? ''} [${shot}]`);
+        log('PASS', name, `${detail ?? ''}${shot ? ` [${shot}]` : ''}`);
     } catch (error) {
         const shot = await screenshot('failed');
-        log('FAIL', name, `${error instanceof Error ? error.message : error} [${shot}]`);
+        log('FAIL', name, `${error instanceof Error ? error.message : error}${shot ? ` [${shot}]` : ''}`);
         await cleanUp();
         process.exit(1);
     }
