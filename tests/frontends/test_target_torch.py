@@ -63,7 +63,11 @@ def test_without_torch_or_pins_the_newest_known(no_installed_torch, tmp_path):
 @pytest.mark.parametrize(
     ("files", "series", "source"),
     [
-        ({"pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch>=2.14,<2.15", "numpy"]\n'}, ("2.14",), "pyproject.toml"),
+        (
+            {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch>=2.14,<2.15", "numpy"]\n'},
+            ("2.14",),
+            "pyproject.toml",
+        ),
         (
             {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\ngpu = ["torch==2.13.0"]\n'},
             ("2.13",),
@@ -71,14 +75,29 @@ def test_without_torch_or_pins_the_newest_known(no_installed_torch, tmp_path):
         ),
         ({"pyproject.toml": '[dependency-groups]\ndev = ["torch~=2.15.0"]\n'}, ("2.15",), "pyproject.toml"),
         ({"pyproject.toml": '[tool.poetry.dependencies]\ntorch = "~2.14"\n'}, ("2.14",), "pyproject.toml"),
-        ({"pyproject.toml": '[tool.poetry.dependencies]\ntorch = {version = "^2.14", source = "pt"}\n'}, ("2.14", "2.15"), "pyproject.toml"),
-        ({"requirements.txt": "--extra-index-url https://x\ntorch==2.14.1 ; sys_platform == 'linux'  # cuda\n"}, ("2.14",), "requirements.txt"),
+        (
+            {"pyproject.toml": '[tool.poetry.dependencies]\ntorch = {version = "^2.14", source = "pt"}\n'},
+            ("2.14", "2.15"),
+            "pyproject.toml",
+        ),
+        (
+            {"requirements.txt": "--extra-index-url https://x\ntorch==2.14.1 ; sys_platform == 'linux'  # cuda\n"},
+            ("2.14",),
+            "requirements.txt",
+        ),
         ({"requirements/train.txt": "torch[opt]>=2.15\n"}, ("2.15",), "requirements/train.txt"),
         ({"setup.cfg": "[options]\ninstall_requires =\n    numpy\n    torch<2.14,>=2.13\n"}, ("2.13",), "setup.cfg"),
-        ({"environment.yml": "dependencies:\n  - python=3.11\n  - pytorch::pytorch=2.14\n"}, ("2.14",), "environment.yml"),
+        (
+            {"environment.yml": "dependencies:\n  - python=3.11\n  - pytorch::pytorch=2.14\n"},
+            ("2.14",),
+            "environment.yml",
+        ),
         ({"environment.yml": "dependencies:\n  - pip:\n    - torch==2.13.0\n"}, ("2.13",), "environment.yml"),
         (
-            {"uv.lock": 'version = 1\n[[package]]\nname = "torch"\nversion = "2.15.0"\n', "requirements.txt": "torch>=2.13\n"},
+            {
+                "uv.lock": 'version = 1\n[[package]]\nname = "torch"\nversion = "2.15.0"\n',
+                "requirements.txt": "torch>=2.13\n",
+            },
             ("2.15",),
             "uv.lock",
         ),
@@ -96,7 +115,10 @@ def test_project_pins(no_installed_torch, tmp_path, files, series, source):
 def test_declared_pins_hold_together(no_installed_torch, tmp_path):
     write_files(
         tmp_path,
-        {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch>=2.4"]\n', "requirements.txt": "torch<2.14\n"},
+        {
+            "pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch>=2.4"]\n',
+            "requirements.txt": "torch<2.14\n",
+        },
     )
     found = project_pins(tmp_path)
     assert found is not None and found.series == (OLDEST,) and found.older and not found.newer
@@ -129,14 +151,18 @@ def test_a_bad_setting_is_an_error(text):
 
 
 def test_the_config_key_is_checked_and_named(tmp_path):
-    pyproject = write_files(tmp_path, {"pyproject.toml": '[tool.compile-ad-lint]\ntarget-torch = "two"\n'}) / "pyproject.toml"
+    pyproject = (
+        write_files(tmp_path, {"pyproject.toml": '[tool.compile-ad-lint]\ntarget-torch = "two"\n'}) / "pyproject.toml"
+    )
     with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.compile-ad-lint\] target-torch: 'two'"):
         read_config_file(pyproject)
 
 
 def test_the_config_key_is_a_source(tmp_path, monkeypatch):
     monkeypatch.setattr(target_module, "installed_torch", lambda: "2.13.0")
-    pyproject = write_files(tmp_path, {"pyproject.toml": '[tool.compile-ad-lint]\ntarget-torch = "2.15"\n'}) / "pyproject.toml"
+    pyproject = (
+        write_files(tmp_path, {"pyproject.toml": '[tool.compile-ad-lint]\ntarget-torch = "2.15"\n'}) / "pyproject.toml"
+    )
     config = with_target(read_config_file(pyproject))
     assert config.torch is not None and config.torch.series == _series("2.15")
     assert config.torch.source.endswith("pyproject.toml target-torch")

@@ -63,7 +63,9 @@ def test_rows_agree_with_the_record(series):
 def test_every_recorded_case_is_claimed(series):
     facts = _record(series)["facts"]
     claimed = {(fact.script, fact.case) for _, fact in behaviour.claimed(series)}
-    unclaimed = [(script, case) for script in CLAIMED_SCRIPTS for case in facts[script] if (script, case) not in claimed]
+    unclaimed = [
+        (script, case) for script in CLAIMED_SCRIPTS for case in facts[script] if (script, case) not in claimed
+    ]
     assert not unclaimed, f"recorded on torch {series} but claimed by no row: {unclaimed}"
 
 

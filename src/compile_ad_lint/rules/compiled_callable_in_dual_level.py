@@ -474,7 +474,11 @@ def _requires_grad_note(call: DualCall) -> str:
         for series in call.broken_on
         for f in options
     }
-    return " (NotImplementedError instead if its inputs require grad)" if raises == {Outcome.RAISES_NOT_IMPLEMENTED} else ""
+    return (
+        " (NotImplementedError instead if its inputs require grad)"
+        if raises == {Outcome.RAISES_NOT_IMPLEMENTED}
+        else ""
+    )
 
 
 def _on_each_version(call: DualCall, target: TorchTarget) -> str:
