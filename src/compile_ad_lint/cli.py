@@ -205,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     run.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of the nearest one")
+    run.add_argument(
+        "--target-torch",
+        metavar="VERSION",
+        help="the torch the findings speak for (default: as for check); the run uses the torch it imports",
+    )
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
     run.add_argument(
         "--max-seconds",

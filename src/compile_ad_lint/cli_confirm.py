@@ -17,6 +17,8 @@ from typing import Any
 
 from .config import ConfigError, load_config, read_config_file
 from .project import default_root
+from .target import with_target
+from .torch_versions import Series, TargetError, TorchTarget
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 USAGE = "compile-ad-lint confirm [PATH...] [options] -- COMMAND [ARG...]   (e.g. -- python train.py --max_iters=2)"
@@ -55,7 +57,26 @@ def attach_check_verdicts(report: Any, config: Any, args: argparse.Namespace) ->
         else:
             finding = next(confirmed)
         findings.append(finding)
+    warning = torch_mismatch(findings, config.torch)
+    if warning is not None:
+        print(f"compile-ad-lint: confirm: warning: {warning}", file=sys.stderr)
     return replace(report, findings=tuple(findings))
+
+
+def torch_mismatch(findings: Any, target: TorchTarget | None) -> str | None:
+    """Why the verdicts may not speak for the target: the runs used a torch of another series."""
+    if target is None:
+        return None
+    ran = sorted(
+        {result.torch_version for finding in findings for _, result in finding.confirm or () if result.torch_version}
+    )
+    other = [version for version in ran if Series.parse(version) not in target.series]
+    if not other:
+        return None
+    return (
+        f"the runs used torch {', '.join(other)}, but the findings speak for {target.describe()}: the verdicts "
+        f"show what torch {', '.join(other)} does"
+    )
 
 
 def run_confirm(args: argparse.Namespace, command: list[str]) -> int:
@@ -78,6 +99,11 @@ def run_confirm(args: argparse.Namespace, command: list[str]) -> int:
         config = config.with_overrides(select=args.select, extend_ignore=args.ignore or ())
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        config = with_target(config, paths, setting=args.target_torch, source="--target-torch")
+    except TargetError as error:
+        print(f"compile-ad-lint: error: --target-torch: {error}", file=sys.stderr)
         return EXIT_ERROR
     if not any(config.enables(rule.code) for rule in ALL_RULES):
         print("compile-ad-lint: error: no rule is enabled", file=sys.stderr)
@@ -114,6 +140,9 @@ def run_confirm(args: argparse.Namespace, command: list[str]) -> int:
             traceback.print_exc()
             return EXIT_ERROR
         report = replace(report, findings=tuple(run.findings))
+        warning = torch_mismatch(report.findings, config.torch)
+        if warning is not None:
+            print(f"compile-ad-lint: confirm: warning: {warning}", file=sys.stderr)
         if not args.quiet:
             counts: dict[str, int] = {}
             for finding in run.findings:

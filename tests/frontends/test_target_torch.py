@@ -257,3 +257,18 @@ def test_a_plain_call_first_is_named_with_its_line(tmp_path):
     assert [(r.location.line, r.location.column) for r in plain] == [(9, 9)]
     assert dict(finding.facts)["order"] == "plain first"
     assert dict(finding.facts)["outcomes"] == "torch 2.14: raises NotImplementedError"
+
+
+def test_confirm_warns_when_the_run_used_another_torch():
+    """Verdicts show what the torch that ran does: a run on another series than the target says so."""
+    from compile_ad_lint.cli_confirm import torch_mismatch
+    from compile_ad_lint.findings import ConfirmResult, Finding, Location, Severity, Verdict, VerdictSource
+
+    result = ConfirmResult(Verdict.CONFIRMED, "tangent None", source=VerdictSource.PROJECT, torch_version="2.13.0+cpu")
+    finding = Finding("CAL001", "m", Severity.ERROR, Location.point("a.py")).with_confirm({"cpu": result})
+    on_2_14 = with_target(Config(), setting="2.14").torch
+    warning = torch_mismatch([finding], on_2_14)
+    assert warning is not None and warning.startswith(
+        "the runs used torch 2.13.0+cpu, but the findings speak for torch 2.14"
+    )
+    assert torch_mismatch([finding], with_target(Config(), setting=">=2.13").torch) is None
