@@ -71,8 +71,13 @@ def _accepts(value) -> str:
     import torch._functorch.config as functorch_config
 
     w = torch.randn(4, requires_grad=True)
-    with functorch_config.patch(backward_pass_autocast=value() if callable(value) else value):
-        torch.compile(lambda a: (a * a).sum())(w).backward()
+    try:
+        with functorch_config.patch(backward_pass_autocast=value() if callable(value) else value):
+            torch.compile(lambda a: (a * a).sum())(w).backward()
+    except Exception as error:  # inductor wraps what the backward's tracing raised: name both
+        root = getattr(error, "inner_exception", None) or error.__cause__ or error.__context__
+        inner = f" ({type(root).__name__})" if root is not None else ""
+        return f"raises {type(error).__name__}{inner}"
     return "accepted"
 
 

@@ -238,7 +238,7 @@ def test_messages_say_what_holds_on_the_target(tmp_path):
     assert "2.14" not in on_2_13  # nothing about other versions when the target is one
     on_2_14 = _messages(tmp_path / "b", "2.14", FIRST_CALL_DUAL)["CAL006"]
     assert on_2_14.startswith("`f(...)` runs a compiled callable with dual inputs: on torch 2.14 it graph-breaks")
-    assert "after a plain call (a warm-up, a training step) its tangent is silently None" in on_2_14
+    assert "after a plain call (a warm-up, a training step) the tangent is silently None" in on_2_14
     spanning = _messages(tmp_path / "c", ">=2.13", FIRST_CALL_DUAL)["CAL001"]
     assert spanning.startswith(
         "`f(...)` runs a compiled callable on dual inputs: the tangent is silently None on torch 2.13."

@@ -464,6 +464,12 @@ _BA = "backward_autocast"
 _DB = "double_backward_and_unused_outputs"
 _DIFFERS, _SAME = "differs from eager", "same as eager"
 _ACCEPTED = "accepted"
+_RAISES_DOUBLE = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"
+_DONATED = (
+    "raises RuntimeError: This backward function was compiled with non-empty donated buffers which requires "
+    "create_graph=False and retain_graph=False"
+)
+_NOT_USED = "raises RuntimeError: The differentiated Tensor at index 0 appears to not have been used in the graph"
 _KEEPING = "tangent correct"
 
 CLAIMS: tuple[Claim, ...] = (
@@ -501,10 +507,10 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "CAL003",
-        "any other value fails when the backward is traced",
+        "any other value fails when the backward is traced (an AssertionError, wrapped in BackendCompilerFailed)",
         _facts(
             _BA,
-            "raises AssertionError",
+            "raises BackendCompilerFailed (AssertionError)",
             "value 'sameasforward' (a misspelled string)",
             "value: a bare kwargs dict",
             "value None",
@@ -563,6 +569,132 @@ CLAIMS: tuple[Claim, ...] = (
             "project module, plain through another compiled instance of its class first",
         ),
         _BEFORE_2_14,
+    ),
+    *(
+        Claim("CAL004", what, _facts(_DB, outcome, *cases), versions)
+        for what, outcome, cases, versions in (
+            (
+                "a second backward through a compiled backward raises",
+                f"first-order grad correct; grad(create_graph=True) correct; second backward {_RAISES_DOUBLE}",
+                (
+                    "grad_create_graph_inductor",
+                    "grad_create_graph_aot_eager",
+                    "grad_create_graph_disable_around_compiled",
+                ),
+                EVERY_VERSION,
+            ),
+            (
+                "backward(create_graph=True), then a second backward, raises",
+                f"backward(create_graph=True) correct; second backward {_RAISES_DOUBLE}",
+                ("backward_create_graph_inductor",),
+                EVERY_VERSION,
+            ),
+            (
+                "with cudagraphs on CPU (skipped) the AOTAutograd graph runs: the second backward raises",
+                f"grad(create_graph=True) correct; second backward {_RAISES_DOUBLE}",
+                ("grad_create_graph_cudagraphs_fresh",),
+                EVERY_VERSION,
+            ),
+            (
+                "create_graph=True after a first-order backward raises (donated buffers)",
+                (
+                    f"first-order grad correct; grad(create_graph=True) {_DONATED}",
+                    f"first-order backward correct; grad(create_graph=True) {_DONATED}",
+                ),
+                ("grad_create_graph_cudagraphs", "create_graph_after_first_order_module_inductor"),
+                EVERY_VERSION,
+            ),
+            (
+                "the eager backend and torch.compiler.disable differentiate twice",
+                "first-order grad correct; grad(create_graph=True) correct; second backward correct",
+                ("grad_create_graph_eager_backend", "grad_create_graph_disable"),
+                EVERY_VERSION,
+            ),
+            (
+                "torch.autograd.functional.jvp, hvp and vhp raise",
+                _RAISES_DOUBLE,
+                ("functional_jvp", "functional_hvp", "functional_vhp"),
+                EVERY_VERSION,
+            ),
+            ("first-order vjp is right", "correct", ("functional_vjp",), EVERY_VERSION),
+            (
+                "torch.autograd.functional.hessian returns an all-zero Hessian",
+                "all-zero Hessian, no error (eager: non-zero)",
+                ("functional_hessian",),
+                _BEFORE_2_14,
+            ),
+            ("torch.autograd.functional.hessian raises", "raises RuntimeError", ("functional_hessian",), _SINCE_2_14),
+            (
+                "vjp/jacobian(create_graph=True): a backward through the result raises",
+                tuple(
+                    f"{name} correct; .backward() through its result {_RAISES_DOUBLE}; autograd.grad(result, inputs) {tail}"
+                    for name in ("vjp", "jacobian")
+                    for tail in (_NOT_USED, _RAISES_DOUBLE)
+                ),
+                ("functional_vjp_create_graph", "functional_jacobian_create_graph"),
+                EVERY_VERSION,
+            ),
+            (
+                "the torch.func transforms are right over a compiled callable",
+                "correct",
+                ("func_grad", "func_jacrev", "func_jacfwd", "func_hessian", "func_jvp", "func_vjp"),
+                EVERY_VERSION,
+            ),
+            (
+                "after a torch.func transform ran it, autograd.functional.hessian is right (call order)",
+                "after torch.func.hessian: autograd.functional.hessian correct",
+                ("func_then_functional_hessian",),
+                EVERY_VERSION,
+            ),
+        )
+    ),
+    Claim(
+        "CAL001",
+        "torch.compiler.disable around a compiled callable: the compiled one inside still drops the tangent",
+        _facts(_DB, "tangent None", "disable_around_compiled_forward_ad"),
+        _BEFORE_2_14,
+    ),
+    Claim(
+        "CAL001",
+        "torch.compiler.disable around a compiled callable: its first dual call graph-breaks",
+        _facts(_DB, "correct", "disable_around_compiled_forward_ad"),
+        _SINCE_2_14,
+    ),
+    *(
+        Claim("CAL005", what, _facts(_DB, outcome, *cases))
+        for what, outcome, cases in (
+            (
+                "a leaf only an unused output depends on gets zeros, not None; resetting .grad restores None",
+                "eager None; compiled zeros; compiled + .grad = None after backward: None",
+                ("unused_output_inductor",),
+            ),
+            (
+                "the same with aot_eager and a dict result",
+                "eager None; compiled zeros",
+                ("unused_output_aot_eager", "unused_output_dict"),
+            ),
+            (
+                "the eager backend and returning only what the loss uses give None",
+                ("eager None; compiled None",),
+                ("unused_output_eager_backend", "fix_return_only_used"),
+            ),
+            (
+                "autograd.grad returns zeros for the unused leaf",
+                "allow_unused=True: eager None, compiled zeros; without it: eager raises RuntimeError: The differentiated "
+                "Tensor at index 1 appears to not have been used in the graph, compiled zeros",
+                ("unused_output_autograd_grad",),
+            ),
+            (
+                "AdamW's weight decay moves an unused auxiliary head",
+                "eager None; compiled zeros; AdamW(weight_decay=0.1) step moves the aux head: eager no, compiled yes",
+                ("module_aux_head",),
+            ),
+            (
+                "logits and loss both used: every gradient equals eager",
+                "every parameter's grad equal to eager; none None, none all-zero",
+                ("module_logits_and_loss",),
+            ),
+        )
     ),
     Claim(
         "ALL",

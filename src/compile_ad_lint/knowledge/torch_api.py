@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..torch_versions import EVERY_VERSION, Series, Versions
 from .frameworks import FRAMEWORK_PACKAGES
 
 #: Packages that are always treated as external, even when their sources are part of the checked
@@ -270,8 +271,13 @@ class FunctionalSpec:
     always_second_order: bool
     #: Positional index of ``create_graph`` in torch/autograd/functional.py's signature.
     create_graph_position: int
-    outcome: str
+    #: What it does over a compiled callable, by the torch series it holds for
+    #: (``knowledge.behaviour.CLAIMS`` name the recorded cases).
+    outcomes: tuple[tuple[Versions, str], ...]
     source: str = "torch/autograd/functional.py (the function of that name)"
+
+    def outcome_on(self, series: Series) -> str:
+        return next(text for versions, text in self.outcomes if versions.holds_for(series))
 
 
 _DOUBLE_BACKWARD = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"
@@ -281,13 +287,21 @@ _GRAPH_THROUGH_COMPILED = (
 )
 #: ``torch.autograd.functional`` functions that may differentiate a function twice (CAL004);
 #: ``jacobian``'s forward-mode strategy is a CAL001 question, first-order ``vjp``/``jacobian`` are fine.
+_EVERY = ((EVERY_VERSION, _DOUBLE_BACKWARD),)
 AUTOGRAD_FUNCTIONAL = {
-    "torch.autograd.functional.jvp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
-    "torch.autograd.functional.hvp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
-    "torch.autograd.functional.vhp": FunctionalSpec(True, 3, _DOUBLE_BACKWARD),
-    "torch.autograd.functional.hessian": FunctionalSpec(True, 2, "returns an all-zero Hessian with no error"),
-    "torch.autograd.functional.vjp": FunctionalSpec(False, 3, _GRAPH_THROUGH_COMPILED),
-    "torch.autograd.functional.jacobian": FunctionalSpec(False, 2, _GRAPH_THROUGH_COMPILED),
+    "torch.autograd.functional.jvp": FunctionalSpec(True, 3, _EVERY),
+    "torch.autograd.functional.hvp": FunctionalSpec(True, 3, _EVERY),
+    "torch.autograd.functional.vhp": FunctionalSpec(True, 3, _EVERY),
+    "torch.autograd.functional.hessian": FunctionalSpec(
+        True,
+        2,
+        (
+            (Versions(before=Series(2, 14)), "returns an all-zero Hessian with no error"),
+            (Versions(since=Series(2, 14)), "raises RuntimeError"),
+        ),
+    ),
+    "torch.autograd.functional.vjp": FunctionalSpec(False, 3, ((EVERY_VERSION, _GRAPH_THROUGH_COMPILED),)),
+    "torch.autograd.functional.jacobian": FunctionalSpec(False, 2, ((EVERY_VERSION, _GRAPH_THROUGH_COMPILED),)),
 }
 #: ``torch.nn`` classes that hold parameters (requires_grad by default): a leaf CAL005 can name.
 PARAMETERIZED_MODULES = frozenset(

@@ -9,6 +9,7 @@ from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, S
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
+from ..torch_versions import Series
 from .base import Case, Rule
 
 
@@ -96,7 +97,8 @@ AOTAutograd's compiled backward is an `autograd.Function` whose own backward rai
 `create_graph=True` the first backward still works, but the gradients it returns carry that node, so
 the second backward (a gradient penalty, a MAML outer step, a second-order optimizer, a Hessian-vector
 product) raises `RuntimeError: torch.compile with aot_autograd does not currently support double
-backward`, typically hours into a run. Seen on torch 2.13 CPU (`facts/double_backward_and_unused_outputs.py`):
+backward`, typically hours into a run. Seen on torch 2.13.0, 2.14.1 and 2.15.0 CPU
+(`facts/double_backward_and_unused_outputs.py`, recorded in `facts/recorded/`):
 
 | what, over a compiled callable | outcome |
 |---|---|
@@ -104,8 +106,8 @@ backward`, typically hours into a run. Seen on torch 2.13 CPU (`facts/double_bac
 | the same with `backend="cudagraphs"` (on CPU: cudagraphs skipped, the AOTAutograd graph runs) | the second backward raises |
 | `create_graph=True` after a first-order backward through the same compiled callable (a module saving activations with inductor; a plain function with cudagraphs) | `create_graph=True` itself raises (`non-empty donated buffers which requires create_graph=False`) |
 | `torch.autograd.functional.jvp`, `hvp`, `vhp` | raise |
-| `torch.autograd.functional.hessian` | an all-zero Hessian, no error |
-| `vjp(create_graph=True)`, `jacobian(create_graph=True)` | correct values; `.backward()` through them raises, `autograd.grad` w.r.t. the inputs finds them unused |
+| `torch.autograd.functional.hessian` | torch 2.13: an all-zero Hessian, no error; torch 2.14 and later: raises `RuntimeError` |
+| `vjp(create_graph=True)`, `jacobian(create_graph=True)` | correct values; `.backward()` through them raises; `autograd.grad` w.r.t. the inputs finds them unused (2.13) or raises the double-backward error (2.14 and later) |
 | `torch.func.grad`, `jacrev`, `jacfwd`, `hessian`, `jvp`, `vjp` | correct |
 | `backend="eager"`, `torch.compiler.disable(f)` instead of compiling | correct |
 | `torch.compiler.disable(lambda x: compiled(x))` | the second backward still raises |
@@ -292,7 +294,7 @@ def inner_step(x, y, params, second_order):
             through = _where(origin, event.location.path)
         message = (
             f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
-            f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {spec.outcome}. {_FIX}."
+            f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {self._outcome(spec)}. {_FIX}."
             f"{self.only_on(o.compiled for o in origins)}"
         )
         evidence = Cal004FunctionalEvidence(
@@ -304,6 +306,19 @@ def inner_step(x, y, params, second_order):
             event.site,
         )
         return self._finding(event.location, message, origins, evidence)
+
+    def _outcome(self, spec: api.FunctionalSpec) -> str:
+        """What the function does over a compiled callable on the target, by version when that differs."""
+        groups: list[tuple[list[Series], str]] = []
+        for series in self.target.series:
+            text = spec.outcome_on(series)
+            if groups and groups[-1][1] == text:
+                groups[-1][0].append(series)
+            else:
+                groups.append(([series], text))
+        if len(groups) == 1:
+            return groups[0][1]
+        return "; ".join(f"on {self.target.versions_text(series)} {text}" for series, text in groups)
 
     def _finding(
         self, location: Location, message: str, origins: list[CompiledOutput], evidence: Cal004Evidence

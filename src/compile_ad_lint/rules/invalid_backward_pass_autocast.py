@@ -40,7 +40,8 @@ or a list of autocast keyword dicts: a bare dict, a misspelled string, a list of
 """
     why_bad = """
 The value is only checked when the joint forward/backward graph is traced, at the compiled callable's
-first call: training starts, then fails with an `AssertionError` far from the line that set it.
+first call: training starts, then fails with an `AssertionError` (which inductor raises as
+`BackendCompilerFailed`) far from the line that set it.
 """
     example = """
 import torch
@@ -87,7 +88,7 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
                     message=(
                         f"backward_pass_autocast is set to {_show(event.value)} via {event.how}; torch accepts only "
                         f'"same_as_forward", "off" or a list of autocast kwargs dicts and fails with an AssertionError '
-                        f"when the compiled backward is traced. {_hint(event.value)}"
+                        f"(BackendCompilerFailed) when the compiled backward is traced. {_hint(event.value)}"
                     ),
                     severity=self.severity,
                     location=event.location,
