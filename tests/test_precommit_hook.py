@@ -84,6 +84,8 @@ def _consumer(tmp_path: Path, hook: tuple[Path, str, dict[str, str]]) -> tuple[P
                   - id: compile-ad-lint
         """,
         "README.md": "# consumer\n",
+        # The hook's own environment has no torch: the target torch comes from the project's pins.
+        "requirements.txt": "torch==2.13.0\n",
         "pkg/__init__.py": "",
         "pkg/models.py": """
             import torch
@@ -181,6 +183,7 @@ def test_try_repo(tmp_path: Path, hook_repo):
     completed = _pre_commit(repo, env, "try-repo", str(source), "compile-ad-lint", "--files", "pkg/train.py")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "pkg/train.py:8:" in completed.stdout and "CAL001" in completed.stdout
+    assert "for torch 2.13 (==2.13.0, project pins: requirements.txt)." in completed.stdout
     # models.py holds the compile site of train.py's finding: checking it reports the dependent.
     completed = _pre_commit(repo, env, "try-repo", str(source), "compile-ad-lint", "--files", "pkg/models.py")
     assert completed.returncode == 1, completed.stdout + completed.stderr
