@@ -165,7 +165,7 @@ def test_framework_generator_is_deterministic_and_framework_shaped(generator, tm
     registrations = [
         f for f in python if f.startswith("forge/models/") and "\nregister_train_spec(" in (root / f).read_text()
     ]
-    assert len(registrations) == len(generator.FAMILIES)
+    assert len(registrations) == len(generator.families()) >= 10
     assert "block.compile(" in (root / "forge/distributed/compile.py").read_text()  # per-block compile in place
     assert "DDP(model" in (root / "forge/distributed/ddp.py").read_text()
     trainer = (root / one.trainer).read_text()
@@ -206,11 +206,12 @@ def test_framework_copies_are_sibling_packages(generator, tmp_path):
 def test_cli_reports_the_marked_findings_on_the_framework(generator, tmp_path):
     """The experiments that do not go through the Trainer are cheap entry points: exactly their marks are reported."""
     generated = generator.generate(tmp_path)
-    cheap = [
-        f"forge/experiments/{name}/train.py"
-        for name, kind in generator.EXPERIMENTS
-        if kind in ("script", "forward_ad", "fp32", "eager", "fixed")
-    ]
+    cheap = sorted(
+        path.relative_to(tmp_path).as_posix()
+        for path in (tmp_path / "forge" / "experiments").glob("*/train.py")
+        if "from forge.train.trainer import Trainer" not in path.read_text()
+    )
+    assert len(cheap) >= 10
     document = _cli_json(tmp_path, *cheap)
     found = sorted((f["path"], f["line"], f["code"]) for f in document["findings"])
     want = sorted(e for e in generated.expected if e[0] in cheap)
