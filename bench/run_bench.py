@@ -1860,14 +1860,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_ratios(entry["ratios"]))
             if result.lsp:
                 print(format_lsp(result))
-            checked = (
-                "cold, warm, touched"
-                + (", --jobs 1" if not many else "")
-                + " and parallel runs"
-                + (", --diff" if corpus.project else "")
-                + (", flake8 and the language server" if corpus.project and not many else "")
-                + (" (and the generator's marks)" if corpus.expected is not None else "")
-            )
+            paths = ["cold", "warm", "touched", *(["--jobs 1"] if not many else []), "parallel runs"]
+            paths += ["--diff"] if corpus.project else []
+            paths += ["flake8"] if corpus.project and not (many or args.skip_flake8) else []
+            paths += ["the language server"] if corpus.project and not (many or args.skip_lsp) else []
+            checked = ", ".join(paths[:-1]) + " and " + paths[-1]
+            checked += " (and the corpus's marks)" if corpus.expected is not None else ""
             print(f"findings identical across {checked}: {'yes' if result.consistent else 'NO'}")
             for problem in result.mismatches:
                 print(f"  MISMATCH {problem}")
