@@ -35,6 +35,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 if str(BENCH_DIR) not in sys.path:  # the smoke test loads this file by path
     sys.path.insert(0, str(BENCH_DIR))
 
+import examples_corpus  # noqa: E402  (bench/examples_corpus.py)
 import framework_corpus  # noqa: E402  (bench/framework_corpus.py)
 import lsp_client  # noqa: E402  (bench/lsp_client.py)
 
@@ -57,6 +58,7 @@ OURS_TOUCHED = "ours after touching 1 file"
 OURS_COLD_J1 = "ours cold --jobs 1"
 OURS_WARM_TEXT = "ours warm, text report (what a user runs)"
 OURS_COLD_TEXT = "ours cold, text report (what a user runs)"
+OURS_DIFF_WARM = "ours --diff, warm (the fixes as a diff)"
 TORCHFIX = "TorchFix --select ALL"
 PARSE_1 = "LibCST parse-only, 1 process"
 PARSE_2 = "LibCST parse-only, 2 processes"
@@ -116,6 +118,9 @@ class Measurement:
     returncode: int
     stdout: str = field(repr=False, default="")
     stderr: str = field(repr=False, default="")
+    #: The machine's 1, 5 and 15 minute load averages when the process started (the bench runs on
+    #: shared machines: every figure is printed with the load it was measured under).
+    load_avg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     @property
     def cpu_s(self) -> float:
@@ -212,6 +217,7 @@ def measure(
     sample, so that the sampler itself takes little of a 2-core machine.
     """
     sampler = _tree_sampler()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(list(command), cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
@@ -254,6 +260,7 @@ def measure(
         returncode=process.returncode,
         stdout=stdout,
         stderr=stderr,
+        load_avg=(round(load[0], 2), round(load[1], 2), round(load[2], 2)),
     )
 
 
@@ -276,6 +283,10 @@ class Corpus:
     edit_line: int | None = None  # its 1-based line the client edits (None: the first diagnostic's line)
     edit_text: Callable[[int], str] | None = field(default=None, repr=False)  # the edited line for edit k
     expected: list | None = None  # generated corpus: the (path, line, code) the generator marked
+    entry_points: int | None = None  # the examples corpus: its example scripts (growth is counted in them)
+    #: Whether flake8 and the language server are measured on this project (the examples corpus is
+    #: about many entry points: its rows are the CLI's).
+    front_ends: bool = True
 
     @property
     def directory(self) -> Path:
@@ -295,6 +306,8 @@ class Corpus:
             "anchor_file": str(self.anchor_file.relative_to(self.cwd)) if self.anchor_file else None,
             "project": self.project,
             "lsp_file": str(self.lsp_file.relative_to(self.cwd)) if self.lsp_file else None,
+            "entry_points": self.entry_points,
+            "front_ends": self.front_ends,
         }
 
 
@@ -384,6 +397,27 @@ def prepare_framework_corpus(workdir: Path, copies: int = 1, dirname: str = "fra
     )
 
 
+def prepare_examples_corpus(
+    workdir: Path,
+    examples: int = examples_corpus.DEFAULT_EXAMPLES,
+    dirname: str = "examples_corpus",
+    name: str = "examples",
+) -> Corpus:
+    """The generated library with ``examples`` training-example scripts (bench/examples_corpus.py) at
+    ``workdir/dirname``: the shape of many entry points reaching the same shared code (issue 48)."""
+    root = workdir / dirname
+    generated = examples_corpus.generate(root, examples=examples)
+    return _scan(
+        name,
+        root,
+        ".",
+        project=True,
+        expected=generated.expected,
+        entry_points=generated.entry_points,
+        front_ends=False,
+    )
+
+
 def prepare_dir_corpus(workdir: Path, source: Path, lsp_file: str | None = None) -> Corpus:
     """A copy of the project at ``source`` (``--corpus DIR``), so that its own cache and files stay untouched.
 
@@ -437,6 +471,7 @@ class Run:
     findings: list | None = None  # ours: the JSON findings
     files_checked: int | None = None
     findings_count: int | None = None
+    diff_files: list[str] | None = None  # ours --diff: the files its diff changes
 
 
 def clear_cache(corpus: Corpus) -> None:
@@ -497,6 +532,38 @@ def run_ours_text(corpus: Corpus, python: str = sys.executable) -> Run:
     summary = _TEXT_SUMMARY.findall(measurement.stdout + measurement.stderr)
     count = int(summary[-1][0] or 0) if summary else None
     return Run(measurement, files_checked=int(summary[-1][1]) if summary else None, findings_count=count)
+
+
+_DIFF_SUMMARY = re.compile(r"would fix (\d+) findings? in (\d+) files?")
+_DIFF_FILE = re.compile(r"^--- (.+)$", re.MULTILINE)
+
+
+def run_ours_diff(corpus: Corpus, python: str = sys.executable) -> Run:
+    """``compile-ad-lint check <corpus> --diff``, cache kept: the fixes as a unified diff, nothing written.
+
+    ``findings_count`` is how many findings it would fix (its summary line), ``diff_files`` the files
+    its diff changes (the ``--- path`` headers).
+    """
+    measurement = measure([python, "-m", "compile_ad_lint", "check", corpus.path, "--diff"], corpus.cwd)
+    if measurement.returncode not in (0, 1):
+        raise RuntimeError(f"compile-ad-lint --diff exited {measurement.returncode}:\n{measurement.stderr[-4000:]}")
+    summary = _DIFF_SUMMARY.search(measurement.stderr)
+    return Run(
+        measurement,
+        findings_count=int(summary.group(1)) if summary else 0,
+        diff_files=sorted(set(_DIFF_FILE.findall(measurement.stdout))),
+    )
+
+
+def safe_fix_files(findings: Sequence[dict]) -> set[str]:
+    """The files the safe fixes of a JSON report edit: what ``--diff`` may change (overlapping fixes
+    of a round are left to the next one, where the finding may be gone)."""
+    return {
+        edit["path"]
+        for f in findings
+        if f.get("fix") and f["fix"].get("applicability") == "safe"
+        for edit in f["fix"].get("edits", ())
+    }
 
 
 _TORCHFIX_VIOLATION = re.compile(r":\d+:\d+: TOR\d+", re.MULTILINE)
@@ -695,6 +762,11 @@ class Row:
         return max(r.measurement.peak_mb for r in self.runs)
 
     @property
+    def load_1m(self) -> float:
+        """The highest 1-minute load average any of the row's runs started under."""
+        return max(r.measurement.load_avg[0] for r in self.runs)
+
+    @property
     def parsed(self) -> str:
         last = self.runs[-1]
         if last.stats is not None and "cached" in last.stats:  # ours
@@ -724,19 +796,21 @@ class Row:
             "wall_s": self.wall_s,
             "cpu_s": self.cpu_s,
             "peak_mb": self.peak_mb,
+            "load_1m": self.load_1m,
             "parsed": self.parsed,
             "runs": runs,
         }
 
 
 def format_table(rows: Sequence[Row], title: str) -> str:
-    header = ("run", "wall s", "CPU s", "peak MB", "findings", "files parsed")
+    header = ("run", "wall s", "CPU s", "peak MB", "load 1m", "findings", "files parsed")
     body = [
         (
             r.name,
             f"{r.wall_s:.2f}",
             f"{r.cpu_s:.2f}",
             f"{r.peak_mb:.0f}",
+            f"{r.load_1m:.2f}",
             str(r.runs[-1].findings_count if r.runs[-1].findings_count is not None else "-"),
             r.parsed,
         )
@@ -744,7 +818,7 @@ def format_table(rows: Sequence[Row], title: str) -> str:
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     aligned = lambda line: "  ".join(
-        c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))
+        c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))
     )
     rule = "-" * len(aligned(header))
     return "\n".join([title, rule, aligned(header), rule, *map(aligned, body), rule])
@@ -908,9 +982,11 @@ def measure_corpus(
     lsp_pause_s: float = 0.0,
     lsp_timeout: float = 1800.0,
     lsp_sessions: Sequence[tuple[str, bool, bool]] = LSP_SESSIONS,
+    jobs1: bool = True,
+    diff: bool = True,
     log: Callable[[str], None] = lambda s: None,
 ) -> CorpusResult:
-    """Every row of one corpus; flake8 and the language server only where ``corpus.project``."""
+    """Every row of one corpus; ``--diff``, flake8 and the language server only where ``corpus.project``."""
     rows: list[Row] = []
     labelled: list[tuple[str, list]] = []
     mismatches: list[str] = []
@@ -978,6 +1054,8 @@ def measure_corpus(
             return run_flake8(corpus, [shown])
 
         flake8_row(FLAKE8_FILE, flake8_file, want)
+    if project and diff:
+        mismatches.extend(diff_row(corpus, reference, other_row, errors))
     anchor = corpus.anchor_file
     if anchor is not None:
         original = anchor.read_bytes()
@@ -1002,7 +1080,8 @@ def measure_corpus(
         mismatches.append(
             f"{OURS_COLD_TEXT}: {cold_text_row.runs[-1].findings_count} findings in its summary line vs {len(reference)} in {OURS_COLD}"
         )
-    ours_row(OURS_COLD_J1, lambda i: run_ours(corpus, cold=True, jobs=1))
+    if jobs1:
+        ours_row(OURS_COLD_J1, lambda i: run_ours(corpus, cold=True, jobs=1))
 
     if project and flake8:
 
@@ -1088,6 +1167,32 @@ def measure_corpus(
     return CorpusResult(corpus, rows, not mismatches, mismatches, lsp_results, shown_file, errors, interim)
 
 
+def diff_row(
+    corpus: Corpus, reference: Sequence[dict], other_row: Callable[[str, Callable[[int], Run]], Row], errors: list[str]
+) -> list[str]:
+    """The ``--diff`` row on a warm cache, and how its diff compares with the cold JSON run's fixes:
+    it changes only files that the safe fixes edit, something exactly when there is a safe fix, and
+    the same files at every repetition."""
+    try:
+        row = other_row(OURS_DIFF_WARM, lambda i: run_ours_diff(corpus))
+    except (RuntimeError, OSError) as error:
+        errors.append(f"{OURS_DIFF_WARM}: {error}")
+        return []
+    want = safe_fix_files(reference)
+    problems = []
+    for i, run in enumerate(row.runs):
+        got = set(run.diff_files or ())
+        if not got <= want or bool(got) != bool(want):
+            shown = lambda paths: ", ".join(sorted(paths)[:4]) + (" ..." if len(paths) > 4 else "") or "nothing"
+            problems.append(
+                f"{OURS_DIFF_WARM} #{i + 1}: its diff changes {len(got)} files ({shown(got - want) if got - want else shown(got)}),"
+                f" the safe fixes of {OURS_COLD} edit {len(want)} ({shown(want)})"
+            )
+    if len({tuple(run.diff_files or ()) for run in row.runs}) > 1:
+        problems.append(f"{OURS_DIFF_WARM}: the files its diff changes differ between repetitions")
+    return problems
+
+
 # -- scaling ---------------------------------------------------------------------------------
 
 
@@ -1098,8 +1203,13 @@ def scaling(
     log: Callable[[str], None],
     label: str = "torch",
     cleanup: Callable[[Corpus, int], None] | None = None,
+    unit: str = "mb",
 ) -> dict:
     """Cold runs with ``--no-cache`` at every factor (1x included); ``make(factor)`` gives the corpus.
+
+    Growth is judged per MB (``unit="mb"``: the corpus grows by whole copies) or per entry point
+    (``unit="entry_points"``: more examples over the same library, where time should grow with the
+    number of entry points, not with what each of them reaches).
 
     Without the cache, no copy can be served from another copy's cache entries within the run (the
     cache is keyed by content, and the analyzer may cache below file level, where the copies'
@@ -1127,6 +1237,8 @@ def scaling(
                 "factor": factor,
                 "files": len(corpus.files),
                 "mb": round(corpus.megabytes, 3),
+                "entry_points": corpus.entry_points,
+                "load_1m": row.load_1m,
                 "wall_s": row.wall_s,
                 "cpu_s": row.cpu_s,
                 "peak_mb": row.peak_mb,
@@ -1137,26 +1249,32 @@ def scaling(
         )
         if cleanup is not None:
             cleanup(corpus, factor)
-    # Least squares through the origin: time ≈ a * MB.
+    # Least squares through the origin: time ≈ a * size, in MB and in the growth unit.
+    size = "entry_points" if unit == "entry_points" else "mb"
+    per = "per_entry_point" if unit == "entry_points" else "per_mb"
     for metric in ("wall_s", "cpu_s"):
-        a = sum(p[metric] * p["mb"] for p in points) / sum(p["mb"] ** 2 for p in points)
+        a = sum(p[metric] * p[size] for p in points) / sum(p[size] ** 2 for p in points)
         for p in points:
             p[f"{metric}_per_mb"] = round(p[metric] / p["mb"], 4)
-            p[f"{metric}_fit"] = round(a * p["mb"], 3)
+            p[f"{metric}_{per}"] = round(p[metric] / p[size], 4)
+            p[f"{metric}_fit"] = round(a * p[size], 3)
     first, last = points[0], points[-1]
-    per_mb_ratio = round(last["wall_s_per_mb"] / first["wall_s_per_mb"], 3) if len(points) > 1 else None
-    cpu_ratio = round(last["cpu_s_per_mb"] / first["cpu_s_per_mb"], 3) if len(points) > 1 else None
+    ratio = lambda key: round(last[key] / first[key], 3) if len(points) > 1 else None
+    unit_ratio = ratio(f"wall_s_{per}")
     return {
         "corpus": label,
+        "unit": unit,
         "points": points,
-        "wall_per_mb_ratio_last_vs_1x": per_mb_ratio,
-        "cpu_per_mb_ratio_last_vs_1x": cpu_ratio,
+        "wall_per_mb_ratio_last_vs_1x": ratio("wall_s_per_mb"),
+        "cpu_per_mb_ratio_last_vs_1x": ratio("cpu_s_per_mb"),
+        "wall_per_unit_ratio_last_vs_1x": unit_ratio,
+        "cpu_per_unit_ratio_last_vs_1x": ratio(f"cpu_s_{per}"),
         "largest_factor": last["factor"],
         "findings_as_marked": None
         if all(p["findings_as_marked"] is None for p in points)
         else all(p["findings_as_marked"] is not False for p in points),
-        "verdict": growth_verdict(per_mb_ratio),
-        "linear": per_mb_ratio is not None and per_mb_ratio <= LINEAR_LIMIT,
+        "verdict": growth_verdict(unit_ratio),
+        "linear": unit_ratio is not None and unit_ratio <= LINEAR_LIMIT,
     }
 
 
@@ -1164,34 +1282,41 @@ def scaling(
 LINEAR_LIMIT = 1.2
 
 
-def growth_verdict(per_mb_ratio: float | None) -> str:
-    if per_mb_ratio is None:
+def growth_verdict(per_unit_ratio: float | None) -> str:
+    if per_unit_ratio is None:
         return "one point only"
-    if per_mb_ratio < 0.8:
+    if per_unit_ratio < 0.8:
         return "sublinear (fixed costs dominate at 1x)"
-    if per_mb_ratio <= LINEAR_LIMIT:
-        return "linear (per-MB time within 20% across scales)"
-    if per_mb_ratio <= 1.5:
+    if per_unit_ratio <= LINEAR_LIMIT:
+        return "linear (time per unit within 20% across scales)"
+    if per_unit_ratio <= 1.5:
         return "slightly superlinear"
     return "superlinear"
 
 
 def format_scaling(result: dict) -> str:
-    where = (
-        "copies are sibling directories copyK/torch/..."
-        if result.get("corpus", "torch") == "torch"
-        else "copies are sibling packages forge, forge2, ... of one project"
-    )
-    lines = [f"scaling, {result.get('corpus', 'torch')} corpus (ours, --no-cache, default jobs; {where}):"]
+    corpus = result.get("corpus", "torch")
+    entry = result.get("unit") == "entry_points"
+    if corpus == "torch":
+        where = "copies are sibling directories copyK/torch/..."
+    elif entry:
+        where = "more example scripts over the same library"
+    else:
+        where = "copies are sibling packages forge, forge2, ... of one project"
+    per, unit_name = ("per_entry_point", "s/entry") if entry else ("per_mb", "s/MB")
+    lines = [f"scaling, {corpus} corpus (ours, --no-cache, default jobs; {where}):"]
     lines.append(
-        f"  {'size':>5} {'files':>6} {'MB':>7} {'wall s':>8} {'fit s':>8} {'s/MB':>8} {'CPU s':>8} {'peak MB':>8} {'findings':>8}  parsed"
+        f"  {'size':>5} {'files':>6} {'entries':>7} {'MB':>7} {'wall s':>8} {'fit s':>8} {unit_name:>8} {'CPU s':>8} {'peak MB':>8} {'load 1m':>7} {'findings':>8}  parsed"
     )
     for p in result["points"]:
+        entries = p.get("entry_points") if p.get("entry_points") is not None else "-"
         lines.append(
-            f"  {str(p['factor']) + 'x':>5} {p['files']:>6} {p['mb']:>7.2f} {p['wall_s']:>8.2f} {p['wall_s_fit']:>8.2f} {p['wall_s_per_mb']:>8.3f} {p['cpu_s']:>8.2f} {p['peak_mb']:>8.0f} {p.get('findings', '-')!s:>8}  {p['parsed']}"
+            f"  {str(p['factor']) + 'x':>5} {p['files']:>6} {entries!s:>7} {p['mb']:>7.2f} {p['wall_s']:>8.2f} {p['wall_s_fit']:>8.2f} {p[f'wall_s_{per}']:>8.3f} {p['cpu_s']:>8.2f} {p['peak_mb']:>8.0f} {p.get('load_1m', 0.0):>7.2f} {p.get('findings', '-')!s:>8}  {p['parsed']}"
         )
+    what = "per-entry-point" if entry else "per-MB"
     lines.append(
-        f"  per-MB wall time, {result['points'][-1]['factor']}x vs 1x: x{result['wall_per_mb_ratio_last_vs_1x']} (CPU x{result['cpu_per_mb_ratio_last_vs_1x']}) -> {result['verdict']}"
+        f"  {what} wall time, {result['points'][-1]['factor']}x vs 1x: x{result.get('wall_per_unit_ratio_last_vs_1x', result['wall_per_mb_ratio_last_vs_1x'])}"
+        f" (CPU x{result.get('cpu_per_unit_ratio_last_vs_1x', result['cpu_per_mb_ratio_last_vs_1x'])}) -> {result['verdict']}"
     )
     if result.get("findings_as_marked") is not None:
         lines.append(
@@ -1320,17 +1445,31 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
             Target(
                 label,
                 "CLI cold",
-                f"{_cold_figure(judged, cold)} ({cold['parsed']})" if judged and cold else "-",
+                f"{_cold_figure(judged, cold)} ({cold['parsed']}; load {judged.get('load_1m', 0.0):.1f})"
+                if judged and cold
+                else "-",
                 "<= 10 s",
                 judged["wall_s"] <= 10 if judged else None,
             )
         )
         out.append(_warm_target(label, warm, _row(entry, OURS_WARM_TEXT)))
+        diffed = _row(entry, OURS_DIFF_WARM)
+        out.append(
+            Target(
+                label,
+                "CLI --diff, warm cache (issue 48)",
+                f"{diffed['wall_s']:.2f} s (load {diffed.get('load_1m', 0.0):.1f})" if diffed else "-",
+                "<= 1 s",
+                diffed["wall_s"] <= 1 if diffed else None,
+            )
+        )
         growth = results.get("scaling", {}).get(name)
         if growth and len(growth["points"]) > 1:
             out.append(_growth_target(label, growth))
-        elif name == "framework":
+        elif name in ("framework", "examples"):
             out.append(Target(label, "growth 1x/2x/4x", "not run (--scales / --scaling)", "linear", None))
+        if entry and entry["corpus"].get("front_ends") is False:
+            continue  # the examples corpus: no flake8 or language-server rows
         f_file, f_cold = _row(entry, FLAKE8_FILE), _row(entry, FLAKE8_COLD)
         shown = entry.get("lsp_file") if entry else None
         out.append(
@@ -1428,7 +1567,7 @@ def targets(results: dict, project_corpora: Sequence[str] = ("framework",)) -> l
     out.append(
         Target(
             "all",
-            "findings identical: cold, warm, touched, --jobs 1, flake8, LSP after its project pass (and the generator's marks)",
+            "findings identical: cold, warm, touched, --jobs 1, --diff, flake8, LSP after its project pass (and the generator's marks)",
             measured,
             "identical",
             ok if identical else None,
@@ -1455,6 +1594,7 @@ def _warm_target(
             if warm
             else f"{text['wall_s']:.2f} s (text report)"
         )
+        measured += f" (load {text.get('load_1m', 0.0):.1f})"
         return Target(label, "CLI warm", measured, goal, text["wall_s"] <= limit)
     if warm:
         return Target(label, "CLI warm", f"{warm['wall_s']:.2f} s (--format json)", goal, warm["wall_s"] <= limit)
@@ -1464,12 +1604,19 @@ def _warm_target(
 def _growth_target(label: str, growth: dict) -> Target:
     factors = "/".join(f"{p['factor']}x" for p in growth["points"])
     walls = ", ".join(f"{p['wall_s']:.1f}" for p in growth["points"])
-    measured = f"{walls} s; per-MB wall x{growth['wall_per_mb_ratio_last_vs_1x']} at {growth['largest_factor']}x: {growth['verdict']}"
+    loads = ", ".join(f"{p.get('load_1m', 0.0):.1f}" for p in growth["points"])
+    entry = growth.get("unit") == "entry_points"
+    what = "per-entry-point" if entry else "per-MB"
+    ratio = growth.get("wall_per_unit_ratio_last_vs_1x", growth["wall_per_mb_ratio_last_vs_1x"])
+    measured = f"{walls} s (load {loads}); {what} wall x{ratio} at {growth['largest_factor']}x: {growth['verdict']}"
+    if entry:
+        counts = "/".join(str(p["entry_points"]) for p in growth["points"])
+        factors = f"{factors} entry points ({counts})"
     return Target(
         label,
         f"growth {factors} (--no-cache)",
         measured,
-        "linear (per-MB wall at the largest scale <= 1.2x 1x's)",
+        f"linear ({what} wall at the largest scale <= 1.2x 1x's)",
         bool(growth["linear"]),
     )
 
@@ -1481,14 +1628,21 @@ def format_targets(rows: Sequence[Target]) -> str:
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
     rule = "-" * len(line(header))
     return "\n".join(
-        ["targets (issue 12), every figure measured in this run:", rule, line(header), rule, *map(line, body), rule]
+        [
+            "targets (issues 12 and 48), every figure measured in this run:",
+            rule,
+            line(header),
+            rule,
+            *map(line, body),
+            rule,
+        ]
     )
 
 
 # -- main ------------------------------------------------------------------------------------
 
 
-NAMED_CORPORA = ("fixtures", "framework", "torch")
+NAMED_CORPORA = ("fixtures", "framework", "examples", "torch")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1508,12 +1662,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--corpus",
         action="append",
-        metavar="all|torch|fixtures|framework|DIR",
-        help="a corpus to measure (repeatable; default all = fixtures, framework and torch). DIR: any project directory, "
+        metavar="all|torch|fixtures|framework|examples|DIR",
+        help="a corpus to measure (repeatable; default all = fixtures, framework, examples and torch). DIR: any project directory, "
         "measured on a copy like the framework corpus (write ./torch for a folder named like a corpus)",
     )
     parser.add_argument(
         "--fixtures-copies", type=int, default=20, help="copies of fixtures/ in the small corpus (default 20)"
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=examples_corpus.DEFAULT_EXAMPLES,
+        help=f"training-example scripts in the examples corpus at 1x (default {examples_corpus.DEFAULT_EXAMPLES})",
     )
     parser.add_argument(
         "--scales",
@@ -1522,8 +1682,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--scaling",
-        default="torch,framework",
-        help="comma-separated corpora the growth check runs on (default torch,framework; '' for none)",
+        default="torch,framework,examples",
+        help="comma-separated corpora the growth check runs on (default torch,framework,examples; '' for none)",
     )
     parser.add_argument(
         "--lsp-edits", type=int, default=10, help="one-line edits per language-server session (default 10)"
@@ -1560,13 +1720,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def selected_corpora(values: Sequence[str] | None) -> list[str]:
-    """Corpus names and directories in run order: fixtures, framework, directories, torch."""
+    """Corpus names and directories in run order: fixtures, framework, examples, directories, torch."""
     chosen: list[str] = []
     for value in values or ["all"]:
         for item in NAMED_CORPORA if value == "all" else [value]:
             if item not in chosen:
                 chosen.append(item)
-    named = [n for n in ("fixtures", "framework") if n in chosen]
+    named = [n for n in ("fixtures", "framework", "examples") if n in chosen]
     directories = [c for c in chosen if c not in NAMED_CORPORA]
     for directory in directories:
         if not Path(directory).is_dir():
@@ -1580,6 +1740,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.repeat < 1:
         raise SystemExit("run_bench: --repeat must be at least 1")
+    if args.examples < len(examples_corpus.tasks()):
+        raise SystemExit(f"run_bench: --examples must be at least the number of tasks, {len(examples_corpus.tasks())}")
     log = lambda message: print(message, file=sys.stderr, flush=True)
     scales = [int(s) for s in (args.scales or ("1,2" if args.quick else "1,2,4")).split(",") if s.strip()]
     if scales and scales[0] != 1:
@@ -1617,6 +1779,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "scales": scales,
             "scaling": sorted(scaling_corpora),
             "fixtures_copies": args.fixtures_copies,
+            "examples": args.examples,
             "corpora": wanted,
             "lsp_edits": args.lsp_edits,
             "lsp_debounce_ms": args.lsp_debounce_ms,
@@ -1636,6 +1799,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 corpora.append(prepare_fixtures_corpus(workdir, args.fixtures_copies))
             elif item == "framework":
                 corpora.append(prepare_framework_corpus(workdir))
+            elif item == "examples":
+                corpora.append(prepare_examples_corpus(workdir, examples=args.examples))
             elif item == "torch":
                 corpora.append(prepare_torch_corpus(workdir))
             else:
@@ -1649,13 +1814,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"corpus {info['name']}: {info['files']} files, {info['lines']:,} lines, {info['mb']:.1f} MB, touched file {info['anchor_file']}"
             )
         for corpus in corpora:
+            # The examples corpus is about many entry points: the CLI's rows only (its cold runs are
+            # the long ones), with the parse-only reference.
+            many = corpus.entry_points is not None
             result = measure_corpus(
                 corpus,
                 repeat=args.repeat,
-                torchfix=torchfix,
-                parse_two=not args.quick,
-                flake8=not args.skip_flake8,
-                lsp=not args.skip_lsp,
+                torchfix=None if many else torchfix,
+                parse_two=not (args.quick or many),
+                flake8=not (args.skip_flake8 or many),
+                lsp=not (args.skip_lsp or many),
+                jobs1=not many,
                 lsp_edits=args.lsp_edits,
                 lsp_debounce_ms=args.lsp_debounce_ms,
                 lsp_pause_s=args.lsp_pause_s,
@@ -1691,11 +1860,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_ratios(entry["ratios"]))
             if result.lsp:
                 print(format_lsp(result))
-            checked = (
-                "cold, warm, touched, --jobs 1 and parallel runs"
-                + (", flake8 and the language server" if corpus.project else "")
-                + (" (and the generator's marks)" if corpus.expected is not None else "")
-            )
+            paths = ["cold", "warm", "touched", *(["--jobs 1"] if not many else []), "parallel runs"]
+            paths += ["--diff"] if corpus.project else []
+            paths += ["flake8"] if corpus.project and not (many or args.skip_flake8) else []
+            paths += ["the language server"] if corpus.project and not (many or args.skip_lsp) else []
+            checked = ", ".join(paths[:-1]) + " and " + paths[-1]
+            checked += " (and the corpus's marks)" if corpus.expected is not None else ""
             print(f"findings identical across {checked}: {'yes' if result.consistent else 'NO'}")
             for problem in result.mismatches:
                 print(f"  MISMATCH {problem}")
@@ -1705,8 +1875,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  NOT MEASURED {problem}")
             sys.stdout.flush()
             if corpus.name in scaling_corpora and len(scales) > 1:
+                unit = "mb"
                 if corpus.name == "torch":
                     make = lambda factor, base=corpus: base if factor == 1 else replicate(base, factor, workdir)
+                elif many:  # N times the example scripts over the same library
+                    unit = "entry_points"
+                    make = lambda factor, base=corpus: (
+                        base
+                        if factor == 1
+                        else prepare_examples_corpus(
+                            workdir,
+                            examples=factor * args.examples,
+                            dirname=f"examples_scale_{factor}x",
+                            name=f"examples x{factor}",
+                        )
+                    )
                 else:  # the framework: N sibling copies of the package in one project
                     make = lambda factor, base=corpus: (
                         base
@@ -1715,7 +1898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                 cleanup = lambda c, factor: shutil.rmtree(c.directory, ignore_errors=True) if factor != 1 else None
                 results["scaling"][corpus.name] = scaling(
-                    make, scales, args.repeat, log, label=corpus.name, cleanup=cleanup
+                    make, scales, args.repeat, log, label=corpus.name, cleanup=cleanup, unit=unit
                 )
                 all_consistent &= results["scaling"][corpus.name]["findings_as_marked"] is not False
                 print()

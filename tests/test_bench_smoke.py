@@ -165,7 +165,7 @@ def test_framework_generator_is_deterministic_and_framework_shaped(generator, tm
     registrations = [
         f for f in python if f.startswith("forge/models/") and "\nregister_train_spec(" in (root / f).read_text()
     ]
-    assert len(registrations) == len(generator.FAMILIES)
+    assert len(registrations) == len(generator.families()) >= 10
     assert "block.compile(" in (root / "forge/distributed/compile.py").read_text()  # per-block compile in place
     assert "DDP(model" in (root / "forge/distributed/ddp.py").read_text()
     trainer = (root / one.trainer).read_text()
@@ -206,15 +206,96 @@ def test_framework_copies_are_sibling_packages(generator, tmp_path):
 def test_cli_reports_the_marked_findings_on_the_framework(generator, tmp_path):
     """The experiments that do not go through the Trainer are cheap entry points: exactly their marks are reported."""
     generated = generator.generate(tmp_path)
-    cheap = [
-        f"forge/experiments/{name}/train.py"
-        for name, kind in generator.EXPERIMENTS
-        if kind in ("script", "forward_ad", "fp32", "eager", "fixed")
-    ]
+    cheap = sorted(
+        path.relative_to(tmp_path).as_posix()
+        for path in (tmp_path / "forge" / "experiments").glob("*/train.py")
+        if "from forge.train.trainer import Trainer" not in path.read_text()
+    )
+    assert len(cheap) >= 10
     document = _cli_json(tmp_path, *cheap)
     found = sorted((f["path"], f["line"], f["code"]) for f in document["findings"])
     want = sorted(e for e in generated.expected if e[0] in cheap)
     assert found and found == want
+
+
+# -- the generated many-entry-point corpus (issue 48) --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def examples(bench):
+    return bench.examples_corpus  # loaded by run_bench from bench/
+
+
+def test_examples_generator_is_deterministic_and_grows_in_entry_points(examples, tmp_path):
+    tasks = len(examples.tasks())
+    one = examples.generate(tmp_path / "a", examples=tasks)
+    again = examples.generate(tmp_path / "b", examples=tasks)
+    assert again.files == one.files and again.expected == one.expected
+    double = examples.generate(tmp_path / "c", examples=2 * tasks)
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")  # byte for byte
+    assert examples.DEFAULT_EXAMPLES >= 300 and tasks >= 8
+    scripts = [f for f in one.files if f.startswith("examples/")]
+    assert len(scripts) == one.entry_points == tasks and double.entry_points == 2 * tasks
+    # One library, shared: the same files at every scale; the examples import it.
+    library = {f: h for f, h in _digest(tmp_path / "a").items() if f.startswith("src/")}
+    assert library == {f: h for f, h in _digest(tmp_path / "c").items() if f.startswith("src/")}
+    assert len(library) >= 40 and "src/difflab/training_utils.py" in library
+    for script in scripts:
+        text = (tmp_path / "a" / script).read_text()
+        assert "from difflab" in text and 'VARIANT = "base"' not in text
+    # No two examples are byte-identical (the content-keyed cache would share them).
+    texts = [(tmp_path / "c" / f).read_bytes() for f in double.files if f.startswith("examples/")]
+    assert len(set(texts)) == len(texts)
+    # The marks: a CAL002 in some trainers, the CAL001 probe in the library; twice the CAL002 at 2x.
+    codes = [code for _, _, code in one.expected]
+    assert codes.count("CAL001") == 1 and codes.count("CAL002") >= 3
+    assert [e for e in one.expected if e[2] == "CAL001"][0][0] == "src/difflab/training_utils.py"
+    with pytest.raises(ValueError):  # fewer examples than tasks: a library mark no example reaches
+        examples.generate(tmp_path / "d", examples=tasks - 1)
+    assert [code for _, _, code in double.expected].count("CAL002") == 2 * codes.count("CAL002")
+    for relative, line, code in double.expected:
+        assert f"# expect: {code}" in (tmp_path / "c" / relative).read_text().splitlines()[line - 1]
+
+
+def test_examples_corpus_rows_and_growth(bench, tmp_path):
+    """The CLI rows of the examples corpus on one example per task: findings identical across cold,
+    warm, touched and the generator's marks, the --diff row's files those of the safe fixes."""
+    tasks = len(bench.examples_corpus.tasks())
+    corpus = bench.prepare_examples_corpus(tmp_path, examples=tasks)
+    assert corpus.project and not corpus.front_ends and corpus.entry_points == tasks
+    result = bench.measure_corpus(corpus, parse_only=False, flake8=False, lsp=False, jobs1=False)
+    assert [row.name for row in result.rows] == [
+        bench.OURS_COLD,
+        bench.OURS_WARM,
+        bench.OURS_WARM_TEXT,
+        bench.OURS_DIFF_WARM,
+        bench.OURS_TOUCHED,
+        bench.OURS_COLD_TEXT,
+    ]
+    assert result.consistent, result.mismatches
+    assert result.errors == [] and result.lsp == {}
+    rows = {row.name: row for row in result.rows}
+    reference = rows[bench.OURS_COLD].runs[0].findings
+    assert sorted((f["path"], f["line"], f["code"]) for f in reference) == sorted(corpus.expected)
+    diffed = rows[bench.OURS_DIFF_WARM].runs[0]
+    assert diffed.diff_files and set(diffed.diff_files) <= bench.safe_fix_files(reference)
+    assert diffed.findings_count >= 1 and rows[bench.OURS_WARM].runs[0].stats["parsed"] == 0
+    assert all(row.load_1m >= 0 for row in result.rows) and "load 1m" in bench.format_table(result.rows, "x")
+
+    growth = bench.scaling(
+        lambda factor: bench.prepare_examples_corpus(
+            tmp_path, examples=factor * tasks, dirname=f"scale_{factor}", name=f"examples x{factor}"
+        ),
+        [1, 2],
+        1,
+        lambda message: None,
+        label="examples",
+        unit="entry_points",
+    )
+    assert [p["entry_points"] for p in growth["points"]] == [tasks, 2 * tasks]
+    assert growth["findings_as_marked"] is True and growth["wall_per_unit_ratio_last_vs_1x"] > 0
+    assert all("wall_s_per_entry_point" in p for p in growth["points"])
+    assert "per-entry-point wall time" in bench.format_scaling(growth)
 
 
 # -- --corpus DIR, flake8 and the language server on a tiny project -------------------------------
@@ -243,6 +324,7 @@ def test_dir_corpus_flake8_and_lsp_rows(bench, tmp_path, tiny_project):
         bench.OURS_WARM,
         bench.OURS_WARM_TEXT,
         bench.FLAKE8_FILE,
+        bench.OURS_DIFF_WARM,
         bench.OURS_TOUCHED,
         bench.OURS_COLD_TEXT,
         bench.OURS_COLD_J1,
@@ -327,7 +409,7 @@ def test_main_on_a_directory_prints_the_targets(bench, tmp_path, capsys, tiny_pr
     )
     assert code == 0
     printed = capsys.readouterr().out
-    assert "targets (issue 12)" in printed and "load average at start" in printed
+    assert "targets (issues 12 and 48)" in printed and "load average at start" in printed
     document = json.loads(output.read_text())
     assert list(document["corpora"]) == ["tiny"] and document["corpora"]["tiny"]["findings_identical"]
     assert set(document["corpora"]["tiny"]["lsp"]) == {bench.LSP_COLD, bench.LSP_WARM}  # --quick: the judged ones
@@ -338,7 +420,7 @@ def test_main_on_a_directory_prints_the_targets(bench, tmp_path, capsys, tiny_pr
 
 
 def test_corpus_option_takes_names_and_directories(bench, tmp_path):
-    assert bench.selected_corpora(None) == ["fixtures", "framework", "torch"]
+    assert bench.selected_corpora(None) == ["fixtures", "framework", "examples", "torch"]
     assert bench.selected_corpora(["torch", str(tmp_path), "fixtures"]) == ["fixtures", str(tmp_path), "torch"]
     with pytest.raises(SystemExit):
         bench.selected_corpora([str(tmp_path / "missing")])

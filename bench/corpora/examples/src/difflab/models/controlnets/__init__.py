@@ -1,0 +1,3 @@
+from .controlnet import ControlNetModel, ControlNetOutput
+
+__all__ = ["ControlNetModel", "ControlNetOutput"]

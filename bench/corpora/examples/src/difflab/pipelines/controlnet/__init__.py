@@ -1,0 +1,3 @@
+from .pipeline_controlnet import StableDiffusionControlNetPipeline
+
+__all__ = ["StableDiffusionControlNetPipeline"]

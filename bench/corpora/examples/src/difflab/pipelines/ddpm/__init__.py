@@ -1,0 +1,3 @@
+from .pipeline_ddpm import DDPMPipeline
+
+__all__ = ["DDPMPipeline"]

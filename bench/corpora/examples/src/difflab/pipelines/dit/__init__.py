@@ -1,0 +1,3 @@
+from .pipeline_dit import DiTPipeline
+
+__all__ = ["DiTPipeline"]

@@ -1,0 +1,3 @@
+from .pipeline_flux import FluxPipeline
+
+__all__ = ["FluxPipeline"]

@@ -1,0 +1,37 @@
+"""forge: the wikitext dataset (text).
+
+Module data/datasets/wikitext.py.
+"""
+
+import os
+
+import torch
+from torch.utils.data import Dataset
+
+from forge.data.registry import register_dataset
+from forge.data.transforms.dedup import dedup
+from forge.data.transforms.mask_tokens import mask_tokens
+from forge.utils.io import read_json
+from forge.utils.logging import logger
+
+ROOT = os.environ.get("WIKITEXT_ROOT", "/datasets/wikitext")
+
+
+class WikitextDataset(Dataset):
+    def __init__(self, split="train", tokenizer=None):
+        self.split = split
+        self.tokenizer = tokenizer
+        index_file = os.path.join(ROOT, f"{split}.json")
+        self.records = read_json(index_file) if os.path.exists(index_file) else []
+        logger.info("wikitext: %d records (%s)", len(self.records), split)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __getitem__(self, index):
+        sample = self.tokenizer.encode(self.records[index]["text"])
+        sample = _prepare(sample)
+        return {"input_ids": dedup(mask_tokens(sample))}
+
+
+register_dataset("wikitext", WikitextDataset)

@@ -1,0 +1,1 @@
+"""Research experiments built on the framework."""

@@ -1,0 +1,1 @@
+"""Experiment curriculum (subclass)."""

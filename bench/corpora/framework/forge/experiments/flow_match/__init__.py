@@ -1,0 +1,1 @@
+"""Experiment flow_match (fp32)."""

@@ -1,0 +1,1 @@
+"""Experiment fwd_grad (forward_ad)."""

@@ -1,0 +1,1 @@
+"""Experiment jepa (override)."""

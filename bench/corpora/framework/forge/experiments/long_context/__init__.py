@@ -1,0 +1,1 @@
+"""Experiment long_context (script)."""

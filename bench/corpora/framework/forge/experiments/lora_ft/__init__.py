@@ -1,0 +1,1 @@
+"""Experiment lora_ft (override)."""

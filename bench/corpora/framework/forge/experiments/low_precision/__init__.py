@@ -1,0 +1,1 @@
+"""Experiment low_precision (script)."""

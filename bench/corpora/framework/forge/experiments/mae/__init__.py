@@ -1,0 +1,1 @@
+"""Experiment mae (fp32)."""

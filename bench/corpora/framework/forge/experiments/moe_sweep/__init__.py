@@ -1,0 +1,1 @@
+"""Experiment moe_sweep (subclass)."""

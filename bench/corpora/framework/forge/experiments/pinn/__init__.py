@@ -1,0 +1,1 @@
+"""Experiment pinn (forward_ad)."""

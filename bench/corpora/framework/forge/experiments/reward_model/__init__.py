@@ -1,0 +1,1 @@
+"""Experiment reward_model (subclass)."""

@@ -1,0 +1,1 @@
+"""Experiment seq2seq (fp32)."""

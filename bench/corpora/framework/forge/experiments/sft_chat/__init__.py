@@ -1,0 +1,1 @@
+"""Experiment sft_chat (script)."""

@@ -1,0 +1,1 @@
+"""Experiment sparse_attn (fixed)."""

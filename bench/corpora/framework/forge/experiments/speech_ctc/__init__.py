@@ -1,0 +1,1 @@
+"""Experiment speech_ctc (subclass)."""

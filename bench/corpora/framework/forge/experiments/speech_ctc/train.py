@@ -1,0 +1,32 @@
+"""forge: training for speech_ctc (subclass).
+
+Module experiments/speech_ctc/train.py.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from forge.experiments.speech_ctc.config import BATCH_SIZE, experiment_config
+from forge.experiments.speech_ctc.model import build
+from forge.data import build_dataloader
+from forge.utils.logging import logger
+from forge.utils.seed import set_seed
+
+
+from forge.train.trainer import Trainer
+
+
+class SpeechCtcTrainer(Trainer):
+    def build_model(self):
+        model = super().build_model()
+        logger.info("speech_ctc: %d parameters", sum(p.numel() for p in model.parameters()))
+        return model
+
+
+def main():
+    config = experiment_config()
+    set_seed(config.training.seed)
+    trainer = SpeechCtcTrainer(config)
+    trainer.train()
+    return trainer

@@ -1,0 +1,1 @@
+"""Experiment tiny_baseline (eager)."""

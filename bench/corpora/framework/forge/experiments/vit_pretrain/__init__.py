@@ -1,0 +1,1 @@
+"""Experiment vit_pretrain (script)."""

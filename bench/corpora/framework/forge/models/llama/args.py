@@ -1,0 +1,27 @@
+"""forge: llama model arguments and flavors.
+
+Module models/llama/args.py.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class LlamaArgs:
+    dim: int = 256
+    n_layers: int = 4
+    n_heads: int = 16
+    n_kv_heads: int | None = 8
+    hidden_dim: int = 1024
+    vocab_size: int = 32000
+    norm: str = "rmsnorm"
+    in_channels: int = 3
+    patch_size: int = 16
+    num_classes: int = 1000
+
+
+FLAVORS = {
+    "debug": LlamaArgs(dim=128, n_layers=2, n_heads=4, hidden_dim=512),
+    "small": LlamaArgs(),
+    "large": LlamaArgs(dim=1024, n_layers=16, n_heads=32, hidden_dim=4096),
+}

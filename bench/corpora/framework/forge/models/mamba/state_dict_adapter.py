@@ -1,0 +1,18 @@
+"""forge: mamba checkpoint conversion.
+
+Module models/mamba/state_dict_adapter.py.
+"""
+
+from forge.protocols.state_dict_adapter import BaseStateDictAdapter
+
+
+class MambaStateDictAdapter(BaseStateDictAdapter):
+    prefix_map = {
+        "tok_embeddings.embedding.": "model.embed_tokens.",
+        "layers.": "model.layers.",
+        "attention.wq.": "self_attn.q_proj.",
+        "attention.wk.": "self_attn.k_proj.",
+        "attention.wv.": "self_attn.v_proj.",
+        "attention.wo.": "self_attn.o_proj.",
+        "output.": "lm_head.",
+    }

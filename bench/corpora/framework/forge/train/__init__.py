@@ -1,0 +1,3 @@
+from forge.train.trainer import Trainer
+
+__all__ = ["Trainer"]
