@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NoReturn, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from ._version import __version__
+from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
     FUNCTION_WALKS,
@@ -40,26 +40,11 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _N = TypeVar("_N", int, float)
 STDIN = "-"
 
-#: ``argument --jobs/-j: message`` as argparse words it; we name the flag the way the user typed it.
-_ARGUMENT_PREFIX = re.compile(r"^argument ((?:-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)*): ")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse exits with 2 too; keep its message format
-        match = _ARGUMENT_PREFIX.match(message)
-        if match is not None:  # "argument --jobs/-j: ..." -> "--jobs: ..."
-            names = match.group(1).split("/")
-            message = f"{max(names, key=len)}: {message[match.end() :]}"
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
-
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently."
-    )
+    parser = Parser(prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     check = commands.add_parser("check", help="analyze files, directories and notebooks")
     check.add_argument(
