@@ -20,7 +20,7 @@ from ..findings import (
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
-from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState
+from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend
 from .base import Case, Rule
 
 #: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
@@ -290,7 +290,7 @@ def train(x):
             related.append(
                 RelatedLocation(
                     output.compiled.site,
-                    f"compiled here ({output.compiled.spelling}, backend={output.compiled.backend!r})",
+                    f"compiled here ({output.compiled.spelling}, {describe_backend(output.compiled.backend)})",
                 )
             )
             if output.forward_autocast.source is not None:

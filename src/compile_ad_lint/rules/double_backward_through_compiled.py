@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
-from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
+from ..linking.values import CompiledOutput, describe_backend
 from ..torch_versions import Series
 from .base import Case, Rule
 
@@ -343,9 +343,7 @@ def inner_step(x, y, params, second_order):
 
 
 def _backend(origin: CompiledOutput) -> str:
-    return (
-        "an unknown backend" if origin.compiled.backend == UNKNOWN_BACKEND else f"backend={origin.compiled.backend!r}"
-    )
+    return describe_backend(origin.compiled.backend)
 
 
 def _where(origin: CompiledOutput, path: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
+from ..linking.values import describe_backend
 from .base import Case, Rule
 
 
@@ -317,7 +318,8 @@ torch.autograd.backward(p.sum())  # expect: CAL005
         related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
         related.append(
             RelatedLocation(
-                result.compiled.site, f"compiled here ({result.compiled.spelling}, backend={result.compiled.backend!r})"
+                result.compiled.site,
+                f"compiled here ({result.compiled.spelling}, {describe_backend(result.compiled.backend)})",
             )
         )
         for element in unused:
