@@ -53,3 +53,22 @@ def test_an_unknown_backend_is_not_shown_as_a_string(tmp_path: Path):
     messages = [f["message"] for f in document["findings"]]
     messages += [r["message"] for f in document["findings"] for r in f["related"]]
     assert messages and not any("'<unknown>'" in message for message in messages), messages
+
+
+def test_an_undecodable_file_is_reported_at_the_bad_byte(tmp_path: Path):
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": "[tool.compile-ad-lint]\n",
+        "late.py": b"import torch\n\n\ndef f(x):\n    s = 'caf\xe9'\n    x.backward()\n",
+        "crlf.py": b"x.backward()\r\ns = '\xc3\x28'\r\n",
+        "bom.py": b"\xef\xbb\xbfs = '\xff'\nx.backward()\n",
+        "cookie.py": b"# -*- coding: utf-8 -*-\nx.backward()\ns = '\xff\xfe'\n",
+    }
+    project = write_files(tmp_path, files)
+    completed = cli(project, "check", ".", "--no-cache", "--concise")
+    lines = sorted(line for line in completed.stdout.splitlines() if "CAL900" in line)
+    assert lines == [
+        "bom.py:1:6: CAL900 cannot decode: byte 0xff is not valid utf-8 (invalid start byte)",
+        "cookie.py:3:6: CAL900 cannot decode: byte 0xff is not valid utf-8 (invalid start byte)",
+        "crlf.py:2:6: CAL900 cannot decode: byte 0xc3 is not valid utf-8 (invalid continuation byte)",
+        "late.py:5:13: CAL900 cannot decode: byte 0xe9 is not valid utf-8 (invalid continuation byte)",
+    ], completed.stdout
