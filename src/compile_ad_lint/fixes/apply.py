@@ -26,6 +26,7 @@ from pathlib import Path
 from ..baseline import Fingerprints
 from ..cache import content_digest
 from ..findings import Finding
+from ..notebook import is_notebook
 from . import ops_for, resolve
 from .plans import paths_of
 from .source import Sources
@@ -64,13 +65,15 @@ def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: 
     for round_number in range(MAX_ROUNDS):
         sources = Sources(contents, dict(report.digests))
         if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
+            # (A notebook is never edited, and the analysis read the module its cells make, not the
+            # file: it is not stale, its fixes are just not offered.)
             stale = {
                 d
                 for f in report.findings
                 for fix in f.fixes
                 if fix.plan is not None
                 for d in paths_of(fix.plan)
-                if not sources.fresh(d)
+                if not is_notebook(d) and not sources.fresh(d)
             }
         findings = resolve(report.findings, sources)
         marks = Fingerprints(read=sources.data)
