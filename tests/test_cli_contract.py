@@ -569,7 +569,11 @@ def test_dependents_reports_findings_whose_chain_touches_a_named_file(project):
     with_dependents = cli(project, "check", "--dependents", "pkg/model.py", "--no-cache", "--concise")
     assert with_dependents.returncode == 1
     assert [line.split(": ")[0] for line in with_dependents.stdout.splitlines()[:-1]] == ["pkg/jvp.py:8:16"]
-    assert "in 1 file" in with_dependents.stdout
+    # Checked: the named file and the file whose finding is reported (not "1 finding in 1 file").
+    assert with_dependents.stdout.splitlines()[-1].startswith("Found 1 finding in 2 files"), with_dependents.stdout
+    write_files(project, {"pkg/jvp2.py": (project / "pkg/jvp.py").read_text()})
+    two = cli(project, "check", "--dependents", "pkg/model.py", "--no-cache", "--concise")
+    assert two.stdout.splitlines()[-1].startswith("Found 2 findings in 3 files"), two.stdout
     # An unrelated named file: neither jvp.py's nor hazard.py's finding, nor broken.py's CAL900.
     assert cli(project, "check", "--dependents", "pkg/other.py", "--no-cache").returncode == 0
     missing = cli(project, "check", "--dependents", "nowhere.py", "--no-cache")

@@ -232,6 +232,7 @@ def test_hook_reports_a_hazard_in_an_unstaged_dependent(tmp_path: Path, hook_rep
     assert "Failed" in completed.stdout
     assert "pkg/jvp.py:8:33: CAL001" in completed.stdout, completed.stdout
     assert "    pkg/model.py:5:5: compiled here (@torch.compile" in completed.stdout, completed.stdout
+    assert "Found 1 finding in 2 files" in completed.stdout, completed.stdout  # model.py and jvp.py
 
     # The hazard is committed; a staged file its evidence does not touch passes.
     _git(repo, env, "commit", "-q", "--no-verify", "-m", "compiled f")

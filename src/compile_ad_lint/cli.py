@@ -559,6 +559,9 @@ def _check(args: argparse.Namespace) -> int:
     if scope.stdin_failure is not None and config.enables("CAL900"):
         report = replace(report, findings=(_stdin_failure(scope), *report.findings))
     checked = scope.checked if scope.checked is not None else report.stats.files
+    if scope.related_too and scope.keep is not None:  # --dependents: files whose findings it reports were checked too
+        reported = {f.location.file for f in report.findings if f.location.path not in scope.problems}
+        checked = len(scope.keep | reported)
     read = _reader(scope)
     if baseline is not None:  # gone entries: only those of files this run analyzed
         analyzed_files = {path for path, _ in report.digests}
