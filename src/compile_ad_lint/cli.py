@@ -13,16 +13,16 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO, TypeVar
 
 from ._version import __version__
+from .command.scope import STDIN, build_scope, narrowed, reader, stdin_failure, stdin_lines
 from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
     FUNCTION_WALKS,
-    Config,
     ConfigError,
     integer_range_text,
     load_config,
@@ -32,13 +32,12 @@ from .config import (
     valid_prefixes,
 )
 from .paths import real_path
-from .project import default_root, project_root
+from .project import default_root
 from .target import with_target
 from .torch_versions import TargetError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _N = TypeVar("_N", int, float)
-STDIN = "-"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,10 +60,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated codes or prefixes to report, or ALL (default: the config's select, else ALL)",
     )
     rules.add_argument(
+        "--extend-select",
+        type=_codes("extend-select"),
+        metavar="CODES",
+        help="codes or prefixes to report on top of the selection (default: none)",
+    )
+    rules.add_argument(
         "--ignore",
         type=_codes("ignore"),
         metavar="CODES",
         help="comma-separated codes or prefixes to skip, added to the config's ignore (default: none)",
+    )
+    rules.add_argument(
+        "--per-file-ignores",
+        type=_per_file_ignores,
+        metavar="GLOB:CODES",
+        help="codes not reported in files matching GLOB, e.g. 'tests/*:CAL001,CAL002'; replaces the config's (default: the config's per-file-ignores)",
     )
     report = check.add_argument_group("report")
     report.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
@@ -93,6 +104,40 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="VERSION",
         help="the torch version (2.14, 2.14.1) or specifier (>=2.4) the findings speak for (default: the config's "
         "target-torch, else the installed torch, else the project's pins, else the newest known)",
+    )
+    scope.add_argument(
+        "--exclude",
+        type=_globs,
+        metavar="GLOBS",
+        help="comma-separated globs of files and folders to skip, replacing the config's exclude (default: the config's, after the built-in ones)",
+    )
+    scope.add_argument(
+        "--extend-exclude",
+        type=_globs,
+        metavar="GLOBS",
+        help="comma-separated globs to skip on top of exclude (default: none)",
+    )
+    scope.add_argument(
+        "--force-exclude",
+        action="store_true",
+        default=None,
+        help="apply the excludes to files named on the command line too (the pre-commit hook names every staged file)",
+    )
+    gitignore = scope.add_mutually_exclusive_group()
+    gitignore.add_argument(
+        "--respect-gitignore",
+        action="store_true",
+        default=None,
+        help="skip files .gitignore ignores in a git work tree (default: the config's respect-gitignore, else on)",
+    )
+    gitignore.add_argument(
+        "--no-respect-gitignore", dest="respect_gitignore", action="store_false", help="check files .gitignore ignores"
+    )
+    scope.add_argument(
+        "--show-files", action="store_true", help="list the files that would be checked, one per line, and exit"
+    )
+    scope.add_argument(
+        "--show-settings", action="store_true", help="print the settings that apply to the first PATH and exit"
     )
     scope.add_argument(
         "--max-call-depth",
@@ -246,6 +291,39 @@ def _codes(key: str):  # type: ignore[no-untyped-def]
     return convert
 
 
+def _globs(text: str) -> tuple[str, ...]:
+    """The ``type=`` of ``--exclude``/``--extend-exclude``: comma-separated globs."""
+    globs = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not globs:
+        raise argparse.ArgumentTypeError("expected comma-separated globs such as 'data/*,*_pb2.py'")
+    return globs
+
+
+def _per_file_ignores(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``--per-file-ignores``: ``GLOB:CODES`` pairs, comma-separated; a code after a comma without
+    its own glob belongs to the glob before it (``tests/*:CAL001,CAL002`` and Ruff's
+    ``tests/*:CAL001,tests/*:CAL002`` say the same)."""
+    pairs: dict[str, set[str]] = {}
+    glob = None
+    for part in (part.strip() for part in text.split(",")):
+        if not part:
+            continue
+        if ":" in part:
+            glob, _, code = part.rpartition(":")
+            glob = glob.strip()
+        elif glob is None:
+            raise argparse.ArgumentTypeError(f"expected GLOB:CODES such as 'tests/*:CAL001', got {text!r}")
+        else:
+            code = part
+        if not glob:
+            raise argparse.ArgumentTypeError(f"an empty glob matches no file: {text!r}")
+        try:
+            pairs.setdefault(glob, set()).update(parse_codes(code, "--per-file-ignores", "per-file-ignores"))
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(error.reason) from None
+    return tuple((glob, frozenset(codes)) for glob, codes in pairs.items())
+
+
 def _number(parse: Callable[[str], _N], accept: Callable[[_N], bool], expected: str) -> Callable[[str], _N]:
     """The ``type=`` of a numeric option: ``parse(text)`` when ``accept`` takes it, else a usage error."""
 
@@ -365,96 +443,6 @@ def _explain(code: str) -> int:
     return EXIT_ERROR
 
 
-@dataclass
-class _Scope:
-    """What one ``check`` analyzes, and which of the findings it reports."""
-
-    #: The paths handed to the analyzer (what the user named, plus the project root for stdin and
-    #: ``--dependents``).
-    paths: list[str]
-    sources: dict[Path, bytes] = field(default_factory=dict)
-    #: Resolved files whose findings are reported; None: every finding.
-    keep: set[Path] | None = None
-    #: With ``--dependents``: also findings whose related locations are in ``keep``.
-    related_too: bool = False
-    #: Paths named that are not files (always reported; kept by their display).
-    problems: set[str] = field(default_factory=set)
-    #: Files checked, when it is not the analyzer's count (stdin: 1; ``--dependents``: the named ones).
-    checked: int | None = None
-    #: stdin: its display name and text (for --show-source), and why a notebook on stdin is unreadable.
-    stdin: tuple[str, bytes] | None = None
-    stdin_failure: str | None = None
-
-
-def _root_path(root: Path | None) -> str | None:
-    """The project root as a path relative to the working directory (so files show as relative paths)."""
-    if root is None:
-        return None
-    try:
-        return os.path.relpath(root)
-    except ValueError:  # another drive on Windows
-        return str(root)
-
-
-def _scope(args: argparse.Namespace, config: Config) -> _Scope:
-    """Raises ValueError for a usage error."""
-    from .notebook import NotebookError, is_notebook
-    from .notebook import read as read_notebook
-
-    paths = list(args.paths)
-    stdin = paths == [STDIN] or (not paths and args.stdin_filename is not None)
-    if STDIN in paths and len(paths) > 1:
-        raise ValueError("- (stdin) cannot be combined with other paths")
-    if args.stdin_filename is not None and not stdin:
-        raise ValueError("--stdin-filename names the file stdin stands for: use it with - (or without paths)")
-    if not stdin:
-        paths = paths or ["."]
-        if not args.dependents:
-            return _Scope(paths)
-        from .project import discover
-
-        named, problems = discover(paths, config)
-        root = _root_path(config.root or default_root(paths))
-        return _Scope(
-            [*paths, *([root] if root is not None else [])],
-            keep={f.path for f in named},
-            related_too=True,
-            problems={p.display for p in problems},
-            checked=len(named),
-        )
-    if args.confirm or args.dependents:
-        raise ValueError(
-            f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin"
-        )
-    shown = args.stdin_filename if args.stdin_filename is not None else STDIN
-    target = real_path(Path(shown))
-    data = sys.stdin.buffer.read()
-    source, failure = data, None
-    if is_notebook(shown):
-        try:
-            source = read_notebook(target, data).text.encode("utf-8", "surrogatepass")
-        except NotebookError as error:
-            source, failure = b"", f"cannot read: {error}"
-    analyzed = [shown]
-    if args.stdin_filename is not None:  # the project's other files: callers of its functions, importers
-        folder = project_root(target)[0]
-        root = _root_path(config.root or folder)
-        if root is not None:
-            analyzed.append(root)
-    return _Scope(analyzed, {target: source}, keep={target}, checked=1, stdin=(shown, data), stdin_failure=failure)
-
-
-def _narrowed(report, scope: _Scope):  # type: ignore[no-untyped-def]
-    """The report with only the findings ``scope`` asks for (its stats are the analysis's)."""
-
-    def wanted(finding) -> bool:  # type: ignore[no-untyped-def]
-        if finding.location.path in scope.problems or finding.location.file in scope.keep:  # type: ignore[operator]
-            return True
-        return scope.related_too and any(r.location.file in scope.keep for r in finding.related)  # type: ignore[operator]
-
-    if scope.keep is None:
-        return report
-    return replace(report, findings=tuple(f for f in report.findings if wanted(f)))
 
 
 def _use_color(args: argparse.Namespace, stream: TextIO) -> bool:
@@ -514,7 +502,13 @@ def _check(args: argparse.Namespace) -> int:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
             select=args.select,
+            extend_select=args.extend_select or (),
             extend_ignore=args.ignore or (),
+            per_file_ignores=args.per_file_ignores,
+            exclude=args.exclude,
+            extend_exclude=config.extend_exclude + (args.extend_exclude or ()),
+            respect_gitignore=args.respect_gitignore,
+            force_exclude=args.force_exclude,
             max_call_depth=args.max_call_depth,
             max_function_walks=args.max_function_walks,
         )
@@ -528,8 +522,21 @@ def _check(args: argparse.Namespace) -> int:
     if not any(config.enables(rule.code) for rule in ALL_RULES):
         select = ",".join(sorted(config.select or ["ALL"]))
         return _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")
+    if args.show_settings:
+        from .command.listing import show_settings
+
+        return show_settings(start, config, args.config)
+    if args.show_files:
+        from .command.listing import show_files
+
+        return show_files([p for p in args.paths if p != STDIN], config)
+    named = [p for p in args.paths if p != STDIN]
+    if config.force_exclude and named and all(os.path.isfile(p) and config.excludes_file(Path(p)) for p in named):
+        if not args.quiet:  # the pre-commit hook with only excluded files staged: nothing to do, as Ruff
+            print("compile-ad-lint: warning: no file to check: every path given is excluded", file=sys.stderr)
+        return EXIT_CLEAN
     try:
-        scope = _scope(args, config)
+        scope = build_scope(args, config)
     except ValueError as error:
         return _error(str(error))
     baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
@@ -553,16 +560,16 @@ def _check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     if baseline is not None:  # on the whole analysis, so that fingerprints rank findings as when it was written
-        baseline_result = baseline.filter(report.findings, _reader(scope))
+        baseline_result = baseline.filter(report.findings, reader(scope))
         report = replace(report, findings=baseline_result.findings)
-    report = _narrowed(report, scope)
+    report = narrowed(report, scope)
     if scope.stdin_failure is not None and config.enables("CAL900"):
-        report = replace(report, findings=(_stdin_failure(scope), *report.findings))
+        report = replace(report, findings=(stdin_failure(scope), *report.findings))
     checked = scope.checked if scope.checked is not None else report.stats.files
     if scope.related_too and scope.keep is not None:  # --dependents: files whose findings it reports were checked too
         reported = {f.location.file for f in report.findings if f.location.path not in scope.problems}
         checked = len(scope.keep | reported)
-    read = _reader(scope)
+    read = reader(scope)
     if baseline is not None:  # gone entries: only those of files this run analyzed
         analyzed_files = {path for path, _ in report.digests}
         gone = (
@@ -593,8 +600,8 @@ def _check(args: argparse.Namespace) -> int:
         def reanalyze(contents):  # type: ignore[no-untyped-def]
             again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None)
             if baseline is not None:
-                again = replace(again, findings=baseline.filter(again.findings, _reader(scope, contents)).findings)
-            return _narrowed(again, scope)
+                again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
+            return narrowed(again, scope)
 
         try:
             outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
@@ -670,7 +677,7 @@ def _check(args: argparse.Namespace) -> int:
             statistics=args.statistics,
             quiet=args.quiet,
             color=_use_color(args, sys.stdout),
-            source_line=_stdin_lines(scope) if scope.stdin is not None else None,
+            source_line=stdin_lines(scope) if scope.stdin is not None else None,
         )
         rendered = render_text(report, options)
         if fixed_note is not None and not args.quiet:
@@ -716,59 +723,3 @@ def _fix_options_problem(args: argparse.Namespace) -> str | None:
     if args.add_noqa and args.confirm:
         return "--add-noqa cannot be combined with --confirm"
     return None
-
-
-def _reader(scope: _Scope, contents: dict[Path, bytes] | None = None):  # type: ignore[no-untyped-def]
-    """A displayed file's bytes for fingerprints: stdin's own text, contents being fixed, else the disk."""
-
-    def read(display: str) -> bytes | None:
-        if scope.stdin is not None and display == scope.stdin[0]:
-            return next(iter(scope.sources.values()), scope.stdin[1])
-        if contents:
-            found = contents.get(real_path(Path(display)))
-            if found is not None:
-                return found
-        try:
-            return Path(display).read_bytes()
-        except OSError:
-            return None
-
-    return read
-
-
-def _stdin_failure(scope: _Scope):  # type: ignore[no-untyped-def]
-    from .findings import Finding, Location, Severity
-
-    assert scope.stdin is not None and scope.stdin_failure is not None
-    return Finding("CAL900", scope.stdin_failure, Severity.ERROR, Location.point(scope.stdin[0]))
-
-
-def _stdin_lines(scope: _Scope):  # type: ignore[no-untyped-def]
-    """``--show-source`` lines: stdin's own text for its findings, files on disk for the rest."""
-    from .output.text import read_lines
-    from .summary.outline import decode, split_lines
-
-    assert scope.stdin is not None
-    shown, data = scope.stdin
-    try:
-        own: list[str] | None = split_lines(decode(data))
-    except (UnicodeDecodeError, LookupError, SyntaxError):
-        own = None
-    files: dict[str, list[str] | None] = {}
-
-    def source_line(location):  # type: ignore[no-untyped-def]
-        if location.cell is not None:
-            from .notebook import load
-
-            notebook = load(location.path)
-            cell = notebook.cell(location.cell) if notebook is not None else None
-            return cell.lines[location.line - 1] if cell is not None and 1 <= location.line <= len(cell.lines) else None
-        if location.path == shown:
-            lines = own
-        else:
-            if location.path not in files:
-                files[location.path] = read_lines(location.path)
-            lines = files[location.path]
-        return lines[location.line - 1] if lines is not None and 1 <= location.line <= len(lines) else None
-
-    return source_line

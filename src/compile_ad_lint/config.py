@@ -59,9 +59,16 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Config:
     select: frozenset[str] | None = None  # None: every rule
+    #: Codes or prefixes selected on top of ``select`` (Ruff's ``extend-select``).
+    extend_select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
+    #: Skip what ``.gitignore`` files (and ``.git/info/exclude``) ignore when walking folders.
+    respect_gitignore: bool = True
+    #: Apply ``exclude``/``extend-exclude`` to files named on the command line too (the pre-commit
+    #: hook names every staged file).
+    force_exclude: bool = False
     #: ``(glob, codes)`` pairs: codes or prefixes not reported in files matching the glob (relative
     #: to the project root, matched like ``exclude``).
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
@@ -85,6 +92,12 @@ class Config:
     root: Path | None = None
 
     def enables(self, code: str) -> bool:
+        """Whether rule ``code`` runs: selected and not ignored, unless ``extend-select`` names it
+        at least as specifically as ``ignore`` does (Ruff's rule: the more specific selector wins,
+        so ``ignore = ["CAL00"]`` with ``--extend-select CAL002`` runs CAL002)."""
+        extended = _specificity(code, self.extend_select)
+        if extended is not None and extended >= (_specificity(code, self.ignore) or 0):
+            return True
         selected = self.select is None or code_matches(code, self.select)
         return selected and not code_matches(code, self.ignore)
 
@@ -124,14 +137,33 @@ class Config:
 
         return excluded
 
-    def with_overrides(self, *, extend_ignore: Iterable[str] = (), **overrides: Any) -> Config:
+    def excludes_file(self, path: Path) -> bool:
+        """Whether the exclude globs cover ``path`` (a file named directly, as ``force-exclude``
+        asks): the file or a folder above it, matched relative to the project root (or the
+        working directory outside it), as a walk would have pruned it."""
+        resolved = _resolved(path)
+        relative: PurePath
+        for base in (self.root, Path.cwd()):
+            if base is not None and resolved.is_relative_to(_resolved(base)):
+                relative = resolved.relative_to(_resolved(base))
+                break
+        else:
+            relative = PurePath(resolved.name)
+        parts = relative.parts
+        return any(matches_any(PurePath(*parts[: end + 1]), self.excludes) for end in range(len(parts)))
+
+    def with_overrides(
+        self, *, extend_ignore: Iterable[str] = (), extend_select: Iterable[str] = (), **overrides: Any
+    ) -> Config:
         """Stage two: options from a command line (ours, flake8's) over the file's values; a None
         value keeps the file's. ``extend_ignore`` adds codes to the file's ``ignore`` (``--ignore``
-        and ``--cal-ignore`` extend it, they do not replace it). Each value is checked by the
-        dataclass's field type."""
+        and ``--cal-ignore`` extend it, they do not replace it); ``extend_select`` adds codes to
+        ``extend-select`` (see ``enables``). Each value is checked by the dataclass's field type."""
         values = {k: v for k, v in overrides.items() if v is not None}
         if extend_ignore:
             values["ignore"] = self.ignore | frozenset(extend_ignore)
+        if extend_select:
+            values["extend_select"] = self.extend_select | frozenset(extend_select)
         return replace(self, **values)
 
 
@@ -217,6 +249,13 @@ ALL = "ALL"
 
 def code_matches(code: str, prefixes: Iterable[str]) -> bool:
     return any(prefix == ALL or code.startswith(prefix) for prefix in prefixes)
+
+
+def _specificity(code: str, prefixes: Iterable[str]) -> int | None:
+    """How specifically ``prefixes`` name ``code``: the longest matching prefix's length (``ALL``
+    is 0), None when none matches."""
+    lengths = [0 if prefix == ALL else len(prefix) for prefix in prefixes if code_matches(code, (prefix,))]
+    return max(lengths) if lengths else None
 
 
 def known_codes() -> tuple[str, ...]:
@@ -309,6 +348,12 @@ def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
     return frozenset(_string_list(raw, source, key))
 
 
+def _boolean(raw: object, source: str, key: str) -> bool:
+    if not isinstance(raw, bool):
+        raise ConfigError(source, key, f"expected true or false, got {raw!r}")
+    return raw
+
+
 def _path_string(raw: object, source: str, key: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ConfigError(source, key, f"expected a path (relative to the pyproject.toml), got {raw!r}")
@@ -340,10 +385,13 @@ def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, fr
 
 _PARSERS = {
     "select": ("select", parse_selection),
+    "extend-select": ("extend_select", parse_codes),
     "ignore": ("ignore", parse_codes),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
+    "respect-gitignore": ("respect_gitignore", _boolean),
+    "force-exclude": ("force_exclude", _boolean),
     "extend-safe-backends": ("extend_safe_backends", _string_set),
     "max-call-depth": ("max_call_depth", _depth),
     "max-function-walks": ("max_function_walks", _walks),
@@ -352,6 +400,42 @@ _PARSERS = {
     "baseline": ("baseline", _path_string),
     "target-torch": ("target_torch", _target_torch),
 }
+
+
+def settings_text(config: Config) -> str:
+    """``config`` as the ``[tool.compile-ad-lint]`` table that would give it, every key spelled out
+    (``check --show-settings``): ``select`` shows ``ALL`` for every rule, ``exclude`` the built-in
+    globs too."""
+    lines = [f"[tool.{SECTION}]"]
+    for key, (attribute, _) in _PARSERS.items():
+        value: Any = getattr(config, attribute)
+        if key == "select" and value is None:
+            value = [ALL]
+        elif key == "exclude":
+            value = [*DEFAULT_EXCLUDES, *value]
+        elif key == "per-file-ignores":
+            value = {glob: sorted(codes) for glob, codes in value}
+        elif key == "baseline" and value is None:
+            continue
+        lines.append(f"{key} = {_toml(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    """A TOML value (strings as JSON writes them, which TOML reads the same)."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (frozenset, set)):
+        value = sorted(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value))
 
 
 def matches_any(path: PurePath, patterns: Iterable[str]) -> bool:
