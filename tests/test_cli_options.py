@@ -82,3 +82,35 @@ def test_show_settings_prints_the_effective_table(project: Path):
     assert settings["max-call-depth"] == 3 and settings["respect-gitignore"] is True
     assert "old.py" in settings["exclude"] and ".git" in settings["exclude"]
     assert "per-file-ignores" in settings and "max-function-walks" in settings
+
+
+# -- environment variables (Ruff's RUFF_CACHE_DIR and RUFF_NO_CACHE) --------------------------------
+
+
+def _summary(completed) -> str:  # type: ignore[no-untyped-def]
+    return completed.stdout.splitlines()[-1]
+
+
+def test_cache_dir_from_the_environment(project: Path, tmp_path: Path):
+    elsewhere = tmp_path / "caches" / "cal"
+    env = {"COMPILE_AD_LINT_CACHE_DIR": str(elsewhere)}
+    cold = cli(project, "check", ".", env=env)
+    assert cold.returncode == 1 and "0 cached" in _summary(cold), cold.stdout
+    assert (elsewhere / "compile-ad-lint-cache.json").is_file()
+    assert not (project / ".compile_ad_lint_cache").exists()
+    warm = cli(project, "check", ".", env=env)
+    assert "0 parsed" in _summary(warm) and warm.stdout.splitlines()[:-1] == cold.stdout.splitlines()[:-1]
+    cleaned = cli(project, "cache", "clean", ".", env=env)
+    assert cleaned.returncode == 0 and cleaned.stdout.strip() == f"removed {elsewhere}"
+    assert not elsewhere.exists()
+
+
+@pytest.mark.parametrize("value", ["1", "true"])
+def test_no_cache_from_the_environment(project: Path, value: str):
+    env = {"COMPILE_AD_LINT_NO_CACHE": value}
+    for _ in range(2):
+        completed = cli(project, "check", ".", env=env)
+        assert completed.returncode == 1 and "0 cached" in _summary(completed), completed.stdout
+    assert not (project / ".compile_ad_lint_cache").exists()
+    cli(project, "check", ".", env={"COMPILE_AD_LINT_NO_CACHE": "0"})
+    assert (project / ".compile_ad_lint_cache").is_dir()

@@ -146,14 +146,6 @@ def read_ignore_file(path: Path, folder: Path) -> IgnoreFile | None:
     return IgnoreFile(folder, patterns) if patterns else None
 
 
-def work_tree(folder: Path) -> Path | None:
-    """The top of the git work tree holding ``folder`` (the nearest folder with a ``.git``), if any."""
-    for candidate in (folder, *folder.parents):
-        if os.path.lexists(candidate / ".git"):
-            return candidate
-    return None
-
-
 class GitIgnore:
     """Which entries of the folders a walk visits git ignores (``ignored``); one per walk."""
 
