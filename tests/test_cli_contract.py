@@ -459,11 +459,16 @@ def test_cal003_message_shows_the_value_as_source(project):
     (project / "config_bad.py").write_text(BAD_CONFIG + 'fc.backward_pass_autocast = ("of", [None, True, 1.5])\n')
     findings = json.loads(cli(project, "check", "config_bad.py", "--no-cache", "--format", "json").stdout)["findings"]
     messages = [f["message"] for f in findings]
-    assert messages[0].startswith(
-        'backward_pass_autocast is set to {"device_type": "cuda", "dtype": torch.float16} via assignment;'
+    assert messages == [
+        'backward_pass_autocast = {"device_type": "cuda", "dtype": torch.float16} is not a value torch accepts',
+        'backward_pass_autocast = ("of", [None, True, 1.5]) is not a value torch accepts',
+    ]
+    assert findings[0]["details"][0].startswith(
+        'It is set to {"device_type": "cuda", "dtype": torch.float16} via assignment;'
     )
-    assert messages[1].startswith('backward_pass_autocast is set to ("of", [None, True, 1.5]) via assignment;')
-    assert all("Symbol(" not in m and "Literal(" not in m for m in messages)
+    assert findings[1]["details"][0].startswith('It is set to ("of", [None, True, 1.5]) via assignment;')
+    texts = messages + [d for f in findings for d in f["details"]]
+    assert all("Symbol(" not in m and "Literal(" not in m for m in texts)
 
 
 # -- clear errors ----------------------------------------------------------------------------------

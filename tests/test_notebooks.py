@@ -286,6 +286,20 @@ def test_diff_and_fix_leave_an_unchanged_notebook_alone(project):
     assert completed.returncode == 1 and "CAL002" in completed.stdout, completed.stdout
 
 
+def test_messages_name_cell_lines_never_module_lines(project):
+    import re
+
+    (project / "notebooks" / "train.ipynb").write_text(TRAIN)
+    completed = cli(project, "check", "notebooks/train.ipynb", "--no-cache", "--format", "json")
+    findings = json.loads(completed.stdout)["findings"]
+    assert {f["code"] for f in findings} == {"CAL002", "CAL004"}, findings
+    for finding in findings:
+        texts = [finding["message"], *finding.get("details", ()), *(r["message"] for r in finding["related"])]
+        # Positions are the locations' (cell, line): a text naming a line would name a module line.
+        assert not any(re.search(r"\bline \d", text) for text in texts), texts
+        assert all(r["cell"] is not None for r in finding["related"]), finding["related"]
+
+
 def test_confirm_skips_notebooks(project, monkeypatch, capsys):
     import compile_ad_lint.cli as cli_module
     import compile_ad_lint.confirm as confirm_package

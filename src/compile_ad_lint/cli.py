@@ -443,8 +443,6 @@ def _explain(code: str) -> int:
     return EXIT_ERROR
 
 
-
-
 def _use_color(args: argparse.Namespace, stream: TextIO) -> bool:
     """Colors in the text report on a terminal only; ``NO_COLOR`` turns them off, ``FORCE_COLOR``
     on (also when piped); never in a file, and never in JSON, SARIF or GitHub output."""

@@ -929,10 +929,12 @@ class CompileAdLintServer(LanguageServer):
 
 
 def _message(finding: Finding) -> str:
-    """The diagnostic's message: the finding's, then its confirm verdicts (which say what ran: the
+    """The diagnostic's message: the finding's headline and details, then its confirm verdicts (which say what ran: the
     project's code or a synthetic probe), when a confirm run attached any."""
     verdicts = confirm_text(finding)
-    return f"{finding.message}\nconfirm: {printable(verdicts)}" if verdicts else finding.message
+    # The headline first (what flake8 and the text report's line show), the details under it.
+    message = "\n".join([finding.message, *finding.details])
+    return f"{message}\nconfirm: {printable(verdicts)}" if verdicts else message
 
 
 def _saved(snapshot: _Snapshot) -> bool:

@@ -301,7 +301,7 @@ class ConfigState:
                 "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
             )
         return (
-            f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
+            f"backward_pass_autocast={self.value!r}" if self.value is not None else "an unknown backward_pass_autocast"
         )
 
 

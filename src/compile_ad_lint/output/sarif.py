@@ -97,7 +97,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     result["level"] = _LEVELS[finding.severity]
-    result["message"] = {"text": _message_text(finding.message)}
+    result["message"] = {"text": _message_text(finding.full_message)}
     result["locations"] = [{"physicalLocation": _physical_location(finding.location)}]
     if finding.related:
         result["relatedLocations"] = [

@@ -107,6 +107,9 @@ def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_lin
                 lines.append(
                     f"    {where(item.location, paint)}{paint('punct', ':')} {paint('chain', printable(item.message))}"
                 )
+    if not options.concise:
+        for detail in finding.details:
+            lines.append(f"    {paint('chain', 'note:')} {printable(detail)}")
     if finding.confirm:
         lines.append(f"    confirm: {printable(confirm_text(finding))}")
     return lines

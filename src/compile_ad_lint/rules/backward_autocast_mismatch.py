@@ -15,6 +15,7 @@ from ..findings import (
     RelatedLocation,
     Severity,
     StatementSite,
+    headline,
     unique_related,
 )
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
@@ -257,27 +258,25 @@ def train(x):
         origin, assumed = mismatched[0]
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
-        where = f"line {origin.call_site.line}"
-        if origin.call_site.path != event.location.path:
-            where = f"{origin.call_site.path}:{origin.call_site.line}"
         sites = {output.compiled.site for output, _ in mismatched}
         islands = [island for island in event.islands if island.compiled_site in sites]
+        # Where the compiled call, the config and the island are: the chain's locations (cells in
+        # a notebook), never a line number in the text.
+        message = headline(
+            f"{event.spelling} runs with {actual.describe()}, but the compiled call traced its backward for "
+            f"{assumed.describe()}",
+            f"Backward runs with {actual.describe()}, but the compiled call traced it for {assumed.describe()}",
+        )
         if islands:
-            island = islands[0]
-            at = (
-                f"line {island.location.line}"
-                if island.location.path == event.location.path
-                else f"{island.location.path}:{island.location.line}"
-            )
-            numeric = f"numeric effect likely: the compiled region holds {island.description} at {at}"
+            numeric = f"Numeric effect likely: the compiled region holds {islands[0].description}."
         else:
-            numeric = "numeric effect unknown: no autocast-sensitive op is visible in the compiled region"
-        message = (
-            f"{event.spelling} runs with {actual.describe()}, but the compiled call at {where} "
-            f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
-            f"{origin.forward_autocast.describe()}): the compiled backward can compute different gradients "
-            f"than eager ({numeric}). To restore eager semantics, {fix}."
-            f"{self.only_on(output.compiled for output, _ in mismatched)}"
+            numeric = "Numeric effect unknown: no autocast-sensitive op is visible in the compiled region."
+        details = (
+            f"The compiled backward was traced under {origin.config.describe()} with the forward under "
+            f"{origin.forward_autocast.describe()}, so it can compute different gradients than eager.",
+            numeric,
+            f"To restore eager semantics, {fix}.",
+            *self.only_on_details(output.compiled for output, _ in mismatched),
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:
@@ -317,6 +316,7 @@ def train(x):
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=event.location,
             related=unique_related(related),

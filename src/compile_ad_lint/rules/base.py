@@ -67,6 +67,11 @@ class Rule:
             "that torch.nn defines; before, it compiles nothing."
         )
 
+    def only_on_details(self, compiled: Iterable[Compiled]) -> tuple[str, ...]:
+        """``only_on`` as a finding's detail (none when it says nothing)."""
+        text = self.only_on(compiled).strip()
+        return (text,) if text else ()
+
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         """The rule's findings among ``events`` (what one check's analyses established).
 
