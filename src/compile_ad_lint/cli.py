@@ -22,6 +22,7 @@ from .command.scope import STDIN, build_scope, narrowed, reader, stdin_failure, 
 from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
+    DEFAULT_RULE_DOCS_URL,
     FUNCTION_WALKS,
     ConfigError,
     integer_range_text,
@@ -438,6 +439,11 @@ def _explain(code: str) -> int:
     for rule in ALL_RULES:
         if code.upper() == rule.code or code == rule.name:
             print(rule.documentation(), end="")
+            try:
+                docs_url = load_config(Path(".")).rule_docs_url
+            except ConfigError:
+                docs_url = DEFAULT_RULE_DOCS_URL
+            print(f"\nThis page: {rule.docs_url(docs_url)} (docs/rules/{rule.code}.md in the source tree).")
             return EXIT_CLEAN
     print(f"compile-ad-lint: unknown rule {code!r}; `compile-ad-lint rules` lists them", file=sys.stderr)
     return EXIT_ERROR
@@ -475,7 +481,8 @@ def _no_file_checked(report, args: argparse.Namespace) -> str:  # type: ignore[n
 
 def _check(args: argparse.Namespace) -> int:
     from .api import Analyzer
-    from .output import FORMATS, write_report
+    from .output import render as render_format
+    from .output import write_report
     from .output.text import TextOptions
     from .output.text import render as render_text
     from .rules import ALL_RULES
@@ -682,7 +689,7 @@ def _check(args: argparse.Namespace) -> int:
             lines = rendered.splitlines(keepends=True)
             rendered = "".join([*lines[:-1], fixed_note + "\n", *lines[-1:]]) if lines else fixed_note + "\n"
     else:
-        rendered = FORMATS[args.format](report)
+        rendered = render_format(args.format, report, docs_url=config.rule_docs_url)
     if fixed_note is not None and args.format != "text" and not args.quiet:
         print(f"compile-ad-lint: {fixed_note}", file=sys.stderr)
     if not write_report(rendered, args.output):

@@ -24,6 +24,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SECTION = "compile-ad-lint"
+#: The project's repository: rule links (SARIF ``helpUri``, the editor's ``codeDescription``,
+#: ``explain``) point into its ``docs/rules/`` unless ``rule-docs-url`` says where a copy is.
+REPOSITORY_URL = "https://github.com/compile-ad-lint/compile-ad-lint"
+DEFAULT_RULE_DOCS_URL = f"{REPOSITORY_URL}/blob/main/docs/rules/"
 DEFAULT_EXCLUDES = (
     ".git",
     ".hg",
@@ -85,6 +89,8 @@ class Config:
     #: The resolved target (``target.resolve``); None until a front end or the analyzer resolves it.
     #: Part of every cache key through ``repr``: findings differ by torch version.
     torch: TorchTarget | None = None
+    #: Where rule pages are: ``{rule_docs_url}CAL001.md`` (a mirror, an internal wiki's copy).
+    rule_docs_url: str = DEFAULT_RULE_DOCS_URL
     #: A baseline file (``baseline = "..."``, relative to the pyproject.toml): findings recorded in it
     #: are not reported. Not part of the analysis (its cache keys ignore it).
     baseline: Path | None = field(default=None, compare=False, repr=False)
@@ -370,6 +376,12 @@ def _target_torch(raw: object, source: str, key: str) -> str:
     return raw.strip()
 
 
+def _base_url(raw: object, source: str, key: str) -> str:
+    if not isinstance(raw, str) or not raw.startswith(("https://", "http://", "file://")):
+        raise ConfigError(source, key, f"expected an http(s):// or file:// URL, got {raw!r}")
+    return raw if raw.endswith("/") else raw + "/"
+
+
 def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
     if not isinstance(raw, dict):
         raise ConfigError(
@@ -399,6 +411,7 @@ _PARSERS = {
     "entry-points": ("entry_points", _strings),
     "baseline": ("baseline", _path_string),
     "target-torch": ("target_torch", _target_torch),
+    "rule-docs-url": ("rule_docs_url", _base_url),
 }
 
 
@@ -415,7 +428,7 @@ def settings_text(config: Config) -> str:
             value = [*DEFAULT_EXCLUDES, *value]
         elif key == "per-file-ignores":
             value = {glob: sorted(codes) for glob, codes in value}
-        elif key == "baseline" and value is None:
+        elif value is None:  # not set (baseline, target-torch)
             continue
         lines.append(f"{key} = {_toml(value)}")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..config import Config
+from ..config import DEFAULT_RULE_DOCS_URL, Config
 from ..findings import Finding, Severity
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
@@ -149,8 +149,9 @@ class Rule:
         return lines
 
     @classmethod
-    def docs_url(cls) -> str:
-        return f"https://github.com/compile-ad-lint/compile-ad-lint/blob/main/docs/rules/{cls.code}.md"
+    def docs_url(cls, base: str = DEFAULT_RULE_DOCS_URL) -> str:
+        """The rule's page under ``base`` (the config's ``rule-docs-url``): ``docs/rules/CODE.md``."""
+        return f"{base}{cls.code}.md"
 
 
 def _eager_note(row: behaviour.ForwardAdRow) -> str:
