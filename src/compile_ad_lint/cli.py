@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from ._version import __version__
-from .command.scope import STDIN, build_scope, narrowed, reader, stdin_failure, stdin_lines
+from .command.scope import STDIN, Scope, build_scope, narrowed, reader, stdin_failure, stdin_lines
 from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
@@ -169,10 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     fixes.add_argument(
         "--unsafe-fixes",
         action="store_true",
-        help="with --fix or --diff: apply the unsafe fixes too (they change more than the hazard: speed, other compiled calls, a guessed value)",
+        help="apply the unsafe fixes too with --fix or --diff (they change more than the hazard: speed, other compiled calls, a guessed value); alone, mark them fixable in the report",
     )
     fixes.add_argument(
         "--diff", action="store_true", help="print the changes --fix would make as a unified diff; write nothing"
+    )
+    fixes.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="with --fix: list what was fixed per file and code; without: show each fix's change under its finding",
     )
     fixes.add_argument(
         "--add-noqa",
@@ -419,7 +424,7 @@ def _list_rules() -> int:
     from .rules import ALL_RULES
 
     for rule in ALL_RULES:
-        print(f"{rule.code}  {rule.name:34s} {rule.summary}")
+        print(f"{rule.code}  {rule.name:34s} {rule.fix_label():16s} {rule.summary}")
     return EXIT_CLEAN
 
 
@@ -598,9 +603,18 @@ def _check(args: argparse.Namespace) -> int:
                 f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}",
                 file=sys.stderr,
             )
-    fixed_note = None
+    fixed_lines: tuple[str, ...] = ()
+    from .fixes import Sources, resolve
+
+    def with_fixes(found):  # type: ignore[no-untyped-def]
+        """``found`` with its fixes' edits (what marks a finding fixable, and JSON/SARIF carry)."""
+        if not any(f.fixes for f in found.findings):
+            return found
+        sources = Sources(scope.sources, dict(found.digests), cache=analyzer.cache_for(scope.paths))
+        return replace(found, findings=resolve(found.findings, sources, jobs=analyzer.jobs))
+
     if args.fix or args.diff:
-        from .fixes.apply import fix_loop, unified_diff, write_changes
+        from .command.fixing import Fixed, run_fix
 
         def reanalyze(contents):  # type: ignore[no-untyped-def]
             again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None)
@@ -608,52 +622,15 @@ def _check(args: argparse.Namespace) -> int:
                 again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
             return narrowed(again, scope)
 
-        try:
-            outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
-        except Exception:
-            print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)
-            traceback.print_exc()
-            return EXIT_ERROR
-        hidden = (
-            f" ({_count(outcome.unsafe_left, 'more fix', 'more fixes')} with --unsafe-fixes)"
-            if outcome.unsafe_left and not args.unsafe_fixes
-            else ""
-        )
-        if args.diff:
-            diff = unified_diff(outcome)
-            write_report(diff, args.output)
-            if not args.quiet:
-                print(
-                    f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}",
-                    file=sys.stderr,
-                )
-            for display in outcome.stale:
-                print(
-                    f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes are not shown",
-                    file=sys.stderr,
-                )
-            return EXIT_FINDINGS if diff and not args.exit_zero else EXIT_CLEAN
-        stale = write_changes(outcome, dict(report.digests))
-        for display in stale:
-            print(
-                f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied",
-                file=sys.stderr,
-            )
-        report = outcome.report if not stale else reanalyze({})  # type: ignore[assignment]
-        written = sum(1 for display, _, _ in outcome.changed.values() if display not in stale)
-        fixed_note = (
-            f"Fixed {_count(outcome.fixed, 'finding')} in {_count(written, 'file')}{hidden}."
-            if outcome.fixed or hidden
-            else None
-        )
+        fixed = run_fix(args, scope, report, reanalyze, write_report)
+        if not isinstance(fixed, Fixed):
+            return fixed
+        report, fixed_lines = fixed.report, fixed.lines
     if args.add_noqa:
-        from .fixes.apply import add_noqa
+        from .command.fixing import run_add_noqa
 
-        added, skipped = add_noqa(report.findings, dict(report.digests))
-        for display, line, reason in skipped:
-            print(f"compile-ad-lint: warning: {display}:{line}: no noqa added ({reason})", file=sys.stderr)
-        if not args.quiet:
-            print(f"compile-ad-lint: added {_count(added, 'noqa directive')}", file=sys.stderr)
+        run_add_noqa(report, args.quiet)
+        return EXIT_CLEAN if checked else _error(_no_file_checked(report, args))
     if args.confirm and checked:
         try:
             from .cli_confirm import attach_check_verdicts
@@ -670,11 +647,8 @@ def _check(args: argparse.Namespace) -> int:
     report = replace(
         report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3))
     )
-    if args.format in ("json", "sarif"):  # their reports carry each fix's edits
-        from .fixes import Sources, resolve
-
-        sources = Sources(scope.sources, dict(report.digests), cache=analyzer.cache_for(scope.paths))
-        report = replace(report, findings=resolve(report.findings, sources, jobs=analyzer.jobs))
+    if args.format in ("json", "sarif") or args.show_fixes:  # they carry (or show) each fix's edits
+        report = with_fixes(report)
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,
@@ -683,15 +657,15 @@ def _check(args: argparse.Namespace) -> int:
             quiet=args.quiet,
             color=_use_color(args, sys.stdout),
             source_line=stdin_lines(scope) if scope.stdin is not None else None,
+            unsafe_fixes=args.unsafe_fixes,
+            fix_preview=_fix_preview(scope) if args.show_fixes and not args.fix else None,
+            fixed=fixed_lines,
         )
         rendered = render_text(report, options)
-        if fixed_note is not None and not args.quiet:
-            lines = rendered.splitlines(keepends=True)
-            rendered = "".join([*lines[:-1], fixed_note + "\n", *lines[-1:]]) if lines else fixed_note + "\n"
     else:
         rendered = render_format(args.format, report, docs_url=config.rule_docs_url)
-    if fixed_note is not None and args.format != "text" and not args.quiet:
-        print(f"compile-ad-lint: {fixed_note}", file=sys.stderr)
+        for line in fixed_lines if not args.quiet else ():
+            print(f"compile-ad-lint: {line}", file=sys.stderr)
     if not write_report(rendered, args.output):
         return EXIT_ERROR
     if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
@@ -700,9 +674,17 @@ def _check(args: argparse.Namespace) -> int:
         )
     if not checked:
         return _error(_no_file_checked(report, args))
-    if report.findings and not (args.exit_zero or args.write_baseline or args.add_noqa):
+    if report.findings and not (args.exit_zero or args.write_baseline):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix_preview(scope: Scope):  # type: ignore[no-untyped-def]
+    """``--show-fixes`` without ``--fix``: each fix's change, read from stdin's text or the disk."""
+    from .fixes.apply import fix_preview
+
+    read = reader(scope)
+    return lambda finding: fix_preview(finding, read)
 
 
 def _count(number: int, noun: str, plural: str | None = None) -> str:
@@ -714,15 +696,15 @@ def _fix_options_problem(args: argparse.Namespace) -> str | None:
     writes = [
         flag for flag, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given
     ]
-    if args.unsafe_fixes and not (args.fix or args.diff):
-        return "--unsafe-fixes applies with --fix or --diff"
     if args.add_noqa and (args.fix or args.diff):
         return "--add-noqa cannot be combined with --fix or --diff: run them one after the other"
     if args.write_baseline and writes:
         return f"--write-baseline records findings; it cannot be combined with {writes[0]}"
     stdin = args.paths == [STDIN] or (not args.paths and args.stdin_filename is not None)
-    if stdin and (writes or args.write_baseline):
-        return f"{(writes or ['--write-baseline'])[0]} works on files on disk; it cannot be used with stdin"
+    if stdin and (args.add_noqa or args.write_baseline):
+        return f"{'--add-noqa' if args.add_noqa else '--write-baseline'} works on files on disk; it cannot be used with stdin"
+    if stdin and args.fix and args.format != "text":
+        return "--fix on stdin prints the fixed source; the report of what remains is text (on stderr)"
     if args.diff and args.format != "text":
         return f"--diff prints a diff, not a {args.format} report"
     if args.add_noqa and args.confirm:

@@ -166,6 +166,12 @@ class Fix:
     def safe(self) -> bool:
         return self.applicability is Applicability.SAFE
 
+    def applies(self, unsafe: bool) -> bool:
+        """Whether ``--fix`` applies it: it is safe or ``--unsafe-fixes`` was given, and it has edits
+        or a plan to build them from. (A text report does not build them: LibCST costs a third of
+        a warm run; a plan that turns out not to fit the code is rare, and ``--fix`` then skips it.)"""
+        return (bool(self.edits) or self.plan is not None) and (unsafe or self.safe)
+
 
 @dataclass(frozen=True)
 class ConfirmResult:
@@ -303,6 +309,10 @@ class Finding:
             return location.with_resolved(files[location.path])
 
         return map_locations(self, resolved)
+
+    def fixable(self, unsafe: bool) -> bool:
+        """Whether ``--fix`` (with ``--unsafe-fixes`` when ``unsafe``) fixes it: Ruff's ``[*]``."""
+        return self.fix is not None and self.fix.applies(unsafe)
 
     @property
     def fixes(self) -> tuple[Fix, ...]:

@@ -22,7 +22,7 @@ from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPat
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
 from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend
-from .base import Case, Rule
+from .base import Case, FixAvailability, Rule
 
 #: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
 #: list-of-kwargs form as ``(device, dtype)`` pairs, dtype without ``torch.`` and the device None when
@@ -85,6 +85,8 @@ class BackwardAutocastMismatch(Rule):
     name = "backward-autocast-mismatch"
     severity = Severity.ERROR
     VERSIONED_TABLES = ("in_place",)
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.SAFE, Applicability.UNSAFE})
     summary = "backward() runs under a different autocast context than the compiled backward was traced for."
     what_it_does = """
 Flags a backward (`t.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward`,

@@ -12,7 +12,7 @@ from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.values import config_value
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
-from .base import Case, Rule
+from .base import Case, FixAvailability, Rule
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class InvalidBackwardPassAutocast(Rule):
     code = "CAL003"
     name = "invalid-backward-pass-autocast"
     severity = Severity.ERROR
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.SAFE, Applicability.UNSAFE})
     summary = "backward_pass_autocast is set to a value torch rejects when it traces the compiled backward."
     what_it_does = """
 Flags `torch._functorch.config.backward_pass_autocast` set (by assignment or `config.patch(...)`, in
