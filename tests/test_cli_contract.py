@@ -139,9 +139,9 @@ def project(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("value", "suggestion"),
     [
-        ("CAL01", "did you mean CAL001?"),
+        ("CAL01", "did you mean CAL901 or CAL001?"),
         ("CAL0001", "did you mean CAL001?"),
-        ("CAL999", "did you mean CAL900?"),
+        ("CAL999", "did you mean CAL901 or CAL900?"),
         ("NOPE", "the codes are CAL001, CAL002"),
         ("E501", "the codes are CAL001, CAL002"),
         ("CAL001,B950", "the codes are"),

@@ -136,7 +136,10 @@ def run_add_noqa(report: Any, quiet: bool) -> None:
     """``--add-noqa``: add the directives and say how many (Ruff: ``Added 2 noqa directives.``)."""
     from ..fixes.apply import add_noqa
 
-    outcome = add_noqa(report.findings, dict(report.digests))
+    # An unused suppression is removed (its fix), not silenced with another one (Ruff's add-noqa
+    # leaves RUF100 alone too).
+    findings = [finding for finding in report.findings if finding.code != "CAL901"]
+    outcome = add_noqa(findings, dict(report.digests))
     for display, line, reason in outcome.skipped:
         print(f"compile-ad-lint: warning: {display}:{line}: no noqa added ({reason})", file=sys.stderr)
     if not quiet:

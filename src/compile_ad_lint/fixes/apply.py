@@ -85,9 +85,14 @@ def fix_loop(  # type: ignore[no-untyped-def]
         marks = Fingerprints(read=sources.data)
         changes = Changes(sources)
         applied = 0
+        #: Fixes that are text edits without a plan (CAL901's), applied after the plans' changes.
+        textual: list[tuple[Finding, str]] = []
         for finding in findings:
             mark = marks.of(finding)
             if not finding.fixable(unsafe) or mark in applied_marks:
+                continue
+            if finding.fix.plan is None:  # type: ignore[union-attr]
+                textual.append((finding, mark))
                 continue
             try:
                 changes.add(ops_for(finding.fix.plan, sources))  # type: ignore[union-attr, arg-type]
@@ -96,12 +101,29 @@ def fix_loop(  # type: ignore[no-untyped-def]
             applied_marks.add(mark)
             applied_list.append((finding.location.path, finding.code))
             applied += 1
-        if not applied:
-            break
-        for display, (parsed, module) in changes.render().items():
+        rendered = changes.render() if applied else {}
+        for display, (parsed, module) in rendered.items():
             path = sources.path(display)
             original.setdefault(path, (display, parsed.data))
             contents[path] = parsed.encode(module)
+        for display, group in _by_file(textual).items():
+            # A file a plan changed this round gets its text edits in the next round, against its new text.
+            if display in rendered or not sources.fresh(display):
+                continue
+            data = sources.data(display)
+            done = _apply_text_fixes(data, [finding for finding, _ in group]) if data is not None else None
+            if done is None:
+                continue
+            new, taken = done
+            path = sources.path(display)
+            original.setdefault(path, (display, data))  # type: ignore[arg-type]
+            contents[path] = new
+            for finding, mark in group[:taken]:
+                applied_marks.add(mark)
+                applied_list.append((finding.location.path, finding.code))
+                applied += 1
+        if not applied:
+            break
         fixed += applied
         report = analyze(contents)
     outcome = FixOutcome(report, fixed=fixed, applied=applied_list)
@@ -114,6 +136,45 @@ def fix_loop(  # type: ignore[no-untyped-def]
             outcome.changed[path] = (display, before, contents[path])
     outcome.stale = sorted(stale)
     return outcome
+
+
+def _by_file(textual: list[tuple[Finding, str]]) -> dict[str, list[tuple[Finding, str]]]:
+    grouped: dict[str, list[tuple[Finding, str]]] = {}
+    for finding, mark in textual:
+        grouped.setdefault(finding.location.path, []).append((finding, mark))
+    return grouped
+
+
+def _apply_text_fixes(data: bytes, findings: Sequence[Finding]) -> tuple[bytes, int] | None:
+    """``data`` with the text edits of ``findings``' fixes, in order, stopping before the first
+    that overlaps an earlier one (it waits for the next round): the new bytes and how many applied;
+    None when the file cannot be decoded."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+    taken: list[Edit] = []
+    count = 0
+    for finding in findings:
+        edits = finding.fix.edits if finding.fix is not None else ()
+        if any(_overlap(edit, other) for edit in edits for other in taken):
+            break
+        taken.extend(edits)
+        count += 1
+    return apply_edits(text, taken).encode(encoding), count
+
+
+def _overlap(a: Edit, b: Edit) -> bool:
+    return (
+        a.path == b.path
+        and (a.line, a.column) < (b.end_line, b.end_column)
+        and (b.line, b.column)
+        < (
+            a.end_line,
+            a.end_column,
+        )
+    )
 
 
 def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str]) -> list[str]:

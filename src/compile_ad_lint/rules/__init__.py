@@ -11,6 +11,7 @@ from .double_backward_through_compiled import DoubleBackwardThroughCompiled
 from .invalid_backward_pass_autocast import InvalidBackwardPassAutocast
 from .unparsable_file import UnparsableFile
 from .unused_compiled_output_zero_grad import UnusedCompiledOutputZeroGrad
+from .unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
     CompiledCallableInDualLevel,
@@ -20,11 +21,12 @@ ALL_RULES: tuple[type[Rule], ...] = (
     UnusedCompiledOutputZeroGrad,
     CompiledCallableRunsEagerlyUnderForwardAd,
     UnparsableFile,
+    UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 
 # CAL001's module is being rewritten (its messages per torch version): its fix availability is
-# declared here until that module declares it like the others (tests/test_rule_docs.py checks every
+# declared here until that module declares it like the others (tests/test_cli_fixable.py checks every
 # rule's against the fixtures' fixes).
 CompiledCallableInDualLevel.fix_availability = FixAvailability.SOMETIMES
 CompiledCallableInDualLevel.fix_safety = frozenset({Applicability.UNSAFE})
