@@ -24,7 +24,7 @@ from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
-from .linking.suppressions import unused_suppressions, whole_projects
+from .linking.suppressions import unused_in_files
 from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import interned, real_path
@@ -46,7 +46,6 @@ from .rules.unused_noqa import UnusedNoqa
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter, ViewMemory
-from .suppression import may_name_our_codes
 from .target import with_target
 from .torch_versions import TorchTarget
 
@@ -699,22 +698,7 @@ class Analyzer:
                     best[key] = finding
         if self.config.enables(UnusedNoqa.code):
             incomplete = {f.location.path for f in best.values() if f.code == UnparsableFile.code}
-            candidates = [
-                f
-                for f in files
-                if f.display not in incomplete and f.path in contents and may_name_our_codes(contents[f.path])
-            ]
-            unused = [
-                event
-                for source_file in (candidates if whole_projects(paths, candidates) else ())
-                for event in unused_suppressions(
-                    source_file.display,
-                    contents[source_file.path],
-                    used.get(source_file.display, {}),
-                    self._enabled_in(source_file),
-                    valid_prefixes(),
-                )
-            ]
+            unused = unused_in_files(files, contents, used, incomplete, paths, self._enabled_in, valid_prefixes())
             for finding in UnusedNoqa(self.config).findings(unused):
                 if not ignored_here(finding):  # (the suppressions it judges do not silence it)
                     best[(finding.code, finding.location)] = finding

@@ -20,11 +20,46 @@ from pathlib import Path
 from ..findings import Location
 from ..paths import real_path
 from ..project import SourceFile, project_root
-from ..suppression import SuppressionComment, SuppressionKind, code_spans, suppression_comments
+from ..suppression import (
+    SuppressionComment,
+    SuppressionKind,
+    code_spans,
+    may_name_our_codes,
+    suppression_comments,
+)
 from .events import UnusedSuppression
 
 OWN_PREFIX = "CAL"
 UNUSED_NOQA = "CAL901"
+
+
+def unused_in_files(
+    files: Sequence[SourceFile],
+    contents: Mapping[Path, bytes],
+    used: Mapping[str, Mapping[int, Collection[str]]],
+    skipped: Collection[str],
+    paths: Sequence[str],
+    enabled_in: Callable[[SourceFile], Callable[[str], bool]],
+    known: Collection[str],
+) -> list[UnusedSuppression]:
+    """The unused suppressions of the checked ``files`` (but those ``skipped``: a CAL900 there),
+    when the check of ``paths`` covers their whole projects; ``used`` by display path."""
+    candidates = [
+        f for f in files if f.display not in skipped and f.path in contents and may_name_our_codes(contents[f.path])
+    ]
+    if not whole_projects(paths, candidates):
+        return []
+    return [
+        event
+        for source_file in candidates
+        for event in unused_suppressions(
+            source_file.display,
+            contents[source_file.path],
+            used.get(source_file.display, {}),
+            enabled_in(source_file),
+            known,
+        )
+    ]
 
 
 def unused_suppressions(
