@@ -698,7 +698,9 @@ class Analyzer:
                     best[key] = finding
         if self.config.enables(UnusedNoqa.code):
             incomplete = {f.location.path for f in best.values() if f.code == UnparsableFile.code}
-            unused = unused_in_files(files, contents, used, incomplete, paths, self._enabled_in, valid_prefixes())
+            unused = unused_in_files(
+                files, contents, used, incomplete, paths, self._enabled_in, valid_prefixes(), self.config
+            )
             for finding in UnusedNoqa(self.config).findings(unused):
                 if not ignored_here(finding):  # (the suppressions it judges do not silence it)
                     best[(finding.code, finding.location)] = finding

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
+from ..config import Config
 from ..findings import Location
 from ..paths import real_path
-from ..project import SourceFile, project_root
+from ..project import SourceFile, discover, project_root
 from ..suppression import (
     SuppressionComment,
     SuppressionKind,
@@ -41,13 +42,15 @@ def unused_in_files(
     paths: Sequence[str],
     enabled_in: Callable[[SourceFile], Callable[[str], bool]],
     known: Collection[str],
+    config: Config,
 ) -> list[UnusedSuppression]:
     """The unused suppressions of the checked ``files`` (but those ``skipped``: a CAL900 there),
-    when the check of ``paths`` covers their whole projects; ``used`` by display path."""
+    when the check of ``paths`` covers their whole projects (``config``'s excludes apply); ``used``
+    by display path."""
     candidates = [
         f for f in files if f.display not in skipped and f.path in contents and may_name_our_codes(contents[f.path])
     ]
-    if not whole_projects(paths, candidates):
+    if not whole_projects(paths, candidates, {f.path for f in files}, config):
         return []
     return [
         event
@@ -141,19 +144,21 @@ def _remove_codes(text: str, suppression: SuppressionComment, dropped: set[str])
     return spans[0][1] + 1, spans[-1][2] + 1, ", ".join(kept)
 
 
-def whole_projects(paths: Sequence[str], files: Sequence[SourceFile]) -> bool:
-    """Whether a check of ``paths`` covers every project its files are in: each file's project
-    folder (``project_root``; a loose script's own folder) is inside a folder ``paths`` names.
-    Then a finding another file's code produces in a checked file is among the findings, and a
+def whole_projects(
+    paths: Sequence[str], files: Sequence[SourceFile], checked: Collection[Path], config: Config
+) -> bool:
+    """Whether a check of ``paths`` (which checked the files ``checked``) covers every project its
+    ``files`` are in: each file's project folder (``project_root``; a loose script's own folder)
+    is inside a folder ``paths`` names, or every file discovery finds there was checked. Then a
+    finding another file's code produces in a checked file is among the findings, and a
     suppression that silences none of them silences nothing."""
     if not files:
         return False
-    folders = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            folders.append(real_path(path))
-    if not folders:
-        return False
-    projects = {(project_root(f.path)[0] or f.path.parent) for f in files}
-    return all(any(project.is_relative_to(folder) for folder in folders) for project in projects)
+    folders = [real_path(given) for given in paths if Path(given).is_dir()]
+    for project in {(project_root(f.path)[0] or f.path.parent) for f in files}:
+        if any(project.is_relative_to(folder) for folder in folders):
+            continue
+        found, _ = discover([str(project)], config)
+        if not all(f.path in checked for f in found):
+            return False
+    return True

@@ -30,9 +30,9 @@ covers CAL901 itself (`CAL901`, `CAL9`, `CAL`) is never reported.
 
 A finding in one file can come from another file's code (a training script calling a helper
 module): a suppression is judged only when the check covers the whole project around the file
-(`check .`, `--dependents`, flake8, the editor's project pass, `--stdin-filename`), never by
-`check some_file.py` alone, which would call a suppression unused whose finding only the rest of
-the project produces.
+(`check .`, `--dependents`, flake8, the editor's project pass, `--stdin-filename`, or every file
+of the project named), never by `check some_file.py` of a larger project, which would call a
+suppression unused whose finding only the rest of the project produces.
 
 The fix removes the unused codes from the comment, or the whole suppression when nothing in it is
 used (another comment after it on the line stays).
