@@ -485,7 +485,9 @@ def finding_keys(findings: Sequence[dict], root: Path, cwd: Path, file: Path) ->
             related.append((relative(rpath), line, character, _normalize_message(item["message"], cwd)))
         start = position(path, f["line"], f["column"])
         end = position(path, f["end_line"], f["end_column"])
-        keys.append((f["code"], *start, *end, _normalize_message(f["message"], cwd), tuple(sorted(related))))
+        # The editor shows the headline with the details under it (one text).
+        message = "\n".join([f["message"], *f.get("details", ())])
+        keys.append((f["code"], *start, *end, _normalize_message(message, cwd), tuple(sorted(related))))
     return sorted(keys)
 
 

@@ -478,7 +478,7 @@ def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
     )
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert finding.code == "CAL002" and "'?'" in finding.facts_dict["matching_config"]
-    assert "<the backward's autocast device>" in finding.message
+    assert "<the backward's autocast device>" in finding.full_message
     assert config_json(finding.evidence.matching_config, "cpu") == [{"device_type": "cpu", "dtype": "torch.bfloat16"}]
     from compile_ad_lint.confirm.session import _Fix
 

@@ -153,3 +153,55 @@ def test_a_symlinked_project_is_matched_after_resolving(tmp_path: Path):
     link.symlink_to(real, target_is_directory=True)
     config = Config(exclude=("experiments/*",), root=real)
     assert _discovered([str(link)], config) == {(link / "a.py").as_posix()}
+
+
+# -- --force-exclude (the pre-commit hook names every staged file) ----------------------------------
+
+
+def test_force_exclude_applies_the_excludes_to_named_files(tmp_path):
+    import subprocess
+    import sys
+
+    from compile_ad_lint.testing import write_files
+
+    hazard = (
+        "import torch\nimport torch.autograd.forward_ad as fwAD\n\nf = torch.compile(torch.sin)\n\n\n"
+        "def run(x, t):\n    with fwAD.dual_level():\n        return f(fwAD.make_dual(x, t))\n"
+    )
+    root = write_files(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[tool.compile-ad-lint]\nextend-exclude = ["generated", "legacy_*.py"]\n',
+            "generated/model.py": hazard,
+            "legacy_train.py": hazard,
+            "train.py": hazard,
+        },
+    )
+
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "compile_ad_lint", "check", "--no-cache", "--concise", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    # Named directly, an excluded file is checked (as Ruff does) ...
+    assert check("generated/model.py").returncode == 1
+    # ... unless --force-exclude: the folder above it or the file itself is excluded.
+    for named in (["generated/model.py"], ["legacy_train.py"], ["generated/model.py", "legacy_train.py"]):
+        forced = check("--force-exclude", *named)
+        assert forced.returncode == 0, forced.stdout
+        assert forced.stdout == "" and "every path given is excluded" in forced.stderr
+    mixed = check("--force-exclude", "generated/model.py", "train.py")
+    findings = [line for line in mixed.stdout.splitlines() if ": CAL" in line]
+    assert mixed.returncode == 1 and [line.split(":")[0] for line in findings] == ["train.py"]
+    assert "Found 1 finding in 1 file" in mixed.stdout
+    # With --dependents too (the hook's command line).
+    assert check("--force-exclude", "--dependents", "generated/model.py").returncode == 0
+    # The same from the configuration.
+    (root / "pyproject.toml").write_text(
+        '[tool.compile-ad-lint]\nextend-exclude = ["generated", "legacy_*.py"]\nforce-exclude = true\n'
+    )
+    assert check("generated/model.py").returncode == 0

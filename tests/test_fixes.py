@@ -360,7 +360,8 @@ def test_unsafe_fixes_need_the_flag(tmp_path: Path, capsys) -> None:
     assert main(["check", str(tmp_path), "--fix", "--no-cache"]) == 1
     captured = capsys.readouterr()
     assert (tmp_path / "probe.py").read_text() == hazard
-    assert "Fixed 0 findings in 0 files (1 more fix with --unsafe-fixes)." in captured.out
+    assert captured.out.splitlines()[-2] == "1 unsafe fix available with `--fix --unsafe-fixes`.", captured.out
+    assert "Fixed" not in captured.out
     assert main(["check", str(tmp_path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
     captured = capsys.readouterr()
     assert "Fixed 1 finding in 1 file." in captured.out and "No findings" in captured.out
@@ -370,11 +371,11 @@ def test_unsafe_fixes_need_the_flag(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--unsafe-fixes"], "--unsafe-fixes applies with --fix or --diff"),
         (["--fix", "--add-noqa"], "--add-noqa cannot be combined"),
         (["--diff", "--format", "json"], "--diff prints a diff"),
         (["--fix", "--write-baseline", "b.json"], "--write-baseline records findings"),
-        (["-", "--fix"], "works on files on disk"),
+        (["-", "--add-noqa"], "works on files on disk"),
+        (["-", "--fix", "--format", "json"], "--fix on stdin prints the fixed source"),
     ],
 )
 def test_fix_option_errors(tmp_path: Path, capsys, monkeypatch, arguments: list[str], message: str) -> None:

@@ -312,3 +312,60 @@ def _namespace(**options):
     import argparse
 
     return argparse.Namespace(cal_select=None, cal_ignore=None, cal_max_call_depth=None, **options)
+
+
+# -- stdin without a display name, and notebooks ----------------------------------------------------
+
+
+def test_stdin_without_a_display_name_reports_what_check_dash_reports(project: Path):
+    buffer = (project / "scripts" / "run.py").read_text().replace("from pkg.models import fast\n", "") + (
+        "\nimport torch\n\nfast = torch.compile(torch.sin)\n\nwith fwAD.dual_level():\n    w = fast(fwAD.make_dual(1, 2))\n"
+    )
+    rc, found, output = run_flake8(project, "-", stdin=buffer)
+    checked = subprocess.run(
+        [str(BIN / "compile-ad-lint"), "check", "-", "--format", "json", "--no-cache"],
+        cwd=project,
+        input=buffer,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    expected = {(f["line"], f["column"], f["code"]) for f in json.loads(checked.stdout)["findings"]}
+    assert expected and {(line, column, code) for _, line, column, code in found} == expected, output
+    assert rc == 1 and {path for path, *_ in found} == {"stdin"}, output
+
+
+def _notebook(*cells: list[str]) -> str:
+    document = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Tangents\n"]},
+            *(
+                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                for c in cells
+            ),
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+EXPLORE = _notebook(
+    ["import torch.autograd.forward_ad as fwAD\n", "from pkg.models import fast\n"],
+    ["with fwAD.dual_level():\n", "    y = fast(fwAD.make_dual(1, 2))\n"],
+)
+
+
+def test_notebook_findings_point_into_the_notebook_json(project: Path):
+    (project / "explore.ipynb").write_text(EXPLORE)
+    rc, found, output = run_flake8(project, "--filename", "*.ipynb", "explore.ipynb")
+    assert rc == 1, output
+    ((path, line, column, code),) = found
+    assert (path, code) == ("explore.ipynb", "CAL001")
+    raw_line = (project / "explore.ipynb").read_text().splitlines()[line - 1]
+    assert raw_line[column - 1 :].startswith("fast(fwAD.make_dual(1, 2))"), (raw_line, column)
+    assert "CAL001 cell 3:2:9: " in output, output  # the cell and the line in it, as `check` shows them
+    # The same from stdin with the notebook's name.
+    rc, again, output = run_flake8(project, "--stdin-display-name", "explore.ipynb", "-", stdin=EXPLORE)
+    assert rc == 1 and again == found, output

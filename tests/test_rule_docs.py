@@ -36,5 +36,10 @@ def test_docs_have_the_fixed_headings(rule):
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
 def test_explain_prints_the_docs(rule, capsys):
     assert main(["explain", rule.code]) == 0
-    assert capsys.readouterr().out == rule.documentation()
+    shown = capsys.readouterr().out
+    # The page, then where it is online and in the source tree.
+    assert (
+        shown
+        == f"{rule.documentation()}\nThis page: {rule.docs_url()} (docs/rules/{rule.code}.md in the source tree).\n"
+    )
     assert main(["explain", rule.name]) == 0

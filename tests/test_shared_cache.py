@@ -275,8 +275,10 @@ def test_language_server_first_open_after_a_cli_run_shows_what_the_cli_showed(pr
     pytest.importorskip("pygls")
     result = run_cli(["check", ".", "--format", "json"], project)
     assert_contract(result, (1,))
-    expected = sorted(
-        (f["line"], f["column"], f["code"], f["message"]) for f in result.findings if f["path"] == "train.py"
+    expected = sorted(  # the diagnostic: the headline, then the details under it
+        (f["line"], f["column"], f["code"], "\n".join([f["message"], *f["details"]]))
+        for f in result.findings
+        if f["path"] == "train.py"
     )
     assert expected
     before = _entries(project)

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import EntryMemory, SummaryCache, build_digest, content_digest
-from .config import Config, code_matches
+from .config import Config, code_matches, valid_prefixes
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
+from .linking.suppressions import unused_in_files
 from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .paths import interned, real_path
@@ -41,6 +42,7 @@ from .project import (
 )
 from .rules import ALL_RULES
 from .rules.unparsable_file import UnparsableFile
+from .rules.unused_noqa import UnusedNoqa
 from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter, ViewMemory
@@ -550,7 +552,7 @@ class Analyzer:
             run.close()
 
         checked = {f.display for f in files} | {p.display for p in problems}
-        findings = self._findings(events, files, contents, checked)
+        findings = self._findings(events, files, contents, checked, paths)
         stats = _stats(files, analyzed, run, started)
         report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
@@ -640,10 +642,16 @@ class Analyzer:
         return contents
 
     def _findings(
-        self, events: list[Event], files: list[SourceFile], contents: Mapping[Path, bytes], checked: set[str]
+        self,
+        events: list[Event],
+        files: list[SourceFile],
+        contents: Mapping[Path, bytes],
+        checked: set[str],
+        paths: Sequence[str] = (),
     ) -> tuple[Finding, ...]:
         """The enabled rules' findings in checked files, minus ``noqa`` and ``per-file-ignores``, in
-        module lines (``_located`` maps them to cells and real files).
+        module lines (``_located`` maps them to cells and real files); and the suppressions that
+        silence nothing (CAL901) in the files whose whole project the check of ``paths`` covers.
 
         A named path that is no file (it does not exist, or cannot be listed) is reported whatever
         the selection says: nothing was checked there, and a run must not pass silently for it.
@@ -651,6 +659,8 @@ class Analyzer:
         by_display = {f.display: f.path for f in files}
         suppressions: dict[str, dict[int, frozenset[str]]] = {}
         per_file: dict[str, frozenset[str]] = {}
+        #: display -> line -> the codes of its suppression that silenced a finding (``*``: all).
+        used: dict[str, dict[int, set[str]]] = {}
 
         def suppressed(finding: Finding) -> bool:
             path = finding.location.path
@@ -658,7 +668,12 @@ class Analyzer:
                 source = contents.get(by_display.get(path, Path()), b"")
                 suppressions[path] = {s.line: s.codes for s in find_suppressions(source)}
             codes = suppressions[path].get(finding.location.line)
-            return codes is not None and (not codes or any(finding.code.startswith(code) for code in codes))
+            matching = (
+                {"*"} if codes is not None and not codes else {c for c in codes or () if finding.code.startswith(c)}
+            )
+            if matching:
+                used.setdefault(path, {}).setdefault(finding.location.line, set()).update(matching)
+            return bool(matching)
 
         def ignored_here(finding: Finding) -> bool:
             path = finding.location.path
@@ -681,7 +696,23 @@ class Analyzer:
                 current = best.get(key)
                 if current is None or _preference(finding) < _preference(current):
                     best[key] = finding
+        if self.config.enables(UnusedNoqa.code):
+            incomplete = {f.location.path for f in best.values() if f.code == UnparsableFile.code}
+            unused = unused_in_files(
+                files, contents, used, incomplete, paths, self._enabled_in, valid_prefixes(), self.config
+            )
+            for finding in UnusedNoqa(self.config).findings(unused):
+                if not ignored_here(finding):  # (the suppressions it judges do not silence it)
+                    best[(finding.code, finding.location)] = finding
         return tuple(best.values())
+
+    def _enabled_in(self, source_file: SourceFile) -> Callable[[str], bool]:
+        """Whether every rule a code or prefix covers runs on ``source_file``."""
+        ignored = self._per_file_ignores(source_file.display, source_file.path)
+        runs = {
+            rule.code for rule in ALL_RULES if self.config.enables(rule.code) and not code_matches(rule.code, ignored)
+        }
+        return lambda prefix: all(rule.code in runs for rule in ALL_RULES if code_matches(rule.code, (prefix,)))
 
     @staticmethod
     def _located(findings: Sequence[Finding], files: list[SourceFile]) -> tuple[Finding, ...]:

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from ._version import __version__
+from .command.scope import STDIN, Scope, build_scope, narrowed, reader, stdin_failure, stdin_lines
+from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
+    DEFAULT_RULE_DOCS_URL,
     FUNCTION_WALKS,
-    Config,
     ConfigError,
     integer_range_text,
     load_config,
@@ -32,34 +33,18 @@ from .config import (
     valid_prefixes,
 )
 from .paths import real_path
-from .project import default_root, project_root
+from .project import default_root
 from .target import with_target
 from .torch_versions import TargetError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _N = TypeVar("_N", int, float)
-STDIN = "-"
-
-#: ``argument --jobs/-j: message`` as argparse words it; we name the flag the way the user typed it.
-_ARGUMENT_PREFIX = re.compile(r"^argument ((?:-{1,2}[\w-]+)(?:/-{1,2}[\w-]+)*): ")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse exits with 2 too; keep its message format
-        match = _ARGUMENT_PREFIX.match(message)
-        if match is not None:  # "argument --jobs/-j: ..." -> "--jobs: ..."
-            names = match.group(1).split("/")
-            message = f"{max(names, key=len)}: {message[match.end() :]}"
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently."
-    )
+    parser = Parser(prog="compile-ad-lint", description="Find autograd hazards that torch.compile introduces silently.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     check = commands.add_parser("check", help="analyze files, directories and notebooks")
     check.add_argument(
@@ -76,10 +61,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated codes or prefixes to report, or ALL (default: the config's select, else ALL)",
     )
     rules.add_argument(
+        "--extend-select",
+        type=_codes("extend-select"),
+        metavar="CODES",
+        help="codes or prefixes to report on top of the selection (default: none)",
+    )
+    rules.add_argument(
         "--ignore",
         type=_codes("ignore"),
         metavar="CODES",
         help="comma-separated codes or prefixes to skip, added to the config's ignore (default: none)",
+    )
+    rules.add_argument(
+        "--per-file-ignores",
+        type=_per_file_ignores,
+        metavar="GLOB:CODES",
+        help="codes not reported in files matching GLOB, e.g. 'tests/*:CAL001,CAL002'; replaces the config's (default: the config's per-file-ignores)",
     )
     report = check.add_argument_group("report")
     report.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
@@ -110,6 +107,40 @@ def build_parser() -> argparse.ArgumentParser:
         "target-torch, else the installed torch, else the project's pins, else the newest known)",
     )
     scope.add_argument(
+        "--exclude",
+        type=_globs,
+        metavar="GLOBS",
+        help="comma-separated globs of files and folders to skip, replacing the config's exclude (default: the config's, after the built-in ones)",
+    )
+    scope.add_argument(
+        "--extend-exclude",
+        type=_globs,
+        metavar="GLOBS",
+        help="comma-separated globs to skip on top of exclude (default: none)",
+    )
+    scope.add_argument(
+        "--force-exclude",
+        action="store_true",
+        default=None,
+        help="apply the excludes to files named on the command line too (the pre-commit hook names every staged file)",
+    )
+    gitignore = scope.add_mutually_exclusive_group()
+    gitignore.add_argument(
+        "--respect-gitignore",
+        action="store_true",
+        default=None,
+        help="skip files .gitignore ignores in a git work tree (default: the config's respect-gitignore, else on)",
+    )
+    gitignore.add_argument(
+        "--no-respect-gitignore", dest="respect_gitignore", action="store_false", help="check files .gitignore ignores"
+    )
+    scope.add_argument(
+        "--show-files", action="store_true", help="list the files that would be checked, one per line, and exit"
+    )
+    scope.add_argument(
+        "--show-settings", action="store_true", help="print the settings that apply to the first PATH and exit"
+    )
+    scope.add_argument(
         "--max-call-depth",
         type=_depth,
         metavar="N",
@@ -138,10 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     fixes.add_argument(
         "--unsafe-fixes",
         action="store_true",
-        help="with --fix or --diff: apply the unsafe fixes too (they change more than the hazard: speed, other compiled calls, a guessed value)",
+        help="apply the unsafe fixes too with --fix or --diff (they change more than the hazard: speed, other compiled calls, a guessed value); alone, mark them fixable in the report",
     )
     fixes.add_argument(
         "--diff", action="store_true", help="print the changes --fix would make as a unified diff; write nothing"
+    )
+    fixes.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="with --fix: list what was fixed per file and code; without: show each fix's change under its finding",
     )
     fixes.add_argument(
         "--add-noqa",
@@ -261,6 +297,39 @@ def _codes(key: str):  # type: ignore[no-untyped-def]
     return convert
 
 
+def _globs(text: str) -> tuple[str, ...]:
+    """The ``type=`` of ``--exclude``/``--extend-exclude``: comma-separated globs."""
+    globs = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not globs:
+        raise argparse.ArgumentTypeError("expected comma-separated globs such as 'data/*,*_pb2.py'")
+    return globs
+
+
+def _per_file_ignores(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``--per-file-ignores``: ``GLOB:CODES`` pairs, comma-separated; a code after a comma without
+    its own glob belongs to the glob before it (``tests/*:CAL001,CAL002`` and Ruff's
+    ``tests/*:CAL001,tests/*:CAL002`` say the same)."""
+    pairs: dict[str, set[str]] = {}
+    glob = None
+    for part in (part.strip() for part in text.split(",")):
+        if not part:
+            continue
+        if ":" in part:
+            glob, _, code = part.rpartition(":")
+            glob = glob.strip()
+        elif glob is None:
+            raise argparse.ArgumentTypeError(f"expected GLOB:CODES such as 'tests/*:CAL001', got {text!r}")
+        else:
+            code = part
+        if not glob:
+            raise argparse.ArgumentTypeError(f"an empty glob matches no file: {text!r}")
+        try:
+            pairs.setdefault(glob, set()).update(parse_codes(code, "--per-file-ignores", "per-file-ignores"))
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(error.reason) from None
+    return tuple((glob, frozenset(codes)) for glob, codes in pairs.items())
+
+
 def _number(parse: Callable[[str], _N], accept: Callable[[_N], bool], expected: str) -> Callable[[str], _N]:
     """The ``type=`` of a numeric option: ``parse(text)`` when ``accept`` takes it, else a usage error."""
 
@@ -355,7 +424,7 @@ def _list_rules() -> int:
     from .rules import ALL_RULES
 
     for rule in ALL_RULES:
-        print(f"{rule.code}  {rule.name:34s} {rule.summary}")
+        print(f"{rule.code}  {rule.name:34s} {rule.fix_label():16s} {rule.summary}")
     return EXIT_CLEAN
 
 
@@ -375,101 +444,14 @@ def _explain(code: str) -> int:
     for rule in ALL_RULES:
         if code.upper() == rule.code or code == rule.name:
             print(rule.documentation(), end="")
+            try:
+                docs_url = load_config(Path(".")).rule_docs_url
+            except ConfigError:
+                docs_url = DEFAULT_RULE_DOCS_URL
+            print(f"\nThis page: {rule.docs_url(docs_url)} (docs/rules/{rule.code}.md in the source tree).")
             return EXIT_CLEAN
     print(f"compile-ad-lint: unknown rule {code!r}; `compile-ad-lint rules` lists them", file=sys.stderr)
     return EXIT_ERROR
-
-
-@dataclass
-class _Scope:
-    """What one ``check`` analyzes, and which of the findings it reports."""
-
-    #: The paths handed to the analyzer (what the user named, plus the project root for stdin and
-    #: ``--dependents``).
-    paths: list[str]
-    sources: dict[Path, bytes] = field(default_factory=dict)
-    #: Resolved files whose findings are reported; None: every finding.
-    keep: set[Path] | None = None
-    #: With ``--dependents``: also findings whose related locations are in ``keep``.
-    related_too: bool = False
-    #: Paths named that are not files (always reported; kept by their display).
-    problems: set[str] = field(default_factory=set)
-    #: Files checked, when it is not the analyzer's count (stdin: 1; ``--dependents``: the named ones).
-    checked: int | None = None
-    #: stdin: its display name and text (for --show-source), and why a notebook on stdin is unreadable.
-    stdin: tuple[str, bytes] | None = None
-    stdin_failure: str | None = None
-
-
-def _root_path(root: Path | None) -> str | None:
-    """The project root as a path relative to the working directory (so files show as relative paths)."""
-    if root is None:
-        return None
-    try:
-        return os.path.relpath(root)
-    except ValueError:  # another drive on Windows
-        return str(root)
-
-
-def _scope(args: argparse.Namespace, config: Config) -> _Scope:
-    """Raises ValueError for a usage error."""
-    from .notebook import NotebookError, is_notebook
-    from .notebook import read as read_notebook
-
-    paths = list(args.paths)
-    stdin = paths == [STDIN] or (not paths and args.stdin_filename is not None)
-    if STDIN in paths and len(paths) > 1:
-        raise ValueError("- (stdin) cannot be combined with other paths")
-    if args.stdin_filename is not None and not stdin:
-        raise ValueError("--stdin-filename names the file stdin stands for: use it with - (or without paths)")
-    if not stdin:
-        paths = paths or ["."]
-        if not args.dependents:
-            return _Scope(paths)
-        from .project import discover
-
-        named, problems = discover(paths, config)
-        root = _root_path(config.root or default_root(paths))
-        return _Scope(
-            [*paths, *([root] if root is not None else [])],
-            keep={f.path for f in named},
-            related_too=True,
-            problems={p.display for p in problems},
-            checked=len(named),
-        )
-    if args.confirm or args.dependents:
-        raise ValueError(
-            f"{'--confirm' if args.confirm else '--dependents'} works on files on disk; it cannot check stdin"
-        )
-    shown = args.stdin_filename if args.stdin_filename is not None else STDIN
-    target = real_path(Path(shown))
-    data = sys.stdin.buffer.read()
-    source, failure = data, None
-    if is_notebook(shown):
-        try:
-            source = read_notebook(target, data).text.encode("utf-8", "surrogatepass")
-        except NotebookError as error:
-            source, failure = b"", f"cannot read: {error}"
-    analyzed = [shown]
-    if args.stdin_filename is not None:  # the project's other files: callers of its functions, importers
-        folder = project_root(target)[0]
-        root = _root_path(config.root or folder)
-        if root is not None:
-            analyzed.append(root)
-    return _Scope(analyzed, {target: source}, keep={target}, checked=1, stdin=(shown, data), stdin_failure=failure)
-
-
-def _narrowed(report, scope: _Scope):  # type: ignore[no-untyped-def]
-    """The report with only the findings ``scope`` asks for (its stats are the analysis's)."""
-
-    def wanted(finding) -> bool:  # type: ignore[no-untyped-def]
-        if finding.location.path in scope.problems or finding.location.file in scope.keep:  # type: ignore[operator]
-            return True
-        return scope.related_too and any(r.location.file in scope.keep for r in finding.related)  # type: ignore[operator]
-
-    if scope.keep is None:
-        return report
-    return replace(report, findings=tuple(f for f in report.findings if wanted(f)))
 
 
 def _use_color(args: argparse.Namespace, stream: TextIO) -> bool:
@@ -504,7 +486,8 @@ def _no_file_checked(report, args: argparse.Namespace) -> str:  # type: ignore[n
 
 def _check(args: argparse.Namespace) -> int:
     from .api import Analyzer
-    from .output import FORMATS, write_report
+    from .output import render as render_format
+    from .output import write_report
     from .output.text import TextOptions
     from .output.text import render as render_text
     from .rules import ALL_RULES
@@ -529,7 +512,13 @@ def _check(args: argparse.Namespace) -> int:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
             select=args.select,
+            extend_select=args.extend_select or (),
             extend_ignore=args.ignore or (),
+            per_file_ignores=args.per_file_ignores,
+            exclude=args.exclude,
+            extend_exclude=config.extend_exclude + (args.extend_exclude or ()),
+            respect_gitignore=args.respect_gitignore,
+            force_exclude=args.force_exclude,
             max_call_depth=args.max_call_depth,
             max_function_walks=args.max_function_walks,
         )
@@ -543,8 +532,21 @@ def _check(args: argparse.Namespace) -> int:
     if not any(config.enables(rule.code) for rule in ALL_RULES):
         select = ",".join(sorted(config.select or ["ALL"]))
         return _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")
+    if args.show_settings:
+        from .command.listing import show_settings
+
+        return show_settings(start, config, args.config)
+    if args.show_files:
+        from .command.listing import show_files
+
+        return show_files([p for p in args.paths if p != STDIN], config)
+    named = [p for p in args.paths if p != STDIN]
+    if config.force_exclude and named and all(os.path.isfile(p) and config.excludes_file(Path(p)) for p in named):
+        if not args.quiet:  # the pre-commit hook with only excluded files staged: nothing to do, as Ruff
+            print("compile-ad-lint: warning: no file to check: every path given is excluded", file=sys.stderr)
+        return EXIT_CLEAN
     try:
-        scope = _scope(args, config)
+        scope = build_scope(args, config)
     except ValueError as error:
         return _error(str(error))
     baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
@@ -568,13 +570,16 @@ def _check(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     if baseline is not None:  # on the whole analysis, so that fingerprints rank findings as when it was written
-        baseline_result = baseline.filter(report.findings, _reader(scope))
+        baseline_result = baseline.filter(report.findings, reader(scope))
         report = replace(report, findings=baseline_result.findings)
-    report = _narrowed(report, scope)
+    report = narrowed(report, scope)
     if scope.stdin_failure is not None and config.enables("CAL900"):
-        report = replace(report, findings=(_stdin_failure(scope), *report.findings))
+        report = replace(report, findings=(stdin_failure(scope), *report.findings))
     checked = scope.checked if scope.checked is not None else report.stats.files
-    read = _reader(scope)
+    if scope.related_too and scope.keep is not None:  # --dependents: files whose findings it reports were checked too
+        reported = {f.location.file for f in report.findings if f.location.path not in scope.problems}
+        checked = len(scope.keep | reported)
+    read = reader(scope)
     if baseline is not None:  # gone entries: only those of files this run analyzed
         analyzed_files = {path for path, _ in report.digests}
         gone = (
@@ -598,62 +603,34 @@ def _check(args: argparse.Namespace) -> int:
                 f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}",
                 file=sys.stderr,
             )
-    fixed_note = None
+    fixed_lines: tuple[str, ...] = ()
+    from .fixes import Sources, resolve
+
+    def with_fixes(found):  # type: ignore[no-untyped-def]
+        """``found`` with its fixes' edits (what marks a finding fixable, and JSON/SARIF carry)."""
+        if not any(f.fixes for f in found.findings):
+            return found
+        sources = Sources(scope.sources, dict(found.digests), cache=analyzer.cache_for(scope.paths))
+        return replace(found, findings=resolve(found.findings, sources, jobs=analyzer.jobs))
+
     if args.fix or args.diff:
-        from .fixes.apply import fix_loop, unified_diff, write_changes
+        from .command.fixing import Fixed, run_fix
 
         def reanalyze(contents):  # type: ignore[no-untyped-def]
             again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None)
             if baseline is not None:
-                again = replace(again, findings=baseline.filter(again.findings, _reader(scope, contents)).findings)
-            return _narrowed(again, scope)
+                again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
+            return narrowed(again, scope)
 
-        try:
-            outcome = fix_loop(report, reanalyze, args.unsafe_fixes)
-        except Exception:
-            print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)
-            traceback.print_exc()
-            return EXIT_ERROR
-        hidden = (
-            f" ({_count(outcome.unsafe_left, 'more fix', 'more fixes')} with --unsafe-fixes)"
-            if outcome.unsafe_left and not args.unsafe_fixes
-            else ""
-        )
-        if args.diff:
-            diff = unified_diff(outcome)
-            write_report(diff, args.output)
-            if not args.quiet:
-                print(
-                    f"compile-ad-lint: would fix {_count(outcome.fixed, 'finding')} in {_count(len(outcome.changed), 'file')}{hidden}",
-                    file=sys.stderr,
-                )
-            for display in outcome.stale:
-                print(
-                    f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes are not shown",
-                    file=sys.stderr,
-                )
-            return EXIT_FINDINGS if diff and not args.exit_zero else EXIT_CLEAN
-        stale = write_changes(outcome, dict(report.digests))
-        for display in stale:
-            print(
-                f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied",
-                file=sys.stderr,
-            )
-        report = outcome.report if not stale else reanalyze({})  # type: ignore[assignment]
-        written = sum(1 for display, _, _ in outcome.changed.values() if display not in stale)
-        fixed_note = (
-            f"Fixed {_count(outcome.fixed, 'finding')} in {_count(written, 'file')}{hidden}."
-            if outcome.fixed or hidden
-            else None
-        )
+        fixed = run_fix(args, scope, report, reanalyze, write_report)
+        if not isinstance(fixed, Fixed):
+            return fixed
+        report, fixed_lines = fixed.report, fixed.lines
     if args.add_noqa:
-        from .fixes.apply import add_noqa
+        from .command.fixing import run_add_noqa
 
-        added, skipped = add_noqa(report.findings, dict(report.digests))
-        for display, line, reason in skipped:
-            print(f"compile-ad-lint: warning: {display}:{line}: no noqa added ({reason})", file=sys.stderr)
-        if not args.quiet:
-            print(f"compile-ad-lint: added {_count(added, 'noqa directive')}", file=sys.stderr)
+        run_add_noqa(report, args.quiet)
+        return EXIT_CLEAN if checked else _error(_no_file_checked(report, args))
     if args.confirm and checked:
         try:
             from .cli_confirm import attach_check_verdicts
@@ -670,11 +647,8 @@ def _check(args: argparse.Namespace) -> int:
     report = replace(
         report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3))
     )
-    if args.format in ("json", "sarif"):  # their reports carry each fix's edits
-        from .fixes import Sources, resolve
-
-        sources = Sources(scope.sources, dict(report.digests), cache=analyzer.cache_for(scope.paths))
-        report = replace(report, findings=resolve(report.findings, sources, jobs=analyzer.jobs))
+    if args.format in ("json", "sarif") or args.show_fixes:  # they carry (or show) each fix's edits
+        report = with_fixes(report)
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,
@@ -682,16 +656,16 @@ def _check(args: argparse.Namespace) -> int:
             statistics=args.statistics,
             quiet=args.quiet,
             color=_use_color(args, sys.stdout),
-            source_line=_stdin_lines(scope) if scope.stdin is not None else None,
+            source_line=stdin_lines(scope) if scope.stdin is not None else None,
+            unsafe_fixes=args.unsafe_fixes,
+            fix_preview=_fix_preview(scope) if args.show_fixes and not args.fix else None,
+            fixed=fixed_lines,
         )
         rendered = render_text(report, options)
-        if fixed_note is not None and not args.quiet:
-            lines = rendered.splitlines(keepends=True)
-            rendered = "".join([*lines[:-1], fixed_note + "\n", *lines[-1:]]) if lines else fixed_note + "\n"
     else:
-        rendered = FORMATS[args.format](report)
-    if fixed_note is not None and args.format != "text" and not args.quiet:
-        print(f"compile-ad-lint: {fixed_note}", file=sys.stderr)
+        rendered = render_format(args.format, report, docs_url=config.rule_docs_url)
+        for line in fixed_lines if not args.quiet else ():
+            print(f"compile-ad-lint: {line}", file=sys.stderr)
     if not write_report(rendered, args.output):
         return EXIT_ERROR
     if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
@@ -700,9 +674,17 @@ def _check(args: argparse.Namespace) -> int:
         )
     if not checked:
         return _error(_no_file_checked(report, args))
-    if report.findings and not (args.exit_zero or args.write_baseline or args.add_noqa):
+    if report.findings and not (args.exit_zero or args.write_baseline):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix_preview(scope: Scope):  # type: ignore[no-untyped-def]
+    """``--show-fixes`` without ``--fix``: each fix's change, read from stdin's text or the disk."""
+    from .fixes.apply import fix_preview
+
+    read = reader(scope)
+    return lambda finding: fix_preview(finding, read)
 
 
 def _count(number: int, noun: str, plural: str | None = None) -> str:
@@ -714,73 +696,17 @@ def _fix_options_problem(args: argparse.Namespace) -> str | None:
     writes = [
         flag for flag, given in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa)) if given
     ]
-    if args.unsafe_fixes and not (args.fix or args.diff):
-        return "--unsafe-fixes applies with --fix or --diff"
     if args.add_noqa and (args.fix or args.diff):
         return "--add-noqa cannot be combined with --fix or --diff: run them one after the other"
     if args.write_baseline and writes:
         return f"--write-baseline records findings; it cannot be combined with {writes[0]}"
     stdin = args.paths == [STDIN] or (not args.paths and args.stdin_filename is not None)
-    if stdin and (writes or args.write_baseline):
-        return f"{(writes or ['--write-baseline'])[0]} works on files on disk; it cannot be used with stdin"
+    if stdin and (args.add_noqa or args.write_baseline):
+        return f"{'--add-noqa' if args.add_noqa else '--write-baseline'} works on files on disk; it cannot be used with stdin"
+    if stdin and args.fix and args.format != "text":
+        return "--fix on stdin prints the fixed source; the report of what remains is text (on stderr)"
     if args.diff and args.format != "text":
         return f"--diff prints a diff, not a {args.format} report"
     if args.add_noqa and args.confirm:
         return "--add-noqa cannot be combined with --confirm"
     return None
-
-
-def _reader(scope: _Scope, contents: dict[Path, bytes] | None = None):  # type: ignore[no-untyped-def]
-    """A displayed file's bytes for fingerprints: stdin's own text, contents being fixed, else the disk."""
-
-    def read(display: str) -> bytes | None:
-        if scope.stdin is not None and display == scope.stdin[0]:
-            return next(iter(scope.sources.values()), scope.stdin[1])
-        if contents:
-            found = contents.get(real_path(Path(display)))
-            if found is not None:
-                return found
-        try:
-            return Path(display).read_bytes()
-        except OSError:
-            return None
-
-    return read
-
-
-def _stdin_failure(scope: _Scope):  # type: ignore[no-untyped-def]
-    from .findings import Finding, Location, Severity
-
-    assert scope.stdin is not None and scope.stdin_failure is not None
-    return Finding("CAL900", scope.stdin_failure, Severity.ERROR, Location.point(scope.stdin[0]))
-
-
-def _stdin_lines(scope: _Scope):  # type: ignore[no-untyped-def]
-    """``--show-source`` lines: stdin's own text for its findings, files on disk for the rest."""
-    from .output.text import read_lines
-    from .summary.outline import decode, split_lines
-
-    assert scope.stdin is not None
-    shown, data = scope.stdin
-    try:
-        own: list[str] | None = split_lines(decode(data))
-    except (UnicodeDecodeError, LookupError, SyntaxError):
-        own = None
-    files: dict[str, list[str] | None] = {}
-
-    def source_line(location):  # type: ignore[no-untyped-def]
-        if location.cell is not None:
-            from .notebook import load
-
-            notebook = load(location.path)
-            cell = notebook.cell(location.cell) if notebook is not None else None
-            return cell.lines[location.line - 1] if cell is not None and 1 <= location.line <= len(cell.lines) else None
-        if location.path == shown:
-            lines = own
-        else:
-            if location.path not in files:
-                files[location.path] = read_lines(location.path)
-            lines = files[location.path]
-        return lines[location.line - 1] if lines is not None and 1 <= location.line <= len(lines) else None
-
-    return source_line

@@ -24,6 +24,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 SECTION = "compile-ad-lint"
+#: The project's repository: rule links (SARIF ``helpUri``, the editor's ``codeDescription``,
+#: ``explain``) point into its ``docs/rules/`` unless ``rule-docs-url`` says where a copy is.
+REPOSITORY_URL = "https://github.com/compile-ad-lint/compile-ad-lint"
+DEFAULT_RULE_DOCS_URL = f"{REPOSITORY_URL}/blob/main/docs/rules/"
 DEFAULT_EXCLUDES = (
     ".git",
     ".hg",
@@ -59,9 +63,16 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Config:
     select: frozenset[str] | None = None  # None: every rule
+    #: Codes or prefixes selected on top of ``select`` (Ruff's ``extend-select``).
+    extend_select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
+    #: Skip what ``.gitignore`` files (and ``.git/info/exclude``) ignore when walking folders.
+    respect_gitignore: bool = True
+    #: Apply ``exclude``/``extend-exclude`` to files named on the command line too (the pre-commit
+    #: hook names every staged file).
+    force_exclude: bool = False
     #: ``(glob, codes)`` pairs: codes or prefixes not reported in files matching the glob (relative
     #: to the project root, matched like ``exclude``).
     per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
@@ -78,6 +89,8 @@ class Config:
     #: The resolved target (``target.resolve``); None until a front end or the analyzer resolves it.
     #: Part of every cache key through ``repr``: findings differ by torch version.
     torch: TorchTarget | None = None
+    #: Where rule pages are: ``{rule_docs_url}CAL001.md`` (a mirror, an internal wiki's copy).
+    rule_docs_url: str = DEFAULT_RULE_DOCS_URL
     #: A baseline file (``baseline = "..."``, relative to the pyproject.toml): findings recorded in it
     #: are not reported. Not part of the analysis (its cache keys ignore it).
     baseline: Path | None = field(default=None, compare=False, repr=False)
@@ -85,6 +98,12 @@ class Config:
     root: Path | None = None
 
     def enables(self, code: str) -> bool:
+        """Whether rule ``code`` runs: selected and not ignored, unless ``extend-select`` names it
+        at least as specifically as ``ignore`` does (Ruff's rule: the more specific selector wins,
+        so ``ignore = ["CAL00"]`` with ``--extend-select CAL002`` runs CAL002)."""
+        extended = _specificity(code, self.extend_select)
+        if extended is not None and extended >= (_specificity(code, self.ignore) or 0):
+            return True
         selected = self.select is None or code_matches(code, self.select)
         return selected and not code_matches(code, self.ignore)
 
@@ -124,14 +143,33 @@ class Config:
 
         return excluded
 
-    def with_overrides(self, *, extend_ignore: Iterable[str] = (), **overrides: Any) -> Config:
+    def excludes_file(self, path: Path) -> bool:
+        """Whether the exclude globs cover ``path`` (a file named directly, as ``force-exclude``
+        asks): the file or a folder above it, matched relative to the project root (or the
+        working directory outside it), as a walk would have pruned it."""
+        resolved = _resolved(path)
+        relative: PurePath
+        for base in (self.root, Path.cwd()):
+            if base is not None and resolved.is_relative_to(_resolved(base)):
+                relative = resolved.relative_to(_resolved(base))
+                break
+        else:
+            relative = PurePath(resolved.name)
+        parts = relative.parts
+        return any(matches_any(PurePath(*parts[: end + 1]), self.excludes) for end in range(len(parts)))
+
+    def with_overrides(
+        self, *, extend_ignore: Iterable[str] = (), extend_select: Iterable[str] = (), **overrides: Any
+    ) -> Config:
         """Stage two: options from a command line (ours, flake8's) over the file's values; a None
         value keeps the file's. ``extend_ignore`` adds codes to the file's ``ignore`` (``--ignore``
-        and ``--cal-ignore`` extend it, they do not replace it). Each value is checked by the
-        dataclass's field type."""
+        and ``--cal-ignore`` extend it, they do not replace it); ``extend_select`` adds codes to
+        ``extend-select`` (see ``enables``). Each value is checked by the dataclass's field type."""
         values = {k: v for k, v in overrides.items() if v is not None}
         if extend_ignore:
             values["ignore"] = self.ignore | frozenset(extend_ignore)
+        if extend_select:
+            values["extend_select"] = self.extend_select | frozenset(extend_select)
         return replace(self, **values)
 
 
@@ -217,6 +255,13 @@ ALL = "ALL"
 
 def code_matches(code: str, prefixes: Iterable[str]) -> bool:
     return any(prefix == ALL or code.startswith(prefix) for prefix in prefixes)
+
+
+def _specificity(code: str, prefixes: Iterable[str]) -> int | None:
+    """How specifically ``prefixes`` name ``code``: the longest matching prefix's length (``ALL``
+    is 0), None when none matches."""
+    lengths = [0 if prefix == ALL else len(prefix) for prefix in prefixes if code_matches(code, (prefix,))]
+    return max(lengths) if lengths else None
 
 
 def known_codes() -> tuple[str, ...]:
@@ -309,6 +354,12 @@ def _string_set(raw: object, source: str, key: str) -> frozenset[str]:
     return frozenset(_string_list(raw, source, key))
 
 
+def _boolean(raw: object, source: str, key: str) -> bool:
+    if not isinstance(raw, bool):
+        raise ConfigError(source, key, f"expected true or false, got {raw!r}")
+    return raw
+
+
 def _path_string(raw: object, source: str, key: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ConfigError(source, key, f"expected a path (relative to the pyproject.toml), got {raw!r}")
@@ -323,6 +374,12 @@ def _target_torch(raw: object, source: str, key: str) -> str:
     except TargetError as error:
         raise ConfigError(source, key, str(error)) from error
     return raw.strip()
+
+
+def _base_url(raw: object, source: str, key: str) -> str:
+    if not isinstance(raw, str) or not raw.startswith(("https://", "http://", "file://")):
+        raise ConfigError(source, key, f"expected an http(s):// or file:// URL, got {raw!r}")
+    return raw if raw.endswith("/") else raw + "/"
 
 
 def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -340,10 +397,13 @@ def _per_file_ignores(raw: object, source: str, key: str) -> tuple[tuple[str, fr
 
 _PARSERS = {
     "select": ("select", parse_selection),
+    "extend-select": ("extend_select", parse_codes),
     "ignore": ("ignore", parse_codes),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _strings),
     "extend-exclude": ("extend_exclude", _strings),
+    "respect-gitignore": ("respect_gitignore", _boolean),
+    "force-exclude": ("force_exclude", _boolean),
     "extend-safe-backends": ("extend_safe_backends", _string_set),
     "max-call-depth": ("max_call_depth", _depth),
     "max-function-walks": ("max_function_walks", _walks),
@@ -351,7 +411,44 @@ _PARSERS = {
     "entry-points": ("entry_points", _strings),
     "baseline": ("baseline", _path_string),
     "target-torch": ("target_torch", _target_torch),
+    "rule-docs-url": ("rule_docs_url", _base_url),
 }
+
+
+def settings_text(config: Config) -> str:
+    """``config`` as the ``[tool.compile-ad-lint]`` table that would give it, every key spelled out
+    (``check --show-settings``): ``select`` shows ``ALL`` for every rule, ``exclude`` the built-in
+    globs too."""
+    lines = [f"[tool.{SECTION}]"]
+    for key, (attribute, _) in _PARSERS.items():
+        value: Any = getattr(config, attribute)
+        if key == "select" and value is None:
+            value = [ALL]
+        elif key == "exclude":
+            value = [*DEFAULT_EXCLUDES, *value]
+        elif key == "per-file-ignores":
+            value = {glob: sorted(codes) for glob, codes in value}
+        elif value is None:  # not set (baseline, target-torch)
+            continue
+        lines.append(f"{key} = {_toml(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    """A TOML value (strings as JSON writes them, which TOML reads the same)."""
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (frozenset, set)):
+        value = sorted(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value))
 
 
 def matches_any(path: PurePath, patterns: Iterable[str]) -> bool:

@@ -166,6 +166,12 @@ class Fix:
     def safe(self) -> bool:
         return self.applicability is Applicability.SAFE
 
+    def applies(self, unsafe: bool) -> bool:
+        """Whether ``--fix`` applies it: it is safe or ``--unsafe-fixes`` was given, and it has edits
+        or a plan to build them from. (A text report does not build them: LibCST costs a third of
+        a warm run; a plan that turns out not to fit the code is rare, and ``--fix`` then skips it.)"""
+        return (bool(self.edits) or self.plan is not None) and (unsafe or self.safe)
+
 
 @dataclass(frozen=True)
 class ConfirmResult:
@@ -210,9 +216,42 @@ class Evidence:
         return getattr(self, "flagged", None)
 
 
+#: A finding's message is its headline, read at a glance in every front end (the text report's
+#: line, flake8, an editor's diagnostic): one sentence of at most this many characters.
+HEADLINE_LIMIT = 120
+
+
+def headline(*candidates: str) -> str:
+    """The first of ``candidates`` that fits ``HEADLINE_LIMIT`` (a rule writes its most specific
+    wording first, then shorter ones), else the last one cut to fit."""
+    for candidate in candidates:
+        if len(candidate) <= HEADLINE_LIMIT:
+            return candidate
+    return shortened(candidates[-1], HEADLINE_LIMIT)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with an ellipsis (a quoted value from
+    the checked code in a headline)."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "\u2026"
+
+
+def split_headline(text: str) -> tuple[str, tuple[str, ...]]:
+    """A message built elsewhere (a file system's or a parser's error) as a headline and details:
+    the text itself when it fits, else its part before the last ``": "`` or ``"; "`` that leaves a
+    headline that fits, with the whole text as the detail."""
+    if len(text) <= HEADLINE_LIMIT:
+        return text, ()
+    cut = max(text.rfind(": ", 0, HEADLINE_LIMIT), text.rfind("; ", 0, HEADLINE_LIMIT))
+    head = text[:cut] if cut > 0 else shortened(text, HEADLINE_LIMIT)
+    return head, (text,)
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
+    #: The headline: one sentence under ``HEADLINE_LIMIT`` characters, no closing period. What
+    #: supports it is in ``related`` (each with its location) and ``details``.
     message: str
     severity: Severity
     location: Location
@@ -229,6 +268,9 @@ class Finding:
     #: The rule's typed evidence (what confirm mode runs from); ``facts`` is its rendering, so it is
     #: not compared again.
     evidence: Evidence | None = field(default=None, compare=False)
+    #: What the headline leaves out that has no location of its own, as sentences: the evidence
+    #: behind it, the consequence, how to fix it (the text report's ``note:`` lines).
+    details: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.evidence is None:
@@ -238,6 +280,13 @@ class Finding:
             object.__setattr__(self, "facts", rendered)
         elif self.facts != rendered:
             raise ValueError(f"{self.code}: facts given next to evidence must be its rendering")
+
+    @property
+    def full_message(self) -> str:
+        """The headline and the details as one text (formats with room for it: SARIF)."""
+        if not self.details:
+            return self.message
+        return " ".join([self.message + ("" if self.message.endswith((".", "?", "!")) else "."), *self.details])
 
     @property
     def facts_dict(self) -> Mapping[str, str]:
@@ -260,6 +309,10 @@ class Finding:
             return location.with_resolved(files[location.path])
 
         return map_locations(self, resolved)
+
+    def fixable(self, unsafe: bool) -> bool:
+        """Whether ``--fix`` (with ``--unsafe-fixes`` when ``unsafe``) fixes it: Ruff's ``[*]``."""
+        return self.fix is not None and self.fix.applies(unsafe)
 
     @property
     def fixes(self) -> tuple[Fix, ...]:

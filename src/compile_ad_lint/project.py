@@ -19,6 +19,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from .config import Config, find_pyproject
+from .gitignore import GitIgnore
 from .paths import real_path
 from .summary.outline import ANCHOR_SPELLINGS
 
@@ -50,7 +51,9 @@ class DiscoveryProblem:
 def discover(
     paths: Sequence[str], config: Config, virtual: Collection[Path] = ()
 ) -> tuple[list[SourceFile], list[DiscoveryProblem]]:
-    """Python files and notebooks under ``paths`` (explicit files are always taken), minus excluded ones.
+    """Python files and notebooks under ``paths`` (explicit files are taken unless ``force-exclude``
+    excludes them), minus excluded ones and, in a git work tree, what ``.gitignore`` ignores
+    (unless ``respect-gitignore = false``).
 
     ``virtual`` holds resolved paths whose contents the caller supplies (stdin, an unsaved editor
     buffer): such a path is taken even when no file exists there yet.
@@ -67,9 +70,11 @@ def discover(
                 problems.append(DiscoveryProblem(given, "path does not exist"))
             continue
         if not root.is_dir():
-            _add(files, problems, root)
+            if not (config.force_exclude and config.excludes_file(root)):
+                _add(files, problems, root)
             continue
         excluded = config.exclusion(root)  # globs match relative to the project root, whatever the spelling
+        ignored = GitIgnore().ignored if config.respect_gitignore else None
         for directory, subdirs, names in os.walk(
             root,
             followlinks=False,
@@ -78,10 +83,17 @@ def discover(
             ),
         ):
             base = Path(directory)
-            subdirs[:] = sorted(d for d in subdirs if not excluded(base, d))
+            folder = Path(os.path.abspath(directory))
+            subdirs[:] = sorted(
+                d for d in subdirs if not excluded(base, d) and not (ignored and ignored(folder, d, True))
+            )
             for name in sorted(names):
                 candidate = base / name
-                if name.endswith(SOURCE_SUFFIXES) and not excluded(base, name):
+                if (
+                    name.endswith(SOURCE_SUFFIXES)
+                    and not excluded(base, name)
+                    and not (ignored and ignored(folder, name, False))
+                ):
                     if candidate.is_dir():
                         continue
                     _add(files, problems, candidate)

@@ -44,6 +44,10 @@ from .._version import __version__
 from . import codec
 
 CACHE_DIRECTORY = ".compile_ad_lint_cache"
+#: Where the cache is instead of ``<project root>/.compile_ad_lint_cache`` (Ruff's ``RUFF_CACHE_DIR``).
+CACHE_DIR_VARIABLE = "COMPILE_AD_LINT_CACHE_DIR"
+#: Set to 1 or true: no cache is read or written, as with ``--no-cache`` (Ruff's ``RUFF_NO_CACHE``).
+NO_CACHE_VARIABLE = "COMPILE_AD_LINT_NO_CACHE"
 #: The marker file that makes a directory a cache of ours (see the module docstring).
 MARKER = "compile-ad-lint-cache.json"
 _FORMAT = 3
@@ -157,6 +161,19 @@ class EntryMemory:
         return written
 
 
+def cache_directory(root: Path) -> Path:
+    """The cache directory of the project at ``root``: ``COMPILE_AD_LINT_CACHE_DIR`` when set (one
+    directory for every project: entries are keyed by content and by the paths a check names), else
+    ``.compile_ad_lint_cache`` in the project root."""
+    configured = os.environ.get(CACHE_DIR_VARIABLE, "").strip()
+    return Path(configured).expanduser().absolute() if configured else root / CACHE_DIRECTORY
+
+
+def cache_disabled() -> bool:
+    """Whether ``COMPILE_AD_LINT_NO_CACHE`` turns the cache off (``1``, ``true``, ``yes``, ``on``)."""
+    return os.environ.get(NO_CACHE_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 class SummaryCache:
     """A validated cache directory. Build it with ``open``; its methods never raise for bad data."""
 
@@ -180,13 +197,17 @@ class SummaryCache:
         A tree where the directory cannot be created (read-only) is analyzed without a cache and
         without a warning: nothing is wrong there.
         """
-        directory = root / CACHE_DIRECTORY
+        if cache_disabled():
+            return None
+        directory = cache_directory(root)
         try:
             info = os.lstat(directory)
         except FileNotFoundError:
             if not create:
                 return None
             try:
+                if directory != root / CACHE_DIRECTORY:  # a COMPILE_AD_LINT_CACHE_DIR not made yet
+                    directory.parent.mkdir(parents=True, exist_ok=True)
                 created = _create(directory)
             except OSError:
                 return None
@@ -350,7 +371,7 @@ def clear(root: Path) -> str:
     A symlink is removed as a link (its target is not ours to delete); a directory only when it
     is recognizably a cache of ours, so a mistyped root never deletes user data (``NotACache``).
     """
-    directory = root / CACHE_DIRECTORY
+    directory = cache_directory(root)
     try:
         info = os.lstat(directory)
     except FileNotFoundError:

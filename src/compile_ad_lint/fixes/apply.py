@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ..baseline import Fingerprints
 from ..cache import content_digest
-from ..findings import Finding
+from ..findings import Edit, Finding
+from ..notebook import is_notebook
 from . import ops_for, resolve
 from .plans import paths_of
 from .source import Sources
@@ -47,55 +48,86 @@ class FixOutcome:
     unsafe_left: int = 0
     #: Files not written because their content changed since the analysis (displayed paths).
     stale: list[str] = field(default_factory=list)
+    #: (displayed path, code) of every fix applied, in order (``--show-fixes``).
+    applied: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _allowed(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and bool(finding.fix.edits) and (unsafe or finding.fix.safe)
-
-
-def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: bool) -> FixOutcome:  # type: ignore[no-untyped-def]
+def fix_loop(  # type: ignore[no-untyped-def]
+    report,
+    analyze: Callable[[Mapping[Path, bytes]], object],
+    unsafe: bool,
+    buffers: Mapping[Path, bytes] | None = None,
+) -> FixOutcome:
     """Apply fixes to ``report``'s findings; ``analyze(contents)`` re-analyzes with ``contents``
-    (resolved path -> bytes) in place of the files on disk."""
+    (resolved path -> bytes) in place of the files on disk. ``buffers`` are contents the analysis
+    read instead of the disk (stdin)."""
+    base = dict(buffers or {})
     contents: dict[Path, bytes] = {}
     original: dict[Path, tuple[str, bytes]] = {}
     applied_marks: set[str] = set()
     fixed = 0
     stale: set[str] = set()
+    applied_list: list[tuple[str, str]] = []
     for round_number in range(MAX_ROUNDS):
-        sources = Sources(contents, dict(report.digests))
+        sources = Sources({**base, **contents}, dict(report.digests))
         if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
+            # (A notebook is never edited, and the analysis read the module its cells make, not the
+            # file: it is not stale, its fixes are just not offered.)
             stale = {
                 d
                 for f in report.findings
                 for fix in f.fixes
                 if fix.plan is not None
                 for d in paths_of(fix.plan)
-                if not sources.fresh(d)
+                if not is_notebook(d) and not sources.fresh(d)
             }
         findings = resolve(report.findings, sources)
         marks = Fingerprints(read=sources.data)
         changes = Changes(sources)
         applied = 0
+        #: Fixes that are text edits without a plan (CAL901's), applied after the plans' changes.
+        textual: list[tuple[Finding, str]] = []
         for finding in findings:
             mark = marks.of(finding)
-            if not _allowed(finding, unsafe) or mark in applied_marks:
+            if not finding.fixable(unsafe) or mark in applied_marks:
+                continue
+            if finding.fix.plan is None:  # type: ignore[union-attr]
+                textual.append((finding, mark))
                 continue
             try:
                 changes.add(ops_for(finding.fix.plan, sources))  # type: ignore[union-attr, arg-type]
             except PlanError:
                 continue  # overlaps a fix of this round: the next round tries again
             applied_marks.add(mark)
+            applied_list.append((finding.location.path, finding.code))
             applied += 1
-        if not applied:
-            break
-        for display, (parsed, module) in changes.render().items():
+        rendered = changes.render() if applied else {}
+        for display, (parsed, module) in rendered.items():
             path = sources.path(display)
             original.setdefault(path, (display, parsed.data))
             contents[path] = parsed.encode(module)
+        for display, group in _by_file(textual).items():
+            # A file a plan changed this round gets its text edits in the next round, against its new text.
+            if display in rendered or not sources.fresh(display):
+                continue
+            data = sources.data(display)
+            done = _apply_text_fixes(data, [finding for finding, _ in group]) if data is not None else None
+            if done is None:
+                continue
+            new, taken = done
+            path = sources.path(display)
+            original.setdefault(path, (display, data))  # type: ignore[arg-type]
+            contents[path] = new
+            for finding, mark in group[:taken]:
+                applied_marks.add(mark)
+                applied_list.append((finding.location.path, finding.code))
+                applied += 1
+        if not applied:
+            break
         fixed += applied
         report = analyze(contents)
-    outcome = FixOutcome(report, fixed=fixed)
-    sources = Sources(contents, dict(report.digests))
+    outcome = FixOutcome(report, fixed=fixed, applied=applied_list)
+    sources = Sources({**base, **contents}, dict(report.digests))
     outcome.unsafe_left = sum(
         1 for f in resolve(report.findings, sources) if f.fix is not None and f.fix.edits and not f.fix.safe
     )
@@ -104,6 +136,45 @@ def fix_loop(report, analyze: Callable[[Mapping[Path, bytes]], object], unsafe: 
             outcome.changed[path] = (display, before, contents[path])
     outcome.stale = sorted(stale)
     return outcome
+
+
+def _by_file(textual: list[tuple[Finding, str]]) -> dict[str, list[tuple[Finding, str]]]:
+    grouped: dict[str, list[tuple[Finding, str]]] = {}
+    for finding, mark in textual:
+        grouped.setdefault(finding.location.path, []).append((finding, mark))
+    return grouped
+
+
+def _apply_text_fixes(data: bytes, findings: Sequence[Finding]) -> tuple[bytes, int] | None:
+    """``data`` with the text edits of ``findings``' fixes, in order, stopping before the first
+    that overlaps an earlier one (it waits for the next round): the new bytes and how many applied;
+    None when the file cannot be decoded."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+    taken: list[Edit] = []
+    count = 0
+    for finding in findings:
+        edits = finding.fix.edits if finding.fix is not None else ()
+        if any(_overlap(edit, other) for edit in edits for other in taken):
+            break
+        taken.extend(edits)
+        count += 1
+    return apply_edits(text, taken).encode(encoding), count
+
+
+def _overlap(a: Edit, b: Edit) -> bool:
+    return (
+        a.path == b.path
+        and (a.line, a.column) < (b.end_line, b.end_column)
+        and (b.line, b.column)
+        < (
+            a.end_line,
+            a.end_column,
+        )
+    )
 
 
 def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str]) -> list[str]:
@@ -160,10 +231,18 @@ def unified_diff(outcome: FixOutcome) -> str:
     return "".join(chunks)
 
 
-def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[int, list[tuple[str, int, str]]]:
+@dataclass
+class NoqaOutcome:
+    #: Lines that got a directive (or had their directive extended), and the files they are in.
+    added: int = 0
+    files: int = 0
+    #: ``(display, line, reason)`` for the findings that got none.
+    skipped: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> NoqaOutcome:
     """``--add-noqa``: a ``# noqa: CODE`` for every finding, on its line (extending a noqa comment
-    already there). Returns how many lines changed and ``(display, line, reason)`` for the findings
-    that got none. Files changed since the analysis, and notebooks, are left alone."""
+    already there). Files changed since the analysis, and notebooks, are left alone."""
     from ..paths import real_path
     from ..summary.outline import split_lines
     from .noqa import PYTHON_WHITESPACE, lines_ending_in_strings, noqa_insertion
@@ -178,7 +257,7 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[i
         by_file.setdefault(location.path, {}).setdefault(location.line, [])
         if finding.code not in by_file[location.path][location.line]:
             by_file[location.path][location.line].append(finding.code)
-    added = 0
+    added = files = 0
     for display, lines_codes in sorted(by_file.items()):
         path = real_path(display)
         try:
@@ -218,4 +297,42 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> tuple[i
         if changed:
             _write_atomically(path, "".join(lines).encode(encoding))
             added += changed
-    return added, skipped
+            files += 1
+    return NoqaOutcome(added, files, skipped)
+
+
+def fix_preview(finding: Finding, read: Callable[[str], bytes | None]) -> list[str]:
+    """``finding``'s fix as unified diff lines (one line of context), for ``--show-fixes``;
+    ``read`` gives a displayed file's bytes."""
+    from ..summary.outline import split_lines
+
+    if finding.fix is None:
+        return []
+    by_path: dict[str, list[Edit]] = {}
+    for edit in finding.fix.edits:
+        by_path.setdefault(edit.path, []).append(edit)
+    shown: list[str] = []
+    for path, edits in by_path.items():
+        data = read(path)
+        if data is None:
+            continue
+        old = split_lines(_decode(data))
+        new = split_lines(apply_edits(_decode(data), edits))
+        diff = difflib.unified_diff(old, new, fromfile=path, tofile=path, n=1)
+        shown += [line.rstrip("\r\n") for line in diff][2:]  # the hunks; the file is the finding's
+    return shown
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """``text`` with ``edits`` (1-based line and column ranges, end exclusive) applied, last first."""
+    from ..summary.outline import line_starts
+
+    starts = line_starts(text)
+
+    def offset(line: int, column: int) -> int:
+        return (starts[line - 1] if line - 1 < len(starts) else len(text)) + column - 1
+
+    for edit in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
+        start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
+        text = text[:start] + edit.replacement + text[end:]
+    return text

@@ -8,7 +8,10 @@ loose script outside any of these is analyzed on its own. One report per project
 computed per flake8 process and shared by every file of that project.
 
 Positions: flake8 takes 0-based columns and prints ``column + 1``, so we hand it ``column - 1``
-and flake8 shows the same 1-based column as ``compile-ad-lint check``. flake8's ``# noqa`` applies
+and flake8 shows the same 1-based column as ``compile-ad-lint check``. A notebook (flake8 reads one
+when told to: ``--filename '*.ipynb'``) is reported where the cell's text is in the ``.ipynb`` JSON
+flake8 read, the message starting with ``cell N:LINE:COLUMN:`` (the cell's own position). stdin
+without ``--stdin-display-name`` is analyzed as ``compile-ad-lint check -`` analyzes it. flake8's ``# noqa`` applies
 as usual. Messages are escaped like the text output (``printable``): they quote the checked code,
 and a newline or terminal escape in a string literal must not forge a flake8 line.
 
@@ -40,13 +43,27 @@ from typing import Any, ClassVar
 
 from .._version import __version__
 from ..api import Analyzer
-from ..config import CALL_DEPTHS, Config, ConfigError, integer_range_text, parse_codes, read_config_file
+from ..config import (
+    CALL_DEPTHS,
+    Config,
+    ConfigError,
+    find_pyproject,
+    integer_range_text,
+    parse_codes,
+    read_config_file,
+)
 from ..findings import Finding
+from ..notebook import Notebook, NotebookError, is_notebook
+from ..notebook import load as load_notebook
+from ..notebook import parse as parse_notebook
+from ..notebook import read as read_notebook
 from ..output.escape import printable
 from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root
 
 _Result = tuple[int, int, str, type]
+#: The file names flake8 gives stdin without ``--stdin-display-name``.
+_STDIN_NAMES = ("stdin", "-")
 
 
 class _ProjectReport:
@@ -156,12 +173,49 @@ class CompileAdLintChecker:
 
     def run(self) -> Iterator[_Result]:
         path = Path(self.filename)
-        if not path.is_file():
-            return  # stdin without a real --stdin-display-name: no project to analyze
         resolved = real_path(path)
-        for finding in self._findings_for(resolved):
+        findings = self._findings_for(resolved) if path.is_file() else self._stdin_findings(resolved)
+        notebook = self._notebook(resolved) if is_notebook(path) else None
+        for finding in findings:
             location = finding.location
-            yield location.line, max(0, location.column - 1), f"{finding.code} {printable(finding.message)}", type(self)
+            line, column, message = location.line, location.column, printable(finding.message)
+            if location.cell is not None:
+                # flake8 shows positions in the file it read: the .ipynb's JSON. Point at the cell's
+                # text there, and name the cell and the line in it as the text report does.
+                found = notebook.raw_position(location.cell, location.line, location.column) if notebook else None
+                line, column = found if found is not None else (1, 1)
+                message = f"cell {location.cell}:{location.line}:{location.column}: {message}"
+            yield line, max(0, column - 1), f"{finding.code} {message}", type(self)
+
+    def _stdin_findings(self, resolved: Path) -> list[Finding]:
+        """stdin (``flake8 -``), or a ``--stdin-display-name`` that is no file on disk: what
+        ``compile-ad-lint check -`` reports (with ``--stdin-filename NAME`` for such a name: the
+        project around it is analyzed with it)."""
+        if self.lines is None:
+            return []
+        data = "".join(self.lines).encode("utf-8", "surrogateescape")
+        named = self.filename not in _STDIN_NAMES
+        root, pyproject = project_root(resolved) if named else (None, find_pyproject(Path.cwd()))
+        config = self._config(pyproject)
+        source = data
+        if is_notebook(resolved):
+            try:
+                source = read_notebook(resolved, data).text.encode("utf-8", "surrogatepass")
+            except NotebookError:
+                return []  # flake8 already reports what it cannot read
+        paths = [self.filename, *([as_the_cli_names_it(root)] if root is not None else [])]
+        report = Analyzer(config, jobs=self._analysis_jobs()).check(paths, sources={resolved: source})
+        findings = _without_baselined(report.findings, config, {resolved: source})
+        return list(_ProjectReport(findings, 0).by_file.get(resolved, ()))
+
+    def _notebook(self, resolved: Path) -> Notebook | None:
+        """The notebook flake8 read (its buffer when given one), for positions in its JSON."""
+        if self.lines is not None:
+            try:
+                return parse_notebook("".join(self.lines).encode("utf-8", "surrogateescape"))
+            except NotebookError:
+                return None
+        return load_notebook(resolved)
 
     def _findings_for(self, resolved: Path) -> list[Finding]:
         root, pyproject = project_root(resolved)
@@ -186,7 +240,8 @@ class CompileAdLintChecker:
         return config.with_overrides(**self._overrides)
 
     def _unsaved_source(self, resolved: Path) -> bytes | None:
-        """The text flake8 checks, when it is not what is on disk (``flake8 -`` with a display name)."""
+        """The text flake8 checks, when it is not what is on disk (``flake8 -`` with a display name);
+        for a notebook, the module its cells make."""
         if self.lines is None:
             return None
         checked = "".join(self.lines)
@@ -197,6 +252,11 @@ class CompileAdLintChecker:
             return None
         if checked.lstrip("\ufeff") == on_disk.lstrip("\ufeff"):
             return None
+        if is_notebook(resolved):
+            try:
+                return read_notebook(resolved, checked.encode("utf-8")).text.encode("utf-8", "surrogatepass")
+            except NotebookError:
+                return None
         return checked.encode("utf-8")
 
 

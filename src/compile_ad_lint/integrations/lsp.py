@@ -74,7 +74,7 @@ from pygls.workspace import TextDocument, Workspace
 from .._version import __version__
 from ..api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory
 from ..cache import EntryMemory, SummaryCache, content_digest
-from ..config import Config, ConfigError, load_config
+from ..config import DEFAULT_RULE_DOCS_URL, Config, ConfigError, load_config
 from ..findings import Edit, Finding, Location, Severity
 from ..fixes import Changes as FixChanges
 from ..fixes import PlanError as FixPlanError
@@ -763,11 +763,12 @@ class CompileAdLintServer(LanguageServer):
         for finding in findings:
             by_file.setdefault(finding.location.file, []).append(finding)
         files = _Files(self._open_documents(), self.workspace.position_encoding)
+        docs_url = self._config(snapshot.root).rule_docs_url
         for buffer in snapshot.buffers:
             own = tuple(by_file.get(real_path(buffer.path), ()))
             key = _workspace_key(buffer.uri)
             self._published[key] = _Published(snapshot, own, dict(digests or {}), cache)
-            diagnostics = [self.diagnostic(finding, files) for finding in own]
+            diagnostics = [self.diagnostic(finding, files, docs_url) for finding in own]
             if only_changed and self._sent.get(key) == (buffer.version, diagnostics):
                 continue  # the project pass found what the open files' pass published
             self._sent[key] = (buffer.version, diagnostics)
@@ -806,7 +807,7 @@ class CompileAdLintServer(LanguageServer):
 
     # -- conversion -------------------------------------------------------------------------
 
-    def diagnostic(self, finding: Finding, files: _Files) -> types.Diagnostic:
+    def diagnostic(self, finding: Finding, files: _Files, docs_url: str = DEFAULT_RULE_DOCS_URL) -> types.Diagnostic:
         rule = RULES_BY_CODE.get(finding.code)
         related = []
         for item in finding.related:
@@ -821,7 +822,7 @@ class CompileAdLintServer(LanguageServer):
             range=lsp_range(finding.location, files.of(finding.location)[1]),
             severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Error),
             code=finding.code,
-            code_description=types.CodeDescription(href=rule.docs_url()) if rule is not None else None,
+            code_description=types.CodeDescription(href=rule.docs_url(docs_url)) if rule is not None else None,
             source=SOURCE,
             message=_message(finding),
             related_information=related or None,
@@ -929,10 +930,12 @@ class CompileAdLintServer(LanguageServer):
 
 
 def _message(finding: Finding) -> str:
-    """The diagnostic's message: the finding's, then its confirm verdicts (which say what ran: the
+    """The diagnostic's message: the finding's headline and details, then its confirm verdicts (which say what ran: the
     project's code or a synthetic probe), when a confirm run attached any."""
     verdicts = confirm_text(finding)
-    return f"{finding.message}\nconfirm: {printable(verdicts)}" if verdicts else finding.message
+    # The headline first (what flake8 and the text report's line show), the details under it.
+    message = "\n".join([finding.message, *finding.details])
+    return f"{message}\nconfirm: {printable(verdicts)}" if verdicts else message
 
 
 def _saved(snapshot: _Snapshot) -> bool:

@@ -190,3 +190,24 @@ Event = (
     | LeafRead
     | GradReset
 )
+
+
+@dataclass(frozen=True)
+class UnusedSuppression:
+    """A suppression comment in a checked file that silences nothing the check found (CAL901).
+
+    Built by the API after the other rules ran, from the file's text and what its comments
+    suppressed (``linking.suppressions``); never part of a cached result.
+    """
+
+    #: The suppression's text in its line (1-based columns, the end exclusive).
+    location: Location
+    #: ``noqa`` or ``compile-ad-lint: ignore``.
+    kind: str
+    #: The codes it lists that silence nothing (empty: a blanket ``compile-ad-lint: ignore``), and
+    #: those that name no rule at all.
+    unused: tuple[str, ...]
+    unknown: tuple[str, ...]
+    #: ``(start column, end column, replacement)`` on the line that removes them: the whole
+    #: suppression, or the unused codes from its list.
+    removal: tuple[int, int, str]

@@ -1043,11 +1043,12 @@ class Reach:
             wrapped = Wrapper(frozenset([value]), label, site, autocast)
             if call.effect == "prepare" and owner.compile_backend is not None and not isinstance(value, Compiled):
                 # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-                result.add(
-                    Compiled(
-                        wrapped, owner.compile_backend, site, f"{label} (dynamo backend {owner.compile_backend!r})"
-                    )
+                dynamo = (
+                    "a dynamo backend from the environment"
+                    if owner.compile_backend == UNKNOWN_BACKEND
+                    else f"dynamo backend {owner.compile_backend!r}"
                 )
+                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} ({dynamo})"))
             else:
                 result.add(wrapped)
         return frozenset(result)

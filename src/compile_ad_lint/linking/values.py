@@ -29,6 +29,12 @@ DEFAULT_BACKEND = "inductor"
 UNKNOWN_BACKEND = "<unknown>"
 
 
+def describe_backend(backend: str) -> str:
+    """How a message names a backend: ``backend='inductor'``, or "an unknown backend" when the
+    argument cannot be evaluated (``UNKNOWN_BACKEND`` is a marker, never a backend's name)."""
+    return "an unknown backend" if backend == UNKNOWN_BACKEND else f"backend={backend!r}"
+
+
 #: What value objects keep to save work, left out when they cross to another process: the hash
 #: (string hashes differ between processes) and what can be computed again (``_contents``, a
 #: wrapper's ``_holders`` and ``_held_modules``, an autocast state's ``_description``).
@@ -295,7 +301,7 @@ class ConfigState:
                 "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
             )
         return (
-            f"backward_pass_autocast={self.value!r}" if self.value is not None else "backward_pass_autocast=<unknown>"
+            f"backward_pass_autocast={self.value!r}" if self.value is not None else "an unknown backward_pass_autocast"
         )
 
 

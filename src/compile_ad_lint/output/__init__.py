@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..api import Report
-from . import github, json_format, sarif, text
+from . import github, gitlab, json_format, junit, sarif, text
 
 Renderer = Callable[[Report], str]
 
@@ -14,6 +14,8 @@ FORMATS: dict[str, Renderer] = {
     "json": json_format.render,
     "sarif": sarif.render,
     "github": github.render,
+    "gitlab": gitlab.render,
+    "junit": junit.render,
 }
 
 
@@ -34,3 +36,10 @@ def write_report(rendered: str, output: str | None) -> bool:
         sys.stdout.write(rendered)
         sys.stdout.flush()
     return True
+
+
+def render(name: str, report: Report, *, docs_url: str) -> str:
+    """``report`` in format ``name``; rule links point under ``docs_url`` (``rule-docs-url``)."""
+    if name == "sarif":
+        return sarif.render(report, docs_url)
+    return FORMATS[name](report)

@@ -43,6 +43,8 @@ def format_finding(finding: Finding) -> str:
     message = printable(finding.message)
     if location.cell is not None:
         message = f"cell {location.cell}, line {location.line}, column {location.column}: {message}"
+    for detail in finding.details:
+        message += f"\n  {printable(detail)}"
     for related in finding.related:
         where = related.location
         cell = f"cell {where.cell}:" if where.cell is not None else ""

@@ -9,6 +9,9 @@ from: ``--target-torch``, the configuration, ``installed torch``, the project's 
 default), ``series`` (the known release series it admits) and ``assumed`` (null, or what is
 assumed for versions beyond the recorded facts).
 
+``message`` is the headline (one sentence under 120 characters); ``details`` are the sentences that
+support it without a location of their own (the evidence, the consequence, how to fix it).
+
 ``fix`` is the fix ``--fix`` applies (safe) or ``--unsafe-fixes`` adds (unsafe), with its edits:
 ``path`` (as findings show paths), a 1-based range of that file's current text (``end_column``
 exclusive; an insertion has an empty range) and the ``replacement`` text. ``alternative_fixes`` are
@@ -50,6 +53,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "code": finding.code,
         "severity": finding.severity.value,
         "message": finding.message,
+        "details": list(finding.details),
         "path": location.path,
         "cell": location.cell,
         "line": location.line,

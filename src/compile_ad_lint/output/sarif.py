@@ -32,6 +32,7 @@ from urllib.parse import quote
 from .._version import __version__
 from ..api import Report
 from ..baseline import Fingerprints
+from ..config import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
 from ..findings import Edit, Finding, Fix, Location, Severity
 from ..notebook import load
 from ..rules import ALL_RULES
@@ -40,7 +41,7 @@ from .confirm_view import confirm_to_dict
 from .escape import printable
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://github.com/compile-ad-lint/compile-ad-lint"
+INFORMATION_URI = REPOSITORY_URL
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "compileAdLint/v1"
 
@@ -49,12 +50,12 @@ _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning"}
 _EMBEDDED_LINK = re.compile(r"\[([^\]]*)\]\(")
 
 
-def render(report: Report) -> str:
-    return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
+def render(report: Report, docs_url: str = DEFAULT_RULE_DOCS_URL) -> str:
+    return json.dumps(sarif_log(report, docs_url), indent=2, ensure_ascii=False) + "\n"
 
 
-def sarif_log(report: Report) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict (one run)."""
+def sarif_log(report: Report, docs_url: str = DEFAULT_RULE_DOCS_URL) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict (one run); rule ``helpUri``s point under ``docs_url``."""
     rule_index = {rule.code: index for index, rule in enumerate(ALL_RULES)}
     fingerprints = Fingerprints()
     results = [_result(finding, rule_index, fingerprints) for finding in report.findings]
@@ -65,7 +66,7 @@ def sarif_log(report: Report) -> dict[str, Any]:
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": INFORMATION_URI,
-                "rules": [_rule_descriptor(rule) for rule in ALL_RULES],
+                "rules": [_rule_descriptor(rule, docs_url) for rule in ALL_RULES],
             }
         },
         "invocations": [{"executionSuccessful": True}],
@@ -78,7 +79,7 @@ def sarif_log(report: Report) -> dict[str, Any]:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
+def _rule_descriptor(rule: type[Rule], docs_url: str) -> dict[str, Any]:
     documentation = rule.documentation()
     return {
         "id": rule.code,
@@ -86,7 +87,7 @@ def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": " ".join(rule.what_it_does.split())},
         "help": {"text": documentation, "markdown": documentation},
-        "helpUri": rule.docs_url(),
+        "helpUri": rule.docs_url(docs_url),
         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
         "properties": {"tags": ["correctness", "pytorch", "torch.compile"], "precision": "high"},
     }
@@ -97,7 +98,7 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     result["level"] = _LEVELS[finding.severity]
-    result["message"] = {"text": _message_text(finding.message)}
+    result["message"] = {"text": _message_text(finding.full_message)}
     result["locations"] = [{"physicalLocation": _physical_location(finding.location)}]
     if finding.related:
         result["relatedLocations"] = [

@@ -53,6 +53,12 @@ class TextOptions:
     color: bool = False
     #: Where ``show_source`` reads lines; default: the files (and notebook cells) on disk.
     source_line: SourceLine | None = None
+    #: ``--unsafe-fixes``: unsafe fixes count as fixable (``[*]``, the summary's count).
+    unsafe_fixes: bool = False
+    #: ``--show-fixes`` without ``--fix``: each fix's change as a diff under its ``help:`` line.
+    fix_preview: Callable[[Finding], list[str]] | None = None
+    #: Lines before the summary (what ``--fix`` fixed).
+    fixed: tuple[str, ...] = ()
 
 
 class _Painter:
@@ -68,12 +74,17 @@ def render(report: Report, options: TextOptions | None = None) -> str:
     paint = _Painter(options.color)
     lines: list[str] = []
     if options.statistics:
-        lines += _statistics(report.findings)
+        lines += _statistics(report.findings, options.unsafe_fixes)
     else:
         source_line = options.source_line or _SourceLines()
         for finding in report.findings:
             lines += _finding(finding, options, paint, source_line)
     if not options.quiet:
+        # What --fix fixed and what --fix would fix, then the summary: always the last line.
+        lines += options.fixed
+        fixes = fix_summary(report.findings, options.unsafe_fixes)
+        if fixes is not None:
+            lines.append(fixes)
         lines.append(paint("summary", summary(report)))
     return "".join(line + "\n" for line in lines)
 
@@ -94,8 +105,9 @@ def where(location: Location, paint: _Painter | None = None) -> str:
 
 def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_line: SourceLine) -> list[str]:
     style = "warning" if finding.severity is Severity.WARNING else "error"
+    marker = "[*] " if finding.fixable(options.unsafe_fixes) else ""
     lines = [
-        f"{where(finding.location, paint)}{paint('punct', ':')} {paint(style, finding.code)} {printable(finding.message)}"
+        f"{where(finding.location, paint)}{paint('punct', ':')} {paint(style, finding.code)} {marker}{printable(finding.message)}"
     ]
     if options.show_source:
         lines += _source(finding.location, source_line, paint)
@@ -107,6 +119,13 @@ def _finding(finding: Finding, options: TextOptions, paint: _Painter, source_lin
                 lines.append(
                     f"    {where(item.location, paint)}{paint('punct', ':')} {paint('chain', printable(item.message))}"
                 )
+    if not options.concise:
+        for detail in finding.details:
+            lines.append(f"    {paint('chain', 'note:')} {printable(detail)}")
+        if finding.fix is not None and finding.fix.applies(True):
+            lines.append(f"    {paint('chain', 'help:')} {printable(finding.fix.description)}")
+            if options.fix_preview is not None:
+                lines += [f"      {printable(line)}" for line in options.fix_preview(finding)]
     if finding.confirm:
         lines.append(f"    confirm: {printable(confirm_text(finding))}")
     return lines
@@ -198,16 +217,32 @@ def read_lines(path: str) -> list[str] | None:
         return None
 
 
-def _statistics(findings: tuple[Finding, ...]) -> list[str]:
+def _statistics(findings: tuple[Finding, ...], unsafe: bool) -> list[str]:
+    """A row per code, most frequent first: the count, the code, ``[*]`` when ``--fix`` fixes some
+    of its findings (``[ ]`` otherwise, Ruff's column), the rule's name."""
     counts = Counter(finding.code for finding in findings)
     if not counts:
         return []
+    fixable = {finding.code for finding in findings if finding.fixable(unsafe)}
     width = len(str(max(counts.values())))
     rows = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = RULES_BY_CODE.get(code)
-        rows.append(f"{count:>{width}}  {code}  {rule.name if rule is not None else ''}".rstrip())
+        mark = "[*]" if code in fixable else "[ ]"
+        rows.append(f"{count:>{width}}  {code}  {mark} {rule.name if rule is not None else ''}".rstrip())
     return rows
+
+
+def fix_summary(findings: tuple[Finding, ...], unsafe: bool) -> str | None:
+    """Ruff's line under the summary: ``[*] 2 fixable with `--fix` (1 unsafe fix available with
+    `--fix --unsafe-fixes`).``; None when no finding has a fix."""
+    fixable = sum(1 for finding in findings if finding.fixable(unsafe))
+    hidden = 0 if unsafe else sum(1 for f in findings if f.fix is not None and f.fix.applies(True) and not f.fix.safe)
+    unsafe_text = f"{hidden} unsafe fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes`"
+    if fixable:
+        line = f"[*] {fixable} fixable with `--fix{' --unsafe-fixes' if unsafe else ''}`"
+        return line + (f" ({unsafe_text})." if hidden else ".")
+    return f"{unsafe_text}." if hidden else None
 
 
 def _plural(count: int, noun: str) -> str:

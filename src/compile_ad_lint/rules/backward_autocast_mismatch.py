@@ -15,13 +15,14 @@ from ..findings import (
     RelatedLocation,
     Severity,
     StatementSite,
+    headline,
     unique_related,
 )
 from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
-from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState
-from .base import Case, Rule
+from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend
+from .base import Case, FixAvailability, Rule
 
 #: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
 #: list-of-kwargs form as ``(device, dtype)`` pairs, dtype without ``torch.`` and the device None when
@@ -84,6 +85,8 @@ class BackwardAutocastMismatch(Rule):
     name = "backward-autocast-mismatch"
     severity = Severity.ERROR
     VERSIONED_TABLES = ("in_place",)
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.SAFE, Applicability.UNSAFE})
     summary = "backward() runs under a different autocast context than the compiled backward was traced for."
     what_it_does = """
 Flags a backward (`t.backward()`, `scaler.scale(loss).backward()`, `torch.autograd.backward`,
@@ -257,27 +260,25 @@ def train(x):
         origin, assumed = mismatched[0]
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
-        where = f"line {origin.call_site.line}"
-        if origin.call_site.path != event.location.path:
-            where = f"{origin.call_site.path}:{origin.call_site.line}"
         sites = {output.compiled.site for output, _ in mismatched}
         islands = [island for island in event.islands if island.compiled_site in sites]
+        # Where the compiled call, the config and the island are: the chain's locations (cells in
+        # a notebook), never a line number in the text.
+        message = headline(
+            f"{event.spelling} runs with {actual.describe()}, but the compiled call traced its backward for "
+            f"{assumed.describe()}",
+            f"Backward runs with {actual.describe()}, but the compiled call traced it for {assumed.describe()}",
+        )
         if islands:
-            island = islands[0]
-            at = (
-                f"line {island.location.line}"
-                if island.location.path == event.location.path
-                else f"{island.location.path}:{island.location.line}"
-            )
-            numeric = f"numeric effect likely: the compiled region holds {island.description} at {at}"
+            numeric = f"Numeric effect likely: the compiled region holds {islands[0].description}."
         else:
-            numeric = "numeric effect unknown: no autocast-sensitive op is visible in the compiled region"
-        message = (
-            f"{event.spelling} runs with {actual.describe()}, but the compiled call at {where} "
-            f"traced its backward for {assumed.describe()} ({origin.config.describe()}, forward with "
-            f"{origin.forward_autocast.describe()}): the compiled backward can compute different gradients "
-            f"than eager ({numeric}). To restore eager semantics, {fix}."
-            f"{self.only_on(output.compiled for output, _ in mismatched)}"
+            numeric = "Numeric effect unknown: no autocast-sensitive op is visible in the compiled region."
+        details = (
+            f"The compiled backward was traced under {origin.config.describe()} with the forward under "
+            f"{origin.forward_autocast.describe()}, so it can compute different gradients than eager.",
+            numeric,
+            f"To restore eager semantics, {fix}.",
+            *self.only_on_details(output.compiled for output, _ in mismatched),
         )
         related: list[RelatedLocation] = []
         for output, expected in mismatched:
@@ -290,7 +291,7 @@ def train(x):
             related.append(
                 RelatedLocation(
                     output.compiled.site,
-                    f"compiled here ({output.compiled.spelling}, backend={output.compiled.backend!r})",
+                    f"compiled here ({output.compiled.spelling}, {describe_backend(output.compiled.backend)})",
                 )
             )
             if output.forward_autocast.source is not None:
@@ -317,6 +318,7 @@ def train(x):
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=event.location,
             related=unique_related(related),

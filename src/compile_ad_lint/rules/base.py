@@ -6,12 +6,13 @@ attributes, so a rule's behaviour, docs and tests live in one module.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..config import Config
-from ..findings import Finding, Severity
+from ..config import DEFAULT_RULE_DOCS_URL, Config
+from ..findings import Applicability, Finding, Severity
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
 from ..linking.values import Compiled
@@ -28,10 +29,22 @@ class Case:
     note: str = ""
 
 
+class FixAvailability(str, enum.Enum):
+    """Whether a rule's findings come with a fix (Ruff's "Fix is sometimes available.")."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity] = Severity.ERROR
+    #: Whether its findings carry a fix, and how safe the fixes it offers are (``--fix`` applies
+    #: the safe ones, ``--unsafe-fixes`` adds the others); the docs, ``explain`` and ``rules`` say it.
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NEVER
+    fix_safety: ClassVar[frozenset[Applicability]] = frozenset()
     #: One sentence, shown by ``compile-ad-lint rules``.
     summary: ClassVar[str]
     what_it_does: ClassVar[str]
@@ -67,6 +80,11 @@ class Rule:
             "that torch.nn defines; before, it compiles nothing."
         )
 
+    def only_on_details(self, compiled: Iterable[Compiled]) -> tuple[str, ...]:
+        """``only_on`` as a finding's detail (none when it says nothing)."""
+        text = self.only_on(compiled).strip()
+        return (text,) if text else ()
+
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         """The rule's findings among ``events`` (what one check's analyses established).
 
@@ -84,6 +102,8 @@ class Rule:
                 f"# {cls.code} {cls.name}",
                 "",
                 f"Severity: {cls.severity.value}",
+                "",
+                cls.fix_sentence(),
                 "",
                 "## What it does",
                 "",
@@ -144,8 +164,25 @@ class Rule:
         return lines
 
     @classmethod
-    def docs_url(cls) -> str:
-        return f"https://github.com/compile-ad-lint/compile-ad-lint/blob/main/docs/rules/{cls.code}.md"
+    def fix_sentence(cls) -> str:
+        """``Fix is sometimes available (safe or unsafe).``, as Ruff's rule pages say it."""
+        if cls.fix_availability is FixAvailability.NEVER:
+            return "Fix is not available."
+        kinds = " or ".join(kind.value for kind in Applicability if kind in cls.fix_safety)
+        how = "`--fix`" + (", unsafe ones with `--unsafe-fixes`" if Applicability.UNSAFE in cls.fix_safety else "")
+        return f"Fix is {cls.fix_availability.value} available ({kinds}; {how})."
+
+    @classmethod
+    def fix_label(cls) -> str:
+        """``safe fix``, ``unsafe fix``, ``safe/unsafe fix`` or ``no fix`` (``compile-ad-lint rules``)."""
+        if cls.fix_availability is FixAvailability.NEVER:
+            return "no fix"
+        return "/".join(kind.value for kind in Applicability if kind in cls.fix_safety) + " fix"
+
+    @classmethod
+    def docs_url(cls, base: str = DEFAULT_RULE_DOCS_URL) -> str:
+        """The rule's page under ``base`` (the config's ``rule-docs-url``): ``docs/rules/CODE.md``."""
+        return f"{base}{cls.code}.md"
 
 
 def _eager_note(row: behaviour.ForwardAdRow) -> str:

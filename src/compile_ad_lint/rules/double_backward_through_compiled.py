@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
+from ..findings import (
+    Evidence,
+    Finding,
+    Location,
+    RelatedLocation,
+    Severity,
+    StatementSite,
+    headline,
+    unique_related,
+)
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
-from ..linking.values import UNKNOWN_BACKEND, CompiledOutput
+from ..linking.values import CompiledOutput, describe_backend
 from ..torch_versions import Series
 from .base import Case, Rule
 
@@ -265,38 +274,45 @@ def inner_step(x, y, params, second_order):
 
     def backward_finding(self, event: BackwardThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         flag = "create_graph=True" if event.create_graph else "create_graph (not a constant, may be True)"
-        message = (
-            f"{event.spelling} with {flag} differentiates through the compiled backward of {_where(origins[0], event.location.path)}"
-            f" ({_backend(origins[0])}): the gradients it returns carry a node whose backward raises {_RAISES}, so the "
-            f"second backward (a gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time (after a "
-            f"first-order backward through the same compiled callable, create_graph=True itself can raise: donated buffers). {_FIX}."
-            f"{self.only_on(o.compiled for o in origins)}"
+        short = "create_graph=True" if event.create_graph else "create_graph (may be True)"
+        message = headline(
+            f"{event.spelling} with {flag} differentiates through a compiled backward that cannot be differentiated",
+            f"{event.spelling} with {short} differentiates through a compiled backward",
+            f"Backward with {short} differentiates through a compiled backward",
+        )
+        details = (
+            f"The gradients it returns carry a node whose backward raises {_RAISES}, so the second backward (a "
+            "gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time.",
+            "After a first-order backward through the same compiled callable, create_graph=True itself can raise "
+            "(donated buffers).",
+            f"{_FIX}.",
+            *self.only_on_details(o.compiled for o in origins),
         )
         first = origins[0]
         evidence = Cal004BackwardEvidence(
             first.call_site, first.compiled.site, first.compiled.backend, event.spelling, event.create_graph, event.site
         )
-        return self._finding(event.location, message, origins, evidence)
+        return self._finding(event.location, message, details, origins, evidence)
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
         short = event.function.rsplit(".", 1)[-1]
-        condition = ""
+        condition = short_condition = ""
         if not spec.always_second_order:
             condition = (
                 " with create_graph=True" if event.second_order else " with create_graph not a constant (may be True)"
             )
-        origin = origins[0]
-        if origin.call_site == event.location:
-            site = origin.compiled.site
-            through = f"the callable compiled at {'line ' + str(site.line) if site.path == event.location.path else f'{site.path}:{site.line}'}"
-        else:
-            through = _where(origin, event.location.path)
-        message = (
-            f"torch.autograd.functional.{short}{condition} differentiates twice through {through}"
-            f" ({_backend(origins[0])}), whose compiled backward cannot be differentiated: it {self._outcome(spec)}. {_FIX}."
-            f"{self.only_on(o.compiled for o in origins)}"
+            short_condition = " with create_graph=True" if event.second_order else " with create_graph (may be True)"
+        message = headline(
+            f"torch.autograd.functional.{short}{condition} differentiates twice through a compiled callable",
+            f"{short}(){short_condition} differentiates twice through a compiled callable",
         )
+        details = (
+            f"The compiled backward cannot be differentiated: it {self._outcome(spec)}.",
+            f"{_FIX}.",
+            *self.only_on_details(o.compiled for o in origins),
+        )
+        origin = origins[0]
         evidence = Cal004FunctionalEvidence(
             origin.call_site,
             origin.compiled.site,
@@ -305,7 +321,7 @@ def inner_step(x, y, params, second_order):
             event.second_order,
             event.site,
         )
-        return self._finding(event.location, message, origins, evidence)
+        return self._finding(event.location, message, details, origins, evidence)
 
     def _outcome(self, spec: api.FunctionalSpec) -> str:
         """What the function does over a compiled callable on the target, by version when that differs."""
@@ -321,7 +337,12 @@ def inner_step(x, y, params, second_order):
         return "; ".join(f"on {self.target.versions_text(series)} {text}" for series, text in groups)
 
     def _finding(
-        self, location: Location, message: str, origins: list[CompiledOutput], evidence: Cal004Evidence
+        self,
+        location: Location,
+        message: str,
+        details: tuple[str, ...],
+        origins: list[CompiledOutput],
+        evidence: Cal004Evidence,
     ) -> Finding:
         related: list[RelatedLocation] = []
         for origin in origins:
@@ -335,6 +356,7 @@ def inner_step(x, y, params, second_order):
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=location,
             related=unique_related(related),
@@ -343,15 +365,4 @@ def inner_step(x, y, params, second_order):
 
 
 def _backend(origin: CompiledOutput) -> str:
-    return (
-        "an unknown backend" if origin.compiled.backend == UNKNOWN_BACKEND else f"backend={origin.compiled.backend!r}"
-    )
-
-
-def _where(origin: CompiledOutput, path: str) -> str:
-    site = origin.call_site
-    return (
-        f"the compiled call at line {site.line}"
-        if site.path == path
-        else f"the compiled call at {site.path}:{site.line}"
-    )
+    return describe_backend(origin.compiled.backend)

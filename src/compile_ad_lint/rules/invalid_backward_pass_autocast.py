@@ -6,13 +6,13 @@ import difflib
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Applicability, Evidence, Finding, Fix, Location, Severity
+from ..findings import HEADLINE_LIMIT, Applicability, Evidence, Finding, Fix, Location, Severity, shortened
 from ..fixes.plans import ReplaceConfigValue, string_literal
 from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.values import config_value
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
-from .base import Case, Rule
+from .base import Case, FixAvailability, Rule
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class InvalidBackwardPassAutocast(Rule):
     code = "CAL003"
     name = "invalid-backward-pass-autocast"
     severity = Severity.ERROR
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.SAFE, Applicability.UNSAFE})
     summary = "backward_pass_autocast is set to a value torch rejects when it traces the compiled backward."
     what_it_does = """
 Flags `torch._functorch.config.backward_pass_autocast` set (by assignment or `config.patch(...)`, in
@@ -83,12 +85,18 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         for event in events:
             if isinstance(event, ConfigWrite) and event.is_literal and config_value(event.value) is None:
+                shown, hint = _show(event.value), _hint(event.value)
+                # The value is the user's literal: cut it to keep the headline readable at a glance.
+                guess = f"; did you mean {hint.removeprefix('Did you mean ')}" if hint.startswith("Did you") else ""
+                room = HEADLINE_LIMIT - len("backward_pass_autocast =  is not a value torch accepts") - len(guess)
                 yield Finding(
                     code=self.code,
-                    message=(
-                        f"backward_pass_autocast is set to {_show(event.value)} via {event.how}; torch accepts only "
-                        f'"same_as_forward", "off" or a list of autocast kwargs dicts and fails with an AssertionError '
-                        f"(BackendCompilerFailed) when the compiled backward is traced. {_hint(event.value)}"
+                    message=f"backward_pass_autocast = {shortened(shown, room)} is not a value torch accepts{guess}",
+                    details=(
+                        f'It is set to {shown} via {event.how}; torch accepts only "same_as_forward", "off" or a '
+                        "list of autocast kwargs dicts and fails with an AssertionError (BackendCompilerFailed) when the "
+                        "compiled backward is traced.",
+                        *([] if guess else [hint]),
                     ),
                     severity=self.severity,
                     location=event.location,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from ..findings import Finding, Severity
+from ..findings import Finding, Severity, split_headline
 from ..linking.events import ModuleFailure
 from .base import Case, Rule
 
@@ -42,4 +42,7 @@ def fixed():
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         for event in events:
             if isinstance(event, ModuleFailure):
-                yield Finding(self.code, event.reason, self.severity, event.location)
+                # Reasons are built by the parser, the file system and the analysis: a long one keeps
+                # its first part as the headline and the whole text as the detail.
+                message, details = split_headline(event.reason)
+                yield Finding(self.code, message, self.severity, event.location, details=details)

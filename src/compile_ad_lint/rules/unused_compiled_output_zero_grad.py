@@ -5,9 +5,19 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Evidence, Finding, Location, RelatedLocation, Severity, StatementSite, unique_related
+from ..findings import (
+    Evidence,
+    Finding,
+    Location,
+    RelatedLocation,
+    Severity,
+    StatementSite,
+    headline,
+    unique_related,
+)
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
+from ..linking.values import describe_backend
 from .base import Case, Rule
 
 
@@ -295,29 +305,41 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             for leaf, outputs in shown.values()
         )
         site = result.call_site
-        where = f"line {site.line}" if site.path == backward.location.path else f"{site.path}:{site.line}"
         used_text = ", ".join(str(e.index) for e in used)
+        outputs = f"output{'s' * (len(used) > 1)} {used_text} of the compiled call's {len(result.elements)} outputs"
         one = len(leaves) == 1
+        grads = "zero gradients, not None"
+        message = headline(
+            f"{backward.spelling} uses only {outputs}: {_describe(leaves[0]) if one else f'{len(leaves)} leaves'} "
+            f"{'gets' if one else 'get'} {grads}",
+            f"{backward.spelling} uses only {outputs}: {'a leaf gets' if one else f'{len(leaves)} leaves get'} {grads}",
+            f"Backward uses {len(used)} of the compiled call's {len(result.elements)} outputs: leaves feeding only "
+            f"the others get {grads}",
+        )
         if backward.spelling.startswith("torch.autograd.grad"):
             effect = (
-                f"the gradients it returns for {'it' if one else 'them'} are zeros (compiled) where eager returns None "
-                f"(allow_unused=True) or raises (not used in the graph)"
+                f"The gradients it returns for {'it' if one else 'them'} are zeros (compiled) where eager returns "
+                "None (allow_unused=True) or raises (not used in the graph)."
             )
             fix = "Return only what the loss uses from the compiled region, or do not differentiate with respect to those leaves"
         else:
             effect = (
-                f"after this backward {'its' if one else 'their'} .grad is zeros (compiled) instead of None (eager): AdamW's weight "
-                f"decay and Adam/SGD momentum then update {'it' if one else 'them'} anyway, and `p.grad is None` checks see a gradient"
+                f"After this backward {'its' if one else 'their'} .grad is zeros (compiled) instead of None (eager): "
+                f"AdamW's weight decay and Adam/SGD momentum then update {'it' if one else 'them'} anyway, and "
+                "`p.grad is None` checks see a gradient."
             )
             fix = "Return only what the loss uses from the compiled region, or set those leaves' .grad to None after the backward"
-        message = (
-            f"{backward.spelling} uses only output{'s' * (len(used) > 1)} {used_text} of the {len(result.elements)} outputs the compiled "
-            f"call at {where} returns; {names}, so {effect}. {fix}.{self.only_on([result.compiled])}"
+        details = (
+            names[:1].upper() + names[1:] + ".",
+            effect,
+            f"{fix}.",
+            *self.only_on_details([result.compiled]),
         )
         related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
         related.append(
             RelatedLocation(
-                result.compiled.site, f"compiled here ({result.compiled.spelling}, backend={result.compiled.backend!r})"
+                result.compiled.site,
+                f"compiled here ({result.compiled.spelling}, {describe_backend(result.compiled.backend)})",
             )
         )
         for element in unused:
@@ -328,6 +350,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=backward.location,
             related=unique_related(related),

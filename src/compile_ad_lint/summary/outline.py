@@ -91,6 +91,32 @@ def decode(source: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+_LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+
+
+def decode_failure(source: bytes, error: Exception) -> ParseFailure:
+    """Why ``source`` cannot be decoded (``decode`` raised ``error``), at the bad byte's line and
+    column (1-based, the column in characters, as the analysis counts them), or at the coding
+    declaration that names an unknown or wrong encoding."""
+    if isinstance(error, UnicodeDecodeError):
+        start = min(error.start, len(source))
+        line = len(_LINE_END_BYTES.findall(source, 0, start)) + 1
+        begin = max(source.rfind(b"\n", 0, start), source.rfind(b"\r", 0, start)) + 1
+        prefix = source[begin:start].removeprefix(b"\xef\xbb\xbf")
+        column = len(prefix.decode(error.encoding, errors="replace")) + 1
+        bad = f"byte 0x{source[start]:02x}" if start < len(source) else "the end of the file"
+        return ParseFailure(f"cannot decode: {bad} is not valid {error.encoding} ({error.reason})", line, column)
+    cookie = _CODING.search(source, 0, len(b"".join(source.splitlines(keepends=True)[:2])))
+    if cookie is None:  # tokenize rejects a first line that is not UTF-8: say which byte
+        try:
+            source.decode("utf-8")
+        except UnicodeDecodeError as undecodable:
+            return decode_failure(source, undecodable)
+    line = source.count(b"\n", 0, cookie.start()) + 1 if cookie is not None else 1
+    return ParseFailure(f"cannot decode: {error}", line, 1)
+
+
 #: A line with its ending (``LINE_END``), or the text after the last ending.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 

@@ -21,7 +21,16 @@ from pathlib import Path
 from ..cache import SummaryCache, cache_key, content_digest
 from .extract import find_suppressions, position_lines, summarize_block, summarize_statements
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
-from .outline import Block, ModuleOutline, decode, first_line_of, outline_of, parse_module, split_lines
+from .outline import (
+    Block,
+    ModuleOutline,
+    decode,
+    decode_failure,
+    first_line_of,
+    outline_of,
+    parse_module,
+    split_lines,
+)
 
 
 @dataclass
@@ -64,7 +73,7 @@ class ModuleView:
         except (UnicodeDecodeError, LookupError, SyntaxError) as error:
             self.text = ""
             self.outline = ModuleOutline(module, is_package, (), (), self.suppressions)
-            self.failure = ParseFailure(f"cannot decode: {error}")
+            self.failure = decode_failure(source, error)
             return
         self.lines = split_lines(self.text)
         self.outline = self._load_outline(source)
