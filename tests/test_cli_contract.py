@@ -305,15 +305,16 @@ def test_chain_is_indented_under_each_finding(project):
     completed = cli(project, "check", "chain.py", "--no-cache")
     assert completed.returncode == 1
     assert completed.stdout.splitlines() == [
-        "chain.py:25:16: CAL001 `a(...)` runs a compiled callable on dual inputs: the tangent is silently None. `a(...)` reaches"
-        " a callable compiled with torch.compile (backend='inductor') through 4 more calls inside a forward-AD dual_level()"
-        " region (NotImplementedError instead if its inputs require grad). Run it eagerly (torch.compiler.disable), use"
-        " torch.func.jvp, or compile with backend='eager': these keep the tangent on every torch version.",
+        "chain.py:25:16: CAL001 `a(...)` runs a compiled callable on dual inputs: the tangent is silently None",
         "    chain.py:24:5: forward-AD region entered here",
         "    chain.py:8:12: calls `b` (b)",
         "    ... 2 more calls",
         "    chain.py:20:12: calls compiled `f`",
         "    chain.py:4:5: compiled here (torch.compile, backend='inductor')",
+        "    note: `a(...)` reaches a callable compiled with torch.compile (backend='inductor') through 4 more calls inside"
+        " a forward-AD dual_level() region (NotImplementedError instead if its inputs require grad).",
+        "    note: Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='eager': these keep"
+        " the tangent on every torch version.",
         '    help: Compile with backend="eager", which keeps tangents (unsafe: every call of it runs without inductor)',
         "1 unsafe fix available with `--fix --unsafe-fixes`.",
         completed.stdout.splitlines()[-1],

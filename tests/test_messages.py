@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_cli_contract import cli
 
 from compile_ad_lint.testing import write_files
@@ -77,24 +78,26 @@ def test_an_undecodable_file_is_reported_at_the_bad_byte(tmp_path: Path):
 # -- headlines: one sentence a person reads at a glance ----------------------------------------------
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-#: CAL001's messages are being rewritten to the headline form in another change (its torch versions).
-NOT_YET_HEADLINES = frozenset({"CAL001"})
 
 
-def _fixture_findings():  # type: ignore[no-untyped-def]
+def _fixture_findings(target: str | None = None):  # type: ignore[no-untyped-def]
     from compile_ad_lint.api import Analyzer
     from compile_ad_lint.config import Config
+    from compile_ad_lint.target import with_target
 
-    return Analyzer(Config(), use_cache=False, jobs=1).check([str(FIXTURES)]).findings
+    config = Config() if target is None else with_target(Config(), setting=target)
+    return Analyzer(config, use_cache=False, jobs=1).check([str(FIXTURES)]).findings
 
 
-def test_every_headline_is_one_short_sentence():
+@pytest.mark.parametrize("target", [None, ">=2.14"], ids=["installed-torch", "torch-2.14-on"])
+def test_every_headline_is_one_short_sentence(target):
     import re
 
     from compile_ad_lint.findings import HEADLINE_LIMIT
 
-    findings = [f for f in _fixture_findings() if f.code not in NOT_YET_HEADLINES]
-    assert {"CAL002", "CAL003", "CAL004", "CAL005", "CAL900"} <= {f.code for f in findings}
+    findings = list(_fixture_findings(target))
+    codes = {"CAL001", "CAL002", "CAL003", "CAL004", "CAL005", "CAL900"} | ({"CAL006"} if target else set())
+    assert codes <= {f.code for f in findings}
     for finding in findings:
         message = finding.message
         assert len(message) <= HEADLINE_LIMIT, (len(message), message)

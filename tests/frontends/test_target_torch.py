@@ -227,9 +227,10 @@ def probe(x, t):
 
 
 def _messages(tmp_path: Path, version: str, source: str) -> dict[str, str]:
+    """Each finding's headline and details as one text, by code."""
     write_files(tmp_path, {"case.py": source})
     report = Analyzer(with_target(Config(), setting=version), use_cache=False, jobs=1).check([str(tmp_path)])
-    return {f.code: f.message for f in report.findings}
+    return {f.code: f.full_message for f in report.findings}
 
 
 def test_messages_say_what_holds_on_the_target(tmp_path):

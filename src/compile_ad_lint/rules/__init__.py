@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..findings import Applicability
 from .backward_autocast_mismatch import BackwardAutocastMismatch
 from .base import Case, FixAvailability, Rule
 from .compiled_callable_in_dual_level import CompiledCallableInDualLevel
@@ -24,11 +23,5 @@ ALL_RULES: tuple[type[Rule], ...] = (
     UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
-
-# CAL001's module is being rewritten (its messages per torch version): its fix availability is
-# declared here until that module declares it like the others (tests/test_cli_fixable.py checks every
-# rule's against the fixtures' fixes).
-CompiledCallableInDualLevel.fix_availability = FixAvailability.SOMETIMES
-CompiledCallableInDualLevel.fix_safety = frozenset({Applicability.UNSAFE})
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "Case", "FixAvailability", "Rule"]

@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import Applicability, Evidence, Finding, Fix, Location, RelatedLocation, Severity, StatementSite
+from ..findings import (
+    Applicability,
+    Evidence,
+    Finding,
+    Fix,
+    Location,
+    RelatedLocation,
+    Severity,
+    StatementSite,
+    headline,
+)
 from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
 from ..linking.events import CompiledCallInDualRegion, Hop
 from ..linking.values import Compiled, ExternalInstance, Instance
-from ..torch_versions import TorchTarget
-from .base import Case, Rule
+from ..torch_versions import Series, TorchTarget
+from .base import Case, FixAvailability, Rule
 from .forward_ad import (
     SHOWN_PLAIN_CALLS,
     DualCall,
@@ -93,6 +103,8 @@ class CompiledCallableInDualLevel(Rule):
     code = "CAL001"
     name = "compiled-callable-in-dual-level"
     severity = Severity.ERROR
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.UNSAFE})
     VERSIONED_TABLES = ("forward_ad", "in_place")
     summary = (
         "A torch.compile'd callable receives dual tensors inside forward_ad.dual_level(): the tangent is dropped "
@@ -348,7 +360,11 @@ with fwAD.dual_level():
         first = event.chain[0].callee
         if event.region == event.chain[0].location:
             return self.forward_mode_finding(call, target, backend)
-        headline = f"`{first}(...)` runs a compiled callable on dual inputs: {_worst(call, target)}."
+        worst = _worst(call, target)
+        message = headline(
+            f"`{first}(...)` runs a compiled callable on dual inputs: {worst}",
+            f"A compiled callable gets dual inputs: {worst}",
+        )
         if len(event.chain) == 1:
             reach = f"`{first}(...)` calls a callable compiled with {compiled.spelling} ({backend})"
         else:
@@ -357,23 +373,19 @@ with fwAD.dual_level():
                 f"`{first}(...)` reaches a callable compiled with {compiled.spelling} ({backend}) "
                 f"through {hops} more call{'s' * (hops > 1)}"
             )
-        message = " ".join(
-            [
-                headline,
-                f"{reach} inside a forward-AD dual_level() region{_requires_grad_note(call)}."
-                f"{_on_each_version(call, target)}",
-                *_order_note(call, target),
-                "Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='eager': "
-                "these keep the tangent on every torch version.",
-            ]
+        details = (
+            f"{reach} inside a forward-AD dual_level() region{_requires_grad_note(call)}.",
+            *_on_each_version(call, target),
+            *_order_note(call, target),
+            "Run it eagerly (torch.compiler.disable), use torch.func.jvp, or compile with backend='eager': "
+            "these keep the tangent on every torch version.",
         )
         related = [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
         related += _plain_related(call)
-        return self.at_first_call(
-            event, message, related, Cal001Evidence.of(call, expected_label(compiled)), _fixes(event)
-        )
+        evidence = Cal001Evidence.of(call, expected_label(compiled))
+        return self.at_first_call(event, message, details, related, evidence, _fixes(event))
 
     def forward_mode_finding(self, call: DualCall, target: TorchTarget, backend: str) -> Finding:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
@@ -383,11 +395,16 @@ with fwAD.dual_level():
         first = event.chain[0].callee
         hops = len(event.chain) - 1
         through = f" through {hops} call{'s' * (hops > 1)}" if hops else ""
-        message = (
-            f"`{first}(..., strategy='forward-mode')` differentiates a compiled callable: "
-            f"{_worst(call, target)}. It reaches a callable compiled with {compiled.spelling} ({backend}){through}."
-            f"{_on_each_version(call, target)}{''.join(' ' + note for note in _order_note(call, target))} Use "
-            f"strategy='reverse-mode' or torch.func.jacfwd, or run the function eagerly (torch.compiler.disable)."
+        worst = _worst(call, target)
+        message = headline(
+            f"`{first}(..., strategy='forward-mode')` differentiates a compiled callable: {worst}",
+            f"A forward-mode jacobian of a compiled callable: {worst}",
+        )
+        details = (
+            f"It reaches a callable compiled with {compiled.spelling} ({backend}){through}.",
+            *_on_each_version(call, target),
+            *_order_note(call, target),
+            "Use strategy='reverse-mode' or torch.func.jacfwd, or run the function eagerly (torch.compiler.disable).",
         )
         related = [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
@@ -398,12 +415,14 @@ with fwAD.dual_level():
         )
         backend_fix = _backend_fix(compiled)
         fixes = [reverse] if backend_fix is None else [reverse, backend_fix]
-        return self.at_first_call(event, message, related, Cal001Evidence.of(call, "wrong-jacobian"), fixes)
+        evidence = Cal001Evidence.of(call, "wrong-jacobian")
+        return self.at_first_call(event, message, details, related, evidence, fixes)
 
     def at_first_call(
         self,
         event: CompiledCallInDualRegion,
         message: str,
+        details: tuple[str, ...],
         related: list[RelatedLocation],
         evidence: Cal001Evidence,
         fixes: list[Fix],
@@ -412,6 +431,7 @@ with fwAD.dual_level():
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=event.chain[0].location,
             related=tuple(related),
@@ -481,31 +501,36 @@ def _requires_grad_note(call: DualCall) -> str:
     )
 
 
-def _on_each_version(call: DualCall, target: TorchTarget) -> str:
-    """What goes wrong, in full: `` It raises ...`` or, when the broken series differ, each group's."""
+def _on_each_version(call: DualCall, target: TorchTarget) -> list[str]:
+    """What goes wrong, in full: one sentence, or one per group of series when they differ; nothing
+    when the headline said it all."""
     groups = [(versions, text) for versions, text, broken in by_version(call, target) if broken]
     if len(groups) == 1 and len(call.broken_on) == len(call.per_series):
         text = groups[0][1]
-        if text == _worst(call, target):
-            return ""  # the headline said it all
-        return f" {text[0].upper()}{text[1:]}."
-    return "".join(f" On {versions} {text}." for versions, text in groups)
+        return [] if text == _worst(call, target) else [f"{text[0].upper()}{text[1:]}."]
+    return [f"On {versions} {text}." for versions, text in groups]
 
 
-def _order_note(call: DualCall, target: TorchTarget) -> list[str]:
-    """Why the call order matters, on the target's series where a first dual call would be fine."""
+def _saved_by_order(call: DualCall) -> list[Series]:
+    """The target's series where this call is broken only because a plain call can come first."""
     kinds, full = call.kinds, call.event.compiled.fullgraph
     options = (False, True) if full is None else (full,)
-    saved = [
+    return [
         entry.series
         for entry in call.per_series
         if entry.broken
+        and call.order is CallOrder.PLAIN_FIRST
         and all(
             forward_ad_row(kind, CallOrder.FIRST_CALL_DUAL, f, entry.series).outcome.correct
             for kind in kinds
             for f in options
         )
     ]
+
+
+def _order_note(call: DualCall, target: TorchTarget) -> list[str]:
+    """Why the call order matters, on the target's series where a first dual call would be fine."""
+    saved = _saved_by_order(call)
     if call.order is CallOrder.PLAIN_FIRST and saved:
         where = ", ".join(
             f"line {loc.line}" if loc.path == call.event.chain[0].location.path else f"{loc.path}:{loc.line}"
@@ -536,6 +561,8 @@ def _order_note(call: DualCall, target: TorchTarget) -> list[str]:
 
 
 def _plain_related(call: DualCall) -> list[RelatedLocation]:
+    if not _saved_by_order(call):
+        return []  # the order changes nothing on the target: no need to point at the plain calls
     return [
         RelatedLocation(location, "runs with plain inputs before the dual call: its graph is reused")
         for location in call.plain_first[:SHOWN_PLAIN_CALLS]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity
+from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity, headline
 from ..fixes.plans import CallUncompiled
 from ..linking.values import ExternalInstance, Instance
 from ..torch_versions import TorchTarget
-from .base import Case, Rule
+from .base import Case, FixAvailability, Rule
 from .compiled_callable_in_dual_level import Cal001Evidence
 from .forward_ad import DualCall, after_plain_call, backend_text, dual_calls, editable, expected_label
 
@@ -17,6 +17,8 @@ class CompiledCallableRunsEagerlyUnderForwardAd(Rule):
     code = "CAL006"
     name = "compiled-callable-runs-eagerly-under-forward-ad"
     severity = Severity.WARNING
+    fix_availability = FixAvailability.SOMETIMES
+    fix_safety = frozenset({Applicability.UNSAFE})
     VERSIONED_TABLES = ("forward_ad", "in_place")
     summary = (
         "A compiled callable's first call gets dual inputs: it graph-breaks and runs eagerly, and a plain call "
@@ -126,12 +128,15 @@ out = net(x)
         versions = target.versions_text(call.fragile_on)
         jacobian = event.region == event.chain[0].location
         spelled = f"`{first}(..., strategy='forward-mode')`" if jacobian else f"`{first}(...)`"
-        message = (
-            f"{spelled} runs a compiled callable with dual inputs: on {versions} it graph-breaks and runs eagerly. "
+        message = headline(
+            f"{spelled} runs a compiled callable with dual inputs: on {versions} it graph-breaks and runs eagerly",
+            f"A compiled callable's first call gets dual inputs: it runs eagerly on {versions}",
+        )
+        details = (
             f"The result is right only because nothing runs the callable compiled with {compiled.spelling} "
             f"({backend}) before: after a plain call (a warm-up, a training step) "
-            f"{after_plain_call(call, call.fragile_on)}. Use torch.func.jvp, or run the region eagerly "
-            "(torch.compiler.disable), to hold on every torch version."
+            f"{after_plain_call(call, call.fragile_on)}.",
+            "Use torch.func.jvp, or run the region eagerly (torch.compiler.disable), to hold on every torch version.",
         )
         related = [] if jacobian else [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
@@ -158,6 +163,7 @@ out = net(x)
         return Finding(
             code=self.code,
             message=message,
+            details=details,
             severity=self.severity,
             location=event.chain[0].location,
             related=tuple(related),
