@@ -15,8 +15,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import main  # noqa: E402
-
+from harness import main
 
 #: The cases, in the order they are run and recorded.
 NAMES = (
@@ -53,7 +52,6 @@ NAMES = (
     "module_aux_head",
     "module_logits_and_loss",
 )
-
 
 
 def _close(a, b) -> bool:
@@ -138,7 +136,7 @@ def _heads():
     return TwoHeads
 
 
-def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
+def run(case: str) -> str:
     import torch
 
     torch.manual_seed(0)
@@ -167,7 +165,12 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
         cnet = compiled(net)
         batch = torch.randn(3, 4)
         eager_grads = torch.autograd.grad(net(batch).sum(), list(net.parameters()))
-        first = _verdict(all(_close(a, b) for a, b in zip(torch.autograd.grad(cnet(batch).sum(), list(net.parameters())), eager_grads)))
+        first = _verdict(
+            all(
+                _close(a, b)
+                for a, b in zip(torch.autograd.grad(cnet(batch).sum(), list(net.parameters())), eager_grads)
+            )
+        )
         try:
             torch.autograd.grad(cnet(batch).sum(), list(net.parameters()), create_graph=True)
         except Exception as error:
@@ -210,9 +213,15 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
             return f"{zero(got)} Hessian, no error (eager: {zero(want)})"
         if name in ("vjp_create_graph", "jacobian_create_graph"):
             if name == "vjp_create_graph":
-                got, want = functional.vjp(cf, x, v, create_graph=True)[1], functional.vjp(field, x, v, create_graph=True)[1]
+                got, want = (
+                    functional.vjp(cf, x, v, create_graph=True)[1],
+                    functional.vjp(field, x, v, create_graph=True)[1],
+                )
             else:
-                got, want = functional.jacobian(cf, x, create_graph=True), functional.jacobian(field, x, create_graph=True)
+                got, want = (
+                    functional.jacobian(cf, x, create_graph=True),
+                    functional.jacobian(field, x, create_graph=True),
+                )
             label = name.removesuffix("_create_graph")
             want_g = torch.autograd.grad(want.sum(), x, retain_graph=True)[0]
             by_grad = _attempt(lambda: _close(torch.autograd.grad(got.sum(), x, retain_graph=True)[0], want_g))
@@ -301,7 +310,9 @@ def run(case: str) -> str:  # noqa: C901 - one branch per case, on purpose
         net.zero_grad(set_to_none=True)
         _, loss = compiled(lambda x: loss_fn(net, x))(batch)
         loss.backward()
-        same = all(p.grad is not None and torch.allclose(p.grad, eager[name], atol=1e-5) for name, p in net.named_parameters())
+        same = all(
+            p.grad is not None and torch.allclose(p.grad, eager[name], atol=1e-5) for name, p in net.named_parameters()
+        )
         zero = any(p.grad is not None and bool((p.grad == 0).all()) for p in net.parameters())
         none = any(p.grad is None for p in net.parameters())
         return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager; {'some' if none else 'none'} None, {'some' if zero else 'none'} all-zero"

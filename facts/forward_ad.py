@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import main  # noqa: E402
+from harness import main
 
 
 def _torch():
     import torch
-    import torch._functorch.config  # noqa: F401 (read by dynamo; not imported by `import torch`)
+    import torch._functorch.config
 
     torch.manual_seed(0)
     return torch

@@ -34,9 +34,13 @@ def project(tmp_path, monkeypatch):
 def test_findings_exit_1_with_text_lines(project, capsys):
     assert main(["check", ".", "--no-cache"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "hazard.py:6:9: CAL001 `f(...)` runs a compiled callable on dual inputs: the tangent is silently None"
+    assert (
+        out[0] == "hazard.py:6:9: CAL001 `f(...)` runs a compiled callable on dual inputs: the tangent is silently None"
+    )
     assert any(
-        line.startswith("    note: `f(...)` calls a callable compiled with torch.compile (backend='inductor') inside a ")
+        line.startswith(
+            "    note: `f(...)` calls a callable compiled with torch.compile (backend='inductor') inside a "
+        )
         for line in out
     )
     assert out[-1].startswith("Found 1 finding in 2 files (1 analyzed: 1 parsed, 0 cached) in ")
