@@ -104,6 +104,46 @@ class StatementSite:
     function: tuple[int, int] | None = None
 
 
+@dataclass(frozen=True, order=True)
+class Condition:
+    """A run-time switch a finding depends on: the ``if`` test as written (``args.compile``) and
+    whether the finding's path needs it true or false. ``default`` says whether the value written in
+    the code (a default the user can override at launch) takes that path: True, False, or None when
+    the code gives no value (an argparse flag, an environment variable)."""
+
+    expression: str
+    holds: bool = True
+    default: bool | None = None
+
+    def describe(self) -> str:
+        """``when `args.compile` is set``, ``when `x == 'bf16'` does not hold (the default)``."""
+        simple = self.expression.replace(".", "").replace("_", "").isalnum()
+        if simple:
+            verb = "is set" if self.holds else "is not set"
+        else:
+            verb = "holds" if self.holds else "does not hold"
+        default = {True: " (the default)", False: " (not the default)", None: ""}[self.default]
+        return f"`{self.expression}` {verb}{default}"
+
+    def as_dict(self) -> dict[str, str | bool | None]:
+        """The JSON and SARIF form: ``{"expression": "args.compile", "holds": true, "default": null}``."""
+        return {"expression": self.expression, "holds": self.holds, "default": self.default}
+
+
+def describe_conditions(conditions: Iterable[Condition]) -> str:
+    """``When `args.compile` is set and `args.amp` is set``: the run-time path a finding holds on."""
+    parts = [condition.describe() for condition in conditions]
+    if not parts:
+        return ""
+    if len(parts) > _NAMED_CONDITIONS:
+        parts = [*parts[:_NAMED_CONDITIONS], f"{len(parts) - _NAMED_CONDITIONS} more run-time switches are right"]
+    return "When " + (" and ".join(parts))
+
+
+#: How many conditions a message names (all are in the finding's ``conditions``).
+_NAMED_CONDITIONS = 3
+
+
 @dataclass(frozen=True)
 class RelatedLocation:
     location: Location
@@ -271,6 +311,9 @@ class Finding:
     #: What the headline leaves out that has no location of its own, as sentences: the evidence
     #: behind it, the consequence, how to fix it (the text report's ``note:`` lines).
     details: tuple[str, ...] = ()
+    #: The run-time switches the finding holds under (``if args.compile:``, a config field, an
+    #: environment variable), each named in the message too; empty when it holds on every run.
+    conditions: tuple[Condition, ...] = ()
 
     def __post_init__(self) -> None:
         if self.evidence is None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from . import frameworks as fw
+from . import switches
 from . import torch_api as api
 
 
@@ -54,6 +55,8 @@ CALLS: dict[str, tuple[Meaning, ...]] = _index(
     ("config_patch", api.CONFIG_PATCH_BY_NAME),
     ("backward", api.BACKWARD_FUNCTIONS),
     ("autograd_functional", api.AUTOGRAD_FUNCTIONAL),
+    ("settings", switches.SETTINGS_CALL_BY_NAME),
+    ("field_default", switches.FIELD_DEFAULT_BY_NAME),
 )
 
 
@@ -72,6 +75,7 @@ MATCHED_NAMES: frozenset[str] = (
     | api.AUTOCAST_FP32_MODULES
     | api.FLOAT32_DTYPES
     | frozenset(module for module, _ in api.CONFIG_ATTRIBUTES)
+    | switches.SWITCH_NAMES
 )
 
 

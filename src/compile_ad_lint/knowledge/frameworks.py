@@ -16,7 +16,7 @@ Sources read (newest snapshots available here):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: The effects a framework method can have (implemented in ``Interpreter.call_framework``):
 #:
@@ -55,6 +55,10 @@ class Precision:
     device_values: tuple[tuple[str, str], ...] = ()
     #: Other boolean flags that select a dtype when true (``TrainingArguments(bf16=True)``).
     flags: tuple[tuple[str, str], ...] = ()
+    #: What sets it when the code does not (``absent == "unknown"``), as a message names it, and the
+    #: environment variable it sets: a run-time switch a finding that needs the autocast names.
+    set_elsewhere: str = ""
+    environment: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ _ACCELERATE_PRECISION = Precision(
     "mixed_precision",
     (("no", None), ("fp16", "float16"), ("bf16", "bfloat16"), ("fp8", "bfloat16")),
     absent="unknown",
+    set_elsewhere="`accelerate launch`/`accelerate config`",
+    environment="ACCELERATE_MIXED_PRECISION",
 )
 _LIGHTNING_PRECISION = Precision(
     "precision",
@@ -180,8 +186,16 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
         "Lightning src/lightning/fabric/connector.py `_check_and_init_precision`: '16-mixed'/'bf16-mixed' "
         "give `MixedPrecision(precision, device)` ('cpu'/'mps' from `accelerator=`, else 'cuda'); "
         "src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.forward_context`: "
-        "`torch.autocast(self.device, dtype=self._desired_input_dtype)`.",
-        precision=_LIGHTNING_PRECISION,
+        "`torch.autocast(self.device, dtype=self._desired_input_dtype)`; `_Connector.__init__`: "
+        "`precision = self._argument_from_env('precision', precision, default=None)` reads LT_PRECISION, "
+        "which `fabric run --precision` (src/lightning/fabric/cli.py) sets: a Fabric without `precision=` "
+        "may still run under autocast.",
+        precision=replace(
+            _LIGHTNING_PRECISION,
+            absent="unknown",
+            set_elsewhere="`fabric run --precision` (LT_PRECISION)",
+            environment="LT_PRECISION",
+        ),
     ),
     FrameworkClass(
         "transformers.TrainingArguments",
@@ -302,6 +316,37 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "transformers src/transformers/trainer.py `train` -> `_inner_training_loop`: the model is prepared by "
         "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`.",
     ),
+)
+
+
+@dataclass(frozen=True)
+class FrameworkHook:
+    """A method of a user's module that the framework calls before the training steps (when the
+    module defines it), with literal positional arguments: what it compiles or stores runs."""
+
+    kind: str
+    method: str
+    arguments: tuple[str, ...]
+    source: str
+
+
+_LIGHTNING_FIT_ORDER = (
+    "Lightning docs/source-pytorch/common/lightning_module.rst (Hooks, `fit`): `setup('fit')`, "
+    "`configure_model()`, `configure_optimizers()`, `on_fit_start()`, `on_train_start()`, then the fit loop "
+    "(`training_step`); src/lightning/pytorch/trainer/call.py `_call_configure_model` calls "
+    "`configure_sharded_model` then `configure_model` when the module overrides them"
+)
+
+#: What ``Trainer.fit`` calls on the LightningModule before its first ``training_step``, in order.
+FIT_HOOKS: tuple[FrameworkHook, ...] = tuple(
+    FrameworkHook("lightning.LightningModule", method, arguments, _LIGHTNING_FIT_ORDER)
+    for method, arguments in (
+        ("setup", ("fit",)),
+        ("configure_sharded_model", ()),
+        ("configure_model", ()),
+        ("on_fit_start", ()),
+        ("on_train_start", ()),
+    )
 )
 
 #: Framework base classes of user modules: the class is an ``nn.Module`` and inherits these methods

@@ -38,6 +38,8 @@ CALL_EFFECTS = {
     "sequential": "returns a collection that calls its positional arguments in turn",
     "getattr": "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
     "setattr": "``setattr(object, name, value)``: stores the attribute",
+    "functional_call": "calls positional argument 0 (a module) on argument 2 (and kwargs 3) with the parameters of "
+    "argument 1: dual parameters make the module dual (``linking/dual_params.py``)",
 }
 
 TORCH_CALLS: tuple[TorchCall, ...] = (
@@ -113,6 +115,19 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
     ),
     TorchCall("getattr", frozenset({"builtins.getattr"}), "Python builtins: `getattr(object, name[, default])`"),
     TorchCall("setattr", frozenset({"builtins.setattr"}), "Python builtins: `setattr(object, name, value)`"),
+    TorchCall(
+        "functional_call",
+        frozenset(
+            {
+                "torch.func.functional_call",
+                "torch._functorch.functional_call.functional_call",
+                "torch.nn.utils.stateless.functional_call",
+            }
+        ),
+        "torch/_functorch/functional_call.py: `def functional_call(module, parameter_and_buffer_dicts, args=None, "
+        "kwargs=None, *, tie_weights=True, strict=False)` runs `module(*args, **kwargs)` with the given parameters "
+        "and buffers; torch/nn/utils/stateless.py `functional_call(module, parameters_and_buffers, args=None, ...)`",
+    ),
 )
 
 
@@ -432,6 +447,9 @@ MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 MODULE_REGISTRATION_METHODS = frozenset({"register_module", "add_module"})
 #: Container methods returning one element (``dict.get``/``pop``/``setdefault``, ``list.pop``).
 CONTAINER_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "__getitem__"})
+#: Container methods storing their argument (``append``, ``insert``, ``add``) or its elements
+#: (``extend``) in the receiver (Python docs library/stdtypes.html, mutable sequence and set types).
+CONTAINER_STORE_METHODS = {"append": "item", "insert": "item", "add": "item", "extend": "elements"}
 #: Calls that build an empty container a registry starts from.
 EMPTY_CONTAINER_FACTORIES = frozenset({"builtins.dict", "collections.OrderedDict", "collections.defaultdict"})
 

@@ -146,6 +146,14 @@ class ModuleIndex:
             self.recording.parts.setdefault(("imports", path, ""), found)
         return found
 
+    def rebindable(self, path: Path) -> frozenset[str]:
+        """``path``'s globals that a module-level rebinder may change (``ModuleOutline.rebindable``)."""
+        view = self._view(path)
+        found = view.outline.rebindable if view.failure is None else frozenset()
+        if self.recording is not None:
+            self.recording.parts.setdefault(("rebindable", path, ""), found)
+        return found
+
     def star_imports(self, path: Path) -> tuple[str, ...]:
         found = self._view(path).star_imports
         if self.recording is not None:
@@ -170,8 +178,8 @@ class ModuleIndex:
         return (self._views.get(path) or self._load(path)).identity
 
     def part(self, kind: str, path: Path, name: str) -> object:
-        """What ``function``, ``callee`` (``signature``), ``definition``, ``class_``, ``block_body``, ``imports`` or
-        ``star_imports`` answers now."""
+        """What ``function``, ``callee`` (``signature``), ``definition``, ``class_``, ``block_body``, ``imports``,
+        ``rebindable`` or ``star_imports`` answers now."""
         if kind == "function":
             return self.function(path, name)
         if kind == "signature":
@@ -184,6 +192,8 @@ class ModuleIndex:
             return self.block_body(path, int(name))
         if kind == "imports":
             return self.imports(path)
+        if kind == "rebindable":
+            return self.rebindable(path)
         return self.star_imports(path)
 
     def _view(self, path: Path) -> ModuleView:

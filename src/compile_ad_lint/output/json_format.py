@@ -16,6 +16,10 @@ support it without a location of their own (the evidence, the consequence, how t
 ``path`` (as findings show paths), a 1-based range of that file's current text (``end_column``
 exclusive; an insertion has an empty range) and the ``replacement`` text. ``alternative_fixes`` are
 other ways to fix it (the language server offers them too); ``--fix`` never applies those.
+
+``conditions`` lists the run-time switches a finding holds under (empty when it holds on every
+run): ``{"expression": "args.compile", "holds": true, "default": null}`` for a finding on the
+``if args.compile:`` arm of a flag the command line sets. The message names them too.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "fix": fix_to_dict(finding.fix) if finding.fix else None,
         "alternative_fixes": [fix_to_dict(fix) for fix in finding.alternative_fixes],
         "facts": dict(finding.facts),
+        "conditions": [condition.as_dict() for condition in finding.conditions],
         "confirm": confirm_to_dict(finding),
     }
 

@@ -116,6 +116,8 @@ def _result(finding: Finding, rule_index: dict[str, int], fingerprints: Fingerpr
     properties: dict[str, Any] = {}
     if finding.facts:
         properties["facts"] = dict(finding.facts)
+    if finding.conditions:
+        properties["conditions"] = [condition.as_dict() for condition in finding.conditions]
     if finding.confirm is not None:
         properties["confirm"] = confirm_to_dict(finding)
     if properties:

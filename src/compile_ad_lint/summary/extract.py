@@ -262,7 +262,7 @@ class _Summarizer:
             if node.orelse:  # ``elif`` and ``else:`` alike
                 orelse = self.block(node.orelse, scope, owner_class)
             body = self.block(node.body, scope, owner_class)
-            yield Branch((orelse, body) if negated else (body, orelse), condition=test)
+            yield Branch((orelse, body) if negated else (body, orelse), condition=test, test=_test_text(condition))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             iterable = self.expr(node.iter, scope)
             loop_var = Assign((self.target(node.target, scope),), Item(iterable), self.span(node.target))
@@ -368,6 +368,7 @@ class _Summarizer:
                 methods=methods,
                 body=body,
                 span=self.positions.name_span(node),
+                fields=_scalar_fields(node),
             )
         )
         return Define(node.name, qualname, is_class=True)
@@ -433,11 +434,18 @@ class _Summarizer:
         if isinstance(node, ast.NamedExpr):
             return self.expr(node.value, scope)
         if isinstance(node, ast.Subscript):
+            index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if isinstance(index, str) or (isinstance(index, int) and not isinstance(index, bool) and index >= 0):
+                return Item(self.expr(node.value, scope), index)
             return Item(self.expr(node.value, scope))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return Elements((self.expr(node.elt, scope),))
         if isinstance(node, ast.DictComp):
             return Elements((self.expr(node.value, scope),))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
+            return Combine(tuple(self.children(node, scope)), _COMPARISONS[type(node.ops[0])])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return Combine(tuple(self.children(node, scope)), "not")
         return Combine(tuple(self.children(node, scope)))
 
     def literal(self, node: ast.Constant) -> Expr:
@@ -453,7 +461,12 @@ class _Summarizer:
             pass
         # Dict displays keep their values (``**mapping`` entries their mapping); keys do not matter here.
         elements = node.values if isinstance(node, ast.Dict) else node.elts
-        return Elements(tuple(self.expr(element, scope) for element in elements))
+        parts = tuple(self.expr(element, scope) for element in elements)
+        if isinstance(node, ast.Dict) and all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys
+        ):
+            return Elements(parts, tuple(k.value for k in node.keys))  # type: ignore[union-attr]
+        return Elements(parts)
 
     def literal_value(self, node: ast.expr) -> LiteralValue:
         """The hashable Python value of a literal, with imported names kept as ``Symbol``s."""
@@ -520,6 +533,64 @@ def _dotted(node: ast.expr) -> str:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else ""
     return ""
+
+
+#: Comparisons the interpreter decides on literals (``linking/constants.py``).
+_COMPARISONS: dict[type, str] = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+}
+
+#: Annotation names of scalar fields (``typing.Optional[bool]`` and ``bool | None`` included).
+_SCALAR_ANNOTATIONS = frozenset({"bool", "int", "float", "str", "None", "Optional", "Literal", "Union"})
+
+
+def _scalar_fields(node: ast.ClassDef) -> tuple[str, ...]:
+    """The fields of a class body that may be configuration: a scalar annotation, or a literal default."""
+    names = []
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            if _scalar_annotation(statement.annotation) or _literal_default(statement.value):
+                names.append(statement.target.id)
+        elif isinstance(statement, ast.Assign) and _literal_default(statement.value):
+            names.extend(t.id for t in statement.targets if isinstance(t, ast.Name))
+    return tuple(names)
+
+
+def _scalar_annotation(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _SCALAR_ANNOTATIONS
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SCALAR_ANNOTATIONS
+    if isinstance(node, ast.Constant):
+        return not isinstance(node.value, str) or node.value in _SCALAR_ANNOTATIONS
+    if isinstance(node, ast.Subscript):
+        head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        return head == "Literal" or (_scalar_annotation(node.value) and _scalar_annotation(node.slice))
+    if isinstance(node, ast.Tuple):
+        return all(_scalar_annotation(e) for e in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _scalar_annotation(node.left) and _scalar_annotation(node.right)
+    return False
+
+
+def _literal_default(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and node.value is not None
+
+
+#: Longest ``if`` test kept as written (a finding names it); longer ones are cut.
+_MAX_TEST_TEXT = 80
+
+
+def _test_text(node: ast.expr) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= _MAX_TEST_TEXT else text[: _MAX_TEST_TEXT - 3] + "..."
 
 
 def _boolean_choice(options: list[Expr]) -> Expr:

@@ -104,6 +104,9 @@ class Combine:
     """Any other expression: its value derives from all its parts (arithmetic, subscripts, ...)."""
 
     parts: tuple[Expr, ...]
+    #: ``==``, ``!=``, ``is``, ``is not``, ``in``, ``not in`` of two parts, or ``not`` of one: known
+    #: when its parts are (``if optimizer_idx == 0:`` with a literal argument picks its arm).
+    op: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ class Elements:
     """A list/tuple/set/dict display or comprehension that is not a pure literal."""
 
     parts: tuple[Expr, ...]
+    #: A dict display's keys, one per part, when every key is a string literal (``{"aux": a}``).
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class Item:
     """An element of ``base``: ``base[...]``, or the target of ``for ... in base``."""
 
     base: Expr
+    #: ``base[1]``, ``base["aux"]``: a subscript that is a non-negative int or a string literal.
+    index: int | str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,7 +217,8 @@ class Return:
 class Branch:
     """Control flow with alternatives (if/else, try/except, loops as body-or-nothing, match).
 
-    For ``if``, ``condition`` chooses between the two arms when it is a known constant.
+    For ``if``, ``condition`` chooses between the two arms when it is a known constant that nothing
+    can rebind at launch (``linking/switches.py``); the first arm runs when it is true.
     """
 
     arms: tuple[tuple[Stmt, ...], ...]
@@ -218,6 +226,9 @@ class Branch:
     #: A loop's body (``for``/``while``): it may run several times, so what it does later in one
     #: iteration may come before what it does earlier in the next.
     loop: bool = False
+    #: The ``if`` test as written (``args.compile``; without its ``not``, which swaps the arms), for
+    #: the findings that hold on one arm of a run-time switch.
+    test: str = ""
 
 
 @dataclass(frozen=True)
@@ -276,6 +287,9 @@ class ClassSummary:
     methods: tuple[tuple[str, str], ...]  # (method name, function qualname)
     body: tuple[Stmt, ...]
     span: Span
+    #: Names the body declares with a scalar annotation (``compile: bool``, ``mode: str | None``) or
+    #: gives a literal default other than None: a config class's fields (``linking/switches.py``).
+    fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

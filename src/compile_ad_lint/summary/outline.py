@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from .. import pyast
+from ..knowledge.switches import GLOBAL_REBINDERS
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure, Suppression
 
@@ -82,6 +83,10 @@ class ModuleOutline:
     #: run import side effects (``Reach.run_import_side_effects``) in every analysis, so they are
     #: taken from the tree once, with the outline.
     imports: tuple[str, ...] = ()
+    #: Module globals given a literal before a module-level call that can rebind them from outside
+    #: the code (``exec(open("configurator.py").read())``, ``globals().update(...)``:
+    #: ``knowledge.switches.GLOBAL_REBINDERS``): run-time switches.
+    rebindable: frozenset[str] = frozenset()
 
 
 def decode(source: bytes) -> str:
@@ -211,6 +216,47 @@ def outline_of(
         tuple(stars),
         suppressions,
         imports=_imported_modules(tree, blocks, module, is_package),
+        rebindable=_rebindable_globals(tree),
+    )
+
+
+#: ``exec`` and ``globals``/``vars`` as the names Python code calls them by (builtins).
+_REBINDERS = {(row.function.rsplit(".", 1)[-1], row.method) for row in GLOBAL_REBINDERS}
+
+
+def _rebindable_globals(tree: ast.Module) -> frozenset[str]:
+    """The globals a module-level rebinder may change: each name given a literal (``compile =
+    True``, ``batch_size = 12``, ``dtype = "bfloat16"``) at module level before the last rebinder."""
+    literal: set[str] = set()
+    rebindable: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            if _is_literal(statement.value):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                literal.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(statement, ast.Expr) and _rebinds_globals(statement.value):
+            rebindable |= literal
+    return frozenset(rebindable)
+
+
+def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+        node = node.operand
+    return isinstance(node, ast.Constant)
+
+
+def _rebinds_globals(node: ast.expr) -> bool:
+    """``exec(...)``, ``globals().update(...)``, ``vars().update(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return (func.id, None) in _REBINDERS
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and (func.value.func.id, func.attr) in _REBINDERS
     )
 
 
