@@ -1140,8 +1140,14 @@ def _stats(files: list[SourceFile], analyzed: set[str], run: _Run, started: floa
 
 
 def _preference(finding: Finding) -> tuple:
-    """Among duplicates of one finding, keep the one with the shortest, then first, explanation."""
-    return (len(finding.related), [(r.location, r.message) for r in finding.related], finding.message)
+    """Among duplicates of one finding, keep the one that needs the fewest run-time switches (one on a
+    path without any holds on every run), then the one with the shortest, then first, explanation."""
+    return (
+        len(finding.conditions),
+        len(finding.related),
+        [(r.location, r.message) for r in finding.related],
+        finding.message,
+    )
 
 
 def check(paths: Sequence[str], config: Config | None = None, **options: object) -> Report:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..summary.model import DictLiteral
 from .values import ConstVal, Data, derived_from_sets
 
 #: What an expression may evaluate to: a frozenset of abstract values (``values.Value``).
@@ -31,6 +32,27 @@ def keyword_arg(args: Args, name: str) -> Values | None:
         if keyword == name:
             return values
     return None
+
+
+def spread_keyword(args: Args, name: str) -> Values | None:
+    """What ``**mapping`` arguments may pass as ``name``: a literal dict's entry, or unknown data when a
+    mapping is not a literal (``Fabric(**fabric_kwargs)`` after ``fabric_kwargs.update(precision=...)``);
+    None when no mapping is spread or none of the literal ones has the key."""
+    found: set = set()
+    for keyword, values in args:
+        if keyword != "**":
+            continue
+        for value in values:
+            if isinstance(value, ConstVal) and isinstance(value.value, DictLiteral):
+                entry = value.value.get(name, _ABSENT)
+                if entry is not _ABSENT:
+                    found.add(ConstVal(entry))  # type: ignore[arg-type]  # a literal dict holds literals
+            else:
+                found.add(Data())
+    return frozenset(found) if found else None
+
+
+_ABSENT = object()
 
 
 def argument_values(args: Args) -> Iterator[object]:

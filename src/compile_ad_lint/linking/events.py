@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import Location, StatementSite
+from ..findings import Condition, Location, StatementSite
 from ..summary.model import LiteralValue
 from .values import AutocastState, Compiled, CompiledOutput, OutputElement, hashed_once
 
@@ -35,6 +35,8 @@ class CompiledCallInDualRegion:
     #: Calls of the same compiled callable with plain inputs that can run before this one, in the
     #: same root's program (``call_order.with_plain_first``, when the root is done).
     plain_first: tuple[Location, ...] = ()
+    #: The run-time switches the compiled call ran under (its compile's are on ``compiled``).
+    conditions: tuple[Condition, ...] = ()
 
 
 @hashed_once
@@ -78,6 +80,10 @@ class BackwardThroughCompiled:
     #: Autocast-sensitive code visible in the compiled regions (CAL002's numeric effect).
     islands: tuple[Island, ...] = ()
     site: StatementSite | None = None
+    #: The run-time switches the backward ran under.
+    conditions: tuple[Condition, ...] = ()
+    #: ``create_graph=`` as written when it is not a constant (``second_order``): CAL004 holds when it is true.
+    create_graph_text: str = ""
 
 
 @hashed_once
@@ -93,6 +99,10 @@ class FunctionalThroughCompiled:
     #: True when it always differentiates twice or ``create_graph=True``; None when not a constant.
     second_order: bool | None
     site: StatementSite | None = None
+    #: The run-time switches the call ran under.
+    conditions: tuple[Condition, ...] = ()
+    #: ``create_graph=`` as written when it is not a constant.
+    create_graph_text: str = ""
 
 
 @hashed_once
@@ -119,6 +129,8 @@ class ResultElement:
     leaves: frozenset[Leaf]
     #: It depends on something whose leaves are unknown (a method of ``self``, a project function).
     opaque: bool
+    #: Its key when the callable returns a dict display (``out["aux"]``).
+    key: str | None = None
 
 
 @hashed_once

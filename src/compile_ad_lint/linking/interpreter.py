@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..config import Config
-from ..findings import Location, StatementSite
+from ..findings import Condition, Location, StatementSite
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import in_place_compiles_torch_nn
@@ -28,6 +28,8 @@ from ..torch_versions import Series, TorchTarget
 from .arguments import Args, Values, argument_data, argument_values, fullgraph_of, keyword_arg, positional
 from .call_order import with_plain_first
 from .cancellation import AnalysisCancelled
+from .constants import decided
+from .dual_params import DualParameters
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -44,7 +46,8 @@ from .events import (
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach, StoreRule, compile_target, flag_key, joined_store
-from .results import ResultAnalysis
+from .results import ResultAnalysis, indexed_outputs
+from .switches import Switches, stamp_arm, with_condition
 from .values import (
     DEFAULT_BACKEND,
     DEFAULT_CONFIG,
@@ -79,6 +82,7 @@ from .values import (
     ModuleRef,
     NullContext,
     OutputElement,
+    Settings,
     Value,
     Wrapper,
     attribute_holders,
@@ -113,6 +117,9 @@ from .walks import (
 _BUILTINS = {name: frozenset([External(f"builtins.{name}")]) for name in dir(__import__("builtins"))}
 #: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
 _HARVESTED = "harvested"
+_NONE_SET = frozenset([ConstVal(None)])
+#: Methods that run whenever an instance exists (``harvest_instance_attributes``).
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
 _COMPUTED_AGAIN = object()
 
@@ -125,6 +132,9 @@ class Context:
     config: ConfigState = DEFAULT_CONFIG
     #: False inside ``torch.no_grad()``/``inference_mode()``: outputs carry no compiled backward.
     grad_enabled: bool = True
+    #: Walked only to see what a class's methods store on ``self`` (``harvest_instance_attributes``),
+    #: not because anything calls it: what it would compile stays uncompiled (code that never runs).
+    harvest: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,7 @@ class PendingCall:
     chain: tuple[Hop, ...]
     compiled: Compiled
     dual_inputs: bool
+    conditions: tuple[Condition, ...] = ()
 
     def through(self, hop: Hop) -> PendingCall:
         return replace(self, chain=(hop, *self.chain))
@@ -165,6 +176,11 @@ class Frame:
     element_of: dict[str, ir.Expr] = field(default_factory=dict)
     #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
     assumptions: dict[str, bool] = field(default_factory=dict)
+    #: The run-time switches of the arms being walked in this frame (``if args.compile:``:
+    #: ``switches.py``). Frame-local, not part of the context a callee's walk is memoized under
+    #: (carried into callees, they split every walk below a switch: +44 % walks on
+    #: pytorch-image-models' train.py); what a callee returns into an arm is stamped instead.
+    conditions: tuple[Condition, ...] = ()
     #: The argument expressions of the call being made (``enabled=<flag>`` of an autocast).
     call_args: tuple[ir.Arg, ...] = ()
     #: Lines of the simple statement being executed (None in a compound statement's header).
@@ -275,10 +291,16 @@ class Interpreter:
         #: CAL005: what compiled callables return, output by output, and the tuple sizes per call site.
         self.results = ResultAnalysis(self)
         self._result_sizes: dict[Location, set[int]] = {}
+        #: The keys of the dict displays compiled callables return, per call site (``out["aux"]``).
+        self._result_keys: dict[Location, set[tuple]] = {}
         self._recorded: set[Event] = set()
         #: Issue 11: wrappers, in-place and element changes, registries, frameworks.
         self.reach = Reach(self)
         self.islands = IslandScan(self)
+        self.switches = Switches(self)
+        self._effects.update(self.switches.effects())
+        self.dual_params = DualParameters(self)
+        self._effects["functional_call"] = self.dual_params.functional_call
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -300,6 +322,7 @@ class Interpreter:
             self.exec_block(view.block(index).body, frame)
         module_ctx = Context(config=frame.ctx.config)
         walked: set[int] = set()
+        closures: set[FunctionVal] = set()
         names = mentions
         while True:
             for index in view.root_blocks(names):
@@ -310,7 +333,10 @@ class Interpreter:
                     owner = ClassVal(path, function.owner_class) if function.owner_class else None
                     bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
                     root = Frame(path, {}, module_ctx, record=True)
-                    self.call_function(FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None)
+                    returned = self.call_function(
+                        FunctionVal(path, function.qualname, bound_self=bound), (), root, hop=None
+                    )
+                    self.walk_returned_closures(returned, path, module_ctx, closures)
             here = frozenset(
                 qualname.rsplit(".", 1)[-1] for where, qualname in self.caller_requests if where == str(path)
             )
@@ -319,6 +345,24 @@ class Interpreter:
             names |= here
         self.covered = names - mentions
         self.events[:] = with_plain_first(self.events)  # one program: its plain calls, its dual calls
+
+    def walk_returned_closures(self, returned: Values, path: Path, ctx: Context, walked: set[FunctionVal]) -> None:
+        """Closures an entry point returns (a factory's ``jvp_fn``, a plugin's hook) are entry points
+        too: a test harness or a plugin host calls them, outside what the analysis sees. Each is
+        walked once, with its captured variables, and so are the closures it returns in turn."""
+        pending = list(returned)
+        while pending:
+            value = pending.pop()
+            if isinstance(value, Collection):
+                pending.extend(value.items)
+                continue
+            if not (isinstance(value, FunctionVal) and value.path == path and "<locals>" in value.qualname):
+                continue
+            if value in walked:
+                continue
+            walked.add(value)
+            frame = Frame(path, {}, ctx, record=True)
+            pending.extend(self.call_function(value, (), frame, hop=None))
 
     # -- locations --------------------------------------------------------------------------
 
@@ -396,11 +440,23 @@ class Interpreter:
         result: set = set()
         for decorator in decorators:
             compiler_name = decorator.name if isinstance(decorator, External) else self.dotted_name(decorator)
-            if compiler_name in self.compile_names:
-                result |= {Compiled(v, DEFAULT_BACKEND, site, f"@{compiler_name}") for v in wrapped}
+            if frame.ctx.harvest and (compiler_name in self.compile_names or isinstance(decorator, Compiler)):
+                result |= set(wrapped)
+            elif compiler_name in self.compile_names:
+                result |= {
+                    Compiled(v, DEFAULT_BACKEND, site, f"@{compiler_name}", conditions=frame.conditions)
+                    for v in wrapped
+                }
             elif isinstance(decorator, Compiler):
                 result |= {
-                    Compiled(v, decorator.backend, decorator.site, decorator.spelling, decorator.fullgraph)
+                    Compiled(
+                        v,
+                        decorator.backend,
+                        decorator.site,
+                        decorator.spelling,
+                        decorator.fullgraph,
+                        conditions=frame.conditions,
+                    )
                     for v in wrapped
                 }
             elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
@@ -415,13 +471,21 @@ class Interpreter:
 
     def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
         arms = statement.arms
+        switched: tuple[Condition, Condition] | None = None
         if statement.condition is not None:
             tests = self.eval(statement.condition, frame)
-            if tests and all(isinstance(t, ConstVal) for t in tests) and len({bool(t.value) for t in tests}) == 1:
+            # A test the user sets at launch may go either way: each arm runs under its condition.
+            switched = self.switches.arm_conditions(statement, tests, frame)
+            if (
+                switched is None
+                and tests
+                and all(isinstance(t, ConstVal) for t in tests)
+                and len({bool(t.value) for t in tests}) == 1
+            ):
                 arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
             arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
-        before_env, before_ctx = dict(frame.env), frame.ctx
+        before_env, before_ctx, before_conditions = dict(frame.env), frame.ctx, frame.conditions
         frame.loops += statement.loop
         # ``if <flag>:`` / ``else:``: each arm knows the flag (an ``autocast(enabled=<flag>)`` too).
         flag = flag_key(statement.condition) if statement.condition is not None and len(arms) == 2 else None
@@ -431,9 +495,15 @@ class Interpreter:
             frame.env.clear()
             frame.env.update(before_env)
             frame.ctx = before_ctx
+            if switched is not None:
+                frame.conditions = with_condition(before_conditions, switched[position])
             if flag is not None:
                 frame.assumptions = {**before_assumptions, flag: position == 0}
             self.exec_block(arm, frame)
+            if switched is not None:
+                # What a callee compiled and returned into this arm exists on this arm only.
+                stamp_arm(frame.env, before_env, switched[position])
+                frame.conditions = before_conditions
             outcomes.append((dict(frame.env), frame.ctx))
         frame.assumptions = before_assumptions
         frame.loops -= statement.loop
@@ -498,7 +568,14 @@ class Interpreter:
                 if frame.record:
                     once = runs_once(frame)
                     self.emit(
-                        CompiledCallInDualRegion(region, pending.chain, pending.compiled, pending.dual_inputs, once)
+                        CompiledCallInDualRegion(
+                            region,
+                            pending.chain,
+                            pending.compiled,
+                            pending.dual_inputs,
+                            once,
+                            conditions=pending.conditions,
+                        )
                     )
             else:
                 keep.append(pending)
@@ -517,6 +594,8 @@ class Interpreter:
                 self.record(GradReset(self.loc(frame.path, span)), frame)
             if any(isinstance(base, Instance) for base in bases):
                 self.escape(values, self.loc(frame.path, span), frame)  # ``self.aux = aux``: read back anywhere
+            if frame.ctx.region is not None:
+                self.dual_params.assigned(bases, values, frame.ctx.region)  # ``model.weight = fwAD.make_dual(...)``
             for base in bases:
                 if isinstance(base, External) and (base.name, target.attr) in api.CONFIG_ATTRIBUTES:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
@@ -552,6 +631,7 @@ class Interpreter:
                     first.site,
                     f"{first.spelling} (replaces .forward)",
                     first.fullgraph,
+                    conditions=first.conditions,
                 )
                 for b in others
             )
@@ -643,6 +723,8 @@ class Interpreter:
             return False
         method = expr.func.attr
         receiver = expr.func.base
+        if frame.ctx.harvest:
+            return True  # ``model.compile()`` in a method walked only for its stores: it may never run
         is_getattr = (
             isinstance(receiver, ir.Call) and isinstance(receiver.func, ir.Ref) and receiver.func.name == "getattr"
         )
@@ -653,6 +735,9 @@ class Interpreter:
         if overrides is None:
             return False  # a project ``compile`` that never reaches ``nn.Module.compile``: an ordinary call
         compiled_on = {v: self.compiled_in_place_on(v, method) for v in current if v not in overrides}
+        # ``for m in self.modules(): m.compile()`` meets modules that compile nothing on the target
+        # (built-in layers before 2.14): they stay eager, the others compile.
+        current = frozenset(v for v in current if v in overrides or compiled_on[v] != ()) or current
         if not current or not all(v in overrides or compiled_on[v] != () for v in current):
             return False
         args = self.eval_args(expr.args, frame)
@@ -669,6 +754,7 @@ class Interpreter:
                 overrides.get(v, f"nn.Module.{method}()"),
                 fullgraph,
                 compiled_on.get(v),
+                conditions=frame.conditions,
             )
             for v in current
         )
@@ -752,9 +838,19 @@ class Interpreter:
             )
             return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts if flat else ())])
         if isinstance(expr, ir.Item):
-            return self.reach.container_elements(expr.base, self.eval(expr.base, frame), frame)
+            bases = self.eval(expr.base, frame)
+            if expr.index is not None and self._result_sizes:  # ``out[1]``, ``out["aux"]`` of a compiled call
+                indexed = indexed_outputs(bases, expr.index, self._result_sizes, self._result_keys)
+                if indexed is not None:
+                    return indexed
+            return self.reach.container_elements(expr.base, bases, frame)
         if isinstance(expr, ir.Combine):
-            return frozenset([derived_from_sets(self.eval(part, frame) for part in expr.parts)])
+            operands = [self.eval(part, frame) for part in expr.parts]
+            if expr.op:  # ``optimizer_idx == 0`` with a literal bound: known
+                known = decided(expr.op, operands)
+                if known is not None:
+                    return known
+            return frozenset([derived_from_sets(operands)])
         if isinstance(expr, ir.FunctionRef):
             return frozenset([FunctionVal(frame.path, expr.qualname, closure=self.captured_by(frame))])
         return UNKNOWN_VALUES
@@ -783,6 +879,8 @@ class Interpreter:
         for value in values:
             if isinstance(value, Collection):
                 result |= value.elements()
+            elif isinstance(value, Settings):
+                result.add(value)  # ``cfg["train"]``, ``for key in args``: settings too
             else:
                 result.add(derived([value]))
         return result
@@ -884,7 +982,11 @@ class Interpreter:
                 return found
             member = self.find_member(base.cls, name)
             if member is None:  # ``self.manual_backward`` inherited from a framework base class
-                return self.reach.framework_attribute(base, name) or UNKNOWN_VALUES
+                return (
+                    self.reach.framework_attribute(base, name)
+                    or self.switches.namespace_attribute(base)  # ``args.torchcompile`` of a Namespace subclass
+                    or UNKNOWN_VALUES
+                )
             return self.bind_methods(member, base)
         if isinstance(base, ClassVal):
             member = self.find_member(base, name)
@@ -896,7 +998,7 @@ class Interpreter:
                 return frozenset([base.target])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else UNKNOWN_VALUES
-        if isinstance(base, Data):
+        if isinstance(base, (Data, Settings)):
             return frozenset([base])
         if isinstance(base, Wrapper):
             return self.reach.wrapper_attribute(base, name)
@@ -1049,6 +1151,8 @@ class Interpreter:
             return self.reach.module_values_of(cell[1])
         if cell[0] == SIDE_EFFECTS:
             return cell[1] in self.reach._side_effects_done
+        if cell[0] == "dual_params":
+            return self.dual_params.modules.get(cell[1], frozenset())
         return self._globals.get(cell[1], {}).get(cell[2])
 
     def cell_version(self, cell: object) -> int:
@@ -1115,15 +1219,20 @@ class Interpreter:
         summary = self.class_summary(klass)
         if summary is None:
             return
-        root = Frame(klass.path, {}, Context(), record=False)
+        # The instance exists, so its constructor ran (even where the analysis did not follow the
+        # call that built it: ``bench_fn(**kwargs)`` in pytorch-image-models' benchmark.py): what
+        # it compiles counts. Another method may never be called: its compiles do not.
+        built = Frame(klass.path, {}, Context(), record=False)
+        root = Frame(klass.path, {}, Context(harvest=True), record=False)
         isolated = bool(self._recordings)
         if isolated:
             self._push_recording(Recording(None, -1))  # what the method walks read and did stays theirs
         try:
-            for _, qualname in summary.methods:
+            for name, qualname in summary.methods:
                 function = FunctionVal(klass.path, qualname)
                 if not self.is_static(function):
-                    self.call_function(replace(function, bound_self=Instance(instance_cls)), (), root, hop=None)
+                    frame = built if name in _CONSTRUCTORS else root
+                    self.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
         finally:
             if isolated:
                 self._pop_recording()
@@ -1135,18 +1244,39 @@ class Interpreter:
 
     def eval_call(self, call: ir.Call, frame: Frame) -> Values:
         if isinstance(call.func, ir.Attr) and call.func.attr in ("backward", *api.DETACHING_METHODS):
-            receivers = self.eval(call.func.base, frame)
+            # ``None.backward()`` would raise: a path where the receiver is None (``loss = None``
+            # when no targets are given) is not the one that runs it.
+            evaluated = self.eval(call.func.base, frame)
+            receivers = evaluated - _NONE_SET
             if receivers and all(isinstance(r, Data) for r in receivers):
                 args = self.eval_args(call.args, frame)
                 if call.func.attr == "backward":
-                    create_graph = create_graph_of(args, api.TENSOR_BACKWARD_CREATE_GRAPH_POSITION)
+                    position = api.TENSOR_BACKWARD_CREATE_GRAPH_POSITION
+                    create_graph = create_graph_of(args, position)
                     self.record_backward(
-                        receivers, self.loc(frame.path, call.span), "Tensor.backward()", frame, create_graph
+                        receivers,
+                        self.loc(frame.path, call.span),
+                        "Tensor.backward()",
+                        frame,
+                        create_graph,
+                        written_text(_written_argument(call.args, "create_graph", position)),
+                        # An optional loss (None on another path) did not ask for the callers before
+                        # it was followed: asking now walked pytorch-image-models' five ``main``
+                        # scripts again (2.3x walks) for no finding.
+                        ask_callers=len(receivers) == len(evaluated),
                     )
                     return frozenset([ConstVal(None)])
                 return frozenset([PLAIN])  # detached: no history, no tangent
         if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
-            return self.reach.receiver_method(call, frame)  # ``.cuda()``, ``.children()``, ``.get()``, ...
+            return self.reach.receiver_method(call, frame)
+        if isinstance(call.func, ir.Attr) and call.func.attr in api.CONTAINER_STORE_METHODS:
+            stored = self.reach.container_store(call, frame)  # ``residuals.append(h)``
+            if stored is not None:
+                return stored
+        if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == "copy_":
+            self.dual_params.copy_into(
+                call, frame
+            )  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter  # ``.cuda()``, ``.children()``, ``.get()``, ...
         if isinstance(call.func, ir.Attr):
             bases = self.eval(call.func.base, frame)
             if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
@@ -1194,10 +1324,21 @@ class Interpreter:
         if isinstance(callee, Compiled):
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):
+            if frame.ctx.harvest:
+                return positional(args, 0) or UNKNOWN_VALUES
             return frozenset(
-                Compiled(compile_target(v), callee.backend, callee.site, callee.spelling, callee.fullgraph)
+                Compiled(
+                    compile_target(v),
+                    callee.backend,
+                    callee.site,
+                    callee.spelling,
+                    callee.fullgraph,
+                    conditions=frame.conditions,
+                )
                 for v in positional(args, 0)
             )
+        if isinstance(callee, Settings):
+            return frozenset([callee])  # ``cfg.get("compile")``, ``args.model.lower()``
         if isinstance(callee, Disabler):
             return frozenset(Disabled(v) for v in positional(args, 0))
         wrapper = self.dotted_name(callee)
@@ -1271,6 +1412,7 @@ class Interpreter:
         if frame.ctx.region is None or not dual:  # torch >= 2.14: a later dual call reuses the graph traced here
             self.record(CompiledCallPlain(compiled, site, runs_once(frame)), frame)
         if frame.ctx.region is not None:
+            dual = dual or self.dual_params.holds(compiled, frame.ctx.region)  # ``setattr(model, n, make_dual(p, t))``
             name = describe_callee(func)
             frame.pending.append(
                 PendingCall(
@@ -1278,15 +1420,22 @@ class Interpreter:
                     (Hop(site, name, f"calls compiled `{name}`", self.site_of(frame, site)),),
                     compiled,
                     dual,
+                    frame.conditions,
                 )
             )
         inputs = argument_data(args)
-        output = compiled_output(site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site))
+        output = compiled_output(
+            site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site), frame.conditions
+        )
         keeps_tangent = compiled.backend in self.tangent_safe
         structure = self.results.structure(compiled, args, site)
         if structure is not None:
             self._result_sizes.setdefault(site, set()).add(len(structure))
             self.log_effect(("size", site, len(structure)))
+            keys = tuple(element.key for element in structure)
+            if all(isinstance(key, str) for key in keys):
+                self._result_keys.setdefault(site, set()).add(keys)
+                self.log_effect(("keys", site, keys))
             self.record(CompiledResult(site, compiled, structure), frame)
         elements = inputs.elements | {OutputElement(site)}
         result = frozenset(
@@ -1735,8 +1884,12 @@ class Interpreter:
             self.caller_requests.add((str(path), qualname))
         elif kind == "size":
             self._result_sizes.setdefault(effect[1], set()).add(effect[2])
+        elif kind == "keys":
+            self._result_keys.setdefault(effect[1], set()).add(effect[2])
         elif kind == SIDE_EFFECTS:
             self.reach._side_effects_done.add(effect[1])
+        elif kind == "dual_params":
+            self.dual_params.mark(effect[1], effect[2])
 
     def walk_function(
         self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
@@ -1811,8 +1964,13 @@ class Interpreter:
                 env.setdefault(keyword, set()).update(values)
             elif double_star:
                 env.setdefault(double_star, set()).update(values)
-        for name in positional_params + [n for n in (star, double_star) if n]:
-            env.setdefault(name, {PARAMETER})
+        unbound = positional_params + [n for n in (star, double_star) if n]
+        if any(name not in env for name in unbound):
+            # ``@hydra.main``/``@click.command``: what no caller binds comes from the command line.
+            settings = self.switches.parameter_settings(function)
+            default: Value = settings if settings is not None else PARAMETER
+            for name in unbound:
+                env.setdefault(name, {default})
         return tuple(sorted((name, normalize(values)) for name, values in env.items()))
 
     # -- torch API --------------------------------------------------------------------------
@@ -1841,8 +1999,13 @@ class Interpreter:
         backend = self.backend_of(args, positional_index=None)
         fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
         targets = positional(args, 0)
+        if targets and frame.ctx.harvest:
+            return targets  # a method nothing may call: its compile does not count
         if targets:
-            return frozenset(Compiled(compile_target(t), backend, site, name, fullgraph) for t in targets)
+            return frozenset(
+                Compiled(compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions)
+                for t in targets
+            )
         return frozenset([Compiler(backend, site, name, fullgraph)])
 
     def compiler_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
@@ -1863,7 +2026,10 @@ class Interpreter:
 
     def backward_call(self, row: api.BackwardFunction, name: str, args: Args, site: Location, frame: Frame) -> Values:
         receivers = positional(args, 0) or keyword_arg(args, row.receiver) or frozenset()
-        self.record_backward(receivers, site, f"{name}()", frame, create_graph_of(args, row.create_graph_position))
+        written = written_text(_written_argument(frame.call_args, "create_graph", row.create_graph_position))
+        self.record_backward(
+            receivers, site, f"{name}()", frame, create_graph_of(args, row.create_graph_position), written
+        )
         return frozenset([PLAIN])
 
     def functional_call(self, row: api.FunctionalSpec, name: str, args: Args, site: Location, frame: Frame) -> Values:
@@ -1979,11 +2145,18 @@ class Interpreter:
             self.log_effect((REQUEST_ENTRY,))
 
     def record_backward(
-        self, receivers: Values, site: Location, spelling: str, frame: Frame, create_graph: bool | None = False
+        self,
+        receivers: Values,
+        site: Location,
+        spelling: str,
+        frame: Frame,
+        create_graph: bool | None = False,
+        create_graph_text: str = "",
+        ask_callers: bool = True,
     ) -> None:
         data = derived(receivers)
         origins = data.origins
-        if not origins and data.from_parameter:
+        if not origins and data.from_parameter and ask_callers:
             self.request_callers(frame)
         if origins and frame.record:
             ordered = _in_order(self.reach.refine(origins, frame))
@@ -1999,6 +2172,8 @@ class Interpreter:
                     data.elements,
                     islands,
                     self.site_of(frame, site),
+                    frame.conditions,
+                    create_graph_text if create_graph is None else "",
                 )
             )
 
@@ -2007,6 +2182,11 @@ class Interpreter:
         the compiled calls its result goes through when the function may differentiate twice (CAL004)."""
         spec = api.AUTOGRAD_FUNCTIONAL[name]
         second_order = True if spec.always_second_order else create_graph_of(args, spec.create_graph_position)
+        written = (
+            written_text(_written_argument(frame.call_args, "create_graph", spec.create_graph_position))
+            if second_order is None
+            else ""
+        )
         functions = positional(args, 0) or keyword_arg(args, "func")
         if second_order is False or not functions:
             return
@@ -2024,7 +2204,12 @@ class Interpreter:
         origins = derived(returned).origins
         if origins:
             ordered = _in_order(origins)
-            self.record(FunctionalThroughCompiled(site, name, ordered, second_order, self.site_of(frame, site)), frame)
+            self.record(
+                FunctionalThroughCompiled(
+                    site, name, ordered, second_order, self.site_of(frame, site), frame.conditions, written
+                ),
+                frame,
+            )
 
 
 def _each_version(reads: _Versions) -> Iterable[tuple[object, int]]:
@@ -2144,6 +2329,11 @@ def create_graph_of(args: Args, position: int) -> bool | None:
     if len(constants) == 1 and all(isinstance(v, ConstVal) for v in values):
         return constants.pop()
     return None
+
+
+def written_text(expr: ir.Expr | None) -> str:
+    """A name or attribute chain as written (``second_order``, ``self.cfg.create_graph``), else empty."""
+    return (flag_key(expr) or "") if expr is not None else ""
 
 
 def constant_string(values: Values | None) -> str | None:

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 Root = tuple[str, ...]
 _TOP: Root = ("top",)
 _SELF_ALL: Root = ("self*",)
-#: Per returned position, the roots it depends on, and the returned expression (where it is one display).
-ReturnShape = tuple[tuple[frozenset[Root], ...], tuple[ir.Expr | None, ...]]
+#: Per returned position, the roots it depends on, the returned expression (where it is one display),
+#: and the keys of a returned dict display (empty for a tuple or list).
+ReturnShape = tuple[tuple[frozenset[Root], ...], tuple[ir.Expr | None, ...], tuple[str, ...]]
 _DISPLAY = "#"  # env key prefix: a name bound to a tuple/list display, position by position
 
 
@@ -46,7 +47,7 @@ class _Returns:
     def __init__(self, params: Sequence[str], self_name: str | None) -> None:
         self.self_name = self_name
         self.params = {p.lstrip("*") for p in params} - {self_name}
-        self.returns: list[tuple[tuple[frozenset, ...] | None, tuple[ir.Expr, ...]]] = []
+        self.returns: list[tuple[tuple[frozenset, ...] | None, tuple[ir.Expr, ...], tuple[str, ...]]] = []
 
     def block(self, statements: Iterable[ir.Stmt], env: dict) -> None:
         for statement in statements:
@@ -73,10 +74,11 @@ class _Returns:
         elif isinstance(statement, ir.Return):
             value = statement.value
             if value is None:
-                self.returns.append((None, ()))
+                self.returns.append((None, (), ()))
             else:
                 display = value.parts if isinstance(value, ir.Elements) else ()
-                self.returns.append((self.parts(value, env), display))
+                keys = value.keys if isinstance(value, ir.Elements) else ()
+                self.returns.append((self.parts(value, env), display, keys))
         elif isinstance(statement, ir.Branch):
             outcomes = []
             for arm in statement.arms:
@@ -151,17 +153,19 @@ def returned_roots(summary: ir.FunctionSummary, self_name: str | None) -> Return
     one display), when every ``return`` returns a tuple of the same size (at least two)."""
     walker = _Returns(summary.params, self_name)
     walker.block(summary.body, {})
-    returned = [parts for parts, _ in walker.returns if parts is not None]
+    returned = [parts for parts, _, _ in walker.returns if parts is not None]
     sizes = {len(parts) for parts in returned}
     if len(returned) != len(walker.returns) or len(sizes) != 1 or next(iter(sizes)) < 2:
         return None
     size = next(iter(sizes))
     roots = tuple(frozenset[Root]().union(*(parts[i] for parts in returned)) for i in range(size))
-    displays = [display for _, display in walker.returns if len(display) == size]
+    displays = [display for _, display, _ in walker.returns if len(display) == size]
     shown: tuple[ir.Expr | None, ...] = (
         tuple(displays[0]) if len(displays) == 1 and len(walker.returns) == 1 else (None,) * size
     )
-    return roots, shown
+    # ``return {"logits": h, "aux": a}``: outputs by key, when every return names the same keys.
+    keys = {key for _, _, key in walker.returns}
+    return roots, shown, keys.pop() if len(keys) == 1 else ()
 
 
 class ResultAnalysis:
@@ -191,7 +195,7 @@ class ResultAnalysis:
         shape = self._roots[memo_key]
         if shape is None:
             return None
-        roots, displays = shape
+        roots, displays, keys = shape
         bound = dict(self.interp.bind(function, summary, args))
         elements = []
         for index, (position_roots, display) in enumerate(zip(roots, displays)):
@@ -201,7 +205,7 @@ class ResultAnalysis:
                 if isinstance(display, ir.Call)
                 else self.interp.loc(function.path, summary.span)
             )
-            elements.append(ResultElement(index, where, frozenset(leaves), opaque))
+            elements.append(ResultElement(index, where, frozenset(leaves), opaque, keys[index] if keys else None))
         return tuple(elements)
 
     def target_function(self, target: object) -> tuple[FunctionVal, ir.FunctionSummary, ClassVal | None] | None:
@@ -401,3 +405,32 @@ def _self_attributes(expr: object, self_name: str):
 
 
 __all__ = ["ResultAnalysis", "returned_roots"]
+
+
+def indexed_outputs(
+    values: Iterable[object], index: int | str, sizes: dict[Location, set[int]], keys: dict[Location, set[tuple]]
+) -> frozenset | None:
+    """``out[1]`` / ``out["aux"]`` of a compiled call's whole result: that output only (CAL005 then
+    counts the others as unused); None when a value is not such a result, or the position is not
+    known for every size (or key set) the call's result has."""
+    from .values import Data, OutputElement
+
+    result = []
+    for value in values:
+        if not isinstance(value, Data) or not value.exact:
+            return None
+        elements = set(value.elements)
+        for site in value.exact:
+            if isinstance(index, str):
+                named = keys.get(site, set())
+                if len(named) != 1 or index not in next(iter(named)):
+                    return None
+                position = next(iter(named)).index(index)
+            else:
+                if not sizes.get(site) or any(index >= size for size in sizes[site]):
+                    return None
+                position = index
+            elements.discard(OutputElement(site))
+            elements.add(OutputElement(site, position))
+        result.append(Data(value.origins, value.dual, value.from_parameter, value.requires_grad, frozenset(elements)))
+    return frozenset(result) if result else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..findings import Location, StatementSite
+from ..findings import Condition, Location, StatementSite
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 from ..torch_versions import Series
@@ -205,6 +205,8 @@ class Compiled:
     #: The target's torch series on which this compiles anything (``module.compile()`` in place on a
     #: torch.nn module: only where ``knowledge.behaviour`` says so); None: on every one.
     compiled_on: tuple[Series, ...] | None = None
+    #: The run-time switches the compile ran under (``if args.compile:``).
+    conditions: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,9 @@ class AutocastState:
     #: ``enabled=<flag>`` with a flag not known statically: active exactly when the flag (named as
     #: written, ``mixed_precision``, ``self.use_amp``) is true, so an ``if <flag>:`` arm can tell.
     condition: str | None = None
+    #: The environment variable a launcher sets that makes it active (a framework's precision the
+    #: code does not set: ``ACCELERATE_MIXED_PRECISION``): a run-time switch findings name.
+    launched_by: str = ""
 
     def key(self) -> tuple:
         return (self.active, self.device, self.dtype)
@@ -477,6 +482,16 @@ class FrameworkCall:
 
 @hashed_once
 @dataclass(frozen=True)
+class Settings:
+    """What the user sets when launching the run (an argparse namespace, an OmegaConf or JSON config,
+    the environment: ``knowledge.switches``), and anything read from it: a branch on it may take
+    either arm (``linking/switches.py``). Not a tensor: it carries no compiled history or tangent."""
+
+    kind: str
+
+
+@hashed_once
+@dataclass(frozen=True)
 class ConstVal:
     value: LiteralValue
 
@@ -492,6 +507,12 @@ class CompiledOutput:
     config: ConfigState
     #: The statement and function the compiled call is in (the config flip of confirm mode).
     site: StatementSite | None = None
+    #: The run-time switches the compiled call ran under (its compile's are on ``compiled``).
+    conditions: tuple[Condition, ...] = ()
+
+    def path_conditions(self) -> frozenset[Condition]:
+        """The switches this output exists under: its call's and its compile's."""
+        return frozenset(self.conditions) | frozenset(self.compiled.conditions)
 
 
 #: The compiled outputs alive in the process by their fields, one object for equal ones
@@ -501,14 +522,19 @@ _OUTPUTS: weakref.WeakValueDictionary[tuple, CompiledOutput] = weakref.WeakValue
 
 
 def compiled_output(
-    call_site: Location, compiled: Compiled, forward_autocast: AutocastState, config: ConfigState, site: StatementSite
+    call_site: Location,
+    compiled: Compiled,
+    forward_autocast: AutocastState,
+    config: ConfigState,
+    site: StatementSite,
+    conditions: tuple[Condition, ...] = (),
 ) -> CompiledOutput:
     """The output of a compiled call, the same object as any equal one alive: data's origins are
     compared and merged all the time (memo keys, heap cells checked against walk summaries, set
     unions), and equal outputs made by other walks (an edit's walk of the edited function, the
     summaries of earlier edits and roots) were compared field by field each time, 9,700 times per
     edit of the generated framework's trainer; the same object compares by identity."""
-    made_of = (call_site, compiled, forward_autocast, config, site)
+    made_of = (call_site, compiled, forward_autocast, config, site, conditions)
     found = _OUTPUTS.get(made_of)
     if found is None:
         found = _OUTPUTS[made_of] = CompiledOutput(*made_of)
@@ -568,6 +594,7 @@ Value = (
     | Wrapper
     | FrameworkObject
     | FrameworkCall
+    | Settings
     | ConstVal
     | Data
 )

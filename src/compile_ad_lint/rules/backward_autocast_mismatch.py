@@ -8,6 +8,7 @@ from typing import Union
 
 from ..findings import (
     Applicability,
+    Condition,
     Evidence,
     Finding,
     Fix,
@@ -22,7 +23,7 @@ from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPat
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
 from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend
-from .base import Case, FixAvailability, Rule
+from .base import Case, FixAvailability, Rule, on_path, path_conditions
 
 #: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
 #: list-of-kwargs form as ``(device, dtype)`` pairs, dtype without ``torch.`` and the device None when
@@ -315,7 +316,11 @@ def train(x):
                 )
             )
         fixes = context.fixes(event, [output for output, _ in mismatched]) if context is not None else ()
-        return Finding(
+        conditions = path_conditions(
+            (*event.conditions, *_launched(actual)),
+            [output.path_conditions() | frozenset(_launched(output.forward_autocast)) for output, _ in mismatched],
+        )
+        finding = Finding(
             code=self.code,
             message=message,
             details=details,
@@ -337,6 +342,13 @@ def train(x):
                 origin.site,
             ),
         )
+        return on_path(finding, conditions)
+
+
+def _launched(state: AutocastState) -> tuple[Condition, ...]:
+    """An autocast a launcher may turn on (``accelerate launch --mixed_precision``): the finding
+    holds when the launch sets its environment variable."""
+    return (Condition(state.launched_by, True, None),) if state.active and state.launched_by else ()
 
 
 def assumed_backward_autocast(origin: CompiledOutput) -> AutocastState | None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ..config import DEFAULT_RULE_DOCS_URL, Config
-from ..findings import Applicability, Finding, Severity
+from ..findings import Applicability, Condition, Finding, Severity, describe_conditions, headline
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
 from ..linking.values import Compiled
@@ -188,3 +188,34 @@ class Rule:
 def _eager_note(row: behaviour.ForwardAdRow) -> str:
     first_call = row.order is behaviour.CallOrder.FIRST_CALL_DUAL
     return " (graph break: the call runs eagerly)" if first_call and row.outcome.correct else ""
+
+
+def path_conditions(
+    own: Iterable[Condition], alternatives: Iterable[Iterable[Condition]] = ()
+) -> tuple[Condition, ...]:
+    """The run-time switches a finding holds under: its own (where the flagged call runs), and those
+    every one of its alternatives needs (each compiled output it may go through: one found on a path
+    without a switch makes the finding hold there too)."""
+    common: frozenset[Condition] | None = None
+    for alternative in alternatives:
+        found = frozenset(alternative)
+        common = found if common is None else common & found
+    return tuple(sorted(frozenset(own) | (common or frozenset())))
+
+
+def on_path(finding: Finding, conditions: Iterable[Condition]) -> Finding:
+    """``finding`` as one that holds only where ``conditions`` hold, listed in ``conditions`` and
+    named in the headline: before it (``When `args.compile` is set: ...``) when that fits, else
+    the first one after it (``... (when `args.compile` is set)``); all of them lead the details
+    when the headline could not name them all."""
+    ordered = tuple(sorted(frozenset(conditions)))
+    if not ordered:
+        return finding
+    named = describe_conditions(ordered)
+    first = ordered[0].describe() + (" and more" if len(ordered) > 1 else "")
+    full = f"{named}: {finding.message}"
+    message = headline(full, f"{finding.message} (when {first})", finding.message)
+    details = finding.details
+    if message != full:
+        details = (f"{named}: a run-time switch the user sets at launch; without it this does not hold.", *details)
+    return replace(finding, message=message, details=details, conditions=ordered)

@@ -21,7 +21,7 @@ from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_r
 from ..linking.events import CompiledCallInDualRegion, Hop
 from ..linking.values import Compiled, ExternalInstance, Instance
 from ..torch_versions import Series, TorchTarget
-from .base import Case, FixAvailability, Rule
+from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .forward_ad import (
     SHOWN_PLAIN_CALLS,
     DualCall,
@@ -351,7 +351,8 @@ with fwAD.dual_level():
         target = self.target
         for call in dual_calls(events, self.config.extend_safe_backends, target, reported_in):
             if call.broken_on:
-                yield self.finding(call, target)
+                conditions = (*call.event.conditions, *call.event.compiled.conditions)
+                yield on_path(self.finding(call, target), path_conditions(conditions))
 
     def finding(self, call: DualCall, target: TorchTarget) -> Finding:
         event = call.event

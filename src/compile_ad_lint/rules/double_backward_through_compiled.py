@@ -6,6 +6,7 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..findings import (
+    Condition,
     Evidence,
     Finding,
     Location,
@@ -19,7 +20,7 @@ from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import CompiledOutput, describe_backend
 from ..torch_versions import Series
-from .base import Case, Rule
+from .base import Case, Rule, on_path, path_conditions
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,10 @@ default, `"aot_eager"`, `"cudagraphs"`, or a backend that cannot be determined s
   `create_graph=True`, applied to a compiled callable or to a function that calls one, reported at
   that call.
 
-A `create_graph` value that is not a constant (`create_graph=second_order`) may be true: the message
-says so. Related locations name the compiled call and the compile site.
+A `create_graph` value that is not a constant (`create_graph=second_order`, true only when a
+second-order optimizer is chosen) is a run-time switch: the finding is a warning, names it in its
+message and its `conditions` ("when `second_order` is set"), and says the second backward fails when
+it is true. Related locations name the compiled call and the compile site.
 
 Not flagged: first-order `grad`/`backward`; `torch.func` transforms (`grad`, `jacrev`, `jacfwd`,
 `hessian`, `jvp`, `vjp`) over a compiled callable; `backend="eager"` (and `extend-safe-backends`);
@@ -273,8 +276,13 @@ def inner_step(x, y, params, second_order):
                     yield self.functional_finding(event, origins)
 
     def backward_finding(self, event: BackwardThroughCompiled, origins: list[CompiledOutput]) -> Finding:
-        flag = "create_graph=True" if event.create_graph else "create_graph (not a constant, may be True)"
-        short = "create_graph=True" if event.create_graph else "create_graph (may be True)"
+        if event.create_graph:
+            flag = short = "create_graph=True"
+            fails = "fails"
+        else:  # a switch (``create_graph=second_order``): the error path is taken only when it is true
+            flag = f"create_graph={_written(event.create_graph_text)} (not a constant)"
+            short = f"create_graph={_written(event.create_graph_text)}"
+            fails = "fails when it is true"
         message = headline(
             f"{event.spelling} with {flag} differentiates through a compiled backward that cannot be differentiated",
             f"{event.spelling} with {short} differentiates through a compiled backward",
@@ -282,7 +290,7 @@ def inner_step(x, y, params, second_order):
         )
         details = (
             f"The gradients it returns carry a node whose backward raises {_RAISES}, so the second backward (a "
-            "gradient penalty, a MAML outer step, a Hessian-vector product) fails at run time.",
+            f"gradient penalty, a MAML outer step, a Hessian-vector product) {fails} at run time.",
             "After a first-order backward through the same compiled callable, create_graph=True itself can raise "
             "(donated buffers).",
             f"{_FIX}.",
@@ -292,23 +300,28 @@ def inner_step(x, y, params, second_order):
         evidence = Cal004BackwardEvidence(
             first.call_site, first.compiled.site, first.compiled.backend, event.spelling, event.create_graph, event.site
         )
-        return self._finding(event.location, message, details, origins, evidence)
+        own = (*event.conditions, *_switch(event.create_graph, event.create_graph_text))
+        conditions = path_conditions(own, _alternatives(origins))
+        certain = event.create_graph is not None
+        return self._finding(event.location, message, details, origins, evidence, conditions, certain)
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
         short = event.function.rsplit(".", 1)[-1]
         condition = short_condition = ""
         if not spec.always_second_order:
+            written = _written(event.create_graph_text)
             condition = (
-                " with create_graph=True" if event.second_order else " with create_graph not a constant (may be True)"
+                " with create_graph=True" if event.second_order else f" with create_graph={written} (not a constant)"
             )
-            short_condition = " with create_graph=True" if event.second_order else " with create_graph (may be True)"
+            short_condition = " with create_graph=True" if event.second_order else f" with create_graph={written}"
         message = headline(
             f"torch.autograd.functional.{short}{condition} differentiates twice through a compiled callable",
             f"{short}(){short_condition} differentiates twice through a compiled callable",
         )
+        outcome = self._outcome(spec) if event.second_order is not None else f"{self._outcome(spec)} when it is true"
         details = (
-            f"The compiled backward cannot be differentiated: it {self._outcome(spec)}.",
+            f"The compiled backward cannot be differentiated: it {outcome}.",
             f"{_FIX}.",
             *self.only_on_details(o.compiled for o in origins),
         )
@@ -321,7 +334,10 @@ def inner_step(x, y, params, second_order):
             event.second_order,
             event.site,
         )
-        return self._finding(event.location, message, details, origins, evidence)
+        own = (*event.conditions, *_switch(event.second_order, event.create_graph_text))
+        conditions = path_conditions(own, _alternatives(origins))
+        certain = event.second_order is not None
+        return self._finding(event.location, message, details, origins, evidence, conditions, certain)
 
     def _outcome(self, spec: api.FunctionalSpec) -> str:
         """What the function does over a compiled callable on the target, by version when that differs."""
@@ -343,6 +359,8 @@ def inner_step(x, y, params, second_order):
         details: tuple[str, ...],
         origins: list[CompiledOutput],
         evidence: Cal004Evidence,
+        conditions: tuple[Condition, ...] = (),
+        certain: bool = True,
     ) -> Finding:
         related: list[RelatedLocation] = []
         for origin in origins:
@@ -353,15 +371,30 @@ def inner_step(x, y, params, second_order):
             related.append(
                 RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})")
             )
-        return Finding(
+        # An error only when create_graph is certain: a switch (``create_graph=second_order``) may never be on.
+        finding = Finding(
             code=self.code,
             message=message,
             details=details,
-            severity=self.severity,
+            severity=self.severity if certain else Severity.WARNING,
             location=location,
             related=unique_related(related),
             evidence=evidence,
         )
+        return on_path(finding, conditions)
+
+
+def _written(text: str) -> str:
+    return f"`{text}`" if text else "a value not known statically"
+
+
+def _switch(value: bool | None, text: str) -> tuple[Condition, ...]:
+    """The condition a ``create_graph`` that is not a constant puts on the finding."""
+    return (Condition(text or "create_graph", True),) if value is None else ()
+
+
+def _alternatives(origins: list[CompiledOutput]) -> list[frozenset[Condition]]:
+    return [origin.path_conditions() for origin in origins]
 
 
 def _backend(origin: CompiledOutput) -> str:

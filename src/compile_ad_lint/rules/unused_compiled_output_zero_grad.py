@@ -18,7 +18,7 @@ from ..findings import (
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from ..linking.values import describe_backend
-from .base import Case, Rule
+from .base import Case, Rule, on_path, path_conditions
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,9 @@ output and each such leaf.
 Only what can be shown is reported:
 
 - the compiled callable (a function, or a module's `forward`) visibly returns a tuple
-  (`return self.head(h), self.aux_head(h)`), and the call's result is unpacked
-  (`logits, aux = model(x)`);
+  (`return self.head(h), self.aux_head(h)`) or a dict display with string keys, and the call's
+  result is unpacked (`logits, aux = model(x)`) or indexed with a literal (`out[0]`, `out["logits"]`;
+  iterating over it, `*rest` or an index not known statically count as using every output);
 - no backward the analysis sees uses the other outputs, and they do not leave the code it sees (returned
   to an unknown caller, stored on an attribute, passed to an unknown function, appended to a list);
 - the used outputs cannot reach the leaf: they do not call a method of `self` or a project function,
@@ -347,7 +348,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
         for leaf in leaves:
             if leaf.location is not None:
                 related.append(RelatedLocation(leaf.location, f"{_describe(leaf)} gets zero gradients instead of None"))
-        return Finding(
+        finding = Finding(
             code=self.code,
             message=message,
             details=details,
@@ -364,6 +365,8 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                 backward.site,
             ),
         )
+        alternatives = [o.path_conditions() for o in backward.origins if o.call_site == site]
+        return on_path(finding, path_conditions(backward.conditions, alternatives))
 
 
 def _describe(leaf: Leaf) -> str:

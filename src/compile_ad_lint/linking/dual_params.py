@@ -1,0 +1,114 @@
+"""Modules whose parameters are dual tensors (CAL001 through module state).
+
+Forward-mode AD with respect to parameters makes the module dual, not the call's inputs: the
+forward-AD tutorial's ``setattr(model, name, fwAD.make_dual(p, t))`` (or ``model.weight = ...``),
+``p.copy_(fwAD.make_dual(...))`` on ``model.parameters()``, and
+``torch.func.functional_call(model, dual_params, (x,))``. A compiled call of such a module, or of
+one of its submodules, inside a ``dual_level`` region has dual inputs although its arguments look
+plain. Dual tensors keep their tangents inside their ``dual_level`` only, so the modules are dual
+per region: one heap cell each (``("dual_params", region)``), a memoized walk that asked is walked
+again when it grows, and a walk summary logs what it marked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..findings import Location
+from ..knowledge import torch_api as api
+from ..summary import model as ir
+from .arguments import Args, Values, argument_data, keyword_arg, positional
+from .values import Collection, Compiled, ConstVal, Data, Instance, Wrapper, held_modules, normalize
+
+if TYPE_CHECKING:
+    from .interpreter import Frame, Interpreter
+
+#: The kind of the heap cells of the dual modules, one per region.
+CELL = "dual_params"
+#: How many levels of submodules a dual module's parameters reach (blocks of a model's layers).
+_SUBMODULE_DEPTH = 3
+
+
+class DualParameters:
+    def __init__(self, interpreter: Interpreter) -> None:
+        self.interp = interpreter
+        #: Per forward-AD region, the modules whose parameters are dual there.
+        self.modules: dict[Location, frozenset] = {}
+
+    def holds(self, compiled: Compiled, region: Location) -> bool:
+        """Whether the module ``compiled`` runs has dual parameters in ``region``."""
+        self.interp.read_cell((CELL, region))
+        dual = self.modules.get(region, frozenset())
+        return bool(dual) and bool(held_modules(compiled) & dual)
+
+    def mark(self, values: Values, region: Location) -> None:
+        """The modules among ``values`` (and their submodules) now have dual parameters in ``region``."""
+        interp = self.interp
+        found: set = set()
+        pending = [(v, 0) for v in values]
+        while pending:
+            value, depth = pending.pop()
+            if not interp.reach.is_module_value(value):
+                continue
+            for module in held_modules(value):
+                if module in found:
+                    continue
+                found.add(module)
+                if depth < _SUBMODULE_DEPTH and isinstance(module, (Instance, Wrapper, Compiled)):
+                    for child in interp.reach.submodules(module):
+                        items = child.items if isinstance(child, Collection) else (child,)
+                        pending.extend((item, depth + 1) for item in items)
+        known = self.modules.get(region, frozenset())
+        added = frozenset(found) - known
+        if not added:
+            return
+        interp.note_write((CELL, region))
+        interp.log_effect((CELL, added, region))
+        self.modules[region] = known | added
+        interp.changed_cell((CELL, region))
+
+    def copy_into(self, call: ir.Call, frame: Frame) -> None:
+        """``p.copy_(fwAD.make_dual(...))`` with ``p`` from ``model.parameters()``: ``model`` is dual."""
+        func = call.func
+        if not (isinstance(func, ir.Attr) and func.attr == "copy_" and isinstance(func.base, ir.Ref)):
+            return
+        source = frame.element_of.get(func.base.name)
+        if not (
+            isinstance(source, ir.Call)
+            and isinstance(source.func, ir.Attr)
+            and source.func.attr in api.MODULE_PARAMETER_METHODS
+        ):
+            return
+        region = frame.ctx.region
+        if region is not None and argument_data(self.interp.eval_args(call.args, frame)).dual:
+            self.mark(self.interp.eval(source.func.base, frame), region)
+
+    def assigned(self, bases: Values, values: Values, region: Location) -> None:
+        """``model.weight = fwAD.make_dual(...)`` / ``setattr(model, name, dual)`` in ``region``."""
+        if any(isinstance(v, Data) and v.dual for v in values):
+            self.mark(bases, region)
+
+    def functional_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        """``functional_call(module, parameters, args, kwargs)``: the module runs on ``args`` with the
+        given parameters (torch/_functorch/functional_call.py ``functional_call(module,
+        parameter_and_buffer_dicts, args=None, kwargs=None, ...)``; a single non-tuple ``args`` is one
+        positional argument)."""
+        interp = self.interp
+        modules = positional(args, 0) or keyword_arg(args, "module") or frozenset()
+        parameters = positional(args, 1) or keyword_arg(args, "parameter_and_buffer_dicts") or frozenset()
+        if frame.ctx.region is not None and argument_data(((None, parameters),)).dual:
+            self.mark(modules, frame.ctx.region)
+        inputs = positional(args, 2) or keyword_arg(args, "args") or frozenset()
+        keywords = positional(args, 3) or keyword_arg(args, "kwargs") or frozenset()
+        spread: list[tuple[str | None, Values]] = []
+        for value in inputs:
+            if isinstance(value, Collection) and value.positions:
+                spread.extend((None, position) for position in value.positions)
+            elif isinstance(value, Collection) or isinstance(value, ConstVal):
+                spread.append(("*", interp.elements(frozenset([value]))))
+            else:
+                spread.append((None, frozenset([value])))
+        if keywords:
+            spread.append(("**", keywords))
+        span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+        return normalize(interp.call_values(modules, tuple(spread), span, frame, ir.Ref(name.rsplit(".", 1)[-1])))

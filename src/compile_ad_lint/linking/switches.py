@@ -1,0 +1,265 @@
+"""Run-time switches: which ``if`` tests read a value the user sets when launching the run.
+
+One rule (``knowledge/switches.py`` lists the sources): a branch on a value the user can set at
+launch (an argparse/click/typer/hydra parameter, an OmegaConf, YAML, JSON or TOML config, a
+dataclass or pydantic config field, an environment variable, a module global that
+``exec(open(...).read())`` or ``globals().update(...)`` can rebind) may take either arm, whatever
+the code writes as its default; a branch on a value nothing can rebind is decided by it. Each arm
+of a switch runs under its ``Condition`` (``Context.conditions``): what is compiled, called or
+differentiated there carries it, and a finding that holds on that arm only names it.
+
+Only the test itself is read: ``if args.compile and not debug:`` names the whole test; a value
+computed from a switch elsewhere (``ddp = int(os.environ.get("RANK", -1)) != -1``) is unknown
+data, so its branch may still take either arm, but it is not named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..findings import Condition, Location
+from ..knowledge import switches as knowledge
+from ..summary import model as ir
+from .arguments import Args, Values, keyword_arg, positional
+from .reach import flag_key
+from .values import (
+    ClassVal,
+    Compiled,
+    ConstVal,
+    Data,
+    External,
+    ExternalInstance,
+    FunctionVal,
+    Instance,
+    Settings,
+)
+
+if TYPE_CHECKING:
+    from .interpreter import Frame, Interpreter
+
+#: The most switches a context keeps (the outermost): deeper nesting adds walks for little news.
+MAX_CONDITIONS = 4
+
+
+class Switches:
+    def __init__(self, interpreter: Interpreter) -> None:
+        self.interp = interpreter
+        self._config_classes: dict[ClassVal, bool] = {}
+        self._config_fields: dict[ClassVal, frozenset[str]] = {}
+        self._settings_parameters: dict[tuple[Path, str], Settings | None] = {}
+
+    # -- values read from the launch settings ------------------------------------------------
+
+    def effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values]]:
+        return {"settings": self.settings_call, "field_default": self.field_default}
+
+    def settings_call(self, row: knowledge.SettingsCall, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        """The launch settings; an instance of the config class the call fills (``tyro.cli(TrainConfig)``),
+        whose fields are switches with their defaults known."""
+        if row.builds is not None:
+            keyword, position = row.builds
+            given = keyword_arg(args, keyword) or positional(args, position)
+            built = [
+                Instance(v) if isinstance(v, ClassVal) else v for v in given if isinstance(v, (ClassVal, Instance))
+            ]
+            if built:
+                return frozenset(built)
+        return frozenset([Settings(row.kind)])
+
+    def namespace_attribute(self, instance: Instance) -> Values | None:
+        """An attribute a settings namespace class does not define (``args.torchcompile`` on a
+        ``class TrainArgs(argparse.Namespace)``): a setting. None for other classes."""
+        for klass in self.interp.mro(instance.cls):
+            if isinstance(klass, External) and klass.name in knowledge.SETTINGS_BASES:
+                return frozenset([Settings(knowledge.SETTINGS_BASES[klass.name][0])])
+        return None
+
+    def field_default(self, row: knowledge.FieldDefault, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        """``field(default_factory=ModelConfig)`` in a config class body: the factory's result."""
+        default = keyword_arg(args, row.default)
+        if default is not None:
+            return default
+        factory = keyword_arg(args, row.factory)
+        if factory:
+            span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+            return self.interp.call_values(factory, (), span, frame, ir.Ref(row.factory))
+        return frozenset([Data()])
+
+    def parameter_settings(self, function: FunctionVal) -> Settings | None:
+        """What a parameter no caller binds holds in a function decorated by a command-line or config
+        framework (``@hydra.main``, ``@click.command``): its settings. None for other functions."""
+        interp = self.interp
+
+        def decide() -> Settings | None:
+            definition = interp.index.definition(function.path, function.qualname)
+            if definition is None or not definition.decorators:
+                return None
+            from .interpreter import Context, Frame
+
+            frame = Frame(function.path, {}, Context(), record=False)
+            for decorator in definition.decorators:
+                named = decorator.func if isinstance(decorator, ir.Call) else decorator
+                if not _pure(named):
+                    continue
+                for value in interp.eval(named, frame):
+                    row = knowledge.SETTINGS_DECORATOR_BY_NAME.get(value.name) if isinstance(value, External) else None
+                    if row is not None:
+                        return Settings(row.kind)
+            return None
+
+        found = interp.cached(self._settings_parameters, (function.path, function.qualname), decide, cycle=None)
+        return found if isinstance(found, Settings) else None
+
+    # -- branches ------------------------------------------------------------------------------
+
+    def arm_conditions(self, branch: ir.Branch, tests: Values, frame: Frame) -> tuple[Condition, Condition] | None:
+        """The condition each arm of ``if <test>:`` holds under when the test reads a switch, None
+        when it does not (the branch is then decided by a known constant, or merged when unknown)."""
+        test = branch.condition
+        if test is None or len(branch.arms) != 2 or not self.reads_switch(test, frame):
+            return None
+        text = branch.test or flag_key(test) or "a run-time switch"
+        known = {bool(t.value) for t in tests if isinstance(t, ConstVal)}
+        default = next(iter(known)) if len(known) == 1 and all(isinstance(t, ConstVal) for t in tests) else None
+        return (
+            Condition(text, True, default),
+            Condition(text, False, None if default is None else not default),
+        )
+
+    def reads_switch(self, expr: ir.Expr, frame: Frame) -> bool:
+        """Whether ``expr`` reads a run-time switch directly. Calls are not made again: only names
+        and attribute chains are evaluated (what the test's own evaluation looked up)."""
+        if isinstance(expr, ir.Ref):
+            return self.rebindable(expr.name, frame) or _holds_settings(self.interp.lookup(expr.name, frame))
+        if isinstance(expr, ir.Attr):
+            if _pure(expr):
+                interp = self.interp
+                bases = interp.eval(expr.base, frame)
+                if _holds_settings(bases) or self.config_field(bases, expr.attr):
+                    return True
+                if _holds_settings(interp.attribute(bases, expr.attr)):  # ``args.flag`` of a Namespace subclass
+                    return True
+            return self.reads_switch(expr.base, frame)
+        if isinstance(expr, ir.Call):
+            if _pure(expr.func) and any(
+                isinstance(v, External) and v.name in knowledge.SETTINGS_CALL_BY_NAME
+                for v in self.interp.eval(expr.func, frame)
+            ):
+                return True
+            return self.reads_switch(expr.func, frame) or any(self.reads_switch(a.value, frame) for a in expr.args)
+        if isinstance(expr, (ir.Combine, ir.Elements)):
+            return any(self.reads_switch(part, frame) for part in expr.parts)
+        if isinstance(expr, ir.Choice):
+            return any(self.reads_switch(option, frame) for option in expr.options)
+        if isinstance(expr, ir.Item):
+            return self.reads_switch(expr.base, frame)
+        return False
+
+    def rebindable(self, name: str, frame: Frame) -> bool:
+        """``name`` read here is a module global that a rebinder of its module may change."""
+        if frame.stack and (name in frame.env or name in frame.closure):
+            return False  # a function's own name
+        return name in self.interp.index.rebindable(frame.path)
+
+    # -- config classes --------------------------------------------------------------------------
+
+    def config_field(self, bases: Values, name: str) -> bool:
+        """``cfg.<name>`` is a field of a config class (dataclass, attrs, pydantic) instance."""
+        return any(
+            isinstance(base, Instance) and self.is_config_class(base.cls) and name in self.fields(base.cls)
+            for base in bases
+        )
+
+    def is_config_class(self, cls: ClassVal) -> bool:
+        interp = self.interp
+
+        def decide() -> bool:
+            for klass in interp.mro(cls):
+                if isinstance(klass, External):
+                    if klass.name in knowledge.CONFIG_CLASS_BASES:
+                        return True
+                    continue
+                if not isinstance(klass, ClassVal):
+                    continue
+                summary = interp.class_summary(klass)
+                if summary is None:
+                    continue
+                from .interpreter import Context, Frame
+
+                frame = Frame(klass.path, {}, Context(), record=False)
+                for decorator in summary.decorators:
+                    named = decorator.func if isinstance(decorator, ir.Call) else decorator
+                    if _pure(named) and any(
+                        isinstance(v, External) and v.name in knowledge.CONFIG_CLASS_DECORATORS
+                        for v in interp.eval(named, frame)
+                    ):
+                        return True
+            return False
+
+        return bool(interp.cached(self._config_classes, cls, decide, cycle=False))
+
+    def fields(self, cls: ClassVal) -> frozenset[str]:
+        """The fields of a config class and its project bases: names its bodies annotate or give a
+        literal default (``compile: bool = False``, ``compile_mode = "default"``)."""
+        interp = self.interp
+
+        def collect() -> frozenset[str]:
+            names: set[str] = set()
+            for klass in interp.mro(cls):
+                if not isinstance(klass, ClassVal):
+                    continue
+                summary = interp.class_summary(klass)
+                if summary is not None:
+                    names.update(summary.fields)
+            return frozenset(names)
+
+        return frozenset(interp.cached(self._config_fields, cls, collect))
+
+
+def _pure(expr: ir.Expr) -> bool:
+    """A name or an attribute chain on one: evaluating it calls nothing."""
+    while isinstance(expr, ir.Attr):
+        expr = expr.base
+    return isinstance(expr, (ir.Ref, ir.Import))
+
+
+def _holds_settings(values: Values) -> bool:
+    """Settings, or data from a parameter no analyzed caller binds (an entry point's ``cfg``: set by
+    whoever calls it, outside the analyzed program, as launch settings are)."""
+    return any(
+        isinstance(v, Settings) or (isinstance(v, Data) and v.from_parameter) for v in values
+    ) or _settings_object(values)
+
+
+def _settings_object(values: Values) -> bool:
+    return any(
+        isinstance(v, (External, ExternalInstance))
+        and (v.name if isinstance(v, External) else v.cls) in knowledge.SETTINGS_OBJECTS
+        for v in values
+    )
+
+
+def with_condition(conditions: tuple[Condition, ...], condition: Condition) -> tuple[Condition, ...]:
+    """``conditions`` and ``condition`` (a branch inside a switch's arm), the outermost kept."""
+    if condition in conditions or len(conditions) >= MAX_CONDITIONS:
+        return conditions
+    return (*conditions, condition)
+
+
+def stamp_arm(env: dict[str, Values], before: dict[str, Values], condition: Condition) -> None:
+    """The compiled values an arm of a switch bound (a helper called there compiled them, outside
+    the arm's frame) exist on that arm only: they carry its condition."""
+    for name, values in env.items():
+        known = before.get(name)
+        if values is known:
+            continue
+        fresh = [v for v in values if isinstance(v, Compiled) and condition not in v.conditions]
+        if known is not None:
+            fresh = [v for v in fresh if v not in known]
+        if fresh:
+            env[name] = values.difference(fresh).union(
+                replace(v, conditions=with_condition(v.conditions, condition)) for v in fresh
+            )
