@@ -116,7 +116,17 @@ CASES = {
         "model = torch.compile(M())\nfirst, *rest = model(x)\n(first.sum() + rest[0].sum() + rest[1].sum()).backward()\n"
     ),
     "cal005-whole-result-indexed": Case(
-        HEADS + "out = model(x)\nout[0].sum().backward()\n", note="no index tracking: the whole result counts as used"
+        HEADS + "out = model(x)\nout[0].sum().backward()  # expect: CAL005\n",
+        note="a literal index picks its output (issue 47): output 1 is unused",
+    ),
+    "cal005-every-output-indexed": Case(
+        HEADS + "out = model(x)\n(out[0].sum() + out[1].sum()).backward()\n", note="both outputs indexed and used"
+    ),
+    "cal005-whole-result-iterated": Case(
+        HEADS + "out = model(x)\nsum(o.sum() for o in out).backward()\n", note="iterating uses every output"
+    ),
+    "cal005-unknown-index": Case(
+        HEADS + "out = model(x)\nout[k].sum().backward()\n", note="an index not known statically may be any output"
     ),
     "cal005-parameterless-module": Case(
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import Config
 from compile_ad_lint.knowledge import frameworks as fw
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
@@ -190,6 +192,28 @@ def test_lightning_compiled_submodule(tmp_path):
     )
 
 
+@pytest.mark.parametrize("hook", fw.FIT_HOOKS, ids=lambda hook: hook.method)
+def test_lightning_fit_hooks_run_before_the_step(hook, tmp_path):
+    """A hook ``fit`` calls compiles the module's layer: the step's backward goes through it."""
+    assert re.search(r"src/[\w/]+\.py", hook.source), hook.source
+    parameters = "".join(f", {name}" for name in ("stage",)[: len(hook.arguments)])
+    code = LIT.replace(
+        "    def training_step(",
+        f"    def {hook.method}(self{parameters}):\n        self.net = torch.compile(self.net)\n\n    def training_step(",
+    )
+    marker = "  # expect: CAL002"
+    _check(code + f"def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm){marker}\n", tmp_path)
+
+
+def test_a_method_fit_does_not_call_compiles_nothing(tmp_path):
+    code = LIT.replace(
+        "    def training_step(",
+        "    def compile_me(self):\n        self.net = torch.compile(self.net)\n\n    def training_step(",
+    )
+    marker = "  # ok: nothing calls compile_me"
+    _check(code + f"def main(dm):\n    L.Trainer(precision='bf16-mixed').fit(Lit(), datamodule=dm){marker}\n", tmp_path)
+
+
 FABRIC = NET + "from lightning.fabric import Fabric\n\n\n"
 
 
@@ -215,6 +239,36 @@ def test_fabric_full_precision(tmp_path):
         + "def run(loader):\n    fabric = Fabric(precision='32-true')\n    model = fabric.setup(torch.compile(Net()))\n"
     )
     code += "    for x in loader:\n        fabric.backward(model(x))  # ok: no autocast\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("constructor", "variable"),
+    [("Fabric(devices=2)", "LT_PRECISION"), ("Accelerator()", "ACCELERATE_MIXED_PRECISION")],
+)
+def test_a_precision_left_to_the_launcher_is_a_named_switch(constructor, variable, tmp_path):
+    """Fabric and accelerate read the precision the launcher sets (``fabric run --precision``,
+    ``accelerate launch --mixed_precision``) when the code sets none: a finding names the variable."""
+    setup = "fabric.setup" if constructor.startswith("Fabric") else "fabric.prepare"
+    code = NET + "from accelerate import Accelerator\nfrom lightning.fabric import Fabric\n\n\n"
+    code += f"def run(loader):\n    fabric = {constructor}\n    model = {setup}(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        fabric.backward(model(x))  # expect: CAL002\n"
+    _check(code, tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert [c.expression for c in finding.conditions] == [variable]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "marker"),
+    [
+        ("dict(devices=2)", "  # expect: CAL002"),
+        ("{'precision': 'bf16-mixed'}", "  # expect: CAL002"),
+        ("{'precision': '32-true'}", "  # ok: a literal full precision"),
+    ],
+)
+def test_fabric_precision_through_kwargs(kwargs, marker, tmp_path):
+    code = FABRIC + f"def run(loader):\n    kwargs = {kwargs}\n    fabric = Fabric(**kwargs)\n"
+    code += f"    model = fabric.setup(torch.compile(Net()))\n    for x in loader:\n        fabric.backward(model(x)){marker}\n"
     _check(code, tmp_path)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from compile_ad_lint.knowledge import frameworks as fw
+from compile_ad_lint.knowledge import switches
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import CALLS, MATCHED_NAMES, REACH_EFFECTS
 from compile_ad_lint.rules import Case
@@ -147,6 +148,14 @@ CASES = {
         ),
         _amp(n, "holder = Net()\ntarget(holder, 'net', Net())", "loss = holder.net(x).sum()", "loss.backward()", _OK),
     ),
+    "functional_call": lambda n: (
+        HEAD + _imported(n) + "\n\n" + NET + "model = torch.compile(Net())\n\n\n"
+        "def probe(x, t):\n    params = {k: fwAD.make_dual(p, t) for k, p in model.named_parameters()}\n"
+        "    with fwAD.dual_level():\n        return target(model, params, (torch.ones(2, 4),))" + _CAL001 + "\n",
+        HEAD + _imported(n) + "\n\n" + NET + "model = torch.compile(Net())\n\n\n"
+        "def probe(x, t):\n    params = dict(model.named_parameters())\n"
+        "    with fwAD.dual_level():\n        return target(model, params, (torch.ones(2, 4),))" + _OK + "\n",
+    ),
 }
 
 #: Tables whose rows have a case per name in another test module (the behaviour they model is tested there).
@@ -177,7 +186,13 @@ def test_torch_call_rows(name, effect, tmp_path):
 
 def test_every_effect_has_cases():
     effects = {meaning.effect for meanings in CALLS.values() for meaning in meanings}
-    assert effects - {"autocast", "config_patch", "backward", "autograd_functional"} <= set(CASES) | set(ELSEWHERE)
+    # The launch settings and config field defaults (``knowledge/switches.py``) have a case per row in
+    # tests/test_switches.py.
+    switches = {"settings", "field_default"}
+    assert (
+        effects - {"autocast", "config_patch", "backward", "autograd_functional"}
+        <= set(CASES) | set(ELSEWHERE) | switches
+    )
     assert set(ELSEWHERE) <= REACH_EFFECTS
     assert {row.effect for row in api.TORCH_CALLS} <= set(api.CALL_EFFECTS)
 
@@ -437,9 +452,10 @@ def test_every_name_a_table_matches_is_kept_whole_by_attribute_access():
     """Attribute access on external values keeps a name whole only while it may become one of
     ``MATCHED_NAMES`` (``linking.values.ExternalNames``): a table whose names were missing there
     would stop matching what code reaches through attributes (``torch.nn.parallel.X``)."""
-    tables = [value for module in (api, fw) for name, value in vars(module).items() if name.isupper()]
+    tables = [value for module in (api, fw, switches) for name, value in vars(module).items() if name.isupper()]
     in_tables = set().union(*(_dotted_names(table, set()) for table in tables))
     # Source citations and framework kinds are text, not names a value is compared with.
     cited = {name for name in in_tables if name.endswith(".py") or "/" in name}
     kinds = {row.kind for row in fw.FRAMEWORK_CLASSES} | {row.kind for row in fw.FRAMEWORK_METHODS}
+    kinds |= {kind for kind, _ in switches.SETTINGS_OBJECTS.values()}
     assert in_tables - cited - kinds <= MATCHED_NAMES

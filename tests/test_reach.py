@@ -637,7 +637,9 @@ def test_modules_that_share_a_replaced_forward_follow_it_once(tmp_path, monkeypa
         FORWARD_AD
         + models
         + pick
-        + "\n\nmodel = pick(0)\nwrapped = torch.nn.parallel.DistributedDataParallel(model)\nmodel.forward = wrapped\n"
+        # An index the analysis cannot know: ``pick`` may return any model (a literal would pick one).
+        + "\n\nmodel = pick(torch.randint(7, ()).item())\n"
+        "wrapped = torch.nn.parallel.DistributedDataParallel(model)\nmodel.forward = wrapped\n"
         "compiled = torch.compile(torch.nn.Linear(4, 4))\nwith fwAD.dual_level():\n"
         "    x = fwAD.make_dual(torch.randn(4), torch.randn(4))\n    model(x)\n"
         "    compiled(x)  # expect: CAL001\n"

@@ -1,0 +1,486 @@
+"""Run-time switches (``knowledge/switches.py``, ``linking/switches.py``): a branch on a value the
+user sets at launch may take either arm, and a finding that holds on one arm names the condition.
+
+Every name of every row has a case here, analyzed through the public API: a small training step
+that compiles its model only ``if <switch>:`` (the code's default keeps it uncompiled or gives no
+value), so the CAL002 finding must be reported and carry the switch in ``conditions`` and in its
+message; next to it, the near miss where nothing can rebind the value.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compile_ad_lint.api import Analyzer
+from compile_ad_lint.config import Config
+from compile_ad_lint.findings import Condition, Severity
+from compile_ad_lint.knowledge import switches
+from compile_ad_lint.testing import expected_in, reported, write_files
+
+NET = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def _step(test: str, marker: str = "  # expect: CAL002", indent: str = "    ") -> str:
+    """A training step compiling its model on ``if <test>:``: forward under autocast, backward outside."""
+    return textwrap.indent(
+        textwrap.dedent(f"""
+        model = Net()
+        if {test}:
+            model = torch.compile(model)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum()
+        loss.backward(){marker}
+        """).strip("\n"),
+        indent,
+    )
+
+
+def _analyze(root: Path, files: dict[str, str]):
+    write_files(root, {name: textwrap.dedent(text).lstrip("\n") for name, text in files.items()})
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(root)])
+    expected: set = set()
+    for path in sorted(root.rglob("*.py")):
+        expected |= expected_in(path)
+    return report, expected
+
+
+def _expression(name: str) -> tuple[str, str]:
+    """``(import line, call)`` reaching the qualified ``name`` through an aliased import of its top
+    module, instantiating the classes on the way (``argparse.ArgumentParser().parse_args()``)."""
+    parts = name.split(".")
+    expression = "alias"
+    for part in parts[1:-1]:
+        expression += f".{part}()" if part[:1].isupper() else f".{part}"
+    return f"import {parts[0]} as alias", f"{expression}.{parts[-1]}()"
+
+
+SETTINGS_CALL_NAMES = sorted(switches.SETTINGS_CALL_BY_NAME)
+
+
+@pytest.mark.parametrize("name", SETTINGS_CALL_NAMES)
+def test_settings_call_rows(name, tmp_path):
+    imported, call = _expression(name)
+    program = f"{NET}{imported}\n\n\ndef train(x):\n    settings = {call}\n{_step('settings.compile')}\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    (finding,) = report.findings
+    assert finding.conditions == (Condition("settings.compile", True, None),)
+    assert finding.message.startswith("When `settings.compile` is set: ")
+
+
+def test_settings_object_row(tmp_path):
+    step = _step('alias.environ["COMPILE"]')
+    program = f"{NET}import os as alias\n\n\ndef train(x):\n{step}\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("alias.environ['COMPILE']", True, None),)]
+    assert set(switches.SETTINGS_OBJECTS) == {"os.environ"}  # one case per row: add one for a new row
+
+
+def test_a_computed_value_is_followed_but_not_named(tmp_path):
+    """``ddp = int(os.environ.get("RANK", -1)) != -1``: unknown data, both arms, nothing named."""
+    program = f'{NET}import os\n\n\ndef train(x):\n    ddp = int(os.environ.get("RANK", -1)) != -1\n{_step("ddp")}\n'
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [()]
+
+
+DECORATED = {
+    "hydra.main": ("import hydra as alias", "@alias.main(config_path=None)"),
+    "click.command": ("import click as alias", "@alias.command()"),
+    "click.option": ("import click as alias", '@alias.option("--compile", is_flag=True)'),
+    "click.argument": ("import click as alias", '@alias.argument("compile")'),
+    "click.group": ("import click as alias", "@alias.group()"),
+    "typer.Typer.command": ("import typer as alias\n\napp = alias.Typer()", "@app.command()"),
+    "typer.Typer.callback": ("import typer as alias\n\napp = alias.Typer()", "@app.callback()"),
+    "draccus.wrap": ("import draccus as alias", "@alias.wrap()"),
+    "pyrallis.wrap": ("import pyrallis as alias", "@alias.wrap()"),
+}
+
+
+def test_every_settings_decorator_has_a_case():
+    assert set(DECORATED) == set(switches.SETTINGS_DECORATOR_BY_NAME)
+
+
+@pytest.mark.parametrize("name", sorted(DECORATED))
+def test_settings_decorator_rows(name, tmp_path):
+    imported, decorator = DECORATED[name]
+    program = f"{NET}{imported}\n\n\n{decorator}\ndef main(cfg, x):\n{_step('cfg.compile')}\n\n\nmain()\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("cfg.compile", True, None),)]
+
+
+def test_an_entry_points_unbound_parameter_is_a_switch(tmp_path):
+    """``main(cfg, x)`` that nothing in the project calls: ``cfg`` is set by whoever calls it."""
+    program = f"{NET}\n\ndef main(cfg, x):\n{_step('cfg.compile')}\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("cfg.compile", True, None),)]
+
+
+def test_a_config_read_from_a_file_and_passed_to_the_entry_point(tmp_path):
+    """V-JEPA 2's ``main(args)``: walked as an entry point (``args`` unknown) and from the launcher
+    (``args`` from ``yaml.load``); both paths name the same switch."""
+    program = f"""{NET}
+import yaml
+
+
+def main(args, x):
+    compile_model = args.get("model").get("compile_model", False)
+{_step("compile_model")}
+
+
+if __name__ == "__main__":
+    with open("config.yaml") as f:
+        main(yaml.safe_load(f), torch.randn(2, 4))
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("compile_model", True, None),)]
+
+
+CONFIG_CLASS_CASES = [
+    *((name, f"@alias.{name.split('.', 1)[1]}\nclass Cfg:") for name in sorted(switches.CONFIG_CLASS_DECORATORS)),
+    *((name, f"class Cfg(alias.{name.split('.', 1)[1]}):") for name in sorted(switches.CONFIG_CLASS_BASES)),
+]
+
+
+@pytest.mark.parametrize(("name", "head"), CONFIG_CLASS_CASES, ids=[name for name, _ in CONFIG_CLASS_CASES])
+def test_config_class_rows(name, head, tmp_path):
+    """A config class's field defaults to False: the compiled path runs when the user sets it."""
+    program = (
+        f"{NET}import {name.split('.')[0]} as alias\n\n\n{head}\n    compile: bool = False\n    mode: str = 'x'\n\n\n"
+        f"def train(x):\n    cfg = Cfg()\n{_step('cfg.compile')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    (finding,) = report.findings
+    assert finding.conditions == (Condition("cfg.compile", True, False),)
+    assert finding.message.startswith("When `cfg.compile` is set (not the default): ")
+
+
+def test_a_plain_class_attribute_is_a_constant(tmp_path):
+    program = (
+        f"{NET}\n\nclass Cfg:\n    compile = False\n\n\n"
+        f"def train(x):\n    cfg = Cfg()\n{_step('cfg.compile', '  # ok: nothing sets a plain class attribute')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_an_inherited_config_field_is_a_switch(tmp_path):
+    program = (
+        f"{NET}from dataclasses import dataclass\n\n\n@dataclass\nclass Base:\n    compile: bool = False\n\n\n"
+        f"@dataclass\nclass Cfg(Base):\n    lr: float = 1e-3\n\n\n"
+        f"def train(x):\n    cfg = Cfg()\n{_step('cfg.compile')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+
+
+@pytest.mark.parametrize("row", switches.GLOBAL_REBINDERS, ids=lambda row: f"{row.function}.{row.method}")
+def test_global_rebinder_rows(row, tmp_path):
+    call = "exec(open('configurator.py').read())" if row.method is None else f"{row.function[9:]}().update({{}})"
+    program = f"{NET}\ncompile_model = False\n{call}\n\nx = torch.randn(2, 4)\n{_step('compile_model', indent='')}\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    (finding,) = report.findings
+    assert finding.conditions == (Condition("compile_model", True, False),)
+
+
+def test_a_global_given_after_the_rebinder_is_a_constant(tmp_path):
+    program = (
+        f"{NET}\nexec(open('configurator.py').read())\ncompile_model = False\n\nx = torch.randn(2, 4)\n"
+        f"{_step('compile_model', '  # ok: set after the configurator ran', indent='')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_a_module_constant_without_a_rebinder_decides_the_branch(tmp_path):
+    """build-nanogpt's ``use_compile = False``: nothing can set it, the compiled path never runs."""
+    program = (
+        f"{NET}\nuse_compile = False\nx = torch.randn(2, 4)\n{_step('use_compile', '  # ok: a constant', indent='')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_both_arms_of_a_switch_are_followed_and_named(tmp_path):
+    """nanoGPT's bench.py: ``profile = False`` hid the profiled loop; each loop is its own finding."""
+    program = f"""{NET}
+compile = True
+profile = False
+exec(open("configurator.py").read())
+
+x = torch.randn(2, 4)
+model = Net()
+if compile:
+    model = torch.compile(model)
+if not profile:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+else:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"bench.py": program})
+    assert reported(report.findings) == expected
+    by_line = {f.location.line: f for f in report.findings}
+    first, second = (by_line[line] for line, _ in sorted((k[1], k) for k in expected))
+    assert first.conditions == (Condition("compile", True, True), Condition("profile", False, True))
+    assert second.conditions == (Condition("compile", True, True), Condition("profile", True, False))
+    assert first.message.startswith("When `compile` is set (the default) and `profile` is not set (the default): ")
+
+
+def test_a_finding_on_every_path_names_nothing(tmp_path):
+    """One compile under the switch and one without: the finding holds whatever the user sets."""
+    program = f"""{NET}
+import argparse
+
+
+def train(x):
+    args = argparse.ArgumentParser().parse_args()
+    model = torch.compile(Net())
+    if args.fast:
+        model = torch.compile(Net(), mode="max-autotune")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [()]
+
+
+def test_a_helper_called_on_the_arm_compiles_under_its_condition(tmp_path):
+    """``if args.compile: model = compile_model(model)``: the helper compiles unconditionally, what it
+    returns into the arm exists on that arm only."""
+    program = f"""{NET}
+import argparse
+
+
+def compile_model(model):
+    return torch.compile(model, mode="max-autotune")
+
+
+def train(x):
+    args = argparse.ArgumentParser().parse_args()
+    model = Net()
+    if args.compile:
+        model = compile_model(model)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("args.compile", True, None),)]
+
+
+def test_a_switch_around_a_call_is_not_named_in_the_callee(tmp_path):
+    """``if args.amp: train_amp(model, x)``: the backward inside the callee is found; the caller's
+    switch is not carried into callees (their walks would split per switch: 44 % more walks on
+    pytorch-image-models' train.py), so it is not named."""
+    program = f"""{NET}
+import argparse
+
+
+def train_amp(model, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+
+
+def main(x):
+    args = argparse.ArgumentParser().parse_args()
+    model = torch.compile(Net())
+    if args.amp:
+        train_amp(model, x)
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert {f.conditions for f in report.findings} == {()}
+
+
+def test_create_graph_switch_is_a_warning_that_names_it(tmp_path):
+    """``create_graph=second_order``: the double backward fails only when it is true (CAL004)."""
+    program = f"""{NET}
+
+def step(x, second_order):
+    model = torch.compile(Net())
+    loss = model(x).sum()
+    loss.backward(create_graph=second_order)  # expect: CAL004
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    (finding,) = report.findings
+    assert finding.severity is Severity.WARNING
+    assert finding.conditions == (Condition("second_order", True, None),)
+    assert "create_graph=`second_order` (not a constant)" in finding.message
+    assert "fails when it is true at run time" in finding.message
+
+
+def test_create_graph_true_stays_an_error(tmp_path):
+    program = f"{NET}\n\ndef step(x):\n    loss = torch.compile(Net())(x).sum()\n    loss.backward(create_graph=True)  # expect: CAL004\n"
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [(f.severity, f.conditions) for f in report.findings] == [(Severity.ERROR, ())]
+
+
+def test_conditions_in_json_and_sarif(tmp_path):
+    program = f"{NET}import argparse\n\n\ndef train(x):\n    args = argparse.ArgumentParser().parse_args()\n{_step('args.compile')}\n"
+    write_files(tmp_path, {"train.py": program})
+    command = [sys.executable, "-m", "compile_ad_lint", "check", ".", "--no-cache", "--format"]
+    document = json.loads(subprocess.run([*command, "json"], cwd=tmp_path, capture_output=True, text=True).stdout)
+    (finding,) = document["findings"]
+    assert finding["conditions"] == [{"expression": "args.compile", "holds": True, "default": None}]
+    assert finding["message"].startswith("When `args.compile` is set: ")
+    sarif = json.loads(subprocess.run([*command, "sarif"], cwd=tmp_path, capture_output=True, text=True).stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["properties"]["conditions"] == finding["conditions"]
+
+
+def test_condition_wording():
+    assert Condition("args.compile").describe() == "`args.compile` is set"
+    assert Condition("args.compile", False, True).describe() == "`args.compile` is not set (the default)"
+    assert Condition("cfg.dtype == 'bf16'", True, False).describe() == "`cfg.dtype == 'bf16'` holds (not the default)"
+    assert Condition("os.getenv('X')", False).describe() == "`os.getenv('X')` does not hold"
+
+
+def test_cal001_names_the_switch(tmp_path):
+    program = """
+import argparse
+
+import torch
+import torch.autograd.forward_ad as fwAD
+
+
+def f(x):
+    return x.sin()
+
+
+def probe(x, t):
+    args = argparse.ArgumentParser().parse_args()
+    g = f
+    if args.compile:
+        g = torch.compile(f)
+    with fwAD.dual_level():
+        return g(fwAD.make_dual(x, t))  # expect: CAL001
+"""
+    report, expected = _analyze(tmp_path, {"probe.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("args.compile", True, None),)]
+    assert report.findings[0].message.startswith("When `args.compile` is set: ")
+
+
+BUILDING_ROWS = sorted(
+    (name, row.builds) for row in switches.SETTINGS_CALLS if row.builds is not None for name in row.names
+)
+
+
+@pytest.mark.parametrize(("name", "builds"), BUILDING_ROWS, ids=[name for name, _ in BUILDING_ROWS])
+def test_settings_calls_that_fill_a_config_class(name, builds, tmp_path):
+    """``tyro.cli(TrainConfig)``: an instance of the class, so the field's default is known."""
+    imported, call = _expression(name)
+    keyword, _ = builds
+    call = call[:-2] + f"({keyword}=Cfg)"
+    program = (
+        f"{NET}from dataclasses import dataclass\n{imported}\n\n\n@dataclass\nclass Cfg:\n    compile: bool = False\n\n\n"
+        f"def train(x):\n    cfg = {call}\n{_step('cfg.compile')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("cfg.compile", True, False),)]
+
+
+FIELD_ROWS = sorted((name, row) for row in switches.FIELD_DEFAULTS for name in row.names)
+
+
+@pytest.mark.parametrize(("name", "row"), FIELD_ROWS, ids=[name for name, _ in FIELD_ROWS])
+def test_field_default_rows(name, row, tmp_path):
+    """A nested config made by a field specifier's factory: its fields are switches with defaults."""
+    module, function = name.rsplit(".", 1)
+    program = (
+        f"{NET}from dataclasses import dataclass\nfrom {module} import {function} as spec\n\n\n"
+        f"@dataclass\nclass ModelCfg:\n    compile: bool = True\n\n\n"
+        f"@dataclass\nclass Cfg:\n    model: ModelCfg = spec({row.factory}=ModelCfg)\n    lr: float = spec({row.default}=0.1)\n\n\n"
+        f"def train(x):\n    cfg = Cfg()\n{_step('cfg.model.compile')}\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("cfg.model.compile", True, True),)]
+
+
+def test_a_constructor_runs_for_every_instance(tmp_path):
+    """A library class's method walked as an entry point (its instance built elsewhere, through a
+    call the analysis does not follow): its ``__init__`` ran, so what it compiles counts."""
+    program = f"""{NET}
+
+class Runner:
+    def __init__(self, compile_model=None):
+        self.model = Net()
+        if compile_model:
+            self.model = torch.compile(self.model)
+
+    def step(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = self.model(x).sum()
+        loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"runner.py": program})
+    assert reported(report.findings) == expected
+
+
+def test_a_library_method_nothing_calls_compiles_nothing(tmp_path):
+    library = f"""{NET}
+
+class Runner(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Net()
+
+    def compile_head(self):
+        self.head = torch.compile(self.head)
+
+    def forward(self, x):
+        return self.head(x)
+"""
+    script = """
+import torch
+from lib import Runner
+
+
+def step(x):
+    runner = Runner()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = runner(x).sum()
+    loss.backward()  # ok: nothing calls compile_head
+"""
+    report, expected = _analyze(tmp_path, {"lib.py": library, "train.py": script})
+    assert report.findings == () and expected == set()
+    called = script.replace("    runner = Runner()\n", "    runner = Runner()\n    runner.compile_head()\n")
+    called = called.replace("  # ok: nothing calls compile_head", "  # expect: CAL002")
+    report, expected = _analyze(tmp_path, {"lib.py": library, "train.py": called})
+    assert reported(report.findings) == expected and expected
