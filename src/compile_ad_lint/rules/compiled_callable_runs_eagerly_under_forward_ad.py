@@ -8,7 +8,7 @@ from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity, h
 from ..fixes.plans import CallUncompiled
 from ..linking.values import ExternalInstance, Instance
 from ..torch_versions import TorchTarget
-from .base import Case, FixAvailability, Rule
+from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .compiled_callable_in_dual_level import Cal001Evidence
 from .forward_ad import DualCall, after_plain_call, backend_text, dual_calls, editable, expected_label
 
@@ -118,7 +118,8 @@ out = net(x)
         broken = {call.event.chain[0].location for call in calls if call.broken_on}
         for call in calls:
             if not call.broken_on and call.fragile_on and call.event.chain[0].location not in broken:
-                yield self.finding(call, target)
+                conditions = (*call.event.conditions, *call.event.compiled.conditions)
+                yield on_path(self.finding(call, target), path_conditions(conditions))
 
     def finding(self, call: DualCall, target: TorchTarget) -> Finding:
         event = call.event
