@@ -484,3 +484,27 @@ def step(x):
     called = called.replace("  # ok: nothing calls compile_head", "  # expect: CAL002")
     report, expected = _analyze(tmp_path, {"lib.py": library, "train.py": called})
     assert reported(report.findings) == expected and expected
+
+
+def test_a_notebook_config_field_defaulting_to_false(tmp_path):
+    """A training notebook: ``if train_cfg.compile:`` with a dataclass field defaulting to False hid
+    the finding; the field is a switch, the finding names it (not the default)."""
+    cells = [
+        "import torch\nfrom dataclasses import dataclass\nfrom torch import nn",
+        "@dataclass\nclass TrainConfig:\n    compile: bool = False\n\ntrain_cfg = TrainConfig()",
+        NET.strip() + "\n\nmodel = Net()\nif train_cfg.compile:\n    model = torch.compile(model)",
+        "x = torch.randn(2, 4)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n    loss = model(x).sum()\nloss.backward()",
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
+    [finding] = report.findings
+    assert (finding.code, finding.location.cell, finding.location.line) == ("CAL002", 4, 4)
+    assert finding.conditions == (Condition("train_cfg.compile", True, False),)
