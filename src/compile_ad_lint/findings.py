@@ -125,9 +125,18 @@ class Condition:
         default = {True: " (the default)", False: " (not the default)", None: ""}[self.default]
         return f"`{self.expression}` {verb}{default}"
 
+    def short(self) -> str:
+        """``args.compile``, ``not `args.debug```: for a headline with little room."""
+        return f"`{self.expression}`" if self.holds else f"not `{self.expression}`"
+
     def as_dict(self) -> dict[str, str | bool | None]:
         """The JSON and SARIF form: ``{"expression": "args.compile", "holds": true, "default": null}``."""
         return {"expression": self.expression, "holds": self.holds, "default": self.default}
+
+
+def compact_conditions(conditions: Iterable[Condition]) -> str:
+    """``When `compile` and not `profile```: the conditions without their defaults."""
+    return "When " + " and ".join(condition.short() for condition in conditions)
 
 
 def describe_conditions(conditions: Iterable[Condition]) -> str:

@@ -342,7 +342,12 @@ def train(x):
                 origin.site,
             ),
         )
-        return on_path(finding, conditions)
+        shorter = (
+            f"backward runs with {actual.describe()}; the compiled backward was traced for {assumed.describe()}",
+            f"backward under {actual.describe()}, compiled backward traced for {assumed.describe()}",
+            "the backward and the compiled backward disagree on autocast",
+        )
+        return on_path(finding, conditions, shorter)
 
 
 def _launched(state: AutocastState) -> tuple[Condition, ...]:

@@ -7,12 +7,21 @@ attributes, so a rule's behaviour, docs and tests live in one module.
 from __future__ import annotations
 
 import enum
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ..config import DEFAULT_RULE_DOCS_URL, Config
-from ..findings import Applicability, Condition, Finding, Severity, describe_conditions, headline
+from ..findings import (
+    HEADLINE_LIMIT,
+    Applicability,
+    Condition,
+    Finding,
+    Severity,
+    compact_conditions,
+    describe_conditions,
+    headline,
+)
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
 from ..linking.values import Compiled
@@ -203,19 +212,22 @@ def path_conditions(
     return tuple(sorted(frozenset(own) | (common or frozenset())))
 
 
-def on_path(finding: Finding, conditions: Iterable[Condition]) -> Finding:
+def on_path(finding: Finding, conditions: Iterable[Condition], shorter: Sequence[str] = ()) -> Finding:
     """``finding`` as one that holds only where ``conditions`` hold, listed in ``conditions`` and
-    named in the headline: before it (``When `args.compile` is set: ...``) when that fits, else
-    the first one after it (``... (when `args.compile` is set)``); all of them lead the details
-    when the headline could not name them all."""
+    named in the headline: before it (``When `args.compile` is set: ...``), with the rule's
+    ``shorter`` wordings of it when the headline would not fit, else the first condition after it
+    (``... (when `args.compile` is set)``); all of them lead the details when the headline could not
+    name them all."""
     ordered = tuple(sorted(frozenset(conditions)))
     if not ordered:
         return finding
     named = describe_conditions(ordered)
     first = ordered[0].describe() + (" and more" if len(ordered) > 1 else "")
-    full = f"{named}: {finding.message}"
-    message = headline(full, f"{finding.message} (when {first})", finding.message)
+    texts = (finding.message, *shorter)
+    candidates = [f"{named}: {text}" for text in texts] + [f"{compact_conditions(ordered)}: {text}" for text in texts]
+    full = [c for c in candidates if len(c) <= HEADLINE_LIMIT]
+    message = headline(*full, f"{finding.message} (when {first})", finding.message)
     details = finding.details
-    if message != full:
+    if not message.startswith(f"{named}: "):  # the headline names them briefly, or not at all
         details = (f"{named}: a run-time switch the user sets at launch; without it this does not hold.", *details)
     return replace(finding, message=message, details=details, conditions=ordered)

@@ -381,7 +381,8 @@ def inner_step(x, y, params, second_order):
             related=unique_related(related),
             evidence=evidence,
         )
-        return on_path(finding, conditions)
+        shorter = ("the second backward differentiates a compiled backward, which raises",)
+        return on_path(finding, conditions, shorter)
 
 
 def _written(text: str) -> str:

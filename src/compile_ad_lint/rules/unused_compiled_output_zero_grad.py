@@ -366,7 +366,8 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             ),
         )
         alternatives = [o.path_conditions() for o in backward.origins if o.call_site == site]
-        return on_path(finding, path_conditions(backward.conditions, alternatives))
+        shorter = ("unused compiled outputs leave zero gradients where eager leaves None",)
+        return on_path(finding, path_conditions(backward.conditions, alternatives), shorter)
 
 
 def _describe(leaf: Leaf) -> str:
