@@ -13,7 +13,7 @@ from compile_ad_lint.api import Analyzer
 from compile_ad_lint.baseline import Fingerprints, load_baseline
 from compile_ad_lint.cli import main
 from compile_ad_lint.config import Config, load_config
-from compile_ad_lint.fixes.noqa import noqa_insertion
+from compile_ad_lint.fixes.noqa import plan_noqa
 from compile_ad_lint.summary.extract import find_suppressions
 
 HAZARDS = """\
@@ -212,12 +212,43 @@ def test_add_noqa_adds_each_code_once_and_keeps_existing_comments(tmp_path: Path
     ],
 )
 def test_noqa_insertion_uses_the_analyzers_grammar(line: str, codes: list[str], expected) -> None:
-    assert noqa_insertion(line, codes) == expected
+    edits, skipped = plan_noqa([line], {1: codes})
+    assert skipped == []
+    assert [(edit.start, edit.end, edit.text) for edit in edits] == ([expected] if expected else [])
     if expected is not None:
         start, end, text = expected
         fixed = line[:start] + text + line[end:]
         read = {s.line: s.codes for s in find_suppressions(fixed.encode())}  # as the analyzer reads them
         assert set(codes) <= read[1]
+
+
+STRING_NOQA = """\
+import torch._functorch.config as fc
+
+fc.backward_pass_autocast = "of"; tag = "# noqa: CAL999"
+fc.backward_pass_autocast = "of"; tag = "# noqa: CAL003"
+fc.backward_pass_autocast = "of"; tag = '''
+# noqa: CAL003'''
+"""
+
+
+def test_add_noqa_never_edits_a_string_and_strings_suppress_nothing(tmp_path: Path, capsys) -> None:
+    """``# noqa:`` inside a string literal is text: the analyzer does not read it as a suppression,
+    and ``--add-noqa`` adds a comment after the string rather than extending the string."""
+    path = tmp_path / "probe.py"
+    path.write_text(STRING_NOQA)
+    assert main(["check", str(path), "--no-cache", "--format", "json"]) == 1
+    found = {f["line"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found == {3, 4, 5}
+    assert main(["check", str(path), "--no-cache", "--add-noqa"]) == 0
+    err = capsys.readouterr().err
+    lines = path.read_text().splitlines()
+    assert lines[2] == 'fc.backward_pass_autocast = "of"; tag = "# noqa: CAL999"  # noqa: CAL003'
+    assert lines[3] == 'fc.backward_pass_autocast = "of"; tag = "# noqa: CAL003"  # noqa: CAL003'
+    assert lines[4:6] == ["fc.backward_pass_autocast = \"of\"; tag = '''", "# noqa: CAL003'''"]
+    assert f"{path}:5: no noqa added (the line ends inside a string)" in err
+    assert main(["check", str(path), "--no-cache", "--format", "json"]) == 1
+    assert {f["line"] for f in json.loads(capsys.readouterr().out)["findings"]} == {5}
 
 
 def test_add_noqa_is_not_a_stale_write(tmp_path: Path) -> None:

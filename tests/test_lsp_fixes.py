@@ -145,3 +145,24 @@ def test_no_fix_for_a_buffer_changed_since_the_analysis(tmp_path: Path) -> None:
             assert [a.title for a in actions] == ["Suppress CAL001 on this line (# noqa: CAL001)"]
 
     _run(scenario())
+
+
+def test_the_noqa_quick_fix_never_edits_a_string_literal(tmp_path: Path) -> None:
+    """``# noqa:`` in a string is text: the suppression goes into a comment after it."""
+    root, _train, _model = _project(tmp_path)
+    source = 'import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"; tag = "# noqa: CAL999"\n'
+    (root / "tagged.py").write_text(source, encoding="utf-8")
+    uri = from_fs_path(str(root / "tagged.py"))
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            client.open(uri, source)
+            [diagnostic] = (await client.diagnostics(uri)).diagnostics
+            assert diagnostic.code == "CAL003"
+            [noqa] = [a for a in await _actions(client, uri, [diagnostic]) if a.title.startswith("Suppress")]
+            text = _apply(source, noqa.edit.changes[uri])  # type: ignore[union-attr, index]
+            assert text.splitlines()[1] == 'fc.backward_pass_autocast = "of"; tag = "# noqa: CAL999"  # noqa: CAL003'
+            client.replace_all(uri, text, version=2)
+            assert list((await client.diagnostics(uri, version=2)).diagnostics) == []
+
+    _run(scenario())

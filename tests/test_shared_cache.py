@@ -144,8 +144,8 @@ def test_write_behind_keeps_entries_in_memory_until_flushed(tmp_path):
     memory = EntryMemory(write_behind=True)
     cache = SummaryCache.open(tmp_path, memory=memory)
     assert cache is not None
-    outline = ModuleOutline("pkg.mod", False, (), (), ())
-    other = ModuleOutline("pkg.other", False, (), (), ())
+    outline = ModuleOutline("pkg.mod", False, (), ())
+    other = ModuleOutline("pkg.other", False, (), ())
     cache.store("ab" * 32, outline)
     cache.store("cd" * 32, other)
     cache.store("ef" * 32, other, to_disk=False)
@@ -166,7 +166,7 @@ def test_write_behind_writes_a_key_stored_again_once_and_can_stop_between_entrie
     memory = EntryMemory(write_behind=True)
     cache = SummaryCache.open(tmp_path, memory=memory)
     assert cache is not None
-    first, second, third = (ModuleOutline(f"pkg.m{i}", False, (), (), ()) for i in range(3))
+    first, second, third = (ModuleOutline(f"pkg.m{i}", False, (), ()) for i in range(3))
     cache.store("ab" * 32, first)
     cache.store("cd" * 32, second)
     cache.store("ab" * 32, third)  # the same key again: its latest value

@@ -245,7 +245,7 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> NoqaOut
     already there). Files changed since the analysis, and notebooks, are left alone."""
     from ..paths import real_path
     from ..summary.outline import split_lines
-    from .noqa import PYTHON_WHITESPACE, lines_ending_in_strings, noqa_insertion
+    from .noqa import plan_noqa
 
     by_file: dict[str, dict[int, list[str]]] = {}
     skipped: list[tuple[str, int, str]] = []
@@ -275,25 +275,13 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> NoqaOut
             skipped += [(display, line, "cannot decode the file") for line in lines_codes]
             continue
         lines = split_lines(text)
-        in_strings = lines_ending_in_strings(text)
-        changed = 0
-        for number, codes in sorted(lines_codes.items()):
-            if not 1 <= number <= len(lines):
-                skipped.append((display, number, "no such line"))
-                continue
-            if number in in_strings:
-                skipped.append((display, number, "the line ends inside a string"))
-                continue
-            full = lines[number - 1]
+        edits, refused = plan_noqa(lines, lines_codes)
+        skipped += [(display, skip.line, skip.reason) for skip in refused]
+        for edit in edits:
+            full = lines[edit.line - 1]
             body = full.rstrip("\r\n")
-            insertion = noqa_insertion(body, codes)
-            if insertion is None:
-                if body.rstrip(PYTHON_WHITESPACE).endswith("\\"):
-                    skipped.append((display, number, "the line ends in a \\ continuation"))
-                continue
-            start, end, new_text = insertion
-            lines[number - 1] = body[:start] + new_text + body[end:] + full[len(body) :]
-            changed += 1
+            lines[edit.line - 1] = body[: edit.start] + edit.text + body[edit.end :] + full[len(body) :]
+        changed = len(edits)
         if changed:
             _write_atomically(path, "".join(lines).encode(encoding))
             added += changed

@@ -1,58 +1,80 @@
 """Adding ``# noqa: CODE`` to a line: ``check --add-noqa`` and the language server's quick fix.
 
-There is one noqa grammar: the one the analyzer suppresses findings with (``suppression.py``'s
-patterns, applied by ``summary.extract.find_suppressions`` to each line; ``# compile-ad-lint: ignore[CAL001]`` is
-extended the same way when a line has it). Matching the line with that same pattern
-here means an added code is always one the analyzer then honours, and an existing comment is
-extended rather than duplicated: ``# noqa: E501`` becomes ``# noqa: E501, CAL001``; a bare
-``# noqa`` (which already suppresses everything) or one that lists the code is left alone.
+There is one noqa grammar: the one the analyzer suppresses findings with (``suppression.py``), and
+one way to find the comments it is read from: Python's tokenizer (``suppression.find_comments``).
+An added code is then always one the analyzer honours, an existing comment is extended rather than
+duplicated (``# noqa: E501`` becomes ``# noqa: E501, CAL001``; a bare ``# noqa``, which already
+suppresses everything, or one that lists the code is left alone), and text in a string literal
+(``tag = "# noqa: CAL999"``) is never taken for a comment nor edited.
 """
 
 from __future__ import annotations
 
-import io
-import tokenize
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from ..suppression import IGNORE_PATTERN, NOQA_PATTERN, listed_codes
+from ..suppression import Comments, SuppressionKind, find_comments, suppressions_in
 
 #: Whitespace as Python's grammar knows it (``str.strip()`` would also eat U+2028 and friends).
 PYTHON_WHITESPACE = " \t\x0c"
 
 
-def noqa_insertion(line: str, codes: Sequence[str]) -> tuple[int, int, str] | None:
-    """How to make ``line`` (without its line end) suppress ``codes``: ``(start, end, text)``,
-    character offsets in the line and the text that replaces them; None when nothing is needed or
-    a comment cannot go there (after a ``\\`` continuation)."""
-    data = line.encode("utf-8", "surrogatepass")
-    # The analyzer reads one suppression per line (an ignore[...] comment over a noqa one): extend
-    # the one it reads.
-    match = IGNORE_PATTERN.search(data) or NOQA_PATTERN.search(data)
-    if match is not None and match.group("codes") is not None and not match.group("codes").strip():
-        return None  # ``ignore[]`` lists nothing: it suppresses every code
-    if match is not None:
-        listed = match.group("codes")
-        if listed is None:
-            return None  # a bare noqa comment suppresses every code
-        present = listed_codes(listed)
-        missing = [code for code in dict.fromkeys(codes) if code.upper() not in present]
-        if not missing:
-            return None
-        at = len(data[: match.end("codes")].decode("utf-8", "surrogatepass"))
-        return at, at, ", " + ", ".join(missing)
+@dataclass(frozen=True)
+class NoqaEdit:
+    """Replace characters ``start``-``end`` (0-based) of 1-based ``line`` with ``text``."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NoqaSkip:
+    """Why ``line`` gets no noqa comment."""
+
+    line: int
+    reason: str
+
+
+def plan_noqa(lines: Sequence[str], wanted: Mapping[int, Sequence[str]]) -> tuple[list[NoqaEdit], list[NoqaSkip]]:
+    """The edits that make each 1-based line of ``wanted`` suppress its codes, in a text split into
+    ``lines`` (with or without their line ends, split where CPython counts new lines), and the lines
+    that cannot get one. A line that already suppresses its codes needs no edit."""
+    comments = find_comments("\n".join(line.rstrip("\r\n") for line in lines))
+    edits: list[NoqaEdit] = []
+    skipped: list[NoqaSkip] = []
+    for number, codes in sorted(wanted.items()):
+        if not 1 <= number <= len(lines):
+            skipped.append(NoqaSkip(number, "no such line"))
+            continue
+        outcome = _line_edit(lines[number - 1].rstrip("\r\n"), number, codes, comments)
+        if isinstance(outcome, NoqaSkip):
+            skipped.append(outcome)
+        elif outcome is not None:
+            edits.append(outcome)
+    return edits, skipped
+
+
+def _line_edit(line: str, number: int, codes: Sequence[str], comments: Comments) -> NoqaEdit | NoqaSkip | None:
+    if comments.known_through is not None and number > comments.known_through:
+        return NoqaSkip(number, f"the file cannot be tokenized past line {comments.known_through}")
+    if number in comments.lines_in_strings:
+        return NoqaSkip(number, "the line ends inside a string")
+    comment = comments.on_line(number)
+    if comment is not None:
+        found = suppressions_in(comment)
+        # The analyzer reads one suppression per line (an ignore[...] comment over a noqa one):
+        # extend the one it reads.
+        read = next((s for s in found if s.kind is SuppressionKind.IGNORE), None) or next(iter(found), None)
+        if read is not None:
+            if read.codes_end is None or not read.codes:
+                return None  # a bare noqa, ``ignore`` or ``ignore[]``: every code is suppressed
+            missing = [code for code in dict.fromkeys(codes) if code.upper() not in read.codes]
+            if not missing:
+                return None
+            return NoqaEdit(number, read.codes_end, read.codes_end, ", " + ", ".join(missing))
     stripped = len(line.rstrip(PYTHON_WHITESPACE))
-    if line[:stripped].endswith("\\"):
-        return None  # a comment after a line continuation would be a syntax error
-    return stripped, len(line), "  # noqa: " + ", ".join(dict.fromkeys(codes))
-
-
-def lines_ending_in_strings(text: str) -> set[int]:
-    """1-based lines whose end is inside a string (a comment added there would be string text)."""
-    inside: set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
-                inside.update(range(token.start[0], token.end[0]))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
-    return inside
+    if comment is None and line[:stripped].endswith("\\"):
+        return NoqaSkip(number, "the line ends in a \\ continuation")  # a comment there would not parse
+    return NoqaEdit(number, stripped, len(line), "  # noqa: " + ", ".join(dict.fromkeys(codes)))

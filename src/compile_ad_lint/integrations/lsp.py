@@ -81,13 +81,13 @@ from ..fixes import PlanError as FixPlanError
 from ..fixes import Sources as FixSources
 from ..fixes import ops_for as fix_ops
 from ..fixes import resolve as resolve_fixes
-from ..fixes.noqa import noqa_insertion
+from ..fixes.noqa import plan_noqa
 from ..output.confirm_view import confirm_text, confirm_to_dict
 from ..output.escape import printable
 from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
-from ..summary.outline import line_starts
+from ..summary.outline import line_starts, split_lines
 from ..target import with_target
 from ..torch_versions import TargetError, TorchTarget
 
@@ -969,14 +969,16 @@ class _Published:
 
 def noqa_edit(table: LineTable, line: int, code: str) -> types.TextEdit | None:
     """The edit that adds ``code`` to ``line``'s noqa comment (or adds one); None if there is nothing
-    to do. The grammar is the analyzer's (``fixes.noqa``)."""
+    to do. The grammar, and the tokenizer that finds comments, are the analyzer's (``fixes.noqa``)."""
     if not 0 <= line < table.line_count:
         return None
-    insertion = noqa_insertion(table.line(line), [code])
-    if insertion is None:
+    edits, _ = plan_noqa(split_lines(table.text), {line + 1: [code]})
+    if not edits:
         return None
-    start, end, new_text = insertion
-    return types.TextEdit(range=types.Range(table.position(line, start), table.position(line, end)), new_text=new_text)
+    edit = edits[0]
+    return types.TextEdit(
+        range=types.Range(table.position(line, edit.start), table.position(line, edit.end)), new_text=edit.text
+    )
 
 
 class FramedInput:

@@ -23,7 +23,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 
 from .. import pyast
-from ..suppression import IGNORE_PATTERN, NOQA_PATTERN, listed_codes
+from ..suppression import suppression_comments
 from .model import (
     Arg,
     Assign,
@@ -77,15 +77,8 @@ def resolve_relative(name: str, module: str, is_package: bool) -> str:
 
 
 def find_suppressions(source: bytes) -> tuple[Suppression, ...]:
-    found = []
-    for number, line in enumerate(source.splitlines(), start=1):
-        if b"#" not in line:
-            continue
-        for pattern in (NOQA_PATTERN, IGNORE_PATTERN):
-            match = pattern.search(line)
-            if match:
-                found.append(Suppression(number, listed_codes(match.group("codes") or b"")))
-    return tuple(found)
+    """The suppression comments of a file's bytes (comments only: not text in a string)."""
+    return tuple(Suppression(found.line, found.codes) for found in suppression_comments(source))
 
 
 def summarize_block(text: str, module: str, is_package: bool, first_line: int = 1) -> BlockSummary:

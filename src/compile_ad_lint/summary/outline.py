@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from .. import pyast
 from ..knowledge.switches import GLOBAL_REBINDERS
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
-from .model import ParseFailure, Suppression
+from .model import ParseFailure
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
 #: ``torch.autograd.grad``/``backward``, an imported ``grad(``), a config write, or
@@ -75,7 +75,6 @@ class ModuleOutline:
     is_package: bool
     blocks: tuple[Block, ...]
     star_imports: tuple[str, ...]
-    suppressions: tuple[Suppression, ...]
     #: Set when CPython cannot parse the file (reported as CAL900; nothing in it is analyzed).
     failure: ParseFailure | None = None
     #: Dotted names of the modules the module-level code (blocks that are not definitions) imports,
@@ -162,9 +161,7 @@ def parse_module(text: str) -> ast.Module | ParseFailure:
         return ParseFailure(f"cannot parse: {reason}", from_recursion_limit=isinstance(error, RecursionError))
 
 
-def outline_of(
-    tree: ast.Module, text: str, module: str, is_package: bool, suppressions: tuple[Suppression, ...]
-) -> ModuleOutline:
+def outline_of(tree: ast.Module, text: str, module: str, is_package: bool) -> ModuleOutline:
     """The outline of a parsed module."""
     from .extract import resolve_relative  # one relative-import rule for outline and summaries
 
@@ -214,7 +211,6 @@ def outline_of(
         is_package,
         tuple(_mark_alias_uses(blocks, lines, aliases)),
         tuple(stars),
-        suppressions,
         imports=_imported_modules(tree, blocks, module, is_package),
         rebindable=_rebindable_globals(tree),
     )

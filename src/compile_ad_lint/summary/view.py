@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..cache import SummaryCache, cache_key, content_digest
-from .extract import find_suppressions, position_lines, summarize_block, summarize_statements
+from .extract import position_lines, summarize_block, summarize_statements
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
 from .outline import (
     Block,
@@ -66,13 +66,12 @@ class ModuleView:
         self._binders: dict[str, list[int]] | None = None
         self._root_blocks: dict[frozenset[str], tuple[int, ...]] = {}
         self.digest = digest or content_digest(source)
-        self.suppressions = find_suppressions(source)
         self.failure: ParseFailure | None = None
         try:
             self.text = decode(source)
         except (UnicodeDecodeError, LookupError, SyntaxError) as error:
             self.text = ""
-            self.outline = ModuleOutline(module, is_package, (), (), self.suppressions)
+            self.outline = ModuleOutline(module, is_package, (), ())
             self.failure = decode_failure(source, error)
             return
         self.lines = split_lines(self.text)
@@ -116,9 +115,9 @@ class ModuleView:
         def build() -> ModuleOutline:
             parsed = parse_module(self.text)
             if isinstance(parsed, ParseFailure):
-                return ModuleOutline(self.module, self.is_package, (), (), self.suppressions, parsed)
+                return ModuleOutline(self.module, self.is_package, (), (), parsed)
             self._tree = parsed
-            return outline_of(parsed, self.text, self.module, self.is_package, self.suppressions)
+            return outline_of(parsed, self.text, self.module, self.is_package)
 
         return self._cached("outline", source, build, ModuleOutline)
 
@@ -223,10 +222,10 @@ class ViewMemory:
     """Module views kept across checks by a long-lived front end (the language server).
 
     A view is a function of the file's bytes and of how the file is named (its display name, its
-    module): everything it holds (the decoded text, its lines, the suppressions, the outline, the
+    module): everything it holds (the decoded text, its lines, the outline, the
     block summaries built so far) is derived from them. An edit's check builds only the edited
     buffer's view again; building the other 160 views of the generated framework's trainer
-    (decoding, splitting lines, finding suppressions, hashing the text for the cache keys) took
+    (decoding, splitting lines, hashing the text for the cache keys) took
     25 ms of each 135 ms edit. The least recently used views are dropped beyond ``capacity``.
     """
 
