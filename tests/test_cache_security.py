@@ -377,6 +377,153 @@ def test_module_created_after_the_first_run(tmp_path):
     assert _findings(again) == _findings(fresh) == {("main.py", 6, 16, "CAL001")}
 
 
+COMPILED_STEP = "import torch\nstep = torch.compile(torch.sin)\n"
+PLAIN_STEP = "import torch\nstep = torch.sin\n"
+SCRIPT_IMPORTING = MAIN_IMPORTING_HELPERS  # from helpers import step; step(dual) inside dual_level()
+
+
+def _add_scripts_marker(project: Path) -> None:
+    (project / "scripts" / "__init__.py").write_text("")
+
+
+def _remove_scripts_marker(project: Path) -> None:
+    (project / "scripts" / "__init__.py").unlink()
+
+
+def _add_lib_marker(project: Path) -> None:
+    (project / "lib" / "__init__.py").write_text("")
+
+
+def _create_source_layout(project: Path) -> None:
+    write(project, {"src/mypkg/helpers.py": COMPILED_STEP})
+
+
+def _remove_source_layout(project: Path) -> None:
+    shutil.rmtree(project / "src")
+
+
+def _retarget_link(project: Path) -> None:
+    (project / "helpers.py").unlink()
+    (project / "helpers.py").symlink_to(Path("impl") / "b.py")
+
+
+#: (files, the path checked, what changes between the runs, the findings before and after): a
+#: script's identity (two ``helpers.py``: the marker decides which one it imports), an imported
+#: module's identity (its imports start at the project root once its folder is a package, and find
+#: another ``impl.py``), an import root created and removed.
+LAYOUT_CHANGES = {
+    "scripts marker created": (
+        {"helpers.py": COMPILED_STEP, "scripts/helpers.py": PLAIN_STEP, "scripts/train.py": SCRIPT_IMPORTING},
+        "scripts/train.py",
+        _add_scripts_marker,
+        0,
+        1,
+    ),
+    "scripts marker removed": (
+        {
+            "helpers.py": PLAIN_STEP,
+            "scripts/__init__.py": "",
+            "scripts/helpers.py": COMPILED_STEP,
+            "scripts/train.py": SCRIPT_IMPORTING,
+        },
+        "scripts/train.py",
+        _remove_scripts_marker,
+        0,
+        1,
+    ),
+    "imported package marker created": (
+        {
+            "lib/helpers.py": "from impl import step\n",
+            "lib/impl.py": PLAIN_STEP,
+            "impl.py": COMPILED_STEP,
+            "train.py": SCRIPT_IMPORTING.replace("from helpers", "from lib.helpers"),
+        },
+        "train.py",
+        _add_lib_marker,
+        0,
+        1,
+    ),
+    "source layout created": (
+        {"train.py": SCRIPT_IMPORTING.replace("from helpers", "from mypkg.helpers")},
+        "train.py",
+        _create_source_layout,
+        0,
+        1,
+    ),
+    "source layout removed": (
+        {
+            "train.py": SCRIPT_IMPORTING.replace("from helpers", "from mypkg.helpers"),
+            "src/mypkg/helpers.py": COMPILED_STEP,
+        },
+        "train.py",
+        _remove_source_layout,
+        1,
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("change", sorted(LAYOUT_CHANGES))
+def test_a_layout_change_after_a_run_gives_what_no_cache_gives(tmp_path, change):
+    files, checked, mutate, before, after = LAYOUT_CHANGES[change]
+    project = write(tmp_path / "project", {"pyproject.toml": "[tool.compile-ad-lint]\n", **files})
+    first = run_cli(["check", checked, "--format", "json"], project)
+    assert_contract(first)
+    assert len(first.findings) == before, first.describe()
+    mutate(project)
+    again = run_cli(["check", checked, "--format", "json"], project)
+    fresh = run_cli(["check", checked, "--format", "json", "--no-cache"], project)
+    assert _findings(again) == _findings(fresh), again.describe()
+    assert len(fresh.findings) == after, fresh.describe()
+
+
+@pytest.mark.parametrize("checked", ["train.py", "."])
+def test_a_symlinked_module_re_targeted_after_a_run(tmp_path, checked):
+    """The dependency is recorded under the link's target, whose contents do not change: the
+    link itself must be part of what the result depends on."""
+    project = write(
+        tmp_path / "project",
+        {"pyproject.toml": "[tool.compile-ad-lint]\n", "impl/a.py": COMPILED_STEP, "impl/b.py": PLAIN_STEP},
+    )
+    write(project, {"train.py": SCRIPT_IMPORTING})
+    (project / "helpers.py").symlink_to(Path("impl") / "a.py")
+    first = run_cli(["check", checked, "--format", "json"], project)
+    assert_contract(first, (1,))
+    assert ("train.py", 6, 16, "CAL001") in _findings(first)
+    _retarget_link(project)
+    again = run_cli(["check", checked, "--format", "json"], project)
+    fresh = run_cli(["check", checked, "--format", "json", "--no-cache"], project)
+    assert _findings(again) == _findings(fresh), again.describe()
+    assert ("train.py", 6, 16, "CAL001") not in _findings(fresh)
+
+
+def test_a_cache_written_by_another_interpreter_is_not_served(tmp_path, monkeypatch, capsys):
+    """Two Pythons (or LibCST versions) sharing a project's cache: each gets its own entries (3.12
+    parses PEP 695 syntax that 3.11 reports as CAL900). Simulated through the digest's input."""
+    import compile_ad_lint.cache as cache_module
+    from compile_ad_lint.cli import main
+
+    project = write(tmp_path / "project", {"pyproject.toml": "[tool.compile-ad-lint]\n", "hazard.py": HAZARD})
+    monkeypatch.chdir(project)
+    real = cache_module.runtime_versions()
+    versions = {"this": real, "other": real.replace(f"{sys.version_info[0]}.{sys.version_info[1]}", "3.99", 1)}
+    assert versions["other"] != real
+
+    def check_under(python: str) -> dict:
+        monkeypatch.setattr(cache_module, "runtime_versions", lambda: versions[python])
+        build_digest.cache_clear()
+        try:
+            assert main(["check", ".", "--format", "json", "--jobs", "1"]) == 1
+        finally:
+            build_digest.cache_clear()
+        return json.loads(capsys.readouterr().out)["stats"]
+
+    check_under("this")
+    assert check_under("this")["parsed"] == 0  # served from this interpreter's entries
+    assert check_under("other")["cached"] == 0  # another interpreter's entries are not its own
+    assert check_under("this")["parsed"] == 0
+
+
 def _chain_project(root: Path, length: int) -> Path:
     files = {"m0.py": HELPERS, "pyproject.toml": "[tool.compile-ad-lint]\n"}
     files.update({f"m{i}.py": f"from m{i - 1} import step\n" for i in range(1, length)})

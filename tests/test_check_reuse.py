@@ -19,7 +19,6 @@ from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
 from compile_ad_lint.config import Config
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.linking.index import ModuleIndex
-from compile_ad_lint.project import module_identity
 
 
 @pytest.fixture
@@ -89,7 +88,8 @@ def test_every_stored_result_has_what_it_read_beside_it(project, jobs):
     pairs = _results_with_reads(project)
     assert len(pairs) >= 5
     for result, reads in pairs:
-        assert reads == ResultReads(result.dependencies, result.absent)
+        assert reads == ResultReads(result.dependencies, result.absent, result.layout)
+        assert (str(project), False) in result.layout.packages  # the project folder is no package
 
 
 def test_a_stale_result_is_ruled_out_without_decoding_it(project, monkeypatch):
@@ -481,7 +481,7 @@ def test_module_search_asks_the_file_system_once_per_root_and_name(tmp_path, mon
     answers = [index.find_module(name, first / "main.py") for name in names]
     index.start_recording()
 
-    module_identity(first / "pkg" / "sub" / "user.py")  # what the importer's own package root is: asked once
+    list(index.search_roots(first / "pkg" / "sub" / "user.py"))  # the importer's own package root: asked once
     asked: list[object] = []
 
     def recording(function):

@@ -22,6 +22,7 @@ from .cache import EntryMemory, SummaryCache, build_digest, content_digest
 from .config import Config, code_matches, valid_prefixes
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
 from .findings import Finding, Location
+from .layout import LayoutFacts, LayoutProbe, PackageLayout
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
 from .linking.suppressions import unused_in_files
@@ -95,10 +96,12 @@ def load_view(
     counter: ParseCounter,
     source: bytes | None = None,
     views: ViewMemory | None = None,
+    identity: tuple[str, bool] | None = None,
 ) -> ModuleView:
     """The view of one module (its outline; blocks are parsed on demand), the one ``views`` keeps
-    for the same bytes if any. Read errors become failures."""
-    module, is_package, _ = module_identity(path)
+    for the same bytes if any; ``identity``: its (module, is package), else asked of the file
+    system. Read errors become failures."""
+    module, is_package = identity or module_identity(path)[:2]
     key = (path, display, module, is_package)
     try:
         if source is None and views is not None:
@@ -130,6 +133,8 @@ class RootResult:
     #: Names (beyond the mentions) whose callers in this file were analyzed as entry points here:
     #: the file is not asked about them again.
     covered: frozenset[str] = frozenset()
+    #: Which folders were packages and where links pointed (``layout``): stale once one changes.
+    layout: LayoutFacts = LayoutFacts()
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,7 @@ class ResultReads:
 
     dependencies: tuple[tuple[str, str], ...]
     absent: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    layout: LayoutFacts = LayoutFacts()
 
 
 def store_result(cache: SummaryCache, key: str, result: RootResult, *, to_disk: bool = True) -> None:
@@ -152,7 +158,7 @@ def store_result(cache: SummaryCache, key: str, result: RootResult, *, to_disk: 
     the reads only ever rule a result out, and a result whose own reads are not the ones checked
     is checked again whole."""
     cache.store(key, result, to_disk=to_disk)
-    cache.store(reads_key(key), ResultReads(result.dependencies, result.absent), to_disk=to_disk)
+    cache.store(reads_key(key), ResultReads(result.dependencies, result.absent, result.layout), to_disk=to_disk)
 
 
 def reads_key(key: str) -> str:
@@ -170,6 +176,7 @@ class CheckRecord:
     analyzed: tuple[str, ...]
     read: tuple[tuple[str, str], ...]
     absent: tuple[tuple[str, tuple[str, ...]], ...]
+    layout: LayoutFacts = LayoutFacts()
 
 
 class _Workspace:
@@ -190,8 +197,10 @@ class _Workspace:
         cache: SummaryCache | None = None,
         walk_memory: WalkMemory | None = None,
         views: ViewMemory | None = None,
+        layout: PackageLayout | None = None,
     ) -> None:
         self.config = config
+        self.extra_roots = extra_roots
         #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's),
         #: else this process's for the roots it analyzes, when they repeat walks (``for_check``).
         if walk_memory is None and replay_repeated_walks:
@@ -206,18 +215,24 @@ class _Workspace:
         # The analysis modules load with the first workspace: a check served from the cache needs none.
         from .linking.index import ModuleIndex
 
-        self.index = ModuleIndex(self._provide, extra_roots)
+        self.index = ModuleIndex(self._provide, extra_roots, layout)
         for path, display in displays.items():
             self.index.name_display(path, display)
 
-    def _provide(self, path: Path, display: str, _module: str, _package: bool) -> ModuleView:
-        return load_view(path, display, self.cache, self.counter, self.overrides.get(path), self.views)
+    def _provide(self, path: Path, display: str, module: str, package: bool) -> ModuleView:
+        return load_view(
+            path, display, self.cache, self.counter, self.overrides.get(path), self.views, (module, package)
+        )
 
     def analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
         """Analyze one anchor file, on a deep stack (``deepstack``): deep code is not a failure.
         ``AnalysisCancelled`` when ``cancelled`` says so before a function walk."""
         with _fewer_collections():
-            return call_with_deep_stack(self._analyze, path, mentions, cancelled)
+            result = call_with_deep_stack(self._analyze, path, mentions, cancelled)
+        if self.walk_memory is not None:
+            absent = ((folder, entry) for folder, entries in result.absent for entry in entries)
+            self.walk_memory.note_layout(self.extra_roots, absent, result.layout)
+        return result
 
     def _analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:
         path = interned(path)
@@ -282,7 +297,15 @@ class _Workspace:
         cacheable = not any(f.from_recursion_limit for f in failures)
         # One event per fact: a function walked again from another call or branch repeats its events.
         unique = tuple(dict.fromkeys(events))
-        return RootResult(unique, requests, tuple(dependencies), _by_folder(self.index.absent), cacheable, covered)
+        return RootResult(
+            unique,
+            requests,
+            tuple(dependencies),
+            _by_folder(self.index.absent),
+            cacheable,
+            covered,
+            self.index.layout_facts(),
+        )
 
 
 def _by_folder(entries: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -523,6 +546,7 @@ class Analyzer:
         mentioned: dict[Path, frozenset[str]] = {}
         analyzed: set[str] = set()
         absent: set[tuple[str, str]] = set()
+        layout = LayoutFacts()
         cacheable = True
         read: dict[str, str] = {str(path): run.digests[path] for path in contents}
         try:
@@ -534,6 +558,7 @@ class Analyzer:
                     analyzed.update(dependency for dependency, _ in result.dependencies)
                     read.update(result.dependencies)
                     absent.update((folder, entry) for folder, entries in result.absent for entry in entries)
+                    layout = layout.union(result.layout)
                     cacheable = cacheable and result.cacheable
                 # Functions whose anchors depend on their parameters: analyze the code that calls them.
                 requested = frozenset().union(*(r.caller_requests for r in results)) - asked
@@ -556,7 +581,8 @@ class Analyzer:
         stats = _stats(files, analyzed, run, started)
         report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
-            run.remember_check(CheckRecord(findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent)))
+            record = CheckRecord(findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent), layout)
+            run.remember_check(record)
         return report
 
     def rehearse(
@@ -770,16 +796,29 @@ class _Run:
         self.opened: set[str] = set()
         #: The entries of the folders cached results recorded missing entries in (listed once per run).
         self.listings: dict[str, frozenset[str]] = {}
+        #: Which folders are packages, for this check (``_Workspace`` in this process shares it).
+        self.layout = PackageLayout()
+        self._probe = LayoutProbe()
+        roots = import_roots(files, self.layout)
         self.workspace_arguments = (
             analyzer.config,
             str(cache.directory.parent) if cache else None,
-            import_roots(files),
+            roots,
             {f.path: f.display for f in files},
             overrides,
             analyzer.replay_repeated_walks,
         )
-        # Results depend on how paths are shown and which files exist, not only on contents.
-        scope = [build_digest(), repr(analyzer.config), os.getcwd(), *paths, *sorted(str(f.path) for f in files)]
+        # Results depend on how paths are shown, which files exist and where imports are looked
+        # for (a ``src/`` folder created makes one more root), not only on contents.
+        scope = [
+            build_digest(),
+            repr(analyzer.config),
+            os.getcwd(),
+            *paths,
+            *sorted(f"{f.display}\0{f.path}" for f in files),
+            "\0roots",
+            *map(str, roots),
+        ]
         self.scope = hashlib.sha256("\0".join(scope).encode("utf-8", "surrogateescape")).hexdigest()
         self._local: _Workspace | None = None
         self._pool: WorkerPool | None = None
@@ -880,13 +919,21 @@ class _Run:
         return [results[i] for i in range(len(tasks))]
 
     def _workspace(self) -> _Workspace:
-        """The workspace that analyzes roots in this process (made once per check)."""
+        """The workspace that analyzes roots in this process (made once per check). Walk summaries
+        kept from earlier checks are dropped when what their imports found changed."""
         if self._local is None:
+            memory = self.analyzer.walk_memory
+            roots = self.workspace_arguments[2]
+            if memory is not None and not memory.layout_holds(
+                roots, lambda absent, layout: self._unchanged((), _by_folder(absent), layout)
+            ):
+                memory.clear()
             self._local = _Workspace(
                 *self.workspace_arguments,
                 cache=self.cache,
                 walk_memory=self.analyzer.walk_memory,
                 views=self.analyzer.views,
+                layout=self.layout,
             )
         return self._local
 
@@ -1030,7 +1077,7 @@ class _Run:
         if self.cache is None:
             return None
         found = self.cache.load(self._check_key(), CheckRecord)
-        if found is None or not self._unchanged(found.read, found.absent):
+        if found is None or not self._unchanged(found.read, found.absent, found.layout):
             return None
         return found
 
@@ -1039,15 +1086,19 @@ class _Run:
         if self.cache is not None and not self.overrides:
             self.cache.store(self._check_key(), record)
 
-    def _unchanged(self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Sequence[str]]]) -> bool:
-        """Every file in ``read`` still has its digest, and none of the entries ``absent`` names
-        has been created in its folder. The files given as contents (editor buffers: what an edit
+    def _unchanged(
+        self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Sequence[str]]], layout: LayoutFacts
+    ) -> bool:
+        """Every file in ``read`` still has its digest, none of the entries ``absent`` names has
+        been created in its folder, and the package markers and links are as ``layout`` found them. The files given as contents (editor buffers: what an edit
         changed) are compared first: the language server's check of the edited trainer found its
         last result and digested the 135 files it read before reaching the trainer's own."""
         given = self._given_names
         ordered = sorted(read, key=lambda entry: entry[0] not in given) if given else read
-        return all(self._digest(Path(path)) == digest for path, digest in ordered) and not any(
-            self._listing(folder).intersection(entries) for folder, entries in absent
+        return (
+            all(self._digest(Path(path)) == digest for path, digest in ordered)
+            and not any(self._listing(folder).intersection(entries) for folder, entries in absent)
+            and self._probe.holds(layout)
         )
 
     @cached_property
@@ -1065,13 +1116,17 @@ class _Run:
             return None
         key = self._key(path, mentions)
         reads = self.cache.load(reads_key(key), ResultReads)
-        if reads is not None and not self._unchanged(reads.dependencies, reads.absent):
+        if reads is not None and not self._unchanged(reads.dependencies, reads.absent, reads.layout):
             return None  # stale: the result itself is not decoded
         found = self.cache.load(key, RootResult)
         if found is None:
             return None
-        checked = reads is not None and (reads.dependencies, reads.absent) == (found.dependencies, found.absent)
-        if not checked and not self._unchanged(found.dependencies, found.absent):
+        checked = reads is not None and (reads.dependencies, reads.absent, reads.layout) == (
+            found.dependencies,
+            found.absent,
+            found.layout,
+        )
+        if not checked and not self._unchanged(found.dependencies, found.absent, found.layout):
             return None  # its reads were missing, or another result's (a run killed between the writes)
         return found
 

@@ -15,11 +15,12 @@ import stat
 import string
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 from .config import Config, find_pyproject
 from .gitignore import GitIgnore
+from .layout import PackageLayout
 from .paths import real_path
 from .summary.outline import ANCHOR_SPELLINGS
 
@@ -173,40 +174,21 @@ def _relative_to(path: str, directory: str) -> str:
         return path
 
 
-@cache
-def module_identity(path: Path) -> tuple[str, bool, Path]:
-    """(dotted module name, is package, directory that must be on sys.path to import it).
-
-    A notebook is never part of a package: its kernel starts in the notebook's folder, so that
-    folder is where its imports are found (as for a script run from its own folder).
-    """
-    if path.suffix.lower() == ".ipynb":
-        return path.stem, False, path.parent
-    is_package = path.name == "__init__.py"
-    packages, directory = _enclosing_packages(path.parent)
-    parts = packages if is_package else (*packages, path.stem)
-    return ".".join(parts) or path.stem, is_package, directory
+def module_identity(path: Path, layout: PackageLayout | None = None) -> tuple[str, bool, Path]:
+    """(dotted module name, is package, directory that must be on sys.path to import it), asked
+    of ``layout`` (one check's) or of the file system now (``layout.PackageLayout``)."""
+    identity = (layout or PackageLayout()).identity(path)
+    return identity.module, identity.is_package, identity.root
 
 
-@cache
-def _enclosing_packages(directory: Path) -> tuple[tuple[str, ...], Path]:
-    """The names of the packages ``directory`` is in, outermost first (itself last, when it is
-    one), and the directory above the outermost. Kept per directory: asked per file, the walk up
-    stat-ed each folder's ``__init__.py`` once per file below it (the torch tree's 2,285 files:
-    0.28 s of a cold check, in the main process before the first round)."""
-    if directory.parent == directory or not (directory / "__init__.py").is_file():
-        return (), directory
-    outer, top = _enclosing_packages(directory.parent)
-    return (*outer, directory.name), top
-
-
-def import_roots(files: Collection[SourceFile]) -> list[Path]:
+def import_roots(files: Collection[SourceFile], layout: PackageLayout | None = None) -> list[Path]:
     """The folders an analysis of ``files`` resolves absolute imports in (after the importing
     file's own package root): each checked file's package root, then each one's project's root and
     ``src/`` folder (a src layout), where an installed project's packages are found whether or not
     they are checked: ``check examples/train.py`` in a src-layout repository (diffusers) imports the
     package from ``src/`` as ``check .`` does, and finds what ``check .`` finds in that file."""
-    package_roots = sorted({module_identity(f.path)[2] for f in files})
+    layout = layout or PackageLayout()
+    package_roots = sorted({layout.identity(f.path).root for f in files})
     projects = sorted({folder for root in package_roots if (folder := project_root(root)[0]) is not None})
     layouts = [folder / "src" for folder in projects if _is_source_layout(folder / "src")]
     return list(dict.fromkeys([*package_roots, *projects, *layouts]))

@@ -75,15 +75,33 @@ def content_digest(source: bytes) -> str:
     return hashlib.sha256(source).hexdigest()
 
 
+def runtime_versions() -> str:
+    """The interpreter and parser the analysis runs on: what a file parses to (and whether it
+    parses: PEP 695 syntax is CAL900 on 3.11) depends on the Python, fix edits on LibCST's version.
+    LibCST's is read from its version file, without importing it (a check served from the cache
+    never loads LibCST)."""
+    libcst = b"none"
+    for entry in sys.path:
+        try:
+            with open(os.path.join(entry or ".", "libcst", "_version.py"), "rb") as handle:
+                libcst = handle.read(4096)
+            break
+        except OSError:
+            continue
+    return f"{sys.implementation.cache_tag}\0{sys.version}\0" + hashlib.sha256(libcst).hexdigest()
+
+
 @cache
 def build_digest() -> str:
-    """Identity of the installed analyzer: its version and the bytes of every source file.
+    """Identity of the installed analyzer: its version, the bytes of every source file, and the
+    interpreter and parser it runs on (``runtime_versions``).
 
-    Computed once per process (about 2 ms); a changed rule or interpreter gets fresh entries even
-    when nobody bumped ``__version__``.
+    Computed once per process (about 2 ms); a changed rule, interpreter or LibCST gets fresh
+    entries even when nobody bumped ``__version__``: two Pythons sharing a project's cache never
+    serve each other's results.
     """
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256(f"{__version__}\0{_FORMAT}\0".encode())
+    digest = hashlib.sha256(f"{__version__}\0{_FORMAT}\0{runtime_versions()}\0".encode("utf-8", "surrogateescape"))
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode("utf-8", "surrogateescape") + b"\0")
         digest.update(source.read_bytes())

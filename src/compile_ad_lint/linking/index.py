@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..layout import LayoutFacts, PackageLayout
 from ..paths import interned
-from ..project import display_path, module_identity
+from ..project import display_path
 from ..summary.model import ClassSummary, Definition, FunctionSummary, Stmt
 from ..summary.view import ModuleView
 from .walks import Recording
@@ -25,8 +26,12 @@ ViewProvider = Callable[[Path, str, str, bool], ModuleView]
 class ModuleIndex:
     """Maps files to summaries (parsed lazily) and dotted names to files."""
 
-    def __init__(self, provider: ViewProvider, extra_roots: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, provider: ViewProvider, extra_roots: Sequence[Path] = (), layout: PackageLayout | None = None
+    ) -> None:
         self._provider = provider
+        #: Which folders are packages (module identities), for this index's check only.
+        self.layout = layout or PackageLayout()
         self._views: dict[Path, ModuleView] = {}
         #: Modules asked for since the owner last cleared it (the dependencies of one analysis).
         self.accessed: set[Path] = set()
@@ -37,16 +42,19 @@ class ModuleIndex:
         #: entry does, so one listing of each folder answers for all the candidates below it
         #: (lerobot: 158,000 candidates, 144 folders).
         self.absent: set[tuple[str, str]] = set()
+        #: (path an import found, the file it resolved to) where a symlink made them differ, since
+        #: the last clear: the analysis depends on where the links point.
+        self.links: set[tuple[str, str]] = set()
         self._listings: dict[str, frozenset[str] | None] = {}
-        self._root_lookups: dict[tuple[str, str], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
+        self._root_lookups: dict[tuple[str, str], _Found] = {}
         #: The walk being summarized (``walks.Recording``): the files it views, the definitions
         #: it reads (``function``, ``definition``, ``class_``, ``block_body``, ``imports``) and the
         #: entries found missing go there too.
         self.recording: Recording | None = None
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
-        self._lookups: dict[tuple[str, Path], tuple[Path | None, tuple[tuple[str, str], ...]]] = {}
-        self._package_chains: dict[Path, tuple[Path, ...]] = {}
+        self._lookups: dict[tuple[str, Path], _Found] = {}
+        self._package_chains: dict[Path, tuple[tuple[Path, ...], tuple[tuple[str, str], ...]]] = {}
 
     @contextmanager
     def detached(self) -> Iterator[None]:
@@ -70,6 +78,13 @@ class ModuleIndex:
         """Forget the dependencies recorded so far (one analysis starts)."""
         self.accessed.clear()
         self.absent.clear()
+        self.links.clear()
+
+    def layout_facts(self) -> LayoutFacts:
+        """What the analysis since the last clear found about the layout: the package markers
+        that decided the identities of the files it read, and the links its imports followed."""
+        layout = self.layout
+        return LayoutFacts.of((marker for path in self.accessed for marker in layout.markers(path)), self.links)
 
     def name_display(self, path: Path, display: str) -> None:
         self._displays[interned(path)] = display  # looked up by the interned path, compared by identity
@@ -201,13 +216,14 @@ class ModuleIndex:
         return self._views.get(path) or self._load(path)
 
     def _load(self, path: Path) -> ModuleView:
-        module, is_package, _ = module_identity(path)
+        identity = self.layout.identity(path)
+        module, is_package = identity.module, identity.is_package
         view = self._views[path] = self._provider(path, self.display(path), module, is_package)
         return view
 
     def search_roots(self, importer: Path) -> Iterator[Path]:
         # A script's own folder is sys.path[0]; inside a package only the package root is.
-        yield module_identity(importer)[2]
+        yield self.layout.identity(importer).root
         yield from self._extra_roots
 
     def find_module(self, dotted: str, importer: Path) -> Path | None:
@@ -215,24 +231,27 @@ class ModuleIndex:
         key = (dotted, importer.parent)
         if key not in self._lookups:
             self._lookups[key] = self._search(dotted, importer)
-        found, missed = self._lookups[key]
+        found, missed, link = self._lookups[key]
         self.absent.update(missed)
+        if link is not None:
+            self.links.add(link)
         if self.recording is not None:
             self.recording.absent.update(missed)
         return found
 
-    def _search(self, dotted: str, importer: Path) -> tuple[Path | None, tuple[tuple[str, str], ...]]:
-        """(the module's file or None, the missing entries of the candidates tried before it)."""
+    def _search(self, dotted: str, importer: Path) -> _Found:
+        """(the module's file or None, the missing entries of the candidates tried before it, the
+        link followed to the file if any)."""
         missed: dict[tuple[str, str], None] = {}
-        found = None
+        found: _Found = (None, (), None)
         for root in dict.fromkeys(self.search_roots(importer)):
-            found, root_missed = self._search_root(str(root), dotted)
-            missed.update(dict.fromkeys(root_missed))
-            if found is not None:
+            found = self._search_root(str(root), dotted)
+            missed.update(dict.fromkeys(found[1]))
+            if found[0] is not None:
                 break
-        return found, tuple(missed)
+        return found[0], tuple(missed), found[2]
 
-    def _search_root(self, root: str, dotted: str) -> tuple[Path | None, tuple[tuple[str, str], ...]]:
+    def _search_root(self, root: str, dotted: str) -> _Found:
         """``dotted`` under one root: ``root/a/b/__init__.py`` then ``root/a/b.py``, as (the file or
         None, the missing entry of each candidate not there). Answered once per root and name, from
         folder listings: every file imports through the same roots (the package roots of every
@@ -244,17 +263,17 @@ class ModuleIndex:
             known = self._root_lookups[key] = self._candidates_under(root, [p for p in dotted.split(".") if p])
         return known
 
-    def _candidates_under(self, root: str, parts: list[str]) -> tuple[Path | None, tuple[tuple[str, str], ...]]:
+    def _candidates_under(self, root: str, parts: list[str]) -> _Found:
         entries = self._entries(root)
         if entries is None:
-            return None, (self._deepest_folder_above(root),)
+            return None, (self._deepest_folder_above(root),), None
         if not parts:
-            return None, ()
+            return None, (), None
         folder = root
         for name in parts[:-1]:
             below = self._entries(os.path.join(folder, name)) if name in entries else None
             if below is None:
-                return None, ((folder, name),)  # both candidates are missing at the same entry
+                return None, ((folder, name),), None  # both candidates are missing at the same entry
             folder, entries = os.path.join(folder, name), below
         last = parts[-1]
         missed: list[tuple[str, str]] = []
@@ -263,14 +282,16 @@ class ModuleIndex:
         if package_entries is None:
             missed.append((folder, last))
         elif "__init__.py" in package_entries and os.path.isfile(init := os.path.join(package, "__init__.py")):
-            return interned(Path(init).resolve()), ()
+            found, link = _followed(init)
+            return found, (), link
         else:
             missed.append((package, "__init__.py"))
         module = last + ".py"
         if module in entries and os.path.isfile(file := os.path.join(folder, module)):
-            return interned(Path(file).resolve()), tuple(missed)
+            found, link = _followed(file)
+            return found, tuple(missed), link
         missed.append((folder, module))
-        return None, tuple(missed)
+        return None, tuple(missed), None
 
     def _entries(self, folder: str) -> frozenset[str] | None:
         """The names in ``folder``, None when it is not a folder; listed once per index."""
@@ -294,16 +315,21 @@ class ModuleIndex:
     def package_chain(self, path: Path) -> tuple[Path, ...]:
         """The ``__init__.py`` files Python runs before ``path`` (outermost first); the file system
         is asked once per file (every root of a registry's package asks for the same chains)."""
-        chain = self._package_chains.get(path)
-        if chain is None:
+        known = self._package_chains.get(path)
+        if known is None:
             found = []
+            links = []
             directory = path.parent
             while (directory / "__init__.py").is_file() and directory.parent != directory:
-                init = interned((directory / "__init__.py").resolve())
+                init, link = _followed(str(directory / "__init__.py"))
+                if link is not None:
+                    links.append(link)
                 if init != path:
                     found.append(init)
                 directory = directory.parent
-            chain = self._package_chains[path] = tuple(reversed(found))
+            known = self._package_chains[path] = (tuple(reversed(found)), tuple(links))
+        chain, links_followed = known
+        self.links.update(links_followed)
         return chain
 
     def split_qualified(self, qualified: str, importer: Path) -> tuple[Path, list[str]] | None:
@@ -314,6 +340,17 @@ class ModuleIndex:
             if found is not None:
                 return found, parts[cut:]
         return None
+
+
+#: A module search's answer: the file or None, the missing entries of the candidates tried, and
+#: (the candidate, the file it resolved to) when a symlink made them differ.
+_Found = tuple[Path | None, tuple[tuple[str, str], ...], tuple[str, str] | None]
+
+
+def _followed(candidate: str) -> tuple[Path, tuple[str, str] | None]:
+    """The file ``candidate`` names, symlinks followed, and the link when it differs."""
+    target = interned(Path(candidate).resolve())
+    return target, ((candidate, str(target)) if str(target) != candidate else None)
 
 
 def _signature(function: FunctionSummary | None) -> tuple[str, ...] | None:

@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+
+from ..layout import LayoutFacts
 
 #: The kinds of a summary's log entries, in the order the walk did them:
 #: ``(READ, cell, prerequisite, contents)``: its first access to a heap cell (``("attr", class,
@@ -388,6 +390,37 @@ class WalkMemory:
         self.by_log_only: weakref.WeakSet[WalkSummary] = weakref.WeakSet()
         self.hits = 0
         self.misses = 0
+        #: What the analyses that walked the kept summaries found of the file system besides file
+        #: contents (``layout_holds``): a summary replays what its walk's imports found, so the
+        #: memory holds only while their import roots, missing candidates, package markers and
+        #: links are what they were.
+        self._roots: tuple[Path, ...] | None = None
+        self._absent: set[tuple[str, str]] = set()
+        self._layout = LayoutFacts()
+
+    def note_layout(self, roots: Iterable[Path], absent: Iterable[tuple[str, str]], layout: LayoutFacts) -> None:
+        """An analysis with these import ``roots`` that walked with this memory found this."""
+        self._roots = tuple(roots)
+        self._absent.update(absent)
+        if not (set(layout.packages) <= set(self._layout.packages) and set(layout.links) <= set(self._layout.links)):
+            self._layout = self._layout.union(layout)
+
+    def layout_holds(
+        self, roots: Iterable[Path], holds: Callable[[Iterable[tuple[str, str]], LayoutFacts], bool]
+    ) -> bool:
+        """Whether an analysis with import ``roots`` may replay the kept summaries: ``holds`` says
+        whether the missing candidates and layout facts noted are still so."""
+        return self._roots is None or (self._roots == tuple(roots) and holds(self._absent, self._layout))
+
+    def clear(self) -> None:
+        """Forget every summary (the file system changed under them: ``layout_holds``)."""
+        self._entries.clear()
+        self.by_log_only = weakref.WeakSet()
+        self._walked.clear()
+        self._keys = self._keys_repeated = 0
+        self._roots = None
+        self._absent.clear()
+        self._layout = LayoutFacts()
 
     @classmethod
     def for_check(cls) -> WalkMemory:
