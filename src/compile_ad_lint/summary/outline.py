@@ -15,13 +15,40 @@ import itertools
 import re
 import sys
 import tokenize
+import unicodedata
 from collections import deque
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from .. import pyast
 from ..knowledge.switches import GLOBAL_REBINDERS
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure
+
+#: What may stand between two tokens of one spelling: whitespace (line ends too, inside
+#: brackets), a backslash continuation, a comment. The scans must find every spelling the parser
+#: accepts: ``loss. backward()``, ``loss.backward \\`` then ``()`` on the next line. A comment is
+#: taken to its line's end (its text is never the spelling's next token, and cannot backtrack).
+COMMENT = r"#[^\r\n]*(?![^\r\n])"
+GAP = rf"(?:\s|\\|{COMMENT})*"
+
+
+class Before(Enum):
+    """What must stand before an anchor spelling's first word."""
+
+    ANYTHING = ""
+    #: A word boundary (``\b``).
+    WORD = r"\b"
+    #: A dot, possibly with a gap: an attribute (``loss.backward``).
+    DOT = rf"\.{GAP}"
+
+
+@dataclass(frozen=True)
+class AnchorSpelling:
+    #: The pattern, starting with its literal text (a literal-first search is fast).
+    pattern: str
+    before: Before = Before.ANYTHING
+
 
 #: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
 #: ``torch.autograd.grad``/``backward``, an imported ``grad(``), a config write, or
@@ -29,21 +56,39 @@ from .model import ParseFailure
 #: the backward for the user (Lightning ``trainer.fit(...)``, Hugging Face ``TrainingArguments(...)``
 #: next to ``trainer.train()``: ``knowledge/frameworks.py``).
 ANCHOR_SPELLINGS = (
-    r"dual_level",
-    r"\.backward\s*\(",
-    r"autograd\.grad",
-    r"\bgrad\s*\(",
-    r"backward_pass_autocast",
-    r"autograd\.functional",
-    r"autograd import functional",
+    AnchorSpelling(r"dual_level"),
+    AnchorSpelling(rf"backward{GAP}\(", Before.DOT),
+    AnchorSpelling(rf"autograd{GAP}\.{GAP}(?:grad|functional)"),
+    AnchorSpelling(rf"grad{GAP}\(", Before.WORD),
+    AnchorSpelling(r"backward_pass_autocast"),
     # ``from torch.autograd import backward as run_backward``, ``from torch.autograd import (Function,
-    # grad)``: the import is the anchor, and the names it binds anchor the blocks using them. The
-    # separator after each other name is not optional, so that the repetition cannot backtrack.
-    r"autograd import[\s\\(]*(?:\w+(?:\s+as\s+\w+)?[\s\\,()]+)*?(?:backward|grad)\b",
-    r"\.fit\s*\(",
-    r"\bTrainingArguments\s*\(",
+    # grad)``, ``import functional``: the import is the anchor, and the names it binds anchor the
+    # blocks using them. The separator after each other name is not optional and ``as`` is no
+    # name (``x as y`` is read one way only), so that the repetition cannot backtrack.
+    AnchorSpelling(
+        rf"autograd{GAP}import(?:[\s\\(]|{COMMENT})*"
+        rf"(?:(?!as\b)\w+(?:\s+as\s+\w+)?(?:[\s\\,()]|{COMMENT})+)*?"
+        r"(?:backward|grad|functional)\b"
+    ),
+    AnchorSpelling(rf"fit{GAP}\(", Before.DOT),
+    AnchorSpelling(rf"TrainingArguments{GAP}\(", Before.WORD),
 )
-ANCHOR_PATTERN = re.compile("|".join(ANCHOR_SPELLINGS))
+ANCHOR_PATTERN = re.compile("|".join(spelling.before.value + spelling.pattern for spelling in ANCHOR_SPELLINGS))
+
+
+def anchored_text(text: str) -> bool:
+    """Whether ``text`` holds an anchor spelling, identifiers read as Python reads them (NFKC:
+    ``loss.ｂａｃｋｗａｒｄ()`` is ``loss.backward()``)."""
+    if ANCHOR_PATTERN.search(text) is not None:
+        return True
+    return not text.isascii() and ANCHOR_PATTERN.search(nfkc(text)) is not None
+
+
+def nfkc(text: str) -> str:
+    """``text`` normalized as Python normalizes identifiers (NFKC), itself when already normal."""
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
 #: ``try`` statements: ``try``/``except*`` (``ast.TryStar``) exists from Python 3.11 on.
 if sys.version_info >= (3, 11):
     TRY_STATEMENTS = (ast.Try, ast.TryStar)
@@ -178,7 +223,7 @@ def outline_of(tree: ast.Module, text: str, module: str, is_package: bool) -> Mo
             stars.append(resolve_relative(base, module, is_package) if statement.level else base)
         is_definition = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         text = "".join(lines[first - 1 : last])
-        anchored = ANCHOR_PATTERN.search(text) is not None
+        anchored = anchored_text(text)
         block = Block(
             first,
             last,
