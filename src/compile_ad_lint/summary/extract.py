@@ -221,6 +221,9 @@ class _Summarizer:
         self.functions: list[FunctionSummary] = []
         self.classes: list[ClassSummary] = []
         self.star_imports: list[str] = []
+        #: The bindings of the assignment expressions (``(loss := model(x))``) in the statement
+        #: being summarized, made statements of their own before it (``block``).
+        self._bindings: list[Stmt] = []
 
     # -- entry ------------------------------------------------------------------------------
 
@@ -235,7 +238,11 @@ class _Summarizer:
     ) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
         for statement in statements:
-            out.extend(self.statement(statement, scope, owner_class, module_level))
+            outer, self._bindings = self._bindings, []
+            summarized = list(self.statement(statement, scope, owner_class, module_level))
+            out.extend(self._bindings)  # what ``:=`` bound, before the statement that uses it
+            out.extend(summarized)
+            self._bindings = outer
         return tuple(out)
 
     def statement(self, node: ast.stmt, scope: str, owner_class: str | None, module_level: bool) -> Iterable[Stmt]:
@@ -425,7 +432,10 @@ class _Summarizer:
         if isinstance(node, (ast.Await, ast.Starred)):
             return self.expr(node.value, scope)
         if isinstance(node, ast.NamedExpr):
-            return self.expr(node.value, scope)
+            # ``(loss := model(x))`` binds ``loss`` as ``loss = model(x)`` does, then is ``loss``.
+            value = self.expr(node.value, scope)
+            self._bindings.append(Assign((NameTarget(node.target.id),), value, self.span(node)))
+            return Ref(node.target.id)
         if isinstance(node, ast.Subscript):
             index = node.slice.value if isinstance(node.slice, ast.Constant) else None
             if isinstance(index, str) or (isinstance(index, int) and not isinstance(index, bool) and index >= 0):
