@@ -907,6 +907,14 @@ class Interpreter:
         self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 
+    def module_getattr(self, path: Path, name: str) -> Values | None:
+        """What a module's ``__getattr__`` (PEP 562) returns for a name the module does not bind."""
+        hook = self.lookup_global(path, "__getattr__")
+        if not hook:
+            return None
+        frame = Frame(path, {}, Context(), record=False)
+        return self.call_values(hook, ((None, frozenset([ConstVal(name)])),), ir.Span(1, 1, 1, 1), frame)
+
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
         for value in values:  # a loop, not any(): asked on every name lookup
@@ -975,6 +983,8 @@ class Interpreter:
             return self.external_names.attribute_value(base.cls, name)
         if isinstance(base, ModuleRef):
             found = self.lookup_global(base.path, name)
+            if found is None and name != "__getattr__":
+                found = self.module_getattr(base.path, name)
             return found if found is not None else UNKNOWN_VALUES
         if isinstance(base, Instance):
             found = self.instance_attribute(base.cls, name)
