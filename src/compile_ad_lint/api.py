@@ -27,7 +27,7 @@ from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
 from .linking.suppressions import unused_in_files
 from .linking.walks import WalkMemory
-from .notebook import cell_locations, notebook_for
+from .notebook import cell_failures, cell_locations, is_notebook, notebook_for
 from .paths import interned, real_path
 from .project import (
     SourceFile,
@@ -203,6 +203,8 @@ class _Workspace:
     ) -> None:
         self.config = config
         self.extra_roots = extra_roots
+        #: The checked files: a file the analysis could not read is reported in itself when checked.
+        self.checked = frozenset(displays)
         #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's),
         #: else this process's for the roots it analyzes, when they repeat walks (``for_check``).
         if walk_memory is None and replay_repeated_walks:
@@ -278,13 +280,21 @@ class _Workspace:
         accessed = sorted(self.index.accessed)
         for module in accessed:
             module_view = self.index.view(module)
-            for failure in module_view.block_failures():
+            module_failures = module_view.block_failures()
+            if module != path and module_view.failure is not None:
+                module_failures = [module_view.failure, *module_failures]  # an imported file it could not read
+            if is_notebook(module) and module_view.failure is None:
+                module_failures += [
+                    ParseFailure(m, line, column) for line, column, m in cell_failures(module_view.text)
+                ]
+            for failure in module_failures:
                 failures.append(failure)
                 events.append(
                     ModuleFailure(Location.point(module_view.name, failure.line, failure.column), failure.message)
                 )
-                if failure.from_recursion_limit and module != path:
-                    # The imported file may not be a checked one: say on the root that it is incomplete.
+                if module != path and (failure.from_recursion_limit or module not in self.checked):
+                    # The file is not a checked one (its own finding is not reported), or the limit
+                    # was hit on the way: say on the root that its analysis is incomplete.
                     events.append(
                         ModuleFailure(
                             Location.point(view.name),

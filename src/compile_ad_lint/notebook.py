@@ -20,6 +20,7 @@ unreadable file (CAL900), and the rest of the project is still analyzed.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import json
 import re
@@ -171,11 +172,47 @@ def parse(raw: bytes) -> Notebook:
             raise NotebookError(f"not a Jupyter notebook: cell {index + 1} has a source that is not text")
         own = split_lines(source)
         cells.append(Cell(index + 1, index, len(lines) + 1, tuple(own)))
-        masked = mask(own)
+        masked = _parsed_alone(mask(own))
         if masked and not masked[-1].endswith(("\n", "\r")):
             masked[-1] += "\n"
         lines.extend(masked)
     return Notebook("".join(lines), tuple(cells), text)
+
+
+#: The first line of a code cell that does not parse on its own, in the notebook's module: where
+#: the error is in the cell, the length of CPython's message, the message, then the cell's first
+#: line. The cell's lines are comments there: its text is still seen by the anchor scan (a cell
+#: with a backward that does not parse is reported, as a file is), and nothing in it is analyzed.
+_CELL_FAILURE = "# compile-ad-lint: cell does not parse: {line}:{column}:{length}: {message} # "
+_CELL_FAILURE_LINE = re.compile(r"^# compile-ad-lint: cell does not parse: (\d+):(\d+):(\d+): ", re.MULTILINE)
+
+
+def _parsed_alone(lines: list[str]) -> list[str]:
+    """A masked cell's lines if it parses on its own, as Jupyter compiles each cell; else the cell
+    as comments after its failure (``cell_failures``): an unterminated string in one cell does not
+    swallow the cells after it."""
+    try:
+        ast.parse("".join(lines))
+        return lines
+    except SyntaxError as error:
+        line, column, message = error.lineno or 1, error.offset or 1, f"syntax error: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        line, column, message = 1, 1, f"cannot parse: {error or type(error).__name__}"
+    flat = " ".join(message.split())
+    failure = _CELL_FAILURE.format(line=line, column=column, length=len(flat), message=flat)
+    return [failure + lines[0], *("#" + text for text in lines[1:])]
+
+
+def cell_failures(text: str) -> list[tuple[int, int, str]]:
+    """(module line, column, message) of each code cell of a notebook's module (``module_source``)
+    that does not parse on its own."""
+    starts = line_starts(text)
+    found = []
+    for match in _CELL_FAILURE_LINE.finditer(text):
+        first = bisect.bisect_right(starts, match.start())
+        message = text[match.end() : match.end() + int(match.group(3))]
+        found.append((first + int(match.group(1)) - 1, int(match.group(2)), message))
+    return found
 
 
 def _is_python(metadata: object) -> bool:
