@@ -4,14 +4,16 @@ through symlinks while open, an edit during the first pass, a configuration that
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pygls")
 
+from lsprotocol import types
 from pygls.uris import from_fs_path
-from test_lsp import _Client, _run
+from test_lsp import TIMEOUT, _Client, _run
 
 COMPILED_HELPERS = "import torch\nstep = torch.compile(torch.sin)\n"
 PLAIN_HELPERS = "import torch\nstep = torch.sin\n"
@@ -52,5 +54,24 @@ def test_a_package_marker_created_during_a_session_changes_what_an_import_finds(
             (tmp_path / "scripts" / "__init__.py").unlink()
             client.replace_all(train, SCRIPT + "\n", version=2)
             assert list((await client.diagnostics(train, version=2)).diagnostics) == []
+
+    _run(scenario())
+
+
+def test_a_configuration_nested_too_deeply_is_shown_and_diagnostics_go_on(tmp_path: Path) -> None:
+    """A 3,000-deep array in the tool's section: a message naming the file, defaults are used."""
+    (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\nselect = " + "[" * 3000 + "]" * 3000 + "\n")
+    (tmp_path / "helpers.py").write_text(COMPILED_HELPERS)
+    (tmp_path / "train.py").write_text(SCRIPT)
+    train = from_fs_path(str(tmp_path / "train.py"))
+
+    async def scenario() -> None:
+        async with _Client(tmp_path) as client:
+            client.open(train, SCRIPT)
+            [diagnostic] = (await client.diagnostics(train)).diagnostics
+            assert diagnostic.code == "CAL001"
+            message = await asyncio.wait_for(client.messages.get(), TIMEOUT)
+            assert message.type == types.MessageType.Warning
+            assert str(tmp_path / "pyproject.toml") in message.message and "nested too deeply" in message.message
 
     _run(scenario())

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from .findings import Finding, Location
+from .inputs import MAX_BASELINE_BYTES, InputError, read_regular
 from .summary.outline import LINE_END
 
 FORMAT_KEY = "compile-ad-lint-baseline"
@@ -193,11 +194,15 @@ class Baseline:
 
 def load_baseline(path: Path) -> Baseline:
     try:
-        document = json.loads(Path(path).read_bytes().decode("utf-8"))
+        document = json.loads(read_regular(path, MAX_BASELINE_BYTES).decode("utf-8"))
+    except InputError as error:
+        raise BaselineError(f"{path}: cannot read the baseline: {error}") from error
     except OSError as error:
         raise BaselineError(f"{path}: cannot read the baseline: {error.strerror or error}") from error
     except (UnicodeDecodeError, ValueError) as error:
         raise BaselineError(f"{path}: not a compile-ad-lint baseline (invalid JSON: {error})") from error
+    except (RecursionError, MemoryError):
+        raise BaselineError(f"{path}: not a compile-ad-lint baseline (invalid JSON: nested too deeply)") from None
     if (
         not isinstance(document, dict)
         or document.get(FORMAT_KEY) != FORMAT_VERSION

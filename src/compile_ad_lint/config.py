@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
 
+from .inputs import MAX_CONFIG_BYTES, InputError, read_regular
 from .torch_versions import TargetError, TorchTarget, parse_setting
 
 if sys.version_info >= (3, 11):
@@ -194,14 +195,16 @@ def find_pyproject(start: Path) -> Path | None:
     for directory in [start, *start.parents] if start.is_dir() else start.parents:
         candidate = directory / "pyproject.toml"
         try:
-            raw = candidate.read_bytes() if candidate.is_file() else None
+            raw = read_regular(candidate, MAX_CONFIG_BYTES) if candidate.is_file() else None
+        except InputError:
+            return candidate  # too large to read: report it rather than drop the user's settings
         except OSError:
             raw = None
         if raw is None or SECTION.encode() not in raw:
             continue
         try:
             document = tomllib.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, MemoryError):
             return candidate
         tool = document.get("tool")
         if not isinstance(tool, dict) or SECTION in tool:  # ours, or too broken to tell: report it
@@ -218,13 +221,17 @@ def load_config(start: Path) -> Config:
 def read_config_file(pyproject: Path) -> Config:
     source = str(pyproject)
     try:
-        document = tomllib.loads(pyproject.read_bytes().decode("utf-8"))
+        document = tomllib.loads(read_regular(pyproject, MAX_CONFIG_BYTES).decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ConfigError(source, None, f"not valid UTF-8: {error}") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(source, None, f"invalid TOML: {error}") from error
-    except OSError as error:
+    except (RecursionError, MemoryError):
+        raise ConfigError(source, None, "invalid TOML: nested too deeply") from None
+    except InputError as error:
         raise ConfigError(source, None, f"cannot read: {error}") from error
+    except OSError as error:
+        raise ConfigError(source, None, f"cannot read: {error.strerror or error}") from error
     tool = document.get("tool", {})
     if not isinstance(tool, dict):
         raise ConfigError(source, None, "[tool] must be a table")

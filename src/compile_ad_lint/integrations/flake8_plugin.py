@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import sys
 import threading
 import time
 import tokenize
@@ -153,6 +154,10 @@ class CompileAdLintChecker:
         jobs = getattr(options, "jobs", None)
         cls._jobs = None if jobs is None or jobs.is_auto else max(1, jobs.n_jobs)
         cls._reports.clear()
+        problem = _unreadable_project_files(getattr(options, "filenames", None) or ["."], overrides)
+        if problem is not None:  # a usage error, before flake8 starts its workers
+            print(f"compile-ad-lint: configuration error: {problem}", file=sys.stderr)
+            raise SystemExit(2)
 
     @classmethod
     def _analysis_jobs(cls) -> int | None:
@@ -219,7 +224,10 @@ class CompileAdLintChecker:
 
     def _findings_for(self, resolved: Path) -> list[Finding]:
         root, pyproject = project_root(resolved)
-        config = self._config(pyproject)
+        try:
+            config = self._config(pyproject)
+        except ConfigError as error:  # a project below the paths flake8 was given (parse_options)
+            raise _execution_error(f"configuration error: {error}") from error
         target = as_the_cli_names_it(root if root is not None else resolved)
         source = self._unsaved_source(resolved)
         if source is not None:  # stdin / editor buffer that differs from the file on disk
@@ -282,6 +290,24 @@ def _without_baselined(findings: Sequence[Finding], config: Config, sources: dic
             return None
 
     return baseline.filter(findings, read).findings
+
+
+def _unreadable_project_files(paths: Sequence[str], overrides: dict[str, Any]) -> str | None:
+    """What is wrong with the configuration and baseline of the projects of ``paths`` (the files
+    and folders flake8 was given), if anything: the same errors ``compile-ad-lint check`` reports."""
+    from ..baseline import BaselineError, load_baseline
+
+    for given in paths:
+        if given == "-":
+            continue
+        try:
+            root, pyproject = project_root(real_path(given))
+            config = (read_config_file(pyproject) if pyproject is not None else Config()).with_overrides(**overrides)
+            if config.baseline is not None:
+                load_baseline(config.baseline)
+        except (ConfigError, BaselineError) as error:
+            return str(error)
+    return None
 
 
 def _modified_since(path: Path, started_ns: int) -> bool:
