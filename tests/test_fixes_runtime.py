@@ -239,7 +239,8 @@ def test_every_fix_kind_and_shape_offered_is_verified(verified) -> None:  # type
     programs, _ = verified
     plans = [plan for program in programs.values() for applied in program.applied.values() for plan in applied]
     assert {type(plan) for plan in plans} == set(PLAN_KINDS)
-    assert {plan.spelling for plan in plans if isinstance(plan, CompileWithBackend)} == set(_EDITABLE_SPELLINGS)
+    compiled = {site.spelling for plan in plans if isinstance(plan, CompileWithBackend) for site in plan.sites}
+    assert compiled == set(_EDITABLE_SPELLINGS)
     wrapped = {
         plan.value if isinstance(plan.value, str) else "list" for plan in plans if isinstance(plan, WrapInConfigPatch)
     }

@@ -19,6 +19,7 @@ import libcst as cst
 from .parsed import ParsedModule, dotted
 from .plans import (
     CallUncompiled,
+    CompileSite,
     CompileWithBackend,
     ReverseModeJacobian,
     string_literal,
@@ -155,26 +156,30 @@ def _with_backend(call: cst.Call, backend: str, positional: bool) -> cst.Call:
 
 
 def backend_ops(plan: CompileWithBackend, sources: Sources) -> list[Op]:
-    parsed = _parsed(sources, plan.site.path)
-    if plan.spelling == "@torch.compile":
-        return [_bare_decorator(parsed, plan)]
-    calls = parsed.nodes_at(plan.site, cst.Call)
+    return [_backend_op(compiled, plan.backend, sources) for compiled in plan.sites]
+
+
+def _backend_op(compiled: CompileSite, backend: str, sources: Sources) -> Op:
+    parsed = _parsed(sources, compiled.site.path)
+    if compiled.spelling == "@torch.compile":
+        return _bare_decorator(parsed, compiled, backend)
+    calls = parsed.nodes_at(compiled.site, cst.Call)
     if not calls:
         raise PlanError("the compile call is not where the analysis saw it")
     call = calls[0]
-    positional = plan.spelling == "torch._dynamo.optimize"
+    positional = compiled.spelling == "torch._dynamo.optimize"
 
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
-        return _with_backend(node, plan.backend, positional)
+        return _with_backend(node, backend, positional)
 
-    return [Replace(plan.site.path, call, build, ("backend", plan.backend))]
+    return Replace(compiled.site.path, call, build, ("backend", backend))
 
 
-def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
+def _bare_decorator(parsed: ParsedModule, compiled: CompileSite, backend: str) -> Op:
     """``@torch.compile`` (any alias of it) on the function named at the site becomes
     ``@torch.compile(backend="eager")``."""
-    definitions = [parsed.parent(n) for n in parsed.nodes_at(plan.site, cst.Name)]
+    definitions = [parsed.parent(n) for n in parsed.nodes_at(compiled.site, cst.Name)]
     definition = next((d for d in definitions if isinstance(d, cst.FunctionDef)), None)
     if definition is None:
         raise PlanError("the compiled function is not where the analysis saw it")
@@ -191,10 +196,10 @@ def _bare_decorator(parsed: ParsedModule, plan: CompileWithBackend) -> Op:
 
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.BaseExpression)
-        value = cst.SimpleString(string_literal(plan.backend))
+        value = cst.SimpleString(string_literal(backend))
         return cst.Call(func=node, args=[_keyword("backend", value)])
 
-    return Replace(plan.site.path, expression, build, ("backend", plan.backend))
+    return Replace(compiled.site.path, expression, build, ("backend", backend))
 
 
 def _qualified(value: object) -> set:

@@ -72,14 +72,22 @@ class CallUncompiled:
 
 
 @dataclass(frozen=True)
-class CompileWithBackend:
-    """CAL001, unsafe (it gives up inductor's speed everywhere the callable runs): compile with
-    ``backend=<backend>`` at ``site``; ``spelling`` is how it was compiled (``torch.compile``,
-    ``@torch.compile``, ``torch._dynamo.optimize``, ``functools.partial(torch.compile)``,
-    ``nn.Module.compile()``). ``mode=``/``options=`` are inductor's and are dropped."""
+class CompileSite:
+    """Where a callable was compiled, and how: ``torch.compile``, ``@torch.compile``,
+    ``torch._dynamo.optimize``, ``functools.partial(torch.compile)``, ``nn.Module.compile()``."""
 
     site: Location
     spelling: str
+
+
+@dataclass(frozen=True)
+class CompileWithBackend:
+    """CAL001, unsafe (it gives up inductor's speed everywhere the callables run): compile with
+    ``backend=<backend>`` at each of ``sites``, every place a callable the call may reach was
+    compiled (a call that may reach any of 14 models' compiled blocks keeps its finding until all
+    14 are eager). ``mode=``/``options=`` are inductor's and are dropped."""
+
+    sites: tuple[CompileSite, ...]
     backend: str = "eager"
 
 
@@ -141,5 +149,5 @@ def paths_of(plan: FixPlan) -> tuple[str, ...]:
     if isinstance(plan, CallUncompiled):
         return (plan.call.path,)
     if isinstance(plan, CompileWithBackend):
-        return (plan.site.path,)
+        return tuple(sorted({compiled.site.path for compiled in plan.sites}))
     return (plan.call.path,)

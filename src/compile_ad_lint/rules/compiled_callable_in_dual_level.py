@@ -16,10 +16,10 @@ from ..findings import (
     StatementSite,
     headline,
 )
-from ..fixes.plans import CallUncompiled, CompileWithBackend, ReverseModeJacobian
+from ..fixes.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
 from ..linking.events import CompiledCallInDualRegion, Hop
-from ..linking.values import Compiled, ExternalInstance, Instance
+from ..linking.values import ExternalInstance, Instance
 from ..torch_versions import Series, TorchTarget
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .forward_ad import (
@@ -349,18 +349,28 @@ with fwAD.dual_level():
 
     def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
         target = self.target
-        for call in dual_calls(events, self.config.extend_safe_backends, target, reported_in):
-            if call.broken_on:
-                conditions = (*call.event.conditions, *call.event.compiled.conditions)
-                yield on_path(self.finding(call, target), path_conditions(conditions))
+        calls = [
+            call for call in dual_calls(events, self.config.extend_safe_backends, target, reported_in) if call.broken_on
+        ]
+        # One finding per call: each callable it may reach is compiled somewhere, and compiling
+        # eagerly fixes it only where every one of them is (``CompileWithBackend``).
+        sites: dict[Location, dict[CompileSite, None]] = {}
+        for call in calls:
+            compiled = CompileSite(call.event.compiled.site, call.event.compiled.spelling)
+            sites.setdefault(call.event.chain[0].location, {})[compiled] = None
+        for call in calls:
+            conditions = (*call.event.conditions, *call.event.compiled.conditions)
+            finding = self.finding(call, target, tuple(sites[call.event.chain[0].location]))
+            yield on_path(finding, path_conditions(conditions))
 
-    def finding(self, call: DualCall, target: TorchTarget) -> Finding:
+    def finding(self, call: DualCall, target: TorchTarget, sites: tuple[CompileSite, ...] = ()) -> Finding:
+        """``call``'s finding; ``sites``: where the callables it may reach were compiled."""
         event = call.event
         compiled = event.compiled
         backend = backend_text(compiled)
         first = event.chain[0].callee
         if event.region == event.chain[0].location:
-            return self.forward_mode_finding(call, target, backend)
+            return self.forward_mode_finding(call, target, backend, sites)
         worst = _worst(call, target)
         message = headline(
             f"`{first}(...)` runs a compiled callable on dual inputs: {worst}",
@@ -386,9 +396,11 @@ with fwAD.dual_level():
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
         related += _plain_related(call)
         evidence = Cal001Evidence.of(call, expected_label(compiled))
-        return self.at_first_call(event, message, details, related, evidence, _fixes(event))
+        return self.at_first_call(event, message, details, related, evidence, _fixes(event, sites))
 
-    def forward_mode_finding(self, call: DualCall, target: TorchTarget, backend: str) -> Finding:
+    def forward_mode_finding(
+        self, call: DualCall, target: TorchTarget, backend: str, sites: tuple[CompileSite, ...]
+    ) -> Finding:
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
         ``dual_level`` the function enters itself (``facts/forward_ad.py``, the jacobian cases)."""
         event = call.event
@@ -414,7 +426,7 @@ with fwAD.dual_level():
             Applicability.UNSAFE,
             plan=ReverseModeJacobian(event.chain[0].location),
         )
-        backend_fix = _backend_fix(compiled)
+        backend_fix = _backend_fix(sites)
         fixes = [reverse] if backend_fix is None else [reverse, backend_fix]
         evidence = Cal001Evidence.of(call, "wrong-jacobian")
         return self.at_first_call(event, message, details, related, evidence, fixes)
@@ -442,7 +454,7 @@ with fwAD.dual_level():
         )
 
 
-def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
+def _fixes(event: CompiledCallInDualRegion, sites: tuple[CompileSite, ...]) -> list[Fix]:
     """Calling the uncompiled callable in the region (only the region runs eagerly), then compiling
     with ``backend="eager"`` (every call runs eagerly). Both unsafe: they change speed."""
     compiled = event.compiled
@@ -459,19 +471,22 @@ def _fixes(event: CompiledCallInDualRegion) -> list[Fix]:
                 plan=CallUncompiled(event.chain[0].location, compiled.site, is_module),
             )
         )
-    backend_fix = _backend_fix(compiled)
+    backend_fix = _backend_fix(sites or (CompileSite(compiled.site, compiled.spelling),))
     if backend_fix is not None:
         fixes.append(backend_fix)
     return fixes
 
 
-def _backend_fix(compiled: Compiled) -> Fix | None:
-    if not editable(compiled.spelling):
+def _backend_fix(sites: tuple[CompileSite, ...]) -> Fix | None:
+    """Compiling eagerly where each callable the call may reach was compiled; none when one of
+    them cannot be edited (the finding would stay)."""
+    if not sites or not all(editable(compiled.spelling) for compiled in sites):
         return None
+    where = f" at the {len(sites)} places they are compiled" if len(sites) > 1 else ""
     return Fix(
-        'Compile with backend="eager", which keeps tangents (unsafe: every call of it runs without inductor)',
+        f'Compile with backend="eager"{where}, which keeps tangents (unsafe: every call of it runs without inductor)',
         Applicability.UNSAFE,
-        plan=CompileWithBackend(compiled.site, compiled.spelling),
+        plan=CompileWithBackend(sites),
     )
 
 
