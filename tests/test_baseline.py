@@ -258,7 +258,7 @@ def test_add_noqa_is_not_a_stale_write(tmp_path: Path) -> None:
     path.write_text('import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"\n')
     report = Analyzer(Config(), use_cache=False, jobs=1).check([str(path)])
     path.write_text('import torch._functorch.config as fc\nfc.backward_pass_autocast = "of"  # edited\n')
-    outcome = add_noqa(report.findings, dict(report.digests))
+    outcome = add_noqa(report.findings, dict(report.digests), tmp_path)
     assert outcome.added == 0 and outcome.skipped[0][2] == "the file changed since it was analyzed"
     assert "noqa" not in path.read_text()
 

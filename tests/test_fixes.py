@@ -403,7 +403,7 @@ def test_a_file_changed_since_the_analysis_is_never_fixed(tmp_path: Path) -> Non
     outcome = fix_loop(report, again, unsafe=True)
     assert outcome.changed
     path.write_text(AMP + "# edited in the editor meanwhile\n")
-    assert write_changes(outcome, dict(report.digests)) == [str(path)]
+    assert write_changes(outcome, dict(report.digests), tmp_path) == [str(path)]
     assert path.read_text() == AMP + "# edited in the editor meanwhile\n"
 
 

@@ -622,14 +622,14 @@ def _check(args: argparse.Namespace) -> int:
                 again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
             return narrowed(again, scope)
 
-        fixed = run_fix(args, scope, report, reanalyze, write_report)
+        fixed = run_fix(args, scope, report, reanalyze, write_report, config.root or default_root(scope.paths))
         if not isinstance(fixed, Fixed):
             return fixed
         report, fixed_lines = fixed.report, fixed.lines
     if args.add_noqa:
         from .command.fixing import run_add_noqa
 
-        run_add_noqa(report, args.quiet)
+        run_add_noqa(report, args.quiet, config.root or default_root(scope.paths))
         return EXIT_CLEAN if checked else _error(_no_file_checked(report, args))
     if args.confirm and checked:
         try:

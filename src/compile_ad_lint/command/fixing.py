@@ -73,6 +73,7 @@ def run_fix(
     report: Any,
     reanalyze: Callable[[Mapping[Path, bytes]], Any],
     emit: Callable[[str, str | None], bool],
+    root: Path,
 ) -> Fixed | int:
     """``--fix`` or ``--diff``: an exit status when the run ends here (``--diff``, stdin, an
     internal error), else what remains to report."""
@@ -102,14 +103,21 @@ def run_fix(
         return EXIT_FINDINGS if diff and not args.exit_zero else EXIT_CLEAN
     if stdin:
         return _fixed_stdin(args, scope, outcome)
-    stale = write_changes(outcome, dict(report.digests))
+    stale = write_changes(outcome, dict(report.digests), root)
     for display in stale:
         print(
             f"compile-ad-lint: warning: {display} changed since it was analyzed; its fixes were not applied",
             file=sys.stderr,
         )
-    remaining = outcome.report if not stale else reanalyze({})
-    written = sum(1 for display, _, _ in outcome.changed.values() if display not in stale)
+    for display, target in outcome.outside:
+        print(
+            f"compile-ad-lint: warning: {display} is {target}, outside the project root {root}: "
+            "its fixes were not applied (a symlink is not written through out of the project)",
+            file=sys.stderr,
+        )
+    kept = stale + [display for display, _ in outcome.outside]
+    remaining = outcome.report if not kept else reanalyze({})
+    written = sum(1 for display, _, _ in outcome.changed.values() if display not in kept)
     return Fixed(remaining, fixed_lines(outcome, written, args.show_fixes))
 
 
@@ -132,14 +140,14 @@ def _fixed_stdin(args: argparse.Namespace, scope: Scope, outcome: Any) -> int:
     return EXIT_FINDINGS if remaining.findings and not args.exit_zero else EXIT_CLEAN
 
 
-def run_add_noqa(report: Any, quiet: bool) -> None:
+def run_add_noqa(report: Any, quiet: bool, root: Path) -> None:
     """``--add-noqa``: add the directives and say how many (Ruff: ``Added 2 noqa directives.``)."""
     from ..fixes.apply import add_noqa
 
     # An unused suppression is removed (its fix), not silenced with another one (Ruff's add-noqa
     # leaves RUF100 alone too).
     findings = [finding for finding in report.findings if finding.code != "CAL901"]
-    outcome = add_noqa(findings, dict(report.digests))
+    outcome = add_noqa(findings, dict(report.digests), root)
     for display, line, reason in outcome.skipped:
         print(f"compile-ad-lint: warning: {display}:{line}: no noqa added ({reason})", file=sys.stderr)
     if not quiet:

@@ -27,6 +27,7 @@ from ..baseline import Fingerprints
 from ..cache import content_digest
 from ..findings import Edit, Finding
 from ..notebook import is_notebook
+from ..paths import real_path
 from . import ops_for, resolve
 from .plans import paths_of
 from .source import Sources
@@ -50,6 +51,9 @@ class FixOutcome:
     stale: list[str] = field(default_factory=list)
     #: (displayed path, code) of every fix applied, in order (``--show-fixes``).
     applied: list[tuple[str, str]] = field(default_factory=list)
+    #: Files not written because they are outside the project root (reached through a symlink):
+    #: (displayed path, the file it is).
+    outside: list[tuple[str, Path]] = field(default_factory=list)
 
 
 def fix_loop(  # type: ignore[no-untyped-def]
@@ -177,11 +181,15 @@ def _overlap(a: Edit, b: Edit) -> bool:
     )
 
 
-def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str]) -> list[str]:
+def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str], root: Path) -> list[str]:
     """Write the fixed files whose disk content is still what the analysis read; the displays of
-    those skipped (changed since)."""
+    those skipped (changed since). A file outside ``root`` (the project's: a symlink in the
+    project to a file elsewhere) is never written (``FixOutcome.outside``)."""
     stale = list(outcome.stale)
     for path, (display, before, after) in sorted(outcome.changed.items()):
+        if not inside(path, root):
+            outcome.outside.append((display, path))
+            continue
         try:
             current = path.read_bytes()
         except OSError:
@@ -193,6 +201,11 @@ def write_changes(outcome: FixOutcome, first_digests: Mapping[str, str]) -> list
         _write_atomically(path, after)
     outcome.stale = sorted(set(stale))
     return outcome.stale
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether the file ``path`` (symlinks followed) is inside the folder ``root``."""
+    return real_path(path).is_relative_to(real_path(root))
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -240,10 +253,10 @@ class NoqaOutcome:
     skipped: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> NoqaOutcome:
+def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str], root: Path) -> NoqaOutcome:
     """``--add-noqa``: a ``# noqa: CODE`` for every finding, on its line (extending a noqa comment
-    already there). Files changed since the analysis, and notebooks, are left alone."""
-    from ..paths import real_path
+    already there). Files changed since the analysis, notebooks, and files outside ``root`` (the
+    project's: reached through a symlink) are left alone."""
     from ..summary.outline import split_lines
     from .noqa import plan_noqa
 
@@ -260,6 +273,9 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str]) -> NoqaOut
     added = files = 0
     for display, lines_codes in sorted(by_file.items()):
         path = real_path(display)
+        if not inside(path, root):
+            skipped += [(display, line, f"{path} is outside the project root {root}") for line in lines_codes]
+            continue
         try:
             data = path.read_bytes()
         except OSError as error:
