@@ -73,3 +73,73 @@ def test_shares_without_homes_are_spread_one_per_worker_first(pool):
     hold two tasks): each worker gets one before any gets a second."""
     pids = [pid for _, pid in pool.run(_pid, ["share 1", "share 2"], [2.0, 2.0])]
     assert len(set(pids)) == 2
+
+
+# -- a check's workers end with it --------------------------------------------------------------------
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from /proc")
+@pytest.mark.parametrize("signal_number", [15, 9], ids=["SIGTERM", "SIGKILL"])
+def test_the_workers_exit_when_the_check_is_killed(tmp_path, signal_number):
+    """Only the main process is killed (an IDE stopping a run, the OOM killer): its workers, each
+    waiting on a pipe it also holds, must not wait for ever."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    sys.path.insert(0, bench)
+    try:
+        import framework_corpus
+    finally:
+        sys.path.remove(bench)
+    framework_corpus.generate(tmp_path)
+    check = subprocess.Popen(
+        [sys.executable, "-m", "compile_ad_lint", "check", ".", "--jobs", "2", "--no-cache"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and check.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            workers = _children(check.pid)
+        assert len(workers) == 2, "the check started no workers"
+        check.send_signal(signal_number)
+        check.wait(30)
+        deadline = time.monotonic() + 15
+        while any(_running(worker) for worker in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_running(worker) for worker in workers), "a worker outlived the check"
+    finally:
+        if check.poll() is None:
+            check.kill()
+        for worker in workers:
+            if _running(worker):
+                os.kill(worker, 9)

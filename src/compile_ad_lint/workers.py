@@ -14,6 +14,9 @@ worker busy while the others wait (the torch tree's first round, in file order, 
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Callable, Generator, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -28,9 +31,8 @@ class WorkerPool:
     worker ran a task of each home (a root's path) and send later tasks of that home back to it."""
 
     def __init__(self, jobs: int, initializer: Callable[..., None], initargs: tuple) -> None:
-        self._workers = [
-            ProcessPoolExecutor(max_workers=1, initializer=initializer, initargs=initargs) for _ in range(jobs)
-        ]
+        started = (os.getpid(), initializer, initargs)
+        self._workers = [ProcessPoolExecutor(max_workers=1, initializer=_start, initargs=started) for _ in range(jobs)]
         self._home_of: dict[Hashable, int] = {}
 
     def run(
@@ -94,3 +96,41 @@ class WorkerPool:
         returns at once (running ones finish on their own)."""
         for worker in self._workers:
             worker.shutdown(wait=wait_for_running, cancel_futures=not wait_for_running)
+
+
+#: How often a worker looks whether the process that started it is still there.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _start(parent: int, initializer: Callable[..., None], initargs: tuple) -> None:
+    """A worker's start: it exits when ``parent`` does (``_exit_with``), then runs ``initializer``."""
+    _exit_with(parent)
+    initializer(*initargs)
+
+
+def _exit_with(parent: int) -> None:
+    """Exit this process once ``parent`` is gone. A worker waits for its next task on a pipe whose
+    writing end it holds itself (forked with it), so the parent's death (SIGKILL from an IDE or
+    the OOM killer) never reaches it as the end of its input: it would wait for ever. A thread
+    looks whether it was adopted (its parent id changed: its parent, or the fork server that
+    started it, is gone) or ``parent`` is gone."""
+    started_by = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == started_by and _alive(parent):
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="compile-ad-lint parent watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":
+        return True  # os.kill(pid, 0) would end the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # there, not ours to signal
+    return True
