@@ -282,6 +282,44 @@ def test_cache_clean_refuses_what_is_not_a_cache(tmp_path):
     assert (project / CACHE_DIRECTORY / "notes.txt").read_text() == "mine"
 
 
+#: Kill the process (SIGKILL) at a point of the cache's creation, then run the CLI.
+_KILLED_WHILE_CREATING = {
+    "after mkdir": "c.secrets.token_bytes = lambda n: os.kill(os.getpid(), 9)",
+    "before the marker is in place": (
+        "replace = c.os.replace\n"
+        "c.os.replace = lambda a, b: os.kill(os.getpid(), 9) if str(b).endswith(c.MARKER) else replace(a, b)"
+    ),
+}
+
+
+def _killed_while_creating_the_cache(project: Path, point: str) -> None:
+    script = f"import os\nimport compile_ad_lint.cache as c\n{_KILLED_WHILE_CREATING[point]}\n"
+    script += "from compile_ad_lint.cli import main\nmain(['check', '.'])\n"
+    killed = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True, timeout=120)
+    assert killed.returncode == -9, killed.stderr
+    assert (project / CACHE_DIRECTORY).is_dir() and not (project / CACHE_DIRECTORY / MARKER).exists()
+
+
+@pytest.mark.parametrize("point", sorted(_KILLED_WHILE_CREATING))
+def test_a_run_killed_while_creating_the_cache_leaves_no_refused_cache(tmp_path, point):
+    project = _project(tmp_path)
+    _killed_while_creating_the_cache(project, point)
+    first = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(first, (1,))
+    assert "not using the cache" not in first.stderr, first.describe()
+    again = run_cli(["check", ".", "--format", "json"], project)
+    assert_contract(again, (1,))
+    assert again.document["stats"]["parsed"] == 0 and _findings(again) == {HAZARD_FINDING}, again.describe()
+
+
+@pytest.mark.parametrize("point", sorted(_KILLED_WHILE_CREATING))
+def test_cache_clean_removes_what_a_run_killed_while_creating_it_left(tmp_path, point):
+    project = _project(tmp_path)
+    _killed_while_creating_the_cache(project, point)
+    result = run_cli(["cache", "clean", "."], project)
+    assert result.returncode == 0 and not (project / CACHE_DIRECTORY).exists(), result.describe()
+
+
 def test_orphaned_temporary_files_are_removed_later(tmp_path):
     project = _project(tmp_path)
     assert_contract(run_cli(["check", "."], project), (1,))

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -242,6 +243,8 @@ class SummaryCache:
             _refuse(warn, directory, "it is not a directory")
             return None
         secret = _read_marker(directory, info)
+        if isinstance(secret, str) and create and _interrupted_creation(directory):
+            secret = _create_again(directory)
         if isinstance(secret, str):
             _refuse(warn, directory, secret)
             return None
@@ -402,7 +405,9 @@ def clear(root: Path) -> str:
             return f"removed the symbolic link {directory} (its target was left alone)"
         if not stat.S_ISDIR(info.st_mode):
             raise NotACache(f"{directory} is not a directory; not removed")
-        if not any(_is_regular(directory / name) for name in (MARKER, ".gitignore", "CACHEDIR.TAG")):
+        if not any(_is_regular(directory / name) for name in (MARKER, ".gitignore", "CACHEDIR.TAG")) and not (
+            _interrupted_creation(directory)
+        ):
             raise NotACache(f"{directory} does not look like a compile-ad-lint cache; not removed")
         shutil.rmtree(directory)
     except OSError as error:
@@ -434,6 +439,37 @@ def _create(directory: Path) -> bytes | None:
     temporary.write_text(json.dumps(marker), encoding="utf-8")
     os.replace(temporary, directory / MARKER)  # last: a marker means the directory is complete
     return secret
+
+
+def _interrupted_creation(directory: Path) -> bool:
+    """Whether ``directory`` holds nothing but what ``_create`` writes before the marker (or
+    nothing): a run killed between creating the directory and writing its marker left it. Nothing
+    in it is trusted or worth keeping, so it is made again (a repository that ships such a
+    directory gets a cache of its own there too)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return all(_CREATION_FILE.fullmatch(name) and _is_regular(directory / name) for name in names)
+
+
+#: The files ``_create`` writes before the marker is in place.
+_CREATION_FILE = re.compile(rf"\.gitignore|CACHEDIR\.TAG|{re.escape(MARKER)}\.\d+\.tmp")
+
+
+def _create_again(directory: Path) -> bytes | str:
+    """The secret of a cache made again in place of an interrupted creation, else why not."""
+    try:
+        shutil.rmtree(directory)
+        created = _create(directory)
+    except OSError as error:
+        return f"a run was stopped while creating it, and it cannot be made again: {error.strerror or error}"
+    if created is not None:
+        return created
+    try:  # a concurrent run made it again first
+        return _read_marker(directory, os.lstat(directory))
+    except OSError as error:
+        return f"cannot inspect it: {error.strerror or error}"
 
 
 def _read_marker(directory: Path, info: os.stat_result) -> bytes | str:
