@@ -268,11 +268,13 @@ class _Workspace:
                     self.walk_memory.root_walked(interpreter.walk_keys)
             events.extend(interpreter.events)
             if interpreter.stopped_walking:
+                heavy = interpreter.heavy_walks
+                counted = f", {heavy:,} of them counted for the data the walks carried" if heavy else ""
                 events.append(
                     ModuleFailure(
                         Location.point(view.name),
                         f"analysis incomplete: stopped after {self.config.max_function_walks:,} function walks"
-                        " (`max-function-walks` in the configuration); the calls left were not followed",
+                        f"{counted} (`max-function-walks` in the configuration); the calls left were not followed",
                     )
                 )
             requests = frozenset(interpreter.caller_requests)

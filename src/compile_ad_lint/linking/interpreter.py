@@ -120,6 +120,10 @@ _HARVESTED = "harvested"
 _NONE_SET = frozenset([ConstVal(None)])
 #: Methods that run whenever an instance exists (``harvest_instance_attributes``).
 _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
+#: Data a walk may move (the outputs and origins of the arguments of the calls it makes) per walk
+#: it counts for against ``max-function-walks``: the walks of the generated framework move under
+#: 15, torch's none; a walk that moves 96,000 counts for 192.
+UNITS_PER_WALK = 500
 #: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
 _COMPUTED_AGAIN = object()
 
@@ -275,6 +279,12 @@ class Interpreter:
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0
+        #: Data moved so far (``_carried``), and the units of each walk in progress spent by walks
+        #: below it: a walk's own units weigh it (``UNITS_PER_WALK``).
+        self._units = 0
+        self._units_below: list[int] = []
+        #: Walks added to ``_walks`` for the units they moved (``walks_spent``).
+        self.heavy_walks = 0
         #: The summaries whose walks this analysis has spent (``_spend``).
         self._spent: set[WalkSummary] = set()
         #: Each distinct set of captured variables of this analysis (``captured_by``).
@@ -693,6 +703,7 @@ class Interpreter:
         self._escaping(argument_data(args), site, frame)
 
     def _escaping(self, data: Data, site: Location, frame: Frame) -> None:
+        self._units += len(data.elements) + len(data.origins)
         elements = frozenset(e for e in data.elements if e.call_site in self._result_sizes)
         if elements:
             self.record(OutputsEscape(site, elements), frame)
@@ -1434,6 +1445,7 @@ class Interpreter:
                 )
             )
         inputs = argument_data(args)
+        self._units += len(inputs.elements) + len(inputs.origins)
         output = compiled_output(
             site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site), frame.conditions
         )
@@ -1496,6 +1508,19 @@ class Interpreter:
         a test suite builds makes every walk below it slower and every model a test adds walks the
         trainer again (composer's tests/trainer/test_checkpoint.py: 41,000 walks, 8 minutes)."""
         return self._walks >= self.config.max_function_walks
+
+    def _weigh(self, units: int, below: int) -> int:
+        """The walks a walk that moved ``units`` of data (``below`` of them in walks it made)
+        counts for beyond itself: ``UNITS_PER_WALK`` of its own each. The number of walks bounds
+        an analysis only while each is cheap: 30 functions calling each other with ever larger
+        values took 80 ms a walk (20,000 walks: half an hour); the walks of real code move under
+        20 units each."""
+        if self._units_below:
+            self._units_below[-1] += units
+        heavy = (units - below) // UNITS_PER_WALK
+        self._walks += heavy
+        self.heavy_walks += heavy
+        return heavy
 
     def _call_site(self, function: FunctionVal, hop: Hop | None) -> Location:
         return hop.location if hop is not None else Location.point(self.index.display(function.path))
@@ -1570,18 +1595,22 @@ class Interpreter:
             recording.parts[("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
             self._walking[memo_key] = recording
+        units = self._units
+        self._units_below.append(0)
         try:
             returns, pending = self.walk_function(function, summary, bound, frame)
         finally:
             reads = self._reading.pop()
+            below = self._units_below.pop()
             if recording is not None:
                 self._pop_recording()
                 del self._walking[memo_key]
+        heavy = self._weigh(self._units - units, below)
         if recording is None:
             entry = self._memo[memo_key] = (returns, pending, reads, None, False)
             return entry
         assert memory is not None
-        recording.walks += 1
+        recording.walks += 1 + heavy
         made = WalkSummary(
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
