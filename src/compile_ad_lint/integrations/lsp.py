@@ -278,7 +278,7 @@ class _Snapshot:
         names the findings show, so the open files' own check shares the results of
         ``compile-ad-lint check FILE`` (and of the files' earlier checks) instead of keeping twins
         under absolute names."""
-        return [as_the_cli_names_it(buffer.path) for buffer in self.buffers]
+        return list(dict.fromkeys(as_the_cli_names_it(buffer.path) for buffer in self.buffers))
 
 
 class _Files:
@@ -472,24 +472,48 @@ class CompileAdLintServer(LanguageServer):
         task.add_done_callback(self._tasks.discard)
 
     def _open_documents(self) -> dict[Path, _Document]:
-        """The open documents with a ``file:`` URI, by resolved path."""
-        documents = {}
-        for document in list(self.workspace.text_documents.values()):
-            path = _path_of(document.uri)
-            if path is not None:
+        """The open documents with a ``file:`` URI, by resolved path: of a file open twice (through
+        a symlink and as its target), the one edited last."""
+        documents: dict[Path, _Document] = {}
+        for path, document in self._documents_by_path():
+            kept = documents.get(path)
+            if kept is None or self._stamp_of(document) >= self._stamp_of(kept):
                 documents[path] = document
         return documents
 
+    def _documents_by_path(self) -> list[tuple[Path, _Document]]:
+        found = []
+        for document in list(self.workspace.text_documents.values()):
+            path = _path_of(document.uri)
+            if path is not None and isinstance(document, _Document):
+                found.append((path, document))
+        return found
+
+    def _stamp_of(self, document: TextDocument) -> int:
+        return self._stamps.get(_workspace_key(document.uri), 0)
+
     def _snapshot_for(self, path: Path, *, opening: bool = False) -> _Snapshot | None:
-        """The open documents in ``path``'s project and the contents of every open buffer."""
+        """The open documents in ``path``'s project and the contents of every open buffer. A
+        buffer whose file is gone (deleted while open) is analyzed as it is; each document of a
+        file open twice is published for. One document no analysis can take (text that is no
+        Unicode, a path that cannot be looked at) is left out, never the others."""
         root = self.project_root(path)
         buffers, sources = [], {}
-        for doc_path, document in self._open_documents().items():
-            sources[doc_path] = document.source.encode("utf-8")
-            if doc_path.suffix in (".py", ".pyi") and doc_path.is_file() and self.project_root(doc_path) == root:
-                buffers.append(
-                    _Buffer(document.uri, doc_path, document.version, self._stamps.get(_workspace_key(document.uri)))
-                )
+        latest = self._open_documents()
+        for doc_path, document in self._documents_by_path():
+            try:
+                if latest.get(doc_path) is document:
+                    # A lone surrogate (valid in JSON) is kept as bytes no decoding takes: CAL900.
+                    sources[doc_path] = document.source.encode("utf-8", "surrogatepass")
+                if (
+                    doc_path.suffix in (".py", ".pyi")
+                    and (doc_path.is_file() or not os.path.lexists(doc_path))
+                    and self.project_root(doc_path) == root
+                ):
+                    stamp = self._stamps.get(_workspace_key(document.uri))
+                    buffers.append(_Buffer(document.uri, doc_path, document.version, stamp))
+            except (OSError, RuntimeError, ValueError):
+                logger.warning("compile-ad-lint: cannot take %s", document.uri, exc_info=True)
         if not buffers:
             return None
         return _Snapshot(root, tuple(buffers), sources, opening)
@@ -694,7 +718,10 @@ class CompileAdLintServer(LanguageServer):
         if report is not None:  # nothing walked: rehearse the open files' walks
             return True, report.findings, dict(report.digests), analyzer.cache_for(project), True
         paths = snapshot.buffer_paths()
-        report = analyzer.check(paths, sources=snapshot.sources)  # the collector paused by the caller
+        try:  # an edit meanwhile stops it (a long first pass): the edit's analysis publishes
+            report = analyzer.check(paths, sources=snapshot.sources, cancelled=lambda: self._stale(snapshot))
+        except AnalysisCancelled:
+            return None
         # Rehearse when some walk could not be replayed, and when none was walked at all: the open
         # files' results came from the cache (a reopened editor after a session that left unsaved
         # edits, a check of the file alone), so the memory holds nothing the next edit can replay.
@@ -1081,7 +1108,7 @@ def _path_of(uri: str) -> Path | None:
     path = to_fs_path(uri)
     if path is None or not uri.startswith("file:"):
         return None
-    return Path(path).resolve()
+    return real_path(path)  # a symlink loop too (it is reported where it is read)
 
 
 def _workspace_key(uri: str) -> str:
