@@ -560,7 +560,8 @@ class Analyzer:
         mentioned: dict[Path, frozenset[str]] = {}
         analyzed: set[str] = set()
         absent: set[tuple[str, str]] = set()
-        layout = LayoutFacts()
+        packages: set[tuple[str, bool]] = set()
+        links: set[tuple[str, str]] = set()
         cacheable = True
         read: dict[str, str] = {str(path): run.digests[path] for path in contents}
         try:
@@ -572,7 +573,8 @@ class Analyzer:
                     analyzed.update(dependency for dependency, _ in result.dependencies)
                     read.update(result.dependencies)
                     absent.update((folder, entry) for folder, entries in result.absent for entry in entries)
-                    layout = layout.union(result.layout)
+                    packages.update(result.layout.packages)
+                    links.update(result.layout.links)
                     cacheable = cacheable and result.cacheable
                 # Functions whose anchors depend on their parameters: analyze the code that calls them.
                 requested = frozenset().union(*(r.caller_requests for r in results)) - asked
@@ -595,7 +597,9 @@ class Analyzer:
         stats = _stats(files, analyzed, run, started)
         report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
-            record = CheckRecord(findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent), layout)
+            record = CheckRecord(
+                findings, tuple(sorted(analyzed)), report.digests, _by_folder(absent), LayoutFacts.of(packages, links)
+            )
             run.remember_check(record)
         return report
 
