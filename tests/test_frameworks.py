@@ -259,6 +259,33 @@ def test_a_precision_left_to_the_launcher_is_a_named_switch(constructor, variabl
 
 
 @pytest.mark.parametrize(
+    ("constructor", "marker"),
+    [
+        ("Accelerator(mixed_precision='bf16')", "  # expect: CAL002"),
+        ("Accelerator(mixed_precision='bf16', dynamo_plugin=TorchDynamoPlugin())", "  # expect: CAL002"),
+        ("Accelerator(mixed_precision='bf16', dynamo_backend='no')", "  # ok: the code says it never compiles"),
+        (
+            "Accelerator(mixed_precision='bf16', dynamo_plugin=TorchDynamoPlugin(backend='no'))",
+            "  # ok: the code says it never compiles",
+        ),
+    ],
+)
+def test_a_dynamo_backend_left_to_the_launcher_is_a_named_switch(constructor, marker, tmp_path):
+    """``accelerate launch --dynamo_backend`` (``ACCELERATE_DYNAMO_BACKEND``) makes ``prepare()``
+    compile a model the code never compiles; with the forward under ``accelerator.autocast()`` and
+    the backward outside, that is CAL002 on that launch only, and the finding names the variable."""
+    code = NET + "from accelerate import Accelerator\nfrom accelerate.utils import TorchDynamoPlugin\n\n\n"
+    code += f"def run(loader):\n    accelerator = {constructor}\n    model = accelerator.prepare(Net())\n"
+    code += "    for x in loader:\n        with accelerator.autocast():\n            loss = model(x)\n"
+    code += f"        accelerator.backward(loss){marker}\n"
+    _check(code, tmp_path)
+    findings = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert [[c.expression for c in f.conditions] for f in findings] == (
+        [["ACCELERATE_DYNAMO_BACKEND"]] if "expect" in marker else []
+    )
+
+
+@pytest.mark.parametrize(
     ("kwargs", "marker"),
     [
         ("dict(devices=2)", "  # expect: CAL002"),

@@ -75,6 +75,9 @@ class Compilation:
     default_backend: str = "inductor"
     #: The backend when no argument says (None: no compilation; ``"<unknown>"``: from the environment).
     absent_backend: str | None = None
+    #: The environment variable that sets the backend when no argument does (a launcher's switch:
+    #: ``accelerate launch --dynamo_backend`` sets ``ACCELERATE_DYNAMO_BACKEND``); findings name it.
+    environment: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,18 +140,27 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
         frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"}),
         "accelerate src/accelerate/accelerator.py `Accelerator.__init__`: `mixed_precision` "
         "('no'/'fp16'/'bf16'/'fp8', else from the environment or `accelerate config`) sets `native_amp`; "
-        "`dynamo_backend=` becomes `TorchDynamoPlugin(backend=...)`, `dynamo_plugin=` is used as given. "
+        "`dynamo_backend=` becomes `TorchDynamoPlugin(backend=...)`, `dynamo_plugin=` is used as given, "
+        "neither gives `TorchDynamoPlugin()`, whose backend is ACCELERATE_DYNAMO_BACKEND (what "
+        "`accelerate launch --dynamo_backend` and `accelerate config` set), else 'no'. "
         "src/accelerate/utils/modeling.py `get_mixed_precision_context_manager`: "
         "`torch.autocast(device_type=state.device.type, dtype=float16|bfloat16)` when native_amp, else nullcontext.",
         precision=_ACCELERATE_PRECISION,
-        compilation=Compilation(backend_arguments=("dynamo_backend",), plugin_arguments=("dynamo_plugin",)),
+        compilation=Compilation(
+            backend_arguments=("dynamo_backend",),
+            plugin_arguments=("dynamo_plugin",),
+            absent_backend="<unknown>",
+            environment="ACCELERATE_DYNAMO_BACKEND",
+        ),
     ),
     FrameworkClass(
         "accelerate.TorchDynamoPlugin",
         frozenset({"accelerate.utils.TorchDynamoPlugin", "accelerate.utils.dataclasses.TorchDynamoPlugin"}),
         "accelerate src/accelerate/utils/dataclasses.py `TorchDynamoPlugin`: `backend` defaults to "
         "the ACCELERATE_DYNAMO_BACKEND environment variable, else 'no'.",
-        compilation=Compilation(backend_arguments=("backend",), absent_backend="<unknown>"),
+        compilation=Compilation(
+            backend_arguments=("backend",), absent_backend="<unknown>", environment="ACCELERATE_DYNAMO_BACKEND"
+        ),
     ),
     FrameworkClass(
         "lightning.Trainer",

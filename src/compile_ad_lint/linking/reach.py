@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Location
+from ..findings import Condition, Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
@@ -951,12 +951,22 @@ class Reach:
             if row.holds
             else frozenset()
         )
+        launched_by = self.framework_backend_launched(row, args) if backend is not None else ""
         precision_site = site if autocast is not None else None
         for keyword, index in row.settings_from:
             for value in _argument(args, keyword, index) or ():
                 if isinstance(value, FrameworkObject):
                     autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
-        return FrameworkObject(row.kind, site, autocast, backend, normalize(held), precision_site)
+                    launched_by = value.compile_launched_by
+        return FrameworkObject(
+            row.kind,
+            site,
+            autocast,
+            backend,
+            held=normalize(held),
+            precision_site=precision_site,
+            compile_launched_by=launched_by,
+        )
 
     def framework_precision(self, row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
         precision = row.precision
@@ -1029,6 +1039,23 @@ class Reach:
                 return None if constants == {False} else UNKNOWN_BACKEND
         return compilation.absent_backend
 
+    def framework_backend_launched(self, row: fw.FrameworkClass, args: Args) -> str:
+        """The environment variable that decides whether the framework compiles, when no argument
+        in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
+        compilation = row.compilation
+        if compilation is None:
+            return ""
+        if any(
+            keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)
+        ):
+            return ""
+        for keyword in compilation.plugin_arguments:
+            plugins = keyword_arg(args, keyword)
+            if plugins is not None:
+                found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
+                return found.pop() if len(found) == 1 else ""
+        return compilation.environment
+
     def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
             method = fw.METHODS.get((value.kind, name))
@@ -1099,7 +1126,8 @@ class Reach:
                     if owner.compile_backend == UNKNOWN_BACKEND
                     else f"dynamo backend {owner.compile_backend!r}"
                 )
-                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} ({dynamo})"))
+                launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
+                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} ({dynamo})", conditions=launched))
             else:
                 result.add(wrapped)
         return frozenset(result)

@@ -463,6 +463,9 @@ class FrameworkObject:
     autocast: AutocastState | None = None
     #: The backend the framework compiles prepared models with (None: it does not compile).
     compile_backend: str | None = None
+    #: The environment variable that decides whether it compiles, when the code does not (a
+    #: launcher's switch: ``ACCELERATE_DYNAMO_BACKEND``); "" when the code says.
+    compile_launched_by: str = ""
     #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
     held: frozenset[Value] = frozenset()
     #: Where the precision setting was written (a related location of findings).
