@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+# The folder holding pyproject.toml, wherever under tests/ this file is.
+REPO_ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 README = REPO_ROOT / "README.md"
 PAGES = sorted((REPO_ROOT / "docs").rglob("*.md"))
 
