@@ -2,7 +2,7 @@
 
 No silent no-op runs (unknown codes, missing paths, nothing checked), ``ALL``, stdin, the text
 report (chain, ``--concise``, ``--show-source``, colors, ``--statistics``, ``--quiet``, the summary),
-clear errors, ``per-file-ignores`` and ``extend-exclude``, ``--dependents``, and the README's Usage
+clear errors, ``per-file-ignores`` and ``extend-exclude``, ``--dependents``, and docs/command-line.md's Flags
 section against ``--help``. Notebooks: ``test_notebooks.py``; the pre-commit hook:
 ``test_precommit_hook.py``.
 """
@@ -595,17 +595,17 @@ def test_dependents_reports_findings_whose_chain_touches_a_named_file(project):
     assert missing.returncode == 2 and "nowhere.py:1:1: CAL900 path does not exist" in missing.stdout
 
 
-# -- the README documents every flag ----------------------------------------------------------------
+# -- docs/command-line.md documents every flag ------------------------------------------------------
 
 
 def _usage_section() -> str:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Usage\n")
-    return readme[start : readme.index("\n## ", start + 1)]
+    page = (REPO_ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    start = page.index("\n## Flags\n")
+    return page[start : page.index("\n## ", start + 1)]
 
 
 @pytest.mark.parametrize("command", ["check", "confirm", "cache", "rules", "explain", "lsp"])
-def test_readme_usage_lists_every_flag_with_its_default(command):
+def test_flag_docs_list_every_flag_with_its_default(command):
     import argparse
 
     from compile_ad_lint.cli import build_parser
@@ -618,12 +618,16 @@ def test_readme_usage_lists_every_flag_with_its_default(command):
         if isinstance(action, argparse._HelpAction) or not action.option_strings:
             continue
         for option in action.option_strings:
-            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", usage), f"README Usage does not list {option}"
+            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", usage), (
+                f"docs/command-line.md Flags does not list {option}"
+            )
         long = max(action.option_strings, key=len)
         line = next(line for line in usage.splitlines() if re.search(rf"(?<![\w-]){re.escape(long)}(?![\w-])", line))
         if "default" in (action.help or ""):
             documented = usage.splitlines()[usage.splitlines().index(line) :][:3]
-            assert any("default" in text for text in documented), f"README Usage gives no default for {long}: {line}"
+            assert any("default" in text for text in documented), (
+                f"docs/command-line.md Flags gives no default for {long}: {line}"
+            )
 
 
 def test_help_shows_every_documented_flag():
@@ -638,4 +642,6 @@ def test_help_shows_every_documented_flag():
     for flag in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", usage))):
         if flag in ("--version", "--debounce-ms", "--help"):
             continue
-        assert flag in shown, f"README documents {flag}, neither `check --help` nor `confirm --help` shows it"
+        assert flag in shown, (
+            f"docs/command-line.md documents {flag}, neither `check --help` nor `confirm --help` shows it"
+        )
