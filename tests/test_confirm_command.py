@@ -183,7 +183,7 @@ def test_language_server_diagnostic_names_the_verdict_and_its_source(tmp_path):
     assert "confirm: cpu: torch-lacks-hazard [synthetic probe, not your code, torch 2.13.0+cpu]" in diagnostic.message
     assert diagnostic.data["confirm"]["cpu"]["source"] == "synthetic-probe"
     plain = CompileAdLintServer().diagnostic(finding, _Files({}, None))
-    assert plain.message == finding.message and plain.data is None
+    assert plain.message == "\n".join([finding.message, *finding.details]) and plain.data is None
 
 
 # -- the bootstrap sitecustomize ---------------------------------------------------------------------

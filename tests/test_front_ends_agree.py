@@ -100,7 +100,11 @@ def test_cli_cold_warm_flake8_and_language_server_agree(root: Path) -> None:
 
     files = sorted({Path(f["path"]) for f in reference})
     shown = asyncio.run(asyncio.wait_for(_language_server(root, files), 8 * TIMEOUT))
-    assert shown == {(os.path.normpath(f["path"]), f["line"], f["column"], f["code"], f["message"]) for f in reference}
+    # An editor shows the headline with its details under it.
+    assert shown == {
+        (os.path.normpath(f["path"]), f["line"], f["column"], f["code"], "\n".join([f["message"], *f["details"]]))
+        for f in reference
+    }
 
 
 async def _language_server(root: Path, files: list[Path]) -> set[tuple[str, int, int, str, str]]:

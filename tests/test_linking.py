@@ -251,7 +251,7 @@ def test_related_locations_name_every_hop(tmp_path):
     assert any("inner" in m for m in messages) and any("kernels.fast" in m for m in messages)
     assert messages[-1].startswith("compiled here (@torch.compile")
     assert finding.related[-1].location.path.endswith("kernels.py")
-    assert "through 2 more calls" in finding.message
+    assert "through 2 more calls" in " ".join(finding.details)
 
 
 def test_compile_wrappers_from_configuration(tmp_path):

@@ -542,7 +542,7 @@ def test_the_project_pass_shows_what_other_entry_points_reach_in_an_open_file(tm
             settled = await client.diagnostics(lib, version=1)
             [diagnostic] = settled.diagnostics
             assert diagnostic.code == "CAL001"
-            assert diagnostic.message == finding.message
+            assert diagnostic.message == "\n".join([finding.message, *finding.details])
             assert diagnostic.range == types.Range(types.Position(5, 15), types.Position(5, 38))
             related = {
                 (info.location.uri, info.location.range.start.line) for info in diagnostic.related_information or ()
@@ -559,7 +559,7 @@ def test_the_project_pass_shows_what_other_entry_points_reach_in_an_open_file(tm
             ended = await asyncio.wait_for(client.progress.get(), TIMEOUT)
             assert ended.value == {"kind": "end", "message": "done"} and ended.token == begun.token
             [diagnostic] = (await client.diagnostics(lib, version=2)).diagnostics
-            assert diagnostic.message == finding.message
+            assert diagnostic.message == "\n".join([finding.message, *finding.details])
             # Removing the hazard from the buffer: both passes agree there is none, one publish.
             client.replace_all(lib, TANGENT_LIB_SAFE, version=3)
             assert list((await client.diagnostics(lib, version=3)).diagnostics) == []
