@@ -33,6 +33,7 @@ PROJECTS = (
     "jvp_plugin",
     "never_called",
     "policy_accelerate",
+    "regional_compile",
     "titan_like",
     "vq_discriminator",
 )

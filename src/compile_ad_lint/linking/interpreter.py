@@ -178,6 +178,9 @@ class Frame:
     returns: set = field(default_factory=set)
     #: Names bound to an element of a container expression (``for block in model.blocks``).
     element_of: dict[str, ir.Expr] = field(default_factory=dict)
+    #: Names bound to an attribute (``layers = model.layers``): changing one of its elements in
+    #: place changes the attribute's.
+    aliases: dict[str, ir.Attr] = field(default_factory=dict)
     #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
     assumptions: dict[str, bool] = field(default_factory=dict)
     #: The run-time switches of the arms being walked in this frame (``if args.compile:``:
@@ -595,6 +598,7 @@ class Interpreter:
         if isinstance(target, ir.NameTarget):
             frame.env[target.name] = values
             frame.element_of.pop(target.name, None)
+            frame.aliases.pop(target.name, None)
         elif isinstance(target, ir.MultiTarget):
             for position, element in enumerate(target.targets):
                 self.assign(element, self.unpacked(values, position, len(target.targets)), frame, span)

@@ -594,7 +594,16 @@ class Reach:
                 if owners:
                     self.set_attribute(owners, None, compiled)
                     return
-            self.store_element(container_of(source), compiled, frame, span)
+            container = container_of(source)
+            if isinstance(container, ir.Ref) and container.name in frame.aliases:
+                container = frame.aliases[container.name]
+            self.store_element(container, compiled, frame, span)
+            if not isinstance(container, ir.Attr):
+                # A local list of the instance's blocks (``blocks = self.repeated_blocks()``,
+                # ``mods = self.layers``): the blocks are held by its attributes too.
+                for owner in frame.env.get("self", ()):
+                    if isinstance(owner, Instance):
+                        self.replace_everywhere(owner, compiled)
         elif isinstance(receiver, ir.Item):
             self.store_element(container_of(receiver.base), compiled, frame, span)
         elif (
@@ -657,7 +666,13 @@ class Reach:
 
     def note_element_binding(self, statement: ir.Assign, frame: Frame) -> None:
         """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
-        value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``)."""
+        value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``),
+        and which names are another name for an attribute (``layers = model.layers``)."""
+        if isinstance(statement.value, ir.Attr) and len(statement.targets) == 1:
+            (target,) = statement.targets
+            if isinstance(target, ir.NameTarget):
+                frame.aliases[target.name] = statement.value
+            return
         if not isinstance(statement.value, ir.Item):
             return
         pending = list(statement.targets)
