@@ -1,0 +1,191 @@
+"""The house rules of ``src/compile_ad_lint``, checked on its import graph (``imports.py``).
+
+Layers import downward only (core -> knowledge -> summary -> linking -> rules -> pipeline ->
+fixes and output -> front ends), no import cycles, and no module reaches into another module's
+private names. Each allowlist holds an exception left today; it may only shrink:
+``test_every_exception_is_still_needed`` fails on an entry that nothing needs any more, so a
+fixed exception is crossed off instead of staying around to hide a new one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .imports import Import, cycles, direct_imports, graph, loads, modules, private_reaches
+
+CORE, KNOWLEDGE, SUMMARY, LINKING, RULES, PIPELINE, OUTPUT, FRONT_END = range(8)
+
+#: Every module of the package, by the longest dotted prefix listed here.
+LAYERS: dict[str, int] = {
+    # The data model every layer shares; imports nothing else of the package.
+    "_version": CORE,
+    "findings": CORE,
+    "fixes.plans": CORE,
+    "config": CORE,
+    "inputs": CORE,
+    "paths": CORE,
+    "torch_versions": CORE,
+    # What torch and the frameworks do, as table rows.
+    "knowledge": KNOWLEDGE,
+    # Reading files: parsing, summaries and their store, notebooks, the project and its settings.
+    "pyast": SUMMARY,
+    "suppression": SUMMARY,
+    "summary": SUMMARY,
+    "cache": SUMMARY,
+    "notebook": SUMMARY,
+    "project": SUMMARY,
+    "target": SUMMARY,
+    "layout": SUMMARY,
+    # The engine: abstract interpretation of the summaries, whose results are the facts rules read.
+    "linking": LINKING,
+    "rules": RULES,
+    # Running a check: discovery, workers, caching of results, the facade.
+    "api": PIPELINE,
+    "workers": PIPELINE,
+    "deepstack": PIPELINE,
+    "baseline": PIPELINE,
+    "fixes": OUTPUT,
+    "output": OUTPUT,
+    "confirm": OUTPUT,
+    "docs": OUTPUT,
+    "": FRONT_END,
+    "__main__": FRONT_END,
+    "cli": FRONT_END,
+    "cli_confirm": FRONT_END,
+    "integrations": FRONT_END,
+    "testing": FRONT_END,
+}
+
+#: Imports ``(importer, imported)`` that close an import cycle today.
+CYCLE_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("config", "rules"),
+        ("findings", "fixes.plans"),
+        ("fixes.source", "fixes.parsed"),
+        # The interpreter's helpers for issue 47 (run-time switches, dual parameters) hold the
+        # interpreter they serve, as islands, reach and results do, until the interpreter is split.
+        ("linking.dual_params", "linking.interpreter"),
+        ("linking.islands", "linking.interpreter"),
+        ("linking.reach", "linking.interpreter"),
+        ("linking.results", "linking.interpreter"),
+        ("linking.switches", "linking.interpreter"),
+        ("summary.outline", "summary.extract"),
+    }
+)
+
+#: Imports ``(importer, imported)`` that go up the layer table today.
+LAYER_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("config", "rules"),
+        ("findings", "fixes.plans"),
+        ("rules.backward_autocast_mismatch", "fixes.plans"),
+        ("rules.compiled_callable_in_dual_level", "fixes.plans"),
+        ("rules.compiled_callable_runs_eagerly_under_forward_ad", "fixes.plans"),
+        ("rules.invalid_backward_pass_autocast", "fixes.plans"),
+    }
+)
+
+#: Private names ``(module, owner, name)``: ``module`` uses ``name``, which only ``owner`` defines.
+PRIVATE_EXCEPTIONS: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        ("linking.interpreter", "linking.reach", "_side_effects_done"),
+        ("linking.reach", "linking.interpreter", "_attributes_by_class"),
+        ("linking.reach", "linking.interpreter", "_globals"),
+        ("linking.reach", "linking.interpreter", "_globals_run"),
+        ("linking.reach", "linking.interpreter", "_instance_attrs"),
+    }
+)
+
+
+def layer(module: str) -> int:
+    """The layer of ``module``: its longest prefix in ``LAYERS``."""
+    parts = module.split(".") if module else [""]
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in LAYERS:
+            return LAYERS[prefix]
+    raise KeyError(module)
+
+
+def all_imports() -> list[Import]:
+    return [item for name in modules() for item in direct_imports(name)]
+
+
+def upward(item: Import) -> list[str]:
+    """What ``item`` loads from a higher layer than its importer's."""
+    return [target for target in loads(item) if layer(target) > layer(item.importer)]
+
+
+def test_every_module_has_a_layer() -> None:
+    unassigned = []
+    for name in modules():
+        try:
+            layer(name)
+        except KeyError:
+            unassigned.append(name or "(the package)")
+    assert not unassigned, f"add these modules to LAYERS: {unassigned}"
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(graph(CYCLE_EXCEPTIONS))
+    assert not found, "import cycles (break them; an exception only for one that existed before): " + "; ".join(
+        " <-> ".join(component) for component in found
+    )
+
+
+def test_imports_go_down_the_layers() -> None:
+    wrong = [
+        f"{item.importer} (layer {layer(item.importer)}) imports {target} (layer {layer(target)}) at line {item.line}"
+        for item in all_imports()
+        if (item.importer, item.imported) not in LAYER_EXCEPTIONS
+        for target in upward(item)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_reaching_into_private_names() -> None:
+    wrong = [
+        f"{reach.module}:{reach.line} uses {reach.name} of {reach.owner}"
+        for reach in private_reaches()
+        if reach.key not in PRIVATE_EXCEPTIONS
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_exception_is_still_needed() -> None:
+    imported = {(item.importer, item.imported): item for item in all_imports()}
+    in_cycle = {name for component in cycles(graph()) for name in component}
+    stale = [
+        f"CYCLE_EXCEPTIONS {pair}"
+        for pair in sorted(CYCLE_EXCEPTIONS)
+        if pair not in imported or not {pair[0], *loads(imported[pair])} <= in_cycle
+    ]
+    stale += [
+        f"LAYER_EXCEPTIONS {pair}"
+        for pair in sorted(LAYER_EXCEPTIONS)
+        if pair not in imported or not upward(imported[pair])
+    ]
+    used = {reach.key for reach in private_reaches()}
+    stale += [f"PRIVATE_EXCEPTIONS {key}" for key in sorted(PRIVATE_EXCEPTIONS - used)]
+    assert not stale, "no longer needed, remove them: " + ", ".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import compile_ad_lint.linking.values as v\n", ["linking.values"]),
+        ("def f():\n    from ..rules import base\n", ["rules.base"]),
+        ("from ..knowledge import torch_api as api\n", ["knowledge.torch_api"]),
+        ("from .. import findings\n", ["findings"]),
+        ("from ..findings import Location\n", ["findings"]),
+    ],
+)
+def test_imports_are_read_inside_functions_and_relative(source: str, expected: list[str], monkeypatch) -> None:
+    """The graph sees what a reader sees: imports in functions, relative imports, submodules named
+    in ``from package import module`` (a check that misses them would pass on any code)."""
+    import ast
+
+    from . import imports
+
+    monkeypatch.setattr(imports, "tree", lambda name: ast.parse(source))
+    assert [item.imported for item in direct_imports("linking.reach")] == expected
