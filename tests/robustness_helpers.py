@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cache import CACHE_DIRECTORY
-from compile_ad_lint.config import Config
 from compile_ad_lint.testing import write_files
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config, load_config
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.baseline import Fingerprints, load_baseline
 from compile_ad_lint.cli import main
-from compile_ad_lint.config import Config, load_config
 from compile_ad_lint.fixes.noqa import plan_noqa
 from compile_ad_lint.summary.extract import find_suppressions
 

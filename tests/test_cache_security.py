@@ -29,10 +29,9 @@ from robustness_helpers import (
     write,
 )
 
-from compile_ad_lint import __version__, deepstack
+from compile_ad_lint import Config, __version__, deepstack
 from compile_ad_lint.api import Analyzer, RootResult
 from compile_ad_lint.cache import CACHE_DIRECTORY, MARKER, SummaryCache, build_digest, codec
-from compile_ad_lint.config import Config
 from compile_ad_lint.summary.model import BlockSummary, Call, Const, DictLiteral, ListLiteral, Ref, Span, Symbol
 
 BIN = Path(sys.executable).parent

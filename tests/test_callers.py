@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from robustness_helpers import count_analyses
 
-from compile_ad_lint import api
+from compile_ad_lint import Config, api
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
 
 DEFINING = Path("/project/pkg/train.py")
 

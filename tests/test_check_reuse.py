@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from robustness_helpers import FIXTURES, count_analyses
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer, CheckRecord, ResultReads, RootResult, reads_key
 from compile_ad_lint.cache import CACHE_DIRECTORY, SummaryCache
-from compile_ad_lint.config import Config
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.linking.index import ModuleIndex
 

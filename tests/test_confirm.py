@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint import cli
+from compile_ad_lint import Config, Verdict, cli
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
 from compile_ad_lint.confirm import (
     EntrySpecError,
     TorchEnvironment,
@@ -28,7 +27,7 @@ from compile_ad_lint.confirm import (
 from compile_ad_lint.confirm.entries import candidates, main_entry
 from compile_ad_lint.confirm.environment import torch_version_without_import
 from compile_ad_lint.confirm.probes import cal002_probe, config_json
-from compile_ad_lint.findings import StatementSite, Verdict
+from compile_ad_lint.core.locations import StatementSite
 
 # -- device selection (no GPU needed) --------------------------------------------------------------
 
@@ -432,8 +431,9 @@ def test_cal002_verdict_explains_an_autocast_for_another_device():
 def test_a_probe_never_reads_as_a_verdict_on_the_code():
     """A synthetic probe's comparison becomes torch-has-hazard / torch-lacks-hazard (or cannot-show);
     confirmed and not-reproduced are only given to the project's own code, and the types enforce it."""
+    from compile_ad_lint import ConfirmResult
     from compile_ad_lint.confirm.verdicts import project_result, synthetic_result
-    from compile_ad_lint.findings import ConfirmResult, VerdictSource
+    from compile_ad_lint.core.findings import VerdictSource
 
     shown = ConfirmResult(Verdict.CONFIRMED, "tangent dropped", compared="tangents", difference=None)
     probe = synthetic_result(shown, "cpu", "2.13.0+cpu")
@@ -458,8 +458,8 @@ def test_a_probe_never_reads_as_a_verdict_on_the_code():
 
 def test_unknown_autocast_device_stays_unknown_in_the_fix(tmp_path):
     """``torch.autocast(device_type=dev)`` in the backward: the fix names no device; the probe uses the checked one."""
+    from compile_ad_lint import Config
     from compile_ad_lint.api import Analyzer
-    from compile_ad_lint.config import Config
 
     (tmp_path / "m.py").write_text(
         textwrap.dedent(
@@ -518,7 +518,7 @@ def test_matching_runs_are_shared_unless_a_fix_is_ambiguous():
 
 def _finding(code, facts, path="/p/m.py", line=5):
     """A CAL002 finding whose evidence has the contexts ``facts`` spell as the report renders them."""
-    from compile_ad_lint.findings import Finding, Location, Severity
+    from compile_ad_lint import Finding, Location, Severity
 
     assert code == "CAL002"
     return Finding(
@@ -534,7 +534,7 @@ def _cal002_evidence(facts, path="/p/m.py"):
     """CAL002 evidence from rendered facts (``cuda/bfloat16``, ``?/float16``, ``off``; configs as literals)."""
     import ast
 
-    from compile_ad_lint.findings import Location
+    from compile_ad_lint import Location
     from compile_ad_lint.linking.values import NO_AUTOCAST, AutocastState, ConfigState
     from compile_ad_lint.rules.backward_autocast_mismatch import Cal002Evidence
 

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint import cli
+from compile_ad_lint import Config, ConfirmResult, Verdict, cli
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
 from compile_ad_lint.confirm import live_verdicts
 from compile_ad_lint.confirm.command import BOOTSTRAP, CommandOptions, confirm_command, site_of
 from compile_ad_lint.confirm.runner import MARKER, _scan
-from compile_ad_lint.findings import ConfirmResult, Verdict, VerdictSource
+from compile_ad_lint.core.findings import VerdictSource
 from compile_ad_lint.testing import expected_in, reported
 
 PROJECTS = Path(__file__).resolve().parent / "data" / "confirm_projects"

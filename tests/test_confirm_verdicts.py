@@ -11,8 +11,8 @@ import math
 
 import pytest
 
+from compile_ad_lint import Verdict
 from compile_ad_lint.confirm import compare
-from compile_ad_lint.findings import Verdict
 
 SITE = compare.Site("/p/train.py", (10, 10))
 STACK = [["/p/train.py", 10]]

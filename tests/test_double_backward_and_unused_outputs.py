@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer, RootResult, _Workspace
 from compile_ad_lint.cache import codec
-from compile_ad_lint.config import Config
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import expected_in, reported, run_case, write_files
 
@@ -222,8 +222,8 @@ def test_runtime_facts_hold_on_the_installed_torch():
 
 # -- confirm mode: verdict logic (no torch) and one real run (slow) ---------------------------------
 
+from compile_ad_lint import Verdict  # noqa: E402
 from compile_ad_lint.confirm import compare  # noqa: E402
-from compile_ad_lint.findings import Verdict  # noqa: E402
 
 DOUBLE = {
     "type": "RuntimeError",

@@ -13,18 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
-from compile_ad_lint.config import Config
-from compile_ad_lint.findings import Applicability
+from compile_ad_lint.core.findings import Applicability
+from compile_ad_lint.core.plans import CallUncompiled, CompileWithBackend, SetConfigAtModuleLevel, WrapInConfigPatch
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.fixes.apply import fix_loop, write_changes
-from compile_ad_lint.fixes.plans import (
-    CallUncompiled,
-    CompileWithBackend,
-    SetConfigAtModuleLevel,
-    WrapInConfigPatch,
-)
 from compile_ad_lint.fixes.transform import apply_edits, edits_between
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -419,7 +414,7 @@ def test_json_fix_edits_give_what_fix_writes_and_sarif_carries_them(tmp_path: Pa
         set(edit) == {"path", "line", "column", "end_line", "end_column", "replacement"} for edit in fix["edits"]
     )
     assert finding["alternative_fixes"][0]["applicability"] == "unsafe"  # the config for the whole module
-    from compile_ad_lint.findings import Edit
+    from compile_ad_lint.core.findings import Edit
 
     expected = apply_edits((tmp_path / "train.py").read_text(), [Edit(**edit) for edit in fix["edits"]])
     main(["check", str(tmp_path), "--no-cache", "--format", "sarif"])

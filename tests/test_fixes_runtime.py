@@ -33,17 +33,11 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config, Finding
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
-from compile_ad_lint.config import Config
-from compile_ad_lint.findings import Finding
+from compile_ad_lint.core.plans import PLAN_KINDS, CompileWithBackend, ReplaceConfigValue, WrapInConfigPatch
 from compile_ad_lint.fixes import Changes, Sources, ops_for, resolve
-from compile_ad_lint.fixes.plans import (
-    PLAN_KINDS,
-    CompileWithBackend,
-    ReplaceConfigValue,
-    WrapInConfigPatch,
-)
 from compile_ad_lint.rules.forward_ad import EDITABLE_SPELLINGS as _EDITABLE_SPELLINGS
 
 pytestmark = [

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
 from compile_ad_lint.knowledge import frameworks as fw
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
@@ -155,8 +155,8 @@ def test_lightning_precisions(precision, marker, tmp_path):
 
 
 def test_lightning_16_mixed_on_cpu_is_bf16(tmp_path):
+    from compile_ad_lint import Config
     from compile_ad_lint.api import Analyzer
-    from compile_ad_lint.config import Config
     from compile_ad_lint.testing import write_case
 
     write_case(
@@ -364,8 +364,8 @@ def test_a_local_copy_of_accelerate_is_known_by_its_rows(tmp_path):
         + "    model = accelerator.prepare(torch.compile(Net()))\n"
         + "    loss = model(x)\n    accelerator.backward(loss)\n"
     )
+    from compile_ad_lint import load_config
     from compile_ad_lint.api import Analyzer
-    from compile_ad_lint.config import load_config
 
     report = Analyzer(load_config(tmp_path), use_cache=False, jobs=1).check([str(tmp_path)])
     assert [(f.code, f.location.line) for f in report.findings] == [("CAL002", 21)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint.config import Config
+from compile_ad_lint import Config
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
 

@@ -17,9 +17,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
+from compile_ad_lint import Location, load_config
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import load_config
-from compile_ad_lint.findings import Location
 from compile_ad_lint.integrations.lsp import SOURCE, LineTable, _collector_paused, lsp_range, noqa_edit
 from compile_ad_lint.rules import RULES_BY_CODE
 

@@ -81,8 +81,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _fixture_findings(target: str | None = None):  # type: ignore[no-untyped-def]
+    from compile_ad_lint import Config
     from compile_ad_lint.api import Analyzer
-    from compile_ad_lint.config import Config
     from compile_ad_lint.target import with_target
 
     config = Config() if target is None else with_target(Config(), setting=target)
@@ -93,7 +93,7 @@ def _fixture_findings(target: str | None = None):  # type: ignore[no-untyped-def
 def test_every_headline_is_one_short_sentence(target):
     import re
 
-    from compile_ad_lint.findings import HEADLINE_LIMIT
+    from compile_ad_lint.core.findings import HEADLINE_LIMIT
 
     findings = list(_fixture_findings(target))
     codes = {"CAL001", "CAL002", "CAL003", "CAL004", "CAL005", "CAL900"} | ({"CAL006"} if target else set())

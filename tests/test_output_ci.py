@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_cli_contract import BAD_CONFIG, HAZARD, cli
 
-from compile_ad_lint.config import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
+from compile_ad_lint.core.settings import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
 from compile_ad_lint.output.escape import printable
 from compile_ad_lint.testing import write_files
 

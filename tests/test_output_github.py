@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Finding, Location, RelatedLocation, Severity
 from compile_ad_lint.api import Report, Stats
-from compile_ad_lint.findings import Finding, Location, RelatedLocation, Severity
 from compile_ad_lint.output import FORMATS
 from compile_ad_lint.output.github import escape_data, escape_property, format_finding, render
 from compile_ad_lint.rules import RULES_BY_CODE

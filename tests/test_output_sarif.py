@@ -16,8 +16,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from compile_ad_lint import Finding, Location, RelatedLocation, Severity
 from compile_ad_lint.api import Report, Stats
-from compile_ad_lint.findings import Finding, Location, RelatedLocation, Severity
 from compile_ad_lint.output import FORMATS
 from compile_ad_lint.output.sarif import artifact_location, sarif_log
 from compile_ad_lint.rules import ALL_RULES

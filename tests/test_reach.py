@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config, Location
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
-from compile_ad_lint.config import Config
-from compile_ad_lint.findings import Location, StatementSite
+from compile_ad_lint.core.locations import StatementSite
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.arguments import argument_data

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from compile_ad_lint.core.torch_versions import Series
 from compile_ad_lint.knowledge.versions import KNOWN_SERIES
 from compile_ad_lint.rules import ALL_RULES
 from compile_ad_lint.testing import config_for, run_case
-from compile_ad_lint.torch_versions import Series
 
 VALID = [
     pytest.param(rule, case, id=f"{rule.code}-valid-{i}") for rule in ALL_RULES for i, case in enumerate(rule.VALID)
@@ -46,8 +46,7 @@ def test_rules_take_the_files_whose_findings_are_kept_as_a_hint():
     """``reported_in`` names the files whose findings a check keeps (the language server checks one
     open file whose analysis reaches hundreds of forward-AD chains ending in other files): a rule
     may skip the others, and keeps every finding in the files named."""
-    from compile_ad_lint.config import Config
-    from compile_ad_lint.findings import Location
+    from compile_ad_lint import Config, Location
     from compile_ad_lint.linking.events import CompiledCallInDualRegion, Hop
     from compile_ad_lint.linking.values import Compiled
     from compile_ad_lint.rules.compiled_callable_in_dual_level import CompiledCallableInDualLevel

@@ -43,3 +43,20 @@ def test_explain_prints_the_docs(rule, capsys):
         == f"{rule.documentation()}\nThis page: {rule.docs_url()} (docs/rules/{rule.code}.md in the source tree).\n"
     )
     assert main(["explain", rule.name]) == 0
+
+
+def test_the_code_table_lists_every_rule_in_order() -> None:
+    """The settings validate codes against ``core/codes.py`` without importing the rules."""
+    from compile_ad_lint.core.codes import CODES
+
+    assert [(rule.code, rule.name, rule.severity) for rule in ALL_RULES] == [
+        (row.code, row.name, row.severity) for row in CODES
+    ]
+
+
+def test_a_rule_outside_the_code_table_is_refused() -> None:
+    from compile_ad_lint.core.findings import Severity
+    from compile_ad_lint.rules import Rule
+
+    with pytest.raises(TypeError, match="CAL777"):
+        type("Stray", (Rule,), {"code": "CAL777", "name": "stray", "severity": Severity.ERROR})

@@ -201,9 +201,9 @@ def test_results_that_read_an_unsaved_buffer_stay_off_the_disk(project, monkeypa
     ``flake8 -``) keeps the results that read it in memory: on disk they would replace the saved
     contents' results under the same keys, and the next CLI run would analyze everything again. A
     buffer equal to the saved file is no reason not to write."""
+    from compile_ad_lint import load_config
     from compile_ad_lint.api import Analyzer
     from compile_ad_lint.cache import content_digest
-    from compile_ad_lint.config import load_config
 
     monkeypatch.chdir(project)
     train = (project / "train.py").resolve()
@@ -229,9 +229,8 @@ def test_a_check_of_unsaved_contents_spreads_its_roots_over_workers(project, mon
     project like ``check .``: its roots go to worker processes as there (they all stayed in this
     one), with the same findings as one process, and the results that read the unsaved buffer
     still stay off the disk (this process stores the workers' results)."""
-    from compile_ad_lint import api
+    from compile_ad_lint import api, load_config
     from compile_ad_lint.cache import content_digest
-    from compile_ad_lint.config import load_config
 
     for copy in range(4):
         shutil.copy(project / "train.py", project / f"train_{copy}.py")

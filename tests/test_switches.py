@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.config import Config
-from compile_ad_lint.findings import Condition, Severity
+from compile_ad_lint.core.findings import Condition, Severity
 from compile_ad_lint.knowledge import switches
 from compile_ad_lint.testing import expected_in, reported, write_files
 

@@ -14,10 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from compile_ad_lint import api
+from compile_ad_lint import Config, api
 from compile_ad_lint.api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory, load_view
 from compile_ad_lint.cache import EntryMemory
-from compile_ad_lint.config import Config
 from compile_ad_lint.summary import view as view_module
 from compile_ad_lint.summary.view import ParseCounter
 

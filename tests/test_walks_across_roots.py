@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import compile_ad_lint.api as api
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer, WalkMemory
-from compile_ad_lint.config import Config
 from compile_ad_lint.linking.events import BackwardThroughCompiled
 
 MODEL = """\

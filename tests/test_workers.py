@@ -21,7 +21,7 @@ def _clock(_task: object) -> int:
 
 def _started(jobs: int) -> WorkerPool:
     """``jobs`` workers, started like a check's (a workspace with the default configuration)."""
-    from compile_ad_lint.config import Config
+    from compile_ad_lint import Config
 
     return WorkerPool(jobs, _start_worker, (Config(), None, [], {}, {}, True))
 

@@ -2,8 +2,10 @@
 
 from ._version import __version__
 from .api import Analyzer, Report, Stats, check
-from .config import Config, ConfigError, load_config
-from .findings import ConfirmResult, Finding, Location, RelatedLocation, Severity, Verdict
+from .config import load_config
+from .core.findings import ConfirmResult, Finding, Severity, Verdict
+from .core.locations import Location, RelatedLocation
+from .core.settings import Config, ConfigError
 
 __all__ = [
     "Analyzer",

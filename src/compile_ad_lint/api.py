@@ -19,16 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache import EntryMemory, SummaryCache, build_digest, content_digest
-from .config import Config, code_matches, valid_prefixes
+from .core.findings import Finding
+from .core.locations import Location
+from .core.paths import interned, real_path
+from .core.settings import Config, code_matches, valid_prefixes
+from .core.torch_versions import TorchTarget
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
-from .findings import Finding, Location
 from .layout import LayoutFacts, LayoutProbe, PackageLayout
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
 from .linking.suppressions import unused_in_files
 from .linking.walks import WalkMemory
 from .notebook import cell_failures, cell_locations, is_notebook, notebook_for
-from .paths import interned, real_path
 from .project import (
     SourceFile,
     at_word_boundary,
@@ -48,7 +50,6 @@ from .summary.extract import find_suppressions
 from .summary.model import ParseFailure
 from .summary.view import ModuleView, ParseCounter, ViewMemory
 from .target import with_target
-from .torch_versions import TorchTarget
 
 if TYPE_CHECKING:
     from .workers import WorkerPool

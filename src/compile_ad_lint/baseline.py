@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .findings import Finding, Location
+from .core.findings import Finding
+from .core.locations import Location
 from .inputs import MAX_BASELINE_BYTES, InputError, read_regular
 from .summary.outline import LINE_END
 

@@ -22,20 +22,18 @@ from .command.scope import STDIN, Scope, build_scope, narrowed, reader, stdin_fa
 from .command.usage import Parser
 from .config import (
     CALL_DEPTHS,
-    DEFAULT_RULE_DOCS_URL,
     FUNCTION_WALKS,
-    ConfigError,
     integer_range_text,
     load_config,
     parse_codes,
     parse_selection,
     read_config_file,
-    valid_prefixes,
 )
-from .paths import real_path
+from .core.paths import real_path
+from .core.settings import DEFAULT_RULE_DOCS_URL, ConfigError, valid_prefixes
+from .core.torch_versions import TargetError
 from .project import default_root
 from .target import with_target
-from .torch_versions import TargetError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _N = TypeVar("_N", int, float)

@@ -15,10 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, load_config, read_config_file
+from .config import load_config, read_config_file
+from .core.settings import ConfigError
+from .core.torch_versions import Series, TargetError, TorchTarget
 from .project import default_root
 from .target import with_target
-from .torch_versions import Series, TargetError, TorchTarget
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 USAGE = "compile-ad-lint confirm [PATH...] [options] -- COMMAND [ARG...]   (e.g. -- python train.py --max_iters=2)"
@@ -31,7 +32,7 @@ def attach_check_verdicts(report: Any, config: Any, args: argparse.Namespace) ->
     """
     from .confirm import DEFAULT_TIMEOUT, ConfirmOptions, confirm_findings, parse_devices, parse_entry
     from .confirm.verdicts import plain
-    from .findings import Verdict
+    from .core.findings import Verdict
     from .notebook import is_notebook
 
     devices = parse_devices(args.devices)
@@ -83,7 +84,7 @@ def run_confirm(args: argparse.Namespace, command: list[str]) -> int:
     """Check ``args.paths``, run ``command`` under instrumentation, report the findings with verdicts."""
     from .api import Analyzer
     from .confirm.command import DEFAULT_MAX_SECONDS, CommandOptions, confirm_command
-    from .findings import Verdict
+    from .core.findings import Verdict
     from .output import FORMATS, write_report
     from .output.text import TextOptions
     from .output.text import render as render_text

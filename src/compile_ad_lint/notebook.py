@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .findings import Finding, Location
+from .core.findings import Finding
+from .core.locations import Location
 from .summary.outline import line_starts, split_lines  # the line ends CPython and LibCST count
 
 SUFFIX = ".ipynb"

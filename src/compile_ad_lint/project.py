@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .config import Config, find_pyproject
+from .config import find_pyproject
+from .core.paths import real_path
+from .core.settings import Config
 from .gitignore import GitIgnore
 from .layout import PackageLayout
-from .paths import real_path
 from .summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before, decode, nfkc
 
 #: The outline's anchor spellings in byte form, to pick candidate files without decoding them:

@@ -28,10 +28,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .config import Config
+from .core.settings import Config
+from .core.torch_versions import Series, TargetError, TorchTarget, parse_setting
 from .knowledge.versions import KNOWN_SERIES, NEWEST, default_target, target_of
 from .project import default_root
-from .torch_versions import Series, TargetError, TorchTarget, parse_setting
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -15,11 +15,11 @@ from pathlib import Path
 from packaging.version import Version
 
 from .api import Analyzer
-from .config import Config
-from .findings import Finding
+from .core.findings import Finding
+from .core.settings import Config
+from .core.torch_versions import Series, parse_setting
 from .rules.base import Case
 from .target import resolve, with_target
-from .torch_versions import Series, parse_setting
 
 EXPECT = re.compile(
     r"#\s*expect(?:\[(?P<versions>[^\]]+)\])?:\s*(?P<codes>[A-Z]{3}[0-9]{3}(?:\s*,\s*[A-Z]{3}[0-9]{3})*)"

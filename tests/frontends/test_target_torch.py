@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from compile_ad_lint import Config, ConfigError
 from compile_ad_lint import target as target_module
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
-from compile_ad_lint.config import Config, ConfigError, read_config_file
+from compile_ad_lint.config import read_config_file
+from compile_ad_lint.core.torch_versions import Series, TargetError
 from compile_ad_lint.knowledge.versions import KNOWN_SERIES, NEWEST, OLDEST
 from compile_ad_lint.target import project_pins, resolve, with_target
 from compile_ad_lint.testing import write_files
-from compile_ad_lint.torch_versions import Series, TargetError
 
 FIRST_CALL_DUAL = """import torch
 import torch.autograd.forward_ad as fwAD
@@ -262,8 +263,9 @@ def test_a_plain_call_first_is_named_with_its_line(tmp_path):
 
 def test_confirm_warns_when_the_run_used_another_torch():
     """Verdicts show what the torch that ran does: a run on another series than the target says so."""
+    from compile_ad_lint import ConfirmResult, Finding, Location, Severity, Verdict
     from compile_ad_lint.cli_confirm import torch_mismatch
-    from compile_ad_lint.findings import ConfirmResult, Finding, Location, Severity, Verdict, VerdictSource
+    from compile_ad_lint.core.findings import VerdictSource
 
     result = ConfirmResult(Verdict.CONFIRMED, "tangent None", source=VerdictSource.PROJECT, torch_version="2.13.0+cpu")
     finding = Finding("CAL001", "m", Severity.ERROR, Location.point("a.py")).with_confirm({"cpu": result})

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..config import Config, find_pyproject, settings_text
+from ..config import find_pyproject, settings_text
+from ..core.settings import Config
 from ..project import discover
 
 

@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..config import Config
-from ..paths import real_path
+from ..core.paths import real_path
+from ..core.settings import Config
 from ..project import default_root, project_root
 
 #: The path that stands for stdin.
@@ -127,7 +127,8 @@ def reader(scope: Scope, contents: dict[Path, bytes] | None = None):  # type: ig
 
 
 def stdin_failure(scope: Scope):  # type: ignore[no-untyped-def]
-    from ..findings import Finding, Location, Severity
+    from ..core.findings import Finding, Severity
+    from ..core.locations import Location
 
     assert scope.stdin is not None and scope.stdin_failure is not None
     return Finding("CAL900", scope.stdin_failure, Severity.ERROR, Location.point(scope.stdin[0]))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..findings import ConfirmResult, Finding, Verdict
+from ..core.findings import ConfirmResult, Finding, Verdict
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
 from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence

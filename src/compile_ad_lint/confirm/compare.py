@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..findings import ConfirmResult, Verdict
+from ..core.findings import ConfirmResult, Verdict
 
 #: Relative-difference tolerance between two compiled runs that differ only in the config (same kernels).
 DIFFERENTIAL_TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}

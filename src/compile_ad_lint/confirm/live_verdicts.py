@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..findings import ConfirmResult, Verdict
+from ..core.findings import ConfirmResult, Verdict
 from . import compare
 
 Measurement = dict[str, Any]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..findings import Evidence
+from ..core.findings import Evidence
 from ..linking.values import AutocastState
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from ..config import DEFAULT_EXCLUDES, matches_any
+from ..core.settings import DEFAULT_EXCLUDES, matches_any
 from .entries import Entry
 
 CHILD = Path(__file__).with_name("_child.py")

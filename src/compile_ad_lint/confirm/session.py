@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import SummaryCache, build_digest, content_digest
-from ..findings import ConfirmResult, Finding, Verdict
+from ..core.findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..findings import ConfirmResult, Finding, Verdict, VerdictSource
+from ..core.findings import ConfirmResult, Finding, Verdict, VerdictSource
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from . import probes
 

@@ -1,4 +1,4 @@
-"""Fixes: rules attach plans (``plans.py``); this package turns them into LibCST edits and applies them.
+"""Fixes: rules attach plans (``core/plans.py``); this package turns them into LibCST edits and applies them.
 
 - ``resolve(findings, sources)`` gives each fix its ``edits`` against the files as ``sources`` has
   them, and drops fixes whose plan does not fit the code (so what is offered can be carried out).
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cache import SummaryCache, build_digest, codec
-from ..findings import Edit, Finding, Fix
-from . import plans
+from ..core import plans
+from ..core.findings import Edit, Finding, Fix
 
 if TYPE_CHECKING:
     from .source import Sources

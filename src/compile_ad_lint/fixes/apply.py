@@ -25,11 +25,11 @@ from pathlib import Path
 
 from ..baseline import Fingerprints
 from ..cache import content_digest
-from ..findings import Edit, Finding
+from ..core.findings import Edit, Finding
+from ..core.paths import real_path
+from ..core.plans import paths_of
 from ..notebook import is_notebook
-from ..paths import real_path
 from . import ops_for, resolve
-from .plans import paths_of
 from .source import Sources
 from .transform import Changes, PlanError
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import GlobalScope, ImportAssignment
 
-from ..findings import Location
+from ..core.locations import Location
+from ..core.plans import SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from .imports import (
     CONFIG_IMPORT,
     CONFIG_MODULE,
@@ -29,7 +30,6 @@ from .imports import (
     torch_name,
 )
 from .parsed import ParsedModule
-from .plans import SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from .source import Sources
 from .transform import AfterImports, Op, PlanError, Wrap, leading_import_count
 

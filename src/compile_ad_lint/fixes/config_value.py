@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..core.plans import ReplaceConfigValue
 from .parsed import ParsedModule
-from .plans import ReplaceConfigValue
 from .source import Sources
 from .transform import Op, PlanError, Replace
 

@@ -16,14 +16,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..core.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian, string_literal
 from .parsed import ParsedModule, dotted
-from .plans import (
-    CallUncompiled,
-    CompileSite,
-    CompileWithBackend,
-    ReverseModeJacobian,
-    string_literal,
-)
 from .source import Sources
 from .transform import Op, PlanError, Replace
 

@@ -21,9 +21,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from ..findings import Location
+from ..core.locations import Location
 from ..summary.outline import parse_module, split_lines
-from .source import MAX_FIX_FILE_BYTES
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -259,8 +258,9 @@ class _ParsedModules:
         return found
 
 
-#: LibCST takes about 1 GB per MB of source with positions: a few MB of recent files at most.
-_parsed_modules = _ParsedModules(budget=2 * MAX_FIX_FILE_BYTES)
+#: LibCST takes about 1 GB per MB of source with positions: two files at the size limit fixes parse
+#: (``source.MAX_FIX_FILE_BYTES``) at most.
+_parsed_modules = _ParsedModules(budget=2_000_000)
 
 
 def parse(display: str, data: bytes, digest: str) -> ParsedModule | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..cache import SummaryCache, content_digest
-from ..paths import real_path
+from ..core.paths import real_path
 
 if TYPE_CHECKING:
     from .parsed import ParsedModule

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..findings import Edit
+from ..core.findings import Edit
 from ..summary.outline import split_lines
 from .parsed import ParsedModule
 from .source import Sources

@@ -74,8 +74,12 @@ from pygls.workspace import TextDocument, Workspace
 from .._version import __version__
 from ..api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory
 from ..cache import EntryMemory, SummaryCache, content_digest
-from ..config import DEFAULT_RULE_DOCS_URL, Config, ConfigError, load_config
-from ..findings import Edit, Finding, Location, Severity
+from ..config import load_config
+from ..core.findings import Edit, Finding, Severity
+from ..core.locations import Location
+from ..core.paths import as_the_cli_names_it, real_path
+from ..core.settings import DEFAULT_RULE_DOCS_URL, Config, ConfigError
+from ..core.torch_versions import TargetError, TorchTarget
 from ..fixes import Changes as FixChanges
 from ..fixes import PlanError as FixPlanError
 from ..fixes import Sources as FixSources
@@ -84,12 +88,10 @@ from ..fixes import resolve as resolve_fixes
 from ..fixes.noqa import plan_noqa
 from ..output.confirm_view import confirm_text, confirm_to_dict
 from ..output.escape import printable
-from ..paths import as_the_cli_names_it, real_path
 from ..project import project_root as shared_project_root
 from ..rules import RULES_BY_CODE
 from ..summary.outline import line_starts, split_lines
 from ..target import with_target
-from ..torch_versions import TargetError, TorchTarget
 
 SOURCE = "compile-ad-lint"
 #: The "fix all" source action's kind (clients ask for ``source.fixAll``, e.g. on save).

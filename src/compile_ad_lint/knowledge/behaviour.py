@@ -16,7 +16,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..torch_versions import EVERY_VERSION, Series, Versions
+from ..core.torch_versions import EVERY_VERSION, Series, Versions
 
 _BEFORE_2_14 = Versions(before=Series(2, 14))
 _SINCE_2_14 = Versions(since=Series(2, 14))

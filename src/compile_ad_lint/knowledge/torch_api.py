@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..torch_versions import EVERY_VERSION, Series, Versions
+from ..core.torch_versions import EVERY_VERSION, Series, Versions
 from .frameworks import FRAMEWORK_PACKAGES
 
 #: Packages that are always treated as external, even when their sources are part of the checked

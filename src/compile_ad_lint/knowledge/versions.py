@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..torch_versions import EVERY_VERSION, Series, TorchTarget, Versions
+from ..core.torch_versions import EVERY_VERSION, Series, TorchTarget, Versions
 
 __all__ = ["EVERY_VERSION", "KNOWN_SERIES", "NEWEST", "OLDEST", "RECORDED", "Series", "Versions", "target_of"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..findings import Location
+from ..core.locations import Location
 from .events import CompiledCallInDualRegion, CompiledCallPlain, Event
 from .values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance, Wrapper
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..findings import Location
+from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, keyword_arg, positional

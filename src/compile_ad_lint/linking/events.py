@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..findings import Condition, Location, StatementSite
+from ..core.findings import Condition
+from ..core.locations import Location, StatementSite
 from ..summary.model import LiteralValue
 from .values import AutocastState, Compiled, CompiledOutput, OutputElement, hashed_once
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..core.paths import interned
 from ..layout import LayoutFacts, PackageLayout
-from ..paths import interned
 from ..project import display_path
 from ..summary.model import ClassSummary, Definition, FunctionSummary, Stmt
 from ..summary.view import ModuleView

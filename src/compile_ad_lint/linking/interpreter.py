@@ -16,15 +16,16 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
 
-from ..config import Config
-from ..findings import Condition, Location, StatementSite
+from ..core.findings import Condition
+from ..core.locations import Location, StatementSite
+from ..core.settings import Config
+from ..core.torch_versions import Series, TorchTarget
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
 from ..knowledge.versions import default_target
 from ..summary import model as ir
-from ..torch_versions import Series, TorchTarget
 from .arguments import Args, Values, argument_data, argument_values, fullgraph_of, keyword_arg, positional
 from .call_order import with_plain_first
 from .cancellation import AnalysisCancelled

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Condition, Location
+from ..core.findings import Condition
+from ..core.locations import Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..findings import Location
+from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .events import Leaf, ResultElement

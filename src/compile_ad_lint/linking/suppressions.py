@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from ..config import Config
-from ..findings import Location
-from ..paths import real_path
+from ..core.locations import Location
+from ..core.paths import real_path
+from ..core.settings import Config
 from ..project import SourceFile, discover, project_root
 from ..suppression import (
     SuppressionComment,

@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Condition, Location
+from ..core.findings import Condition
+from ..core.locations import Location
 from ..knowledge import switches as knowledge
 from ..summary import model as ir
 from .arguments import Args, Values, keyword_arg, positional

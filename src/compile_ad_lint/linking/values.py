@@ -15,10 +15,11 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..findings import Condition, Location, StatementSite
+from ..core.findings import Condition
+from ..core.locations import Location, StatementSite
+from ..core.torch_versions import Series
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
-from ..torch_versions import Series
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..findings import ConfirmResult, Finding, VerdictSource
+from ..core.findings import ConfirmResult, Finding, VerdictSource
 
 _SOURCES = {
     VerdictSource.PROJECT: "your code ran",

@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from ..api import Report
-from ..findings import Finding, Location, Severity
+from ..core.findings import Finding, Severity
+from ..core.locations import Location
 from ..notebook import load
 from ..rules import RULES_BY_CODE
 from .confirm_view import confirm_text

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..api import Report
 from ..baseline import Fingerprints
-from ..findings import Finding, Location, Severity
+from ..core.findings import Finding, Severity
+from ..core.locations import Location
 from ..notebook import load
 from .escape import printable
 from .text import where

@@ -29,7 +29,7 @@ from typing import Any
 
 from .._version import __version__
 from ..api import Report
-from ..findings import Finding, Fix
+from ..core.findings import Finding, Fix
 from .confirm_view import confirm_to_dict
 
 

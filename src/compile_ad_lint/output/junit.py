@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import PurePath
 
 from ..api import Report
-from ..findings import Finding
+from ..core.findings import Finding
 from .escape import printable
 from .text import where
 

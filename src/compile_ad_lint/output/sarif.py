@@ -32,8 +32,9 @@ from urllib.parse import quote
 from .._version import __version__
 from ..api import Report
 from ..baseline import Fingerprints
-from ..config import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
-from ..findings import Edit, Finding, Fix, Location, Severity
+from ..core.findings import Edit, Finding, Fix, Severity
+from ..core.locations import Location
+from ..core.settings import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
 from ..notebook import load
 from ..rules import ALL_RULES
 from ..rules.base import Rule

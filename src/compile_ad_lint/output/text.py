@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Report
-from ..findings import Finding, Location, RelatedLocation, Severity
+from ..core.findings import Finding, Severity
+from ..core.locations import Location, RelatedLocation
 from ..notebook import is_notebook, load
 from ..rules import RULES_BY_CODE
 from .confirm_view import confirm_text

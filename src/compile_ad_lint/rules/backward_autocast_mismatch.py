@@ -6,20 +6,9 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Union
 
-from ..findings import (
-    Applicability,
-    Condition,
-    Evidence,
-    Finding,
-    Fix,
-    Location,
-    RelatedLocation,
-    Severity,
-    StatementSite,
-    headline,
-    unique_related,
-)
-from ..fixes.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
+from ..core.findings import Applicability, Condition, Evidence, Finding, Fix, Severity, headline
+from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
+from ..core.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, ConfigWrite
 from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend

@@ -11,8 +11,8 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ..config import DEFAULT_RULE_DOCS_URL, Config
-from ..findings import (
+from ..core.codes import BY_CODE
+from ..core.findings import (
     HEADLINE_LIMIT,
     Applicability,
     Condition,
@@ -22,10 +22,11 @@ from ..findings import (
     describe_conditions,
     headline,
 )
+from ..core.settings import DEFAULT_RULE_DOCS_URL, Config
+from ..core.torch_versions import TorchTarget
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
 from ..linking.values import Compiled
-from ..torch_versions import TorchTarget
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,12 @@ class Rule:
     #: The knowledge tables the rule's outcome depends on, for its docs' Versions section:
     #: ``forward_ad`` (``behaviour.FORWARD_AD_ROWS``), ``in_place`` (``behaviour.IN_PLACE_COMPILE_ROWS``).
     VERSIONED_TABLES: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        row = BY_CODE.get(cls.code)
+        if row is None or (row.name, row.severity) != (cls.name, cls.severity):
+            raise TypeError(f"{cls.__name__}: {cls.code} {cls.name} must match its row in core/codes.py")
 
     def __init__(self, config: Config) -> None:
         self.config = config

@@ -5,22 +5,13 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import (
-    Applicability,
-    Evidence,
-    Finding,
-    Fix,
-    Location,
-    RelatedLocation,
-    Severity,
-    StatementSite,
-    headline,
-)
-from ..fixes.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian
+from ..core.findings import Applicability, Evidence, Finding, Fix, Severity, headline
+from ..core.locations import Location, RelatedLocation, StatementSite
+from ..core.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian
+from ..core.torch_versions import Series, TorchTarget
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
 from ..linking.events import CompiledCallInDualRegion, Hop
 from ..linking.values import ExternalInstance, Instance
-from ..torch_versions import Series, TorchTarget
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .forward_ad import (
     SHOWN_PLAIN_CALLS,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from ..findings import Applicability, Finding, Fix, RelatedLocation, Severity, headline
-from ..fixes.plans import CallUncompiled
+from ..core.findings import Applicability, Finding, Fix, Severity, headline
+from ..core.locations import RelatedLocation
+from ..core.plans import CallUncompiled
+from ..core.torch_versions import TorchTarget
 from ..linking.values import ExternalInstance, Instance
-from ..torch_versions import TorchTarget
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .compiled_callable_in_dual_level import Cal001Evidence
 from .forward_ad import DualCall, after_plain_call, backend_text, dual_calls, editable, expected_label

@@ -5,21 +5,12 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import (
-    Condition,
-    Evidence,
-    Finding,
-    Location,
-    RelatedLocation,
-    Severity,
-    StatementSite,
-    headline,
-    unique_related,
-)
+from ..core.findings import Condition, Evidence, Finding, Severity, headline
+from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
+from ..core.torch_versions import Series
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
 from ..linking.values import CompiledOutput, describe_backend
-from ..torch_versions import Series
 from .base import Case, Rule, on_path, path_conditions
 
 

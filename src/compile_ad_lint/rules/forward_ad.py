@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..findings import Location
+from ..core.locations import Location
+from ..core.torch_versions import Series, TorchTarget
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
 from ..linking.events import CompiledCallInDualRegion
 from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
-from ..torch_versions import Series, TorchTarget
 
 #: How many plain calls a finding names (the first ones in the file order).
 SHOWN_PLAIN_CALLS = 3

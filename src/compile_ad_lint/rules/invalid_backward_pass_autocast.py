@@ -6,8 +6,9 @@ import difflib
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import HEADLINE_LIMIT, Applicability, Evidence, Finding, Fix, Location, Severity, shortened
-from ..fixes.plans import ReplaceConfigValue, string_literal
+from ..core.findings import HEADLINE_LIMIT, Applicability, Evidence, Finding, Fix, Severity, shortened
+from ..core.locations import Location
+from ..core.plans import ReplaceConfigValue, string_literal
 from ..knowledge import torch_api as api
 from ..linking.events import ConfigWrite
 from ..linking.values import config_value

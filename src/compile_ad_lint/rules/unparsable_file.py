@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from ..findings import Finding, Severity, split_headline
+from ..core.findings import Finding, Severity, split_headline
 from ..linking.events import ModuleFailure
 from .base import Case, Rule
 

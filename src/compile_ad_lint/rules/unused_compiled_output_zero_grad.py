@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..findings import (
-    Evidence,
-    Finding,
-    Location,
-    RelatedLocation,
-    Severity,
-    StatementSite,
-    headline,
-    unique_related,
-)
+from ..core.findings import Evidence, Finding, Severity, headline
+from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
 from ..knowledge import torch_api as api
 from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
 from ..linking.values import describe_backend

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from ..findings import Applicability, Edit, Finding, Fix, Severity
+from ..core.findings import Applicability, Edit, Finding, Fix, Severity
 from ..linking.events import UnusedSuppression
 from ..notebook import is_notebook
 from .base import Case, FixAvailability, Rule

@@ -61,19 +61,7 @@ from .model import (
     With,
     WithItem,
 )
-from .outline import LINE_END, TRY_STATEMENTS
-
-
-def resolve_relative(name: str, module: str, is_package: bool) -> str:
-    """Make an import name like ``..pkg.x`` absolute, seen from ``module``."""
-    dots = len(name) - len(name.lstrip("."))
-    if not dots:
-        return name
-    package = module.split(".") if is_package else module.split(".")[:-1]
-    if dots > 1:
-        package = package[: len(package) - (dots - 1)]
-    rest = name[dots:]
-    return ".".join([*package, rest] if rest else package)
+from .outline import LINE_END, TRY_STATEMENTS, resolve_relative
 
 
 def find_suppressions(source: bytes) -> tuple[Suppression, ...]:

@@ -133,6 +133,19 @@ class ModuleOutline:
     rebindable: frozenset[str] = frozenset()
 
 
+def resolve_relative(name: str, module: str, is_package: bool) -> str:
+    """Make an import name like ``..pkg.x`` absolute, seen from ``module`` (one rule for outlines
+    and summaries)."""
+    dots = len(name) - len(name.lstrip("."))
+    if not dots:
+        return name
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if dots > 1:
+        package = package[: len(package) - (dots - 1)]
+    rest = name[dots:]
+    return ".".join([*package, rest] if rest else package)
+
+
 def decode(source: bytes) -> str:
     """The text of a Python source file, honouring its coding declaration and BOM."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
@@ -208,7 +221,6 @@ def parse_module(text: str) -> ast.Module | ParseFailure:
 
 def outline_of(tree: ast.Module, text: str, module: str, is_package: bool) -> ModuleOutline:
     """The outline of a parsed module."""
-    from .extract import resolve_relative  # one relative-import rule for outline and summaries
 
     lines = split_lines(text)
     blocks: list[Block] = []
@@ -305,7 +317,6 @@ def _imported_modules(tree: ast.Module, blocks: list[Block], module: str, is_pac
     """``ModuleOutline.imports``: for each block that is not a definition, its import statements
     breadth first (top-level imports, then those nested in ``try``/``if``), a ``from`` import naming
     its module and then each imported name as a possible submodule."""
-    from .extract import resolve_relative
 
     names: list[str] = []
     statements = iter(tree.body)

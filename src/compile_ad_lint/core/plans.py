@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union, get_args
 
-from ..findings import Location
+from .locations import Location
 
 #: A ``backward_pass_autocast`` value a fix writes: ``"off"``, ``"same_as_forward"``, or the list
 #: of autocast kwargs as ``(device_type, dtype)`` pairs, the dtype as the name of a ``torch``
