@@ -36,9 +36,23 @@ import pytest
 from compile_ad_lint import Config, Finding
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
-from compile_ad_lint.core.plans import PLAN_KINDS, CompileWithBackend, ReplaceConfigValue, WrapInConfigPatch
+from compile_ad_lint.core.plans import (
+    PLAN_KINDS,
+    BackendEdit,
+    CompileWithBackend,
+    ReplaceConfigValue,
+    WrapInConfigPatch,
+)
 from compile_ad_lint.fixes import Changes, Sources, ops_for, resolve
-from compile_ad_lint.rules.forward_ad import EDITABLE_SPELLINGS as _EDITABLE_SPELLINGS
+
+#: Every way of compiling whose backend the fix edits (``knowledge.torch_api.BACKEND_EDITS``), as findings spell it.
+_EDITABLE_SPELLINGS = (
+    "torch.compile",
+    "@torch.compile",
+    "torch._dynamo.optimize",
+    "functools.partial(torch.compile)",
+    "nn.Module.compile()",
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -233,8 +247,9 @@ def test_every_fix_kind_and_shape_offered_is_verified(verified) -> None:  # type
     programs, _ = verified
     plans = [plan for program in programs.values() for applied in program.applied.values() for plan in applied]
     assert {type(plan) for plan in plans} == set(PLAN_KINDS)
-    compiled = {site.spelling for plan in plans if isinstance(plan, CompileWithBackend) for site in plan.sites}
-    assert compiled == set(_EDITABLE_SPELLINGS)
+    compiled = [site for plan in plans if isinstance(plan, CompileWithBackend) for site in plan.sites]
+    assert {site.edit for site in compiled} == set(BackendEdit)
+    assert {site.spelling for site in compiled} == set(_EDITABLE_SPELLINGS)
     wrapped = {
         plan.value if isinstance(plan.value, str) else "list" for plan in plans if isinstance(plan, WrapInConfigPatch)
     }

@@ -47,7 +47,7 @@ def test_rules_take_the_files_whose_findings_are_kept_as_a_hint():
     open file whose analysis reaches hundreds of forward-AD chains ending in other files): a rule
     may skip the others, and keeps every finding in the files named."""
     from compile_ad_lint import Config, Location
-    from compile_ad_lint.linking.events import CompiledCallInDualRegion, Hop
+    from compile_ad_lint.facts import CompiledCallInDualRegion, Facts, Hop
     from compile_ad_lint.linking.values import Compiled
     from compile_ad_lint.rules.compiled_callable_in_dual_level import CompiledCallableInDualLevel
 
@@ -57,10 +57,10 @@ def test_rules_take_the_files_whose_findings_are_kept_as_a_hint():
         call = Location.point(path, 5, 9)
         return CompiledCallInDualRegion(Location.point(path, 4), (Hop(call, "step", "calls step"),), compiled, True)
 
-    events = [through("probe.py"), through("train.py")]
+    facts = Facts([through("probe.py"), through("train.py")], Config())
     rule = CompiledCallableInDualLevel(config_for(Series(2, 13)))  # 2.13: every dual call drops the tangent
-    everywhere = list(rule.findings(events))
+    everywhere = list(rule.findings(facts))
     assert [f.location.path for f in everywhere] == ["probe.py", "train.py"]
-    assert list(rule.findings(events, reported_in={"train.py"})) == everywhere[1:]
+    assert list(rule.findings(facts, reported_in={"train.py"})) == everywhere[1:]
     for other in ALL_RULES:  # every rule takes the hint
-        assert list(other(Config()).findings(events, reported_in=set())) in ([], list(other(Config()).findings(events)))
+        assert list(other(Config()).findings(facts, reported_in=set())) in ([], list(other(Config()).findings(facts)))

@@ -21,16 +21,17 @@ from typing import TYPE_CHECKING
 from .cache import EntryMemory, SummaryCache, build_digest, content_digest
 from .core.findings import Finding
 from .core.locations import Location
-from .core.paths import interned, real_path
+from .core.paths import interned, is_notebook, real_path
 from .core.settings import Config, code_matches, valid_prefixes
 from .core.torch_versions import TorchTarget
 from .deepstack import RECURSION_LIMIT, call_with_deep_stack
+from .facts import Facts
 from .layout import LayoutFacts, LayoutProbe, PackageLayout
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
 from .linking.suppressions import unused_in_files
 from .linking.walks import WalkMemory
-from .notebook import cell_failures, cell_locations, is_notebook, notebook_for
+from .notebook import cell_failures, cell_locations, notebook_for
 from .project import (
     SourceFile,
     at_word_boundary,
@@ -727,11 +728,12 @@ class Analyzer:
             return code_matches(finding.code, per_file[path])
 
         best: dict[tuple[str, Location], Finding] = {}
+        facts = Facts(events, self.config)
         for rule_class in ALL_RULES:
             enabled = self.config.enables(rule_class.code)
             if not enabled and rule_class.code != UnparsableFile.code:
                 continue
-            for finding in rule_class(self.config).findings(events, reported_in=checked):
+            for finding in rule_class(self.config).findings(facts, reported_in=checked):
                 path = finding.location.path
                 if path not in checked:
                     continue
@@ -746,7 +748,7 @@ class Analyzer:
             unused = unused_in_files(
                 files, contents, used, incomplete, paths, self._enabled_in, valid_prefixes(), self.config
             )
-            for finding in UnusedNoqa(self.config).findings(unused):
+            for finding in UnusedNoqa(self.config).findings(Facts(unused, self.config)):
                 if not ignored_here(finding):  # (the suppressions it judges do not silence it)
                     best[(finding.code, finding.location)] = finding
         return tuple(best.values())

@@ -33,7 +33,7 @@ def attach_check_verdicts(report: Any, config: Any, args: argparse.Namespace) ->
     from .confirm import DEFAULT_TIMEOUT, ConfirmOptions, confirm_findings, parse_devices, parse_entry
     from .confirm.verdicts import plain
     from .core.findings import Verdict
-    from .notebook import is_notebook
+    from .core.paths import is_notebook
 
     devices = parse_devices(args.devices)
     entries = [parse_entry(text, Path.cwd()) for text in args.entry]

@@ -30,9 +30,8 @@ from pathlib import Path
 
 from .core.findings import Finding
 from .core.locations import Location
+from .core.paths import is_notebook
 from .summary.outline import line_starts, split_lines  # the line ends CPython and LibCST count
-
-SUFFIX = ".ipynb"
 
 #: Cell magics whose body is Python that IPython runs as such.
 PYTHON_CELL_MAGICS = frozenset(
@@ -48,10 +47,6 @@ _CELL_MAGIC = re.compile(r"[ \t]*%%([A-Za-z_]\w*)")
 
 class NotebookError(OSError):
     """The file is not a notebook this tool can read (not JSON, not nbformat 4)."""
-
-
-def is_notebook(path: Path | str) -> bool:
-    return str(path).lower().endswith(SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The house rules of ``src/compile_ad_lint``, checked on its import graph (``imports.py``).
 
-Layers import downward only (core -> knowledge -> summary -> linking -> rules -> pipeline ->
-fixes and output -> front ends), no import cycles, and no module reaches into another module's
-private names. Each allowlist holds an exception left today; it may only shrink:
+Layers import downward only (core -> knowledge -> summary -> linking -> facts -> rules -> pipeline
+-> fixes and output -> front ends), no import cycles, and no module reaches into another module's
+private names; rules read the engine's facts, never its internals. Each allowlist holds an exception left today; it may only shrink:
 ``test_every_exception_is_still_needed`` fails on an entry that nothing needs any more, so a
 fixed exception is crossed off instead of staying around to hide a new one.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from .imports import Import, cycles, direct_imports, graph, loads, modules, private_reaches
 
-CORE, KNOWLEDGE, SUMMARY, LINKING, RULES, PIPELINE, OUTPUT, FRONT_END = range(8)
+CORE, KNOWLEDGE, SUMMARY, LINKING, FACTS, RULES, PIPELINE, OUTPUT, FRONT_END = range(9)
 
 #: Every module of the package, by the longest dotted prefix listed here.
 LAYERS: dict[str, int] = {
@@ -36,6 +36,8 @@ LAYERS: dict[str, int] = {
     "layout": SUMMARY,
     # The engine: abstract interpretation of the summaries, whose results are the facts rules read.
     "linking": LINKING,
+    # What the rules read of the engine's results.
+    "facts": FACTS,
     "rules": RULES,
     # Running a check: discovery, workers, caching of results, the facade.
     "api": PIPELINE,
@@ -126,6 +128,19 @@ def test_imports_go_down_the_layers() -> None:
         for item in all_imports()
         if (item.importer, item.imported) not in LAYER_EXCEPTIONS
         for target in upward(item)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_rules_read_facts_not_the_engine() -> None:
+    """A rule asks the facts (typed, computed once) what it needs, never the engine's values."""
+    allowed = {CORE, KNOWLEDGE, FACTS}
+    wrong = [
+        f"{item.importer} imports {target} at line {item.line}"
+        for item in all_imports()
+        if layer(item.importer) == RULES
+        for target in loads(item)
+        if layer(target) not in allowed and not target.startswith("rules")
     ]
     assert not wrong, "\n".join(wrong)
 

@@ -49,7 +49,8 @@ def root_path(root: Path | None) -> str | None:
 
 def build_scope(args: argparse.Namespace, config: Config) -> Scope:
     """Raises ValueError for a usage error."""
-    from ..notebook import NotebookError, is_notebook
+    from ..core.paths import is_notebook
+    from ..notebook import NotebookError
     from ..notebook import read as read_notebook
 
     paths = list(args.paths)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..core.findings import Evidence
-from ..linking.values import AutocastState
+from ..facts import AutocastState
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
 from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence

@@ -38,6 +38,14 @@ def as_the_cli_names_it(path: Path) -> str:
     return str(relative) if relative.parts else "."
 
 
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a Jupyter notebook (findings in one are in the module its cells make)."""
+    return str(path).lower().endswith(NOTEBOOK_SUFFIX)
+
+
 #: One ``Path`` object per file, process-wide (``interned``).
 _INTERNED: dict[Path, Path] = {}
 

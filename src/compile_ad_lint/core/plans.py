@@ -10,6 +10,7 @@ Positions are ``Location``s as the analyzer reports them (1-based, end exclusive
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Union, get_args
 
@@ -71,13 +72,23 @@ class CallUncompiled:
     module: bool
 
 
+class BackendEdit(enum.Enum):
+    """Where a compile call takes its backend, so that a fix can give it another one."""
+
+    KEYWORD = "keyword"  # ``torch.compile(f, backend=...)``, ``partial(torch.compile, backend=...)``, ``m.compile(backend=...)``
+    POSITIONAL = "positional"  # ``torch._dynamo.optimize("inductor")``: positional argument 0
+    BARE_DECORATOR = "bare-decorator"  # ``@torch.compile`` becomes ``@torch.compile(backend=...)``
+
+
 @dataclass(frozen=True)
 class CompileSite:
-    """Where a callable was compiled, and how: ``torch.compile``, ``@torch.compile``,
-    ``torch._dynamo.optimize``, ``functools.partial(torch.compile)``, ``nn.Module.compile()``."""
+    """Where a callable was compiled, and how findings name the compile (``torch.compile``,
+    ``@torch.compile``, ``torch._dynamo.optimize``, ``functools.partial(torch.compile)``,
+    ``nn.Module.compile()``); ``edit`` says where its backend is edited (None: no fix knows how)."""
 
     site: Location
     spelling: str
+    edit: BackendEdit | None
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,8 @@ class CompileWithBackend:
     """CAL001, unsafe (it gives up inductor's speed everywhere the callables run): compile with
     ``backend=<backend>`` at each of ``sites``, every place a callable the call may reach was
     compiled (a call that may reach any of 14 models' compiled blocks keeps its finding until all
-    14 are eager). ``mode=``/``options=`` are inductor's and are dropped."""
+    14 are eager), each edited as its ``edit`` says. ``mode=``/``options=`` are inductor's and are
+    dropped."""
 
     sites: tuple[CompileSite, ...]
     backend: str = "eager"

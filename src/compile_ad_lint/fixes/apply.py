@@ -26,9 +26,8 @@ from pathlib import Path
 from ..baseline import Fingerprints
 from ..cache import content_digest
 from ..core.findings import Edit, Finding
-from ..core.paths import real_path
+from ..core.paths import is_notebook, real_path
 from ..core.plans import paths_of
-from ..notebook import is_notebook
 from . import ops_for, resolve
 from .source import Sources
 from .transform import Changes, PlanError

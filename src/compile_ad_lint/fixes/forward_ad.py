@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..core.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian, string_literal
+from ..core.plans import (
+    BackendEdit,
+    CallUncompiled,
+    CompileSite,
+    CompileWithBackend,
+    ReverseModeJacobian,
+    string_literal,
+)
 from .parsed import ParsedModule, dotted
 from .source import Sources
 from .transform import Op, PlanError, Replace
@@ -154,14 +161,16 @@ def backend_ops(plan: CompileWithBackend, sources: Sources) -> list[Op]:
 
 
 def _backend_op(compiled: CompileSite, backend: str, sources: Sources) -> Op:
+    if compiled.edit is None:
+        raise PlanError(f"no fix knows where {compiled.spelling} takes its backend")
     parsed = _parsed(sources, compiled.site.path)
-    if compiled.spelling == "@torch.compile":
+    if compiled.edit is BackendEdit.BARE_DECORATOR:
         return _bare_decorator(parsed, compiled, backend)
     calls = parsed.nodes_at(compiled.site, cst.Call)
     if not calls:
         raise PlanError("the compile call is not where the analysis saw it")
     call = calls[0]
-    positional = compiled.spelling == "torch._dynamo.optimize"
+    positional = compiled.edit is BackendEdit.POSITIONAL
 
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)

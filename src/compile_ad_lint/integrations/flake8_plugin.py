@@ -46,9 +46,9 @@ from .._version import __version__
 from ..api import Analyzer
 from ..config import CALL_DEPTHS, find_pyproject, integer_range_text, parse_codes, read_config_file
 from ..core.findings import Finding
-from ..core.paths import as_the_cli_names_it, real_path
+from ..core.paths import as_the_cli_names_it, is_notebook, real_path
 from ..core.settings import Config, ConfigError
-from ..notebook import Notebook, NotebookError, is_notebook
+from ..notebook import Notebook, NotebookError
 from ..notebook import load as load_notebook
 from ..notebook import parse as parse_notebook
 from ..notebook import read as read_notebook

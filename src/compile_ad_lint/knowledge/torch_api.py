@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
+from ..core.plans import BackendEdit
 from ..core.torch_versions import EVERY_VERSION, Series, Versions
 from .frameworks import FRAMEWORK_PACKAGES
 
@@ -232,6 +234,34 @@ CONFIG_ATTRIBUTES = {
 #: passes its keywords to it); torch/_dynamo/eval_frame.py ``optimize(..., nopython=False, ...)``.
 FULLGRAPH_KEYWORDS = {"compile": "fullgraph", "compiler": "nopython"}
 
+
+class CompileHow(enum.Enum):
+    """How a callable was compiled: which spelling made it (``Compiled.how``)."""
+
+    CALL = "call"  # ``torch.compile(f)``, ``torch.compile(backend=...)`` applied to ``f``
+    DECORATOR = "decorator"  # ``@torch.compile`` without arguments
+    OPTIMIZE = "optimize"  # ``torch._dynamo.optimize(backend)`` applied to ``f``
+    PARTIAL = "partial"  # ``functools.partial(torch.compile, ...)`` applied to ``f``
+    IN_PLACE = "in-place"  # ``module.compile()``: ``IN_PLACE_COMPILE_METHODS``
+    IN_PLACE_OVERRIDE = "in-place-override"  # a project class's ``compile`` that calls ``super().compile()``
+    WRAPPER = "wrapper"  # a project function named in ``compile-wrappers``, called or as a decorator
+    FRAMEWORK = "framework"  # a framework compiles what it prepares (``knowledge.frameworks``)
+
+
+#: Where each spelling takes its backend, for the fix that compiles with another
+#: (``fixes/forward_ad.py``): torch/__init__.py ``compile(model=None, *, ..., backend="inductor", ...)``
+#: (a bare ``@torch.compile`` has no call to add it to: it becomes one),
+#: torch/_dynamo/eval_frame.py ``optimize(*args, **kwargs)`` (``args[0]``), torch/nn/modules/module.py
+#: ``Module.compile(*args, **kwargs)`` (passed to ``torch.compile``). A project's wrapper, override
+#: or a framework's compile has no backend argument the fix can know.
+BACKEND_EDITS: dict[CompileHow, BackendEdit] = {
+    CompileHow.CALL: BackendEdit.KEYWORD,
+    CompileHow.DECORATOR: BackendEdit.BARE_DECORATOR,
+    CompileHow.OPTIMIZE: BackendEdit.POSITIONAL,
+    CompileHow.PARTIAL: BackendEdit.KEYWORD,
+    CompileHow.IN_PLACE: BackendEdit.KEYWORD,
+}
+
 #: ``nn.Module`` methods that compile the module in place, with how findings name them.
 IN_PLACE_COMPILE_METHODS = {
     "compile": "torch/nn/modules/module.py: `Module.compile(*args, **kwargs)`: "
@@ -251,6 +281,9 @@ class BackwardFunction:
     #: Positional index of ``create_graph``.
     create_graph_position: int
     source: str
+    #: It returns the gradients instead of accumulating them into ``.grad`` (CAL005 words its
+    #: consequence by it).
+    returns_gradients: bool = False
 
 
 BACKWARD_FUNCTIONS = {
@@ -268,7 +301,8 @@ BACKWARD_FUNCTIONS = {
             "outputs",
             4,
             "torch/autograd/__init__.py: `def grad(outputs, inputs, grad_outputs=None, retain_graph=None, "
-            "create_graph=False, ...)`",
+            "create_graph=False, ...)`: returns the gradients with respect to `inputs`, .grad untouched",
+            returns_gradients=True,
         ),
     )
 }
@@ -333,6 +367,21 @@ PARAMETERIZED_MODULES = frozenset(
 TANGENT_SAFE_BACKENDS = frozenset({"eager", "aot_eager", "cudagraphs"})
 #: Backends whose backward is plain eager autograd, so ``backward_pass_autocast`` plays no part (CAL002).
 EAGER_BACKWARD_BACKENDS = frozenset({"eager"})
+
+
+@dataclass(frozen=True)
+class SafeBackends:
+    """The backends a check treats as safe: the tables' plus the project's ``extend-safe-backends``."""
+
+    #: Never drop forward-mode tangents (CAL001, CAL006).
+    tangent: frozenset[str]
+    #: Run the backward as plain eager autograd (CAL002, CAL004, CAL005).
+    eager_backward: frozenset[str]
+
+    @classmethod
+    def extended_by(cls, extra: frozenset[str]) -> SafeBackends:
+        return cls(TANGENT_SAFE_BACKENDS | extra, EAGER_BACKWARD_BACKENDS | extra)
+
 
 #: ``torch.nn`` modules without parameters: compiling them drops tangents silently instead of raising.
 PARAMETERLESS_MODULES = frozenset(

@@ -85,6 +85,8 @@ class BackwardThroughCompiled:
     conditions: tuple[Condition, ...] = ()
     #: ``create_graph=`` as written when it is not a constant (``second_order``): CAL004 holds when it is true.
     create_graph_text: str = ""
+    #: ``torch.autograd.grad``: returns the gradients, ``.grad`` untouched (``BackwardFunction``).
+    returns_gradients: bool = False
 
 
 @hashed_once

@@ -24,6 +24,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
+from ..knowledge.torch_api import CompileHow
 from ..knowledge.versions import default_target
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, fullgraph_of, keyword_arg, positional
@@ -87,6 +88,7 @@ from .values import (
     Value,
     Wrapper,
     attribute_holders,
+    compiled_by,
     compiled_output,
     config_value,
     derived,
@@ -236,7 +238,7 @@ class Interpreter:
         #: whole root's.
         self.cancelled = cancelled
         self.events: list[Event] = []
-        self.tangent_safe = api.TANGENT_SAFE_BACKENDS | config.extend_safe_backends
+        self.tangent_safe = api.SafeBackends.extended_by(config.extend_safe_backends).tangent
         #: The target's series on which ``module.compile()`` in place compiles torch.nn's own modules
         #: (None: on every one).
         self.torch_nn_compiled_on = in_place_compiled_on(config.torch)
@@ -457,22 +459,16 @@ class Interpreter:
             if frame.ctx.harvest and (compiler_name in self.compile_names or isinstance(decorator, Compiler)):
                 result |= set(wrapped)
             elif compiler_name in self.compile_names:
-                result |= {
-                    Compiled(v, DEFAULT_BACKEND, site, f"@{compiler_name}", conditions=frame.conditions)
-                    for v in wrapped
-                }
-            elif isinstance(decorator, Compiler):
+                how = CompileHow.DECORATOR if compiler_name in api.COMPILE else CompileHow.WRAPPER
+                edit = api.BACKEND_EDITS.get(how)
                 result |= {
                     Compiled(
-                        v,
-                        decorator.backend,
-                        decorator.site,
-                        decorator.spelling,
-                        decorator.fullgraph,
-                        conditions=frame.conditions,
+                        v, DEFAULT_BACKEND, site, f"@{compiler_name}", conditions=frame.conditions, how=how, edit=edit
                     )
                     for v in wrapped
                 }
+            elif isinstance(decorator, Compiler):
+                result |= {compiled_by(decorator, v, frame.conditions) for v in wrapped}
             elif isinstance(decorator, Disabler) or (isinstance(decorator, External) and decorator.name in api.DISABLE):
                 result |= {Disabled(v) for v in wrapped}
             elif isinstance(decorator, FunctionVal):
@@ -647,6 +643,9 @@ class Interpreter:
                     f"{first.spelling} (replaces .forward)",
                     first.fullgraph,
                     conditions=first.conditions,
+                    how=first.how,
+                    # The fix edits ``torch.compile(model.forward)`` only.
+                    edit=first.edit if first.how is CompileHow.CALL else None,
                 )
                 for b in others
             )
@@ -771,6 +770,8 @@ class Interpreter:
                 fullgraph,
                 compiled_on.get(v),
                 conditions=frame.conditions,
+                how=CompileHow.IN_PLACE_OVERRIDE if v in overrides else CompileHow.IN_PLACE,
+                edit=None if v in overrides else api.BACKEND_EDITS[CompileHow.IN_PLACE],
             )
             for v in current
         )
@@ -1352,17 +1353,7 @@ class Interpreter:
         if isinstance(callee, Compiler):
             if frame.ctx.harvest:
                 return positional(args, 0) or UNKNOWN_VALUES
-            return frozenset(
-                Compiled(
-                    compile_target(v),
-                    callee.backend,
-                    callee.site,
-                    callee.spelling,
-                    callee.fullgraph,
-                    conditions=frame.conditions,
-                )
-                for v in positional(args, 0)
-            )
+            return frozenset(compiled_by(callee, compile_target(v), frame.conditions) for v in positional(args, 0))
         if isinstance(callee, Settings):
             return frozenset([callee])  # ``cfg.get("compile")``, ``args.model.lower()``
         if isinstance(callee, Disabler):
@@ -2045,23 +2036,33 @@ class Interpreter:
         targets = positional(args, 0)
         if targets and frame.ctx.harvest:
             return targets  # a method nothing may call: its compile does not count
+        how = CompileHow.CALL if name in api.COMPILE else CompileHow.WRAPPER
+        edit = api.BACKEND_EDITS.get(how)
         if targets:
             return frozenset(
-                Compiled(compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions)
+                Compiled(
+                    compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit
+                )
                 for t in targets
             )
-        return frozenset([Compiler(backend, site, name, fullgraph)])
+        return frozenset([Compiler(backend, site, name, fullgraph, how, edit)])
 
     def compiler_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compiler"])
-        return frozenset([Compiler(self.backend_of(args, positional_index=0), site, name, fullgraph)])
+        backend = self.backend_of(args, positional_index=0)
+        return frozenset(
+            [Compiler(backend, site, name, fullgraph, CompileHow.OPTIMIZE, api.BACKEND_EDITS[CompileHow.OPTIMIZE])]
+        )
 
     def partial_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         first = positional(args, 0)
         if any(isinstance(f, External) and f.name in self.compile_names for f in first):
             backend = self.backend_of(args, positional_index=None)
             fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
-            return frozenset([Compiler(backend, site, "functools.partial(torch.compile)", fullgraph)])
+            edit = api.BACKEND_EDITS[CompileHow.PARTIAL]
+            return frozenset(
+                [Compiler(backend, site, "functools.partial(torch.compile)", fullgraph, CompileHow.PARTIAL, edit)]
+            )
         return first or UNKNOWN_VALUES
 
     def disable_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
@@ -2071,8 +2072,9 @@ class Interpreter:
     def backward_call(self, row: api.BackwardFunction, name: str, args: Args, site: Location, frame: Frame) -> Values:
         receivers = positional(args, 0) or keyword_arg(args, row.receiver) or frozenset()
         written = written_text(_written_argument(frame.call_args, "create_graph", row.create_graph_position))
+        create_graph = create_graph_of(args, row.create_graph_position)
         self.record_backward(
-            receivers, site, f"{name}()", frame, create_graph_of(args, row.create_graph_position), written
+            receivers, site, f"{name}()", frame, create_graph, written, returns_gradients=row.returns_gradients
         )
         return frozenset([PLAIN])
 
@@ -2197,6 +2199,7 @@ class Interpreter:
         create_graph: bool | None = False,
         create_graph_text: str = "",
         ask_callers: bool = True,
+        returns_gradients: bool = False,
     ) -> None:
         data = derived(receivers)
         origins = data.origins
@@ -2218,6 +2221,7 @@ class Interpreter:
                     self.site_of(frame, site),
                     frame.conditions,
                     create_graph_text if create_graph is None else "",
+                    returns_gradients,
                 )
             )
 

@@ -19,6 +19,7 @@ from ..core.locations import Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
+from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional, spread_keyword
 from .values import (
@@ -1143,7 +1144,16 @@ class Reach:
                     else f"dynamo backend {owner.compile_backend!r}"
                 )
                 launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
-                result.add(Compiled(wrapped, owner.compile_backend, site, f"{label} ({dynamo})", conditions=launched))
+                result.add(
+                    Compiled(
+                        wrapped,
+                        owner.compile_backend,
+                        site,
+                        f"{label} ({dynamo})",
+                        conditions=launched,
+                        how=CompileHow.FRAMEWORK,
+                    )
+                )
             else:
                 result.add(wrapped)
         return frozenset(result)
@@ -1177,7 +1187,12 @@ class Reach:
             try:
                 if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
                     step = frozenset(
-                        replace(compiled, target=b, spelling=f"{compiled.spelling}; Lightning compiles training_step")
+                        replace(
+                            compiled,
+                            target=b,
+                            spelling=f"{compiled.spelling}; Lightning compiles training_step",
+                            edit=None,  # Lightning's compile of training_step has no call a fix can edit
+                        )
                         for b in bound
                     )
                     loss = interp.call_values(step, step_args, span, frame, ir.Ref("training_step"))

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
+from ..core.plans import BackendEdit
 from ..core.torch_versions import Series
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
@@ -208,6 +209,10 @@ class Compiled:
     compiled_on: tuple[Series, ...] | None = None
     #: The run-time switches the compile ran under (``if args.compile:``).
     conditions: tuple[Condition, ...] = ()
+    #: Which spelling compiled it (``spelling`` is how findings name it), and where a fix can give
+    #: that compile another backend (None: nowhere it knows).
+    how: api.CompileHow = api.CompileHow.CALL
+    edit: BackendEdit | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +223,22 @@ class Compiler:
     site: Location
     spelling: str
     fullgraph: bool | None = False
+    how: api.CompileHow = api.CompileHow.CALL
+    edit: BackendEdit | None = None
+
+
+def compiled_by(compiler: Compiler, target: Value | None, conditions: tuple[Condition, ...] = ()) -> Compiled:
+    """What ``compiler`` makes of ``target``, applied under the run-time switches ``conditions``."""
+    return Compiled(
+        target,
+        compiler.backend,
+        compiler.site,
+        compiler.spelling,
+        compiler.fullgraph,
+        conditions=conditions,
+        how=compiler.how,
+        edit=compiler.edit,
+    )
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from pathlib import Path
 from ..api import Report
 from ..core.findings import Finding, Severity
 from ..core.locations import Location, RelatedLocation
-from ..notebook import is_notebook, load
+from ..core.paths import is_notebook
+from ..notebook import load
 from ..rules import RULES_BY_CODE
 from .confirm_view import confirm_text
 from .escape import printable

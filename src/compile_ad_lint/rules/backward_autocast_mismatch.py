@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Union
 
 from ..core.findings import Applicability, Condition, Evidence, Finding, Fix, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
 from ..core.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
+from ..facts import NO_AUTOCAST, AutocastState, BackwardThroughCompiled, ConfigState, ConfigWrite, Facts, OutputFacts
 from ..knowledge import torch_api as api
-from ..linking.events import BackwardThroughCompiled, ConfigWrite
-from ..linking.values import NO_AUTOCAST, AutocastState, CompiledOutput, ConfigState, describe_backend
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A compiled output whose backward was traced for another autocast state than the backward's."""
+
+    output: OutputFacts
+    #: The autocast state its compiled backward was traced for.
+    assumed: AutocastState
+
 
 #: A ``backward_pass_autocast`` value as the analysis knows it: ``"off"``, ``"same_as_forward"``, or the
 #: list-of-kwargs form as ``(device, dtype)`` pairs, dtype without ``torch.`` and the device None when
@@ -223,17 +232,15 @@ def train(x):
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        eager_backward = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
-        events = list(events)
-        backwards = [event for event in events if isinstance(event, BackwardThroughCompiled)]
-        context = _FixContext(
-            backwards, eager_backward, {event.location.path for event in events if isinstance(event, ConfigWrite)}
-        )
-        for event in backwards:
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        eager_backward = facts.safe.eager_backward
+        backwards = [(event, facts.outputs(event.origins)) for event in facts.of(BackwardThroughCompiled)]
+        config_files = {event.location.path for event in facts.of(ConfigWrite)}
+        context = _FixContext(backwards, eager_backward, config_files)
+        for event, origins in backwards:
             mismatched = [
-                (origin, assumed)
-                for origin in event.origins
+                Mismatch(origin, assumed)
+                for origin in origins
                 if origin.compiled.backend not in eager_backward
                 for assumed in [assumed_backward_autocast(origin)]
                 if assumed is not None and assumed.differs_from(event.backward_autocast)
@@ -241,16 +248,11 @@ def train(x):
             if mismatched:
                 yield self.finding(event, mismatched, context)
 
-    def finding(
-        self,
-        event: BackwardThroughCompiled,
-        mismatched: list[tuple[CompiledOutput, AutocastState]],
-        context: _FixContext | None = None,
-    ) -> Finding:
-        origin, assumed = mismatched[0]
+    def finding(self, event: BackwardThroughCompiled, mismatched: list[Mismatch], context: _FixContext) -> Finding:
+        origin, assumed = mismatched[0].output, mismatched[0].assumed
         actual = event.backward_autocast
         fix = suggested_config(origin, actual)
-        sites = {output.compiled.site for output, _ in mismatched}
+        sites = {m.output.compiled.site for m in mismatched}
         islands = [island for island in event.islands if island.compiled_site in sites]
         # Where the compiled call, the config and the island are: the chain's locations (cells in
         # a notebook), never a line number in the text.
@@ -268,20 +270,22 @@ def train(x):
             f"{origin.forward_autocast.describe()}, so it can compute different gradients than eager.",
             numeric,
             f"To restore eager semantics, {fix}.",
-            *self.only_on_details(output.compiled for output, _ in mismatched),
+            *self.only_on_details(m.output.compiled for m in mismatched),
         )
         related: list[RelatedLocation] = []
-        for output, expected in mismatched:
+        for mismatch in mismatched:
+            output = mismatch.output
             related.append(
                 RelatedLocation(
                     output.call_site,
-                    f"compiled call ran with {output.forward_autocast.describe()}; backward traced for {expected.describe()}",
+                    f"compiled call ran with {output.forward_autocast.describe()}; backward traced for "
+                    f"{mismatch.assumed.describe()}",
                 )
             )
             related.append(
                 RelatedLocation(
                     output.compiled.site,
-                    f"compiled here ({output.compiled.spelling}, {describe_backend(output.compiled.backend)})",
+                    f"compiled here ({output.compiled.spelling}, {output.compiled.backend_text})",
                 )
             )
             if output.forward_autocast.source is not None:
@@ -304,10 +308,10 @@ def train(x):
                     island.location, f"autocast-sensitive code in the compiled region: {island.description}"
                 )
             )
-        fixes = context.fixes(event, [output for output, _ in mismatched]) if context is not None else ()
+        fixes = context.fixes(event, [m.output for m in mismatched])
         conditions = path_conditions(
             (*event.conditions, *_launched(actual)),
-            [output.path_conditions() | frozenset(_launched(output.forward_autocast)) for output, _ in mismatched],
+            [m.output.path_conditions() | frozenset(_launched(m.output.forward_autocast)) for m in mismatched],
         )
         finding = Finding(
             code=self.code,
@@ -345,7 +349,7 @@ def _launched(state: AutocastState) -> tuple[Condition, ...]:
     return (Condition(state.launched_by, True, None),) if state.active and state.launched_by else ()
 
 
-def assumed_backward_autocast(origin: CompiledOutput) -> AutocastState | None:
+def assumed_backward_autocast(origin: OutputFacts) -> AutocastState | None:
     """The autocast state the compiled backward was traced for (None when the config is unknown)."""
     value = origin.config.value
     if value == "same_as_forward":
@@ -358,7 +362,7 @@ def assumed_backward_autocast(origin: CompiledOutput) -> AutocastState | None:
     return None
 
 
-def matching_config(origin: CompiledOutput, actual: AutocastState) -> MatchingConfig:
+def matching_config(origin: OutputFacts, actual: AutocastState) -> MatchingConfig:
     """The ``backward_pass_autocast`` value that matches the backward's real context (the device None
     when it is not known statically, e.g. ``torch.autocast(device_type=dev)``)."""
     if not actual.active:
@@ -370,7 +374,7 @@ def matching_config(origin: CompiledOutput, actual: AutocastState) -> MatchingCo
     return ((actual.device, dtype),)
 
 
-def suggested_config(origin: CompiledOutput, actual: AutocastState) -> str:
+def suggested_config(origin: OutputFacts, actual: AutocastState) -> str:
     value = matching_config(origin, actual)
     if isinstance(value, tuple):
         target, dtype = value[0]
@@ -390,14 +394,17 @@ class _FixContext:
     """
 
     def __init__(
-        self, backwards: list[BackwardThroughCompiled], eager_backward: frozenset[str], config_files: set[str]
+        self,
+        backwards: list[tuple[BackwardThroughCompiled, list[OutputFacts]]],
+        eager_backward: frozenset[str],
+        config_files: set[str],
     ) -> None:
         #: compiled call site -> the values its backwards need (None: not known for certain).
         self.needs: dict[Location, set[ConfigLiteral | None]] = {}
         #: compiled call site -> whether its config is the default (nothing sets it).
         self.default_config: dict[Location, bool] = {}
-        for event in backwards:
-            for origin in event.origins:
+        for event, origins in backwards:
+            for origin in origins:
                 if origin.compiled.backend in eager_backward:
                     continue
                 known = assumed_backward_autocast(origin) is not None
@@ -408,7 +415,7 @@ class _FixContext:
                 self.default_config[origin.call_site] = default
         self.config_files = config_files
 
-    def fixes(self, event: BackwardThroughCompiled, outputs: list[CompiledOutput]) -> list[Fix]:
+    def fixes(self, event: BackwardThroughCompiled, outputs: list[OutputFacts]) -> list[Fix]:
         """The wrap at the compiled calls (safe), then setting the config at module level (unsafe)."""
         values = {certain_matching_config(output, event.backward_autocast) for output in outputs}
         if len(values) != 1:
@@ -451,7 +458,7 @@ class _FixContext:
         return fixes
 
 
-def certain_matching_config(origin: CompiledOutput, actual: AutocastState) -> ConfigLiteral | None:
+def certain_matching_config(origin: OutputFacts, actual: AutocastState) -> ConfigLiteral | None:
     """``matching_config`` when it is certain from the code, as a fix writes it; else None.
 
     Not certain: an autocast that depends on a flag (``enabled=use_amp``), or a device or dtype the

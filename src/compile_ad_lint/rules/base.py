@@ -24,9 +24,9 @@ from ..core.findings import (
 )
 from ..core.settings import DEFAULT_RULE_DOCS_URL, Config
 from ..core.torch_versions import TorchTarget
+from ..facts import CompiledFacts, Facts
 from ..knowledge import behaviour
 from ..knowledge.versions import RECORDED, default_target
-from ..linking.values import Compiled
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ class Rule:
         resolves it), else the newest torch the knowledge has facts for."""
         return self.config.torch or default_target()
 
-    def only_on(self, compiled: Iterable[Compiled]) -> str:
+    def only_on(self, compiled: Iterable[CompiledFacts]) -> str:
         """A closing sentence when the finding rests on in-place compiles of modules torch.nn defines
-        that only some series of the target compile (``Compiled.compiled_on``); else nothing."""
+        that only some series of the target compile (``CompiledFacts.compiled_on``); else nothing."""
         ons = [c.compiled_on for c in compiled]
         if not ons or any(on is None for on in ons):
             return ""
@@ -96,13 +96,13 @@ class Rule:
             "that torch.nn defines; before, it compiles nothing."
         )
 
-    def only_on_details(self, compiled: Iterable[Compiled]) -> tuple[str, ...]:
+    def only_on_details(self, compiled: Iterable[CompiledFacts]) -> tuple[str, ...]:
         """``only_on`` as a finding's detail (none when it says nothing)."""
         text = self.only_on(compiled).strip()
         return (text,) if text else ()
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        """The rule's findings among ``events`` (what one check's analyses established).
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        """The rule's findings among ``facts`` (what one check's analyses established).
 
         ``reported_in``: the displayed paths of the files whose findings the caller keeps (None:
         every file's). It is a hint: the caller drops the others anyway, and a rule whose findings

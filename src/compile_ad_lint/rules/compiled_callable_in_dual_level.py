@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from ..core.findings import Applicability, Evidence, Finding, Fix, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite
 from ..core.plans import CallUncompiled, CompileSite, CompileWithBackend, ReverseModeJacobian
 from ..core.torch_versions import Series, TorchTarget
+from ..facts import CompiledCallInDualRegion, Facts, Hop
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
-from ..linking.events import CompiledCallInDualRegion, Hop
-from ..linking.values import ExternalInstance, Instance
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .forward_ad import (
     SHOWN_PLAIN_CALLS,
     DualCall,
     after_plain_call,
-    backend_text,
     by_version,
     consequence,
     dual_calls,
-    editable,
-    expected_label,
     headline_consequence,
 )
 
@@ -58,7 +54,7 @@ class Cal001Evidence(Evidence):
 
     @classmethod
     def of(cls, call: DualCall, expected: str) -> Cal001Evidence:
-        event, compiled = call.event, call.event.compiled
+        event, compiled = call.event, call.compiled
         outcomes = tuple(
             (str(entry.series), " or ".join(sorted(o.value for o in entry.outcomes)) or "not compiled")
             for entry in call.per_series
@@ -338,27 +334,25 @@ with fwAD.dual_level():
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
         target = self.target
-        calls = [
-            call for call in dual_calls(events, self.config.extend_safe_backends, target, reported_in) if call.broken_on
-        ]
+        calls = [call for call in dual_calls(facts, target, reported_in) if call.broken_on]
         # One finding per call: each callable it may reach is compiled somewhere, and compiling
         # eagerly fixes it only where every one of them is (``CompileWithBackend``).
         sites: dict[Location, dict[CompileSite, None]] = {}
         for call in calls:
-            compiled = CompileSite(call.event.compiled.site, call.event.compiled.spelling)
+            compiled = CompileSite(call.compiled.site, call.compiled.spelling, call.compiled.edit)
             sites.setdefault(call.event.chain[0].location, {})[compiled] = None
         for call in calls:
-            conditions = (*call.event.conditions, *call.event.compiled.conditions)
+            conditions = (*call.event.conditions, *call.compiled.conditions)
             finding = self.finding(call, target, tuple(sites[call.event.chain[0].location]))
             yield on_path(finding, path_conditions(conditions))
 
     def finding(self, call: DualCall, target: TorchTarget, sites: tuple[CompileSite, ...] = ()) -> Finding:
         """``call``'s finding; ``sites``: where the callables it may reach were compiled."""
         event = call.event
-        compiled = event.compiled
-        backend = backend_text(compiled)
+        compiled = call.compiled
+        backend = compiled.backend_text
         first = event.chain[0].callee
         if event.region == event.chain[0].location:
             return self.forward_mode_finding(call, target, backend, sites)
@@ -386,8 +380,8 @@ with fwAD.dual_level():
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
         related += _plain_related(call)
-        evidence = Cal001Evidence.of(call, expected_label(compiled))
-        return self.at_first_call(event, message, details, related, evidence, _fixes(event, sites))
+        evidence = Cal001Evidence.of(call, compiled.expected)
+        return self.at_first_call(event, message, details, related, evidence, _fixes(call, sites))
 
     def forward_mode_finding(
         self, call: DualCall, target: TorchTarget, backend: str, sites: tuple[CompileSite, ...]
@@ -395,7 +389,7 @@ with fwAD.dual_level():
         """``jacobian(f, x, strategy="forward-mode", vectorize=True)``: ``f`` runs on dual tensors in a
         ``dual_level`` the function enters itself (``facts/forward_ad.py``, the jacobian cases)."""
         event = call.event
-        compiled = event.compiled
+        compiled = call.compiled
         first = event.chain[0].callee
         hops = len(event.chain) - 1
         through = f" through {hops} call{'s' * (hops > 1)}" if hops else ""
@@ -445,24 +439,21 @@ with fwAD.dual_level():
         )
 
 
-def _fixes(event: CompiledCallInDualRegion, sites: tuple[CompileSite, ...]) -> list[Fix]:
+def _fixes(call: DualCall, sites: tuple[CompileSite, ...]) -> list[Fix]:
     """Calling the uncompiled callable in the region (only the region runs eagerly), then compiling
     with ``backend="eager"`` (every call runs eagerly). Both unsafe: they change speed."""
-    compiled = event.compiled
+    event, compiled = call.event, call.compiled
     fixes = []
-    target = compiled.target
-    is_module = isinstance(target, (Instance, ExternalInstance))
-    in_place = compiled.spelling.startswith("nn.Module.compile()")
-    if len(event.chain) == 1 and target is not None and not in_place and editable(compiled.spelling):
-        spelled = "`._orig_mod`" if is_module else "the original function (`.__wrapped__`)"
+    if len(event.chain) == 1 and compiled.known_target and not compiled.in_place and compiled.edit is not None:
+        spelled = "`._orig_mod`" if compiled.module else "the original function (`.__wrapped__`)"
         fixes.append(
             Fix(
                 f"Call the uncompiled callable in the forward-AD region, {spelled} (unsafe: this call runs eagerly)",
                 Applicability.UNSAFE,
-                plan=CallUncompiled(event.chain[0].location, compiled.site, is_module),
+                plan=CallUncompiled(event.chain[0].location, compiled.site, compiled.module),
             )
         )
-    backend_fix = _backend_fix(sites or (CompileSite(compiled.site, compiled.spelling),))
+    backend_fix = _backend_fix(sites or (CompileSite(compiled.site, compiled.spelling, compiled.edit),))
     if backend_fix is not None:
         fixes.append(backend_fix)
     return fixes
@@ -471,7 +462,7 @@ def _fixes(event: CompiledCallInDualRegion, sites: tuple[CompileSite, ...]) -> l
 def _backend_fix(sites: tuple[CompileSite, ...]) -> Fix | None:
     """Compiling eagerly where each callable the call may reach was compiled; none when one of
     them cannot be edited (the finding would stay)."""
-    if not sites or not all(editable(compiled.spelling) for compiled in sites):
+    if not sites or any(compiled.edit is None for compiled in sites):
         return None
     where = f" at the {len(sites)} places they are compiled" if len(sites) > 1 else ""
     return Fix(
@@ -494,7 +485,7 @@ def _requires_grad_note(call: DualCall) -> str:
     """`` (NotImplementedError instead if the inputs require grad)`` for a function where that row differs."""
     if call.kinds != {CompiledKind.FUNCTION}:
         return ""
-    full = call.event.compiled.fullgraph
+    full = call.compiled.fullgraph
     options = (False, True) if full is None else (full,)
     raises = {
         forward_ad_row(CompiledKind.FUNCTION_INPUTS_REQUIRE_GRAD, call.order, f, series).outcome
@@ -520,7 +511,7 @@ def _on_each_version(call: DualCall, target: TorchTarget) -> list[str]:
 
 def _saved_by_order(call: DualCall) -> list[Series]:
     """The target's series where this call is broken only because a plain call can come first."""
-    kinds, full = call.kinds, call.event.compiled.fullgraph
+    kinds, full = call.kinds, call.compiled.fullgraph
     options = (False, True) if full is None else (full,)
     return [
         entry.series

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 
 from ..core.findings import Applicability, Finding, Fix, Severity, headline
 from ..core.locations import RelatedLocation
 from ..core.plans import CallUncompiled
 from ..core.torch_versions import TorchTarget
-from ..linking.values import ExternalInstance, Instance
+from ..facts import Facts
 from .base import Case, FixAvailability, Rule, on_path, path_conditions
 from .compiled_callable_in_dual_level import Cal001Evidence
-from .forward_ad import DualCall, after_plain_call, backend_text, dual_calls, editable, expected_label
+from .forward_ad import DualCall, after_plain_call, dual_calls
 
 
 class CompiledCallableRunsEagerlyUnderForwardAd(Rule):
@@ -112,20 +112,20 @@ out = net(x)
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
         target = self.target
-        calls = list(dual_calls(events, self.config.extend_safe_backends, target, reported_in))
+        calls = list(dual_calls(facts, target, reported_in))
         # Another program (root) that runs the same code after a plain call makes it a CAL001 there.
         broken = {call.event.chain[0].location for call in calls if call.broken_on}
         for call in calls:
             if not call.broken_on and call.fragile_on and call.event.chain[0].location not in broken:
-                conditions = (*call.event.conditions, *call.event.compiled.conditions)
+                conditions = (*call.event.conditions, *call.compiled.conditions)
                 yield on_path(self.finding(call, target), path_conditions(conditions))
 
     def finding(self, call: DualCall, target: TorchTarget) -> Finding:
         event = call.event
-        compiled = event.compiled
-        backend = backend_text(compiled)
+        compiled = call.compiled
+        backend = compiled.backend_text
         first = event.chain[0].callee
         versions = target.versions_text(call.fragile_on)
         jacobian = event.region == event.chain[0].location
@@ -143,25 +143,22 @@ out = net(x)
         related = [] if jacobian else [RelatedLocation(event.region, "forward-AD region entered here")]
         related += [RelatedLocation(hop.location, hop.description) for hop in event.chain[1:]]
         related.append(RelatedLocation(compiled.site, f"compiled here ({compiled.spelling}, {backend})"))
-        target_value = compiled.target
         fix = None
-        in_place = compiled.spelling.startswith("nn.Module.compile()")
         if (
             len(event.chain) == 1
-            and target_value is not None
-            and not in_place
+            and compiled.known_target
+            and not compiled.in_place
             and not jacobian
-            and editable(compiled.spelling)
+            and compiled.edit is not None
         ):
-            is_module = isinstance(target_value, (Instance, ExternalInstance))
-            spelled_original = "`._orig_mod`" if is_module else "the original function (`.__wrapped__`)"
+            spelled_original = "`._orig_mod`" if compiled.module else "the original function (`.__wrapped__`)"
             fix = Fix(
                 f"Call the uncompiled callable in the forward-AD region, {spelled_original} (unsafe: a later change "
                 "of call order can no longer drop its tangent, but the call is no longer compiled)",
                 Applicability.UNSAFE,
-                plan=CallUncompiled(event.chain[0].location, compiled.site, is_module),
+                plan=CallUncompiled(event.chain[0].location, compiled.site, compiled.module),
             )
-        expected = "wrong-jacobian" if jacobian else expected_label(compiled)
+        expected = "wrong-jacobian" if jacobian else compiled.expected
         return Finding(
             code=self.code,
             message=message,

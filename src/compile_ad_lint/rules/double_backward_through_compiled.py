@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from ..core.findings import Condition, Evidence, Finding, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
 from ..core.torch_versions import Series
+from ..facts import BackwardThroughCompiled, Facts, FunctionalThroughCompiled, OutputFacts
 from ..knowledge import torch_api as api
-from ..linking.events import BackwardThroughCompiled, FunctionalThroughCompiled
-from ..linking.values import CompiledOutput, describe_backend
 from .base import Case, Rule, on_path, path_conditions
 
 
@@ -254,19 +253,19 @@ def inner_step(x, y, params, second_order):
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        safe = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
-        for event in events:
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        safe = facts.safe.eager_backward
+        for event in facts.events:
             if isinstance(event, BackwardThroughCompiled) and event.create_graph is not False:
-                origins = [o for o in event.origins if o.compiled.backend not in safe]
+                origins = [o for o in facts.outputs(event.origins) if o.compiled.backend not in safe]
                 if origins:
                     yield self.backward_finding(event, origins)
             elif isinstance(event, FunctionalThroughCompiled) and event.second_order is not False:
-                origins = [o for o in event.origins if o.compiled.backend not in safe]
+                origins = [o for o in facts.outputs(event.origins) if o.compiled.backend not in safe]
                 if origins:
                     yield self.functional_finding(event, origins)
 
-    def backward_finding(self, event: BackwardThroughCompiled, origins: list[CompiledOutput]) -> Finding:
+    def backward_finding(self, event: BackwardThroughCompiled, origins: list[OutputFacts]) -> Finding:
         if event.create_graph:
             flag = short = "create_graph=True"
             fails = "fails"
@@ -296,7 +295,7 @@ def inner_step(x, y, params, second_order):
         certain = event.create_graph is not None
         return self._finding(event.location, message, details, origins, evidence, conditions, certain)
 
-    def functional_finding(self, event: FunctionalThroughCompiled, origins: list[CompiledOutput]) -> Finding:
+    def functional_finding(self, event: FunctionalThroughCompiled, origins: list[OutputFacts]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
         short = event.function.rsplit(".", 1)[-1]
         condition = short_condition = ""
@@ -348,7 +347,7 @@ def inner_step(x, y, params, second_order):
         location: Location,
         message: str,
         details: tuple[str, ...],
-        origins: list[CompiledOutput],
+        origins: list[OutputFacts],
         evidence: Cal004Evidence,
         conditions: tuple[Condition, ...] = (),
         certain: bool = True,
@@ -385,9 +384,9 @@ def _switch(value: bool | None, text: str) -> tuple[Condition, ...]:
     return (Condition(text or "create_graph", True),) if value is None else ()
 
 
-def _alternatives(origins: list[CompiledOutput]) -> list[frozenset[Condition]]:
+def _alternatives(origins: list[OutputFacts]) -> list[frozenset[Condition]]:
     return [origin.path_conditions() for origin in origins]
 
 
-def _backend(origin: CompiledOutput) -> str:
-    return describe_backend(origin.compiled.backend)
+def _backend(origin: OutputFacts) -> str:
+    return origin.compiled.backend_text

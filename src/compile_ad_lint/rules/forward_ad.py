@@ -14,10 +14,8 @@ from dataclasses import dataclass
 
 from ..core.locations import Location
 from ..core.torch_versions import Series, TorchTarget
-from ..knowledge import torch_api as api
+from ..facts import CompiledCallInDualRegion, CompiledFacts, Facts
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
-from ..linking.events import CompiledCallInDualRegion
-from ..linking.values import UNKNOWN_BACKEND, Compiled, ExternalInstance, Instance
 
 #: How many plain calls a finding names (the first ones in the file order).
 SHOWN_PLAIN_CALLS = 3
@@ -39,6 +37,7 @@ class DualCall:
     """One dual call of a compiled callable, assessed for every series of the target."""
 
     event: CompiledCallInDualRegion
+    compiled: CompiledFacts
     kinds: frozenset[CompiledKind]
     order: CallOrder
     #: Plain calls of the same callable that can run before the dual call (empty for a first dual call).
@@ -57,7 +56,7 @@ class DualCall:
     @property
     def fragile_on(self) -> tuple[Series, ...]:
         """Series of ``eager_on`` where a plain call before this one would break it (CAL006)."""
-        full = self.event.compiled.fullgraph
+        full = self.compiled.fullgraph
         options = (False, True) if full is None else (full,)
         return tuple(
             series
@@ -70,27 +69,21 @@ class DualCall:
         )
 
 
-def kinds_of(event: CompiledCallInDualRegion) -> frozenset[CompiledKind]:
-    """What the region's dual call differentiates: a forward-mode jacobian, a module with or without
-    parameters (a project module may be either), or a function."""
+def kinds_of(event: CompiledCallInDualRegion, compiled: CompiledFacts) -> frozenset[CompiledKind]:
+    """What the region's dual call differentiates: a forward-mode jacobian (the region is the
+    jacobian call itself), else what is compiled."""
     if event.region == event.chain[0].location:
         return frozenset([CompiledKind.FORWARD_MODE_JACOBIAN])
-    target = event.compiled.target
-    if isinstance(target, ExternalInstance):
-        parameterless = target.cls in api.PARAMETERLESS_MODULES
-        return frozenset([CompiledKind.PARAMETERLESS_MODULE if parameterless else CompiledKind.MODULE_WITH_PARAMETERS])
-    if isinstance(target, Instance):
-        return frozenset([CompiledKind.MODULE_WITH_PARAMETERS, CompiledKind.PARAMETERLESS_MODULE])
-    return frozenset([CompiledKind.FUNCTION])
+    return compiled.kinds
 
 
-def assess(event: CompiledCallInDualRegion, target: TorchTarget) -> DualCall:
-    kinds = kinds_of(event)
+def assess(event: CompiledCallInDualRegion, compiled: CompiledFacts, target: TorchTarget) -> DualCall:
+    kinds = kinds_of(event, compiled)
     plain_first = event.plain_first
     order = CallOrder.PLAIN_FIRST if plain_first else CallOrder.FIRST_CALL_DUAL
-    fullgraph = event.compiled.fullgraph
+    fullgraph = compiled.fullgraph
     options = (False, True) if fullgraph is None else (fullgraph,)
-    compiled_on = event.compiled.compiled_on
+    compiled_on = compiled.compiled_on
     per_series = []
     for series in target.series:
         if compiled_on is not None and series not in compiled_on:
@@ -98,7 +91,7 @@ def assess(event: CompiledCallInDualRegion, target: TorchTarget) -> DualCall:
             continue
         outcomes = {forward_ad_row(kind, order, full, series).outcome for kind in kinds for full in options}
         per_series.append(SeriesOutcome(series, frozenset(outcomes)))
-    return DualCall(event, kinds, order, plain_first, tuple(per_series))
+    return DualCall(event, compiled, kinds, order, plain_first, tuple(per_series))
 
 
 #: What each outcome means, as a clause of a message.
@@ -170,30 +163,24 @@ def by_version(call: DualCall, target: TorchTarget) -> list[tuple[str, str, bool
     ]
 
 
-def dual_calls(
-    events: Iterable[object], extend_safe: Container[str], target: TorchTarget, reported_in: Container[str] | None
-) -> Iterator[DualCall]:
+def dual_calls(facts: Facts, target: TorchTarget, reported_in: Container[str] | None) -> Iterator[DualCall]:
     """Every dual call of a callable compiled with a tangent-dropping backend, assessed on ``target``
     (CAL001 reports the ones broken on some series, CAL006 the ones that only run eagerly)."""
-    for event in events:
-        if not isinstance(event, CompiledCallInDualRegion) or not event.dual_inputs:
+    for event in facts.of(CompiledCallInDualRegion):
+        if not event.dual_inputs:
             continue
-        backend = event.compiled.backend
-        if backend in api.TANGENT_SAFE_BACKENDS or backend in extend_safe:
+        compiled = facts.compiled(event.compiled)
+        if compiled.backend in facts.safe.tangent:
             continue
         if reported_in is not None and event.chain[0].location.path not in reported_in:
             continue  # reported at the region's first call (``at_first_call``)
-        yield assess(event, target)
-
-
-def backend_text(compiled: Compiled) -> str:
-    return "an unknown backend" if compiled.backend == UNKNOWN_BACKEND else f"backend={compiled.backend!r}"
+        yield assess(event, compiled, target)
 
 
 def after_plain_call(call: DualCall, eager: Sequence[Series]) -> str:
     """What the dual call gives on ``eager`` (series where a first dual call graph-breaks) once the
     callable has run with plain inputs: ``its tangent is silently None``."""
-    options = (False, True) if call.event.compiled.fullgraph is None else (call.event.compiled.fullgraph,)
+    options = (False, True) if call.compiled.fullgraph is None else (call.compiled.fullgraph,)
     return consequence(
         {
             forward_ad_row(kind, CallOrder.PLAIN_FIRST, full, series).outcome
@@ -202,28 +189,3 @@ def after_plain_call(call: DualCall, eager: Sequence[Series]) -> str:
             for series in eager
         }
     )
-
-
-def expected_label(compiled: Compiled) -> str:
-    """What is compiled, as confirm mode's probes name it."""
-    target = compiled.target
-    if isinstance(target, ExternalInstance):
-        return "tangent-none" if target.cls in api.PARAMETERLESS_MODULES else "raises"
-    if isinstance(target, Instance):
-        return "raises-or-tangent-none"
-    return "tangent-none"
-
-
-#: Spellings whose compile call ``CompileWithBackend`` knows how to edit; ``torch.compile (replaces
-#: .forward)`` and the like start with one of them.
-EDITABLE_SPELLINGS = (
-    "torch.compile",
-    "@torch.compile",
-    "torch._dynamo.optimize",
-    "functools.partial(torch.compile)",
-    "nn.Module.compile()",
-)
-
-
-def editable(spelling: str) -> bool:
-    return spelling in EDITABLE_SPELLINGS or spelling.startswith("torch.compile (")

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from ..core.findings import HEADLINE_LIMIT, Applicability, Evidence, Finding, Fix, Severity, shortened
 from ..core.locations import Location
 from ..core.plans import ReplaceConfigValue, string_literal
+from ..facts import ConfigWrite, DictLiteral, Facts, ListLiteral, LiteralValue, Symbol, config_value
 from ..knowledge import torch_api as api
-from ..linking.events import ConfigWrite
-from ..linking.values import config_value
-from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 from .base import Case, FixAvailability, Rule
 
 
@@ -83,9 +81,9 @@ fc.backward_pass_autocast = [{"device_type": "cuda", "dtype": torch.bfloat16}]
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        for event in events:
-            if isinstance(event, ConfigWrite) and event.is_literal and config_value(event.value) is None:
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        for event in facts.of(ConfigWrite):
+            if event.is_literal and config_value(event.value) is None:
                 shown, hint = _show(event.value), _hint(event.value)
                 # The value is the user's literal: cut it to keep the headline readable at a glance.
                 guess = f"; did you mean {hint.removeprefix('Did you mean ')}" if hint.startswith("Did you") else ""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 
 from ..core.findings import Finding, Severity, split_headline
-from ..linking.events import ModuleFailure
+from ..facts import Facts, ModuleFailure
 from .base import Case, Rule
 
 
@@ -39,10 +39,9 @@ def fixed():
     VALID = (Case("x = 1\n"),)
     INVALID = (Case("import torch\n\ndef step(loss):\n    loss.backward(  # expect: CAL900\n"),)
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        for event in events:
-            if isinstance(event, ModuleFailure):
-                # Reasons are built by the parser, the file system and the analysis: a long one keeps
-                # its first part as the headline and the whole text as the detail.
-                message, details = split_headline(event.reason)
-                yield Finding(self.code, message, self.severity, event.location, details=details)
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        for event in facts.of(ModuleFailure):
+            # Reasons are built by the parser, the file system and the analysis: a long one keeps
+            # its first part as the headline and the whole text as the detail.
+            message, details = split_headline(event.reason)
+            yield Finding(self.code, message, self.severity, event.location, details=details)

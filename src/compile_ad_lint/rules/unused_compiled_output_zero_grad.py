@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..core.findings import Evidence, Finding, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
-from ..knowledge import torch_api as api
-from ..linking.events import BackwardThroughCompiled, CompiledResult, GradReset, Leaf, LeafRead, OutputsEscape
-from ..linking.values import describe_backend
+from ..facts import (
+    BackwardThroughCompiled,
+    CompiledFacts,
+    CompiledResult,
+    Facts,
+    GradReset,
+    Leaf,
+    LeafRead,
+    OutputFacts,
+    OutputsEscape,
+)
 from .base import Case, Rule, on_path, path_conditions
 
 
@@ -244,16 +252,15 @@ torch.autograd.backward(p.sum())  # expect: CAL005
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        safe = api.EAGER_BACKWARD_BACKENDS | self.config.extend_safe_backends
-        events = list(events)
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        safe = facts.safe.eager_backward
         results: dict[Location, list[CompiledResult]] = {}
         used: dict[Location, set[int | None]] = {}
         read: set[str] = set()
         resets: set[str] = set()
         backwards: list[BackwardThroughCompiled] = []
-        for event in events:
-            if isinstance(event, CompiledResult) and event.compiled.backend not in safe:
+        for event in facts.events:
+            if isinstance(event, CompiledResult) and facts.compiled(event.compiled).backend not in safe:
                 results.setdefault(event.call_site, []).append(event)
             elif isinstance(event, (BackwardThroughCompiled, OutputsEscape)):
                 for element in event.elements:
@@ -271,14 +278,22 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                 indices = used.get(site, set())
                 if None in indices:
                     continue
+                # The backward's paths through this call: a path without a switch makes it hold there too.
+                origins = [o for o in facts.outputs(backward.origins) if o.call_site == site]
                 for result in results.get(site, ()):
-                    finding = self.finding(backward, result, indices, read)
+                    finding = self.finding(backward, result, facts.compiled(result.compiled), indices, read, origins)
                     if finding is not None:
                         yield finding
                         break
 
     def finding(
-        self, backward: BackwardThroughCompiled, result: CompiledResult, indices: set[int | None], read: set[str]
+        self,
+        backward: BackwardThroughCompiled,
+        result: CompiledResult,
+        compiled: CompiledFacts,
+        indices: set[int | None],
+        read: set[str],
+        origins: Sequence[OutputFacts] = (),
     ) -> Finding | None:
         used = [e for e in result.elements if e.index in indices]
         unused = [e for e in result.elements if e.index not in indices]
@@ -309,7 +324,7 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             f"Backward uses {len(used)} of the compiled call's {len(result.elements)} outputs: leaves feeding only "
             f"the others get {grads}",
         )
-        if backward.spelling.startswith("torch.autograd.grad"):
+        if backward.returns_gradients:
             effect = (
                 f"The gradients it returns for {'it' if one else 'them'} are zeros (compiled) where eager returns "
                 "None (allow_unused=True) or raises (not used in the graph)."
@@ -326,13 +341,13 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             names[:1].upper() + names[1:] + ".",
             effect,
             f"{fix}.",
-            *self.only_on_details([result.compiled]),
+            *self.only_on_details([compiled]),
         )
         related = [RelatedLocation(site, f"compiled call returning {len(result.elements)} outputs")]
         related.append(
             RelatedLocation(
-                result.compiled.site,
-                f"compiled here ({result.compiled.spelling}, {describe_backend(result.compiled.backend)})",
+                compiled.site,
+                f"compiled here ({compiled.spelling}, {compiled.backend_text})",
             )
         )
         for element in unused:
@@ -349,15 +364,15 @@ torch.autograd.backward(p.sum())  # expect: CAL005
             related=unique_related(related),
             evidence=Cal005Evidence(
                 site,
-                result.compiled.site,
-                result.compiled.backend,
+                compiled.site,
+                compiled.backend,
                 len(result.elements),
                 tuple(e.index for e in unused),
                 tuple(leaf.name for leaf in leaves),
                 backward.site,
             ),
         )
-        alternatives = [o.path_conditions() for o in backward.origins if o.call_site == site]
+        alternatives = [o.path_conditions() for o in origins]
         shorter = ("unused compiled outputs leave zero gradients where eager leaves None",)
         return on_path(finding, path_conditions(backward.conditions, alternatives), shorter)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Container, Iterator
 
 from ..core.findings import Applicability, Edit, Finding, Fix, Severity
-from ..linking.events import UnusedSuppression
-from ..notebook import is_notebook
+from ..core.paths import is_notebook
+from ..facts import Facts, UnusedSuppression
 from .base import Case, FixAvailability, Rule
 
 
@@ -102,10 +102,9 @@ def step(x):
         ),
     )
 
-    def findings(self, events: Iterable[object], reported_in: Container[str] | None = None) -> Iterator[Finding]:
-        for event in events:
-            if isinstance(event, UnusedSuppression):
-                yield self.finding(event)
+    def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
+        for event in facts.of(UnusedSuppression):
+            yield self.finding(event)
 
     def finding(self, event: UnusedSuppression) -> Finding:
         directive = "`noqa`" if event.kind == "noqa" else f"`{event.kind}`"
