@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -19,6 +19,7 @@ from compile_ad_lint.knowledge import frameworks as fw
 from compile_ad_lint.knowledge import switches
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import CALLS, MATCHED_NAMES, REACH_EFFECTS
+from compile_ad_lint.knowledge.effects import Effect
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import run_case
 
@@ -65,32 +66,32 @@ _CAL002 = "  # expect: CAL002"
 _OK = "  # ok"
 
 #: effect -> (name -> the case with the finding, the near-miss). Every effect of the torch rows.
-CASES = {
-    "compile": lambda n: (_dual(n, "target(f)", _CAL001), _dual(n, "target(f, backend='eager')", _OK)),
-    "compiler": lambda n: (_dual(n, "target('inductor')(f)", _CAL001), _dual(n, "target('eager')(f)", _OK)),
-    "partial": lambda n: (
+CASES: dict[Effect, Callable[[str], tuple[str, str]]] = {
+    Effect.COMPILE: lambda n: (_dual(n, "target(f)", _CAL001), _dual(n, "target(f, backend='eager')", _OK)),
+    Effect.COMPILER: lambda n: (_dual(n, "target('inductor')(f)", _CAL001), _dual(n, "target('eager')(f)", _OK)),
+    Effect.PARTIAL: lambda n: (
         _dual(n, "target(torch.compile, backend='inductor')(f)", _CAL001),
         _dual(n, "target(torch.compile, backend='eager')(f)", _OK),
     ),
-    "disable": lambda n: (
+    Effect.DISABLE: lambda n: (
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\ndef outer(x):\n    return g(x)\n\n\n"
         "h = target(outer)\n\n\ndef probe(x, t):\n    with fwAD.dual_level():\n"
         "        return h(fwAD.make_dual(x, t))  # expect: CAL001 (the compiled callee still runs compiled)\n",
         _dual(n, "target(f)", "  # ok: runs eagerly").replace("g = target(f)", "g = target(f)\ng = target()(g)"),
     ),
-    "dual_level": lambda n: (
+    Effect.DUAL_LEVEL: lambda n: (
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
         "def probe(x, t):\n    with target():\n        return g(fwAD.make_dual(x, t))" + _CAL001 + "\n",
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
         "def probe(x, t):\n    with target():\n        y = fwAD.make_dual(x, t)\n    return g(x)" + _OK + "\n",
     ),
-    "make_dual": lambda n: (
+    Effect.MAKE_DUAL: lambda n: (
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
         "def probe(x, t):\n    with fwAD.dual_level():\n        return g(target(x, t))" + _CAL001 + "\n",
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
         "def probe(x, t):\n    with fwAD.dual_level():\n        return g(torch.ones(3))" + _OK + "\n",
     ),
-    "unpack_dual": lambda n: (
+    Effect.UNPACK_DUAL: lambda n: (
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
         "def probe(x, t):\n    with fwAD.dual_level():\n        return g(fwAD.make_dual(x, t))" + _CAL001 + "\n",
         HEAD + _imported(n) + "\n\ng = torch.compile(torch.sin)\n\n\n"
@@ -98,7 +99,7 @@ CASES = {
         + _OK
         + "\n",
     ),
-    "null_context": lambda n: (
+    Effect.NULL_CONTEXT: lambda n: (
         _amp(n, "model = torch.compile(Net())", "loss = model(x).sum()", "loss.backward()", _CAL002),
         _amp(
             n,
@@ -108,7 +109,7 @@ CASES = {
             _OK,
         ),
     ),
-    "collection": lambda n: (
+    Effect.COLLECTION: lambda n: (
         _amp(
             n,
             "blocks = target([torch.compile(Net())])",
@@ -118,11 +119,11 @@ CASES = {
         ),
         _amp(n, "blocks = target([Net()])", "for b in blocks:\n            loss = b(x).sum()", "loss.backward()", _OK),
     ),
-    "sequential": lambda n: (
+    Effect.SEQUENTIAL: lambda n: (
         _amp(n, "model = target(torch.compile(Net()))", "loss = model(x).sum()", "loss.backward()", _CAL002),
         _amp(n, "model = target(Net())", "loss = model(x).sum()", "loss.backward()", _OK),
     ),
-    "getattr": lambda n: (
+    Effect.GETATTR: lambda n: (
         _amp(
             n,
             "holder = Net()\nholder.net = torch.compile(Net())",
@@ -138,7 +139,7 @@ CASES = {
             _OK,
         ),
     ),
-    "setattr": lambda n: (
+    Effect.SETATTR: lambda n: (
         _amp(
             n,
             "holder = Net()\ntarget(holder, 'net', torch.compile(Net()))",
@@ -148,7 +149,7 @@ CASES = {
         ),
         _amp(n, "holder = Net()\ntarget(holder, 'net', Net())", "loss = holder.net(x).sum()", "loss.backward()", _OK),
     ),
-    "functional_call": lambda n: (
+    Effect.FUNCTIONAL_CALL: lambda n: (
         HEAD + _imported(n) + "\n\n" + NET + "model = torch.compile(Net())\n\n\n"
         "def probe(x, t):\n    params = {k: fwAD.make_dual(p, t) for k, p in model.named_parameters()}\n"
         "    with fwAD.dual_level():\n        return target(model, params, (torch.ones(2, 4),))" + _CAL001 + "\n",
@@ -160,13 +161,13 @@ CASES = {
 
 #: Tables whose rows have a case per name in another test module (the behaviour they model is tested there).
 ELSEWHERE = {
-    "wrapper": "tests/test_reach.py::test_module_wrapper_rows",
-    "same_module": "tests/test_reach.py::test_same_module_function_rows",
-    "grad_mode": "tests/test_reach.py::test_grad_mode_rows_disable, test_grad_mode_rows_enable",
-    "dataclass": "tests/test_reach.py::test_dataclass_decorator_rows",
-    "empty_container": "tests/test_reach.py::test_empty_container_factory_rows",
-    "forward_mode": "tests/test_reach.py::test_forward_mode_function_rows",
-    "framework_class": "tests/test_frameworks.py",
+    Effect.WRAPPER: "tests/test_reach.py::test_module_wrapper_rows",
+    Effect.SAME_MODULE: "tests/test_reach.py::test_same_module_function_rows",
+    Effect.GRAD_MODE: "tests/test_reach.py::test_grad_mode_rows_disable, test_grad_mode_rows_enable",
+    Effect.DATACLASS: "tests/test_reach.py::test_dataclass_decorator_rows",
+    Effect.EMPTY_CONTAINER: "tests/test_reach.py::test_empty_container_factory_rows",
+    Effect.FORWARD_MODE: "tests/test_reach.py::test_forward_mode_function_rows",
+    Effect.FRAMEWORK_CLASS: "tests/test_frameworks.py",
 }
 
 TORCH_NAMES = sorted((name, row.effect) for row in api.TORCH_CALLS for name in row.names)
@@ -188,9 +189,9 @@ def test_every_effect_has_cases():
     effects = {meaning.effect for meanings in CALLS.values() for meaning in meanings}
     # The launch settings and config field defaults (``knowledge/switches.py``) have a case per row in
     # tests/test_switches.py.
-    switches = {"settings", "field_default"}
+    switches = {Effect.SETTINGS, Effect.FIELD_DEFAULT}
     assert (
-        effects - {"autocast", "config_patch", "backward", "autograd_functional"}
+        effects - {Effect.AUTOCAST, Effect.CONFIG_PATCH, Effect.BACKWARD, Effect.AUTOGRAD_FUNCTIONAL}
         <= set(CASES) | set(ELSEWHERE) | switches
     )
     assert set(ELSEWHERE) <= REACH_EFFECTS
@@ -410,26 +411,6 @@ def test_autograd_functional_rows(name, tmp_path):
             case(f"{positions}, create_graph=False" if positions else ", create_graph=False", "  # ok"),
             tmp_path / "first-order",
         )
-
-
-# -- layering --------------------------------------------------------------------------------------------
-
-
-#: Core modules the tables may use: they import nothing of the package themselves (checked below).
-CORE_FOR_KNOWLEDGE = ("torch_versions",)
-
-
-def test_knowledge_and_summaries_do_not_import_the_interpreter():
-    """Summaries and the tables are read by the interpreter, never the other way round; the tables
-    import nothing of the package but the core types they are written in."""
-    package = Path(api.__file__).resolve().parents[1]
-    for path in (package / "knowledge").glob("*.py"):
-        imports = re.findall(r"from \.\.(\w*)", path.read_text())
-        assert set(imports) <= set(CORE_FOR_KNOWLEDGE), f"{path.name} imports outside knowledge/: {imports}"
-    for name in CORE_FOR_KNOWLEDGE:
-        assert not re.search(r"^from \.|^import compile_ad_lint", (package / f"{name}.py").read_text(), re.M), name
-    for path in (package / "summary").glob("*.py"):
-        assert not re.search(r"from \.\.linking|import compile_ad_lint\.linking", path.read_text()), path.name
 
 
 def _dotted_names(value: object, seen: set[int]) -> set[str]:

@@ -22,6 +22,7 @@ from .config import find_pyproject
 from .core.paths import real_path
 from .core.settings import Config
 from .gitignore import GitIgnore
+from .knowledge.anchors import ANCHOR_WORDS
 from .layout import PackageLayout
 from .summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before, decode, nfkc
 
@@ -32,8 +33,8 @@ from .summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before, decode, n
 _ANCHOR_SEARCHES = tuple((re.compile(spelling.pattern.encode()), spelling.before) for spelling in ANCHOR_SPELLINGS)
 #: The outline's whole pattern in byte form: where the check by hand cannot decide (``_stands_after``).
 _ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
-#: Every anchor spelling contains one of these words; ``in`` finds them far faster than a regex.
-_ANCHOR_WORDS = (b"grad", b"backward", b"dual_level", b"fit", b"TrainingArguments")
+#: Every anchor contains one of these words (``knowledge.anchors``); ``in`` finds them far faster than a regex.
+_ANCHOR_WORDS = tuple(word.encode() for word in ANCHOR_WORDS)
 #: What ``\w`` matches in a bytes pattern.
 WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())
 

@@ -24,6 +24,8 @@ from ..core.plans import (
     ReverseModeJacobian,
     string_literal,
 )
+from ..knowledge import torch_api as api
+from ..knowledge.effects import Effect
 from .parsed import ParsedModule, dotted
 from .source import Sources
 from .transform import Op, PlanError, Replace
@@ -76,15 +78,15 @@ def uncompiled_ops(plan: CallUncompiled, sources: Sources) -> list[Op]:
         if bound is None or bound.split(".")[-1] != callee.split(".")[-1]:
             raise PlanError("the callee is not what the compile statement binds")
 
+    attribute = (api.ORIGINAL_MODULE if plan.module else api.ORIGINAL_FUNCTION).name
+
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.Call)
         func = node.func
         if inline:
             assert isinstance(func, cst.Call)
             return node.with_changes(func=func.args[0].value)
-        return node.with_changes(
-            func=cst.Attribute(value=func, attr=cst.Name("_orig_mod" if plan.module else "__wrapped__"))
-        )
+        return node.with_changes(func=cst.Attribute(value=func, attr=cst.Name(attribute)))
 
     return [Replace(plan.call.path, call, build, ("uncompiled", plan))]
 
@@ -112,6 +114,10 @@ def _bound_name(parsed: ParsedModule, site) -> str | None:  # type: ignore[no-un
 # -- compiling with another backend ----------------------------------------------------------------
 
 
+#: The keyword ``torch.compile`` (and ``optimize``) take the backend by.
+_BACKEND = api.BACKEND_ARGUMENTS[Effect.COMPILE][0]
+
+
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(
         value=value,
@@ -126,7 +132,7 @@ def _with_backend(call: cst.Call, backend: str, positional: bool) -> cst.Call:
     value = cst.SimpleString(string_literal(backend))
     args = list(call.args)
     for index, arg in enumerate(args):
-        if arg.keyword is not None and arg.keyword.value == "backend":
+        if arg.keyword is not None and arg.keyword.value == _BACKEND:
             args[index] = arg.with_changes(value=value)
             return call.with_changes(args=args)
     if positional:
@@ -153,7 +159,7 @@ def _with_backend(call: cst.Call, backend: str, positional: bool) -> cst.Call:
     kept = [arg for arg in args if not (arg.keyword is not None and arg.keyword.value in _INDUCTOR_ONLY)]
     if kept:
         kept[-1] = kept[-1].with_changes(comma=separator)
-    return call.with_changes(args=[*kept, _keyword("backend", value).with_changes(comma=trailing)])
+    return call.with_changes(args=[*kept, _keyword(_BACKEND, value).with_changes(comma=trailing)])
 
 
 def backend_ops(plan: CompileWithBackend, sources: Sources) -> list[Op]:
@@ -200,7 +206,7 @@ def _bare_decorator(parsed: ParsedModule, compiled: CompileSite, backend: str) -
     def build(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.BaseExpression)
         value = cst.SimpleString(string_literal(backend))
-        return cst.Call(func=node, args=[_keyword("backend", value)])
+        return cst.Call(func=node, args=[_keyword(_BACKEND, value)])
 
     return Replace(compiled.site.path, expression, build, ("backend", backend))
 

@@ -17,17 +17,18 @@ from dataclasses import dataclass
 from . import frameworks as fw
 from . import switches
 from . import torch_api as api
+from .effects import Effect
 
 
 @dataclass(frozen=True)
 class Meaning:
     """One effect of calling a name, with the table row (or table value) that parameterizes it."""
 
-    effect: str
+    effect: Effect
     row: object
 
 
-def _index(*tables: tuple[str, Mapping[str, object] | Iterable[str]]) -> dict[str, tuple[Meaning, ...]]:
+def _index(*tables: tuple[Effect, Mapping[str, object] | Iterable[str]]) -> dict[str, tuple[Meaning, ...]]:
     index: dict[str, tuple[Meaning, ...]] = {}
     for effect, table in tables:
         items = table.items() if isinstance(table, Mapping) else ((name, name) for name in table)
@@ -38,25 +39,34 @@ def _index(*tables: tuple[str, Mapping[str, object] | Iterable[str]]) -> dict[st
 
 #: Effects ``Reach.external`` implements (module wrappers, grad modes, registries, frameworks, ...).
 REACH_EFFECTS = frozenset(
-    {"wrapper", "same_module", "grad_mode", "dataclass", "empty_container", "getattr", "setattr", "forward_mode"}
-    | {"framework_class"}
+    {
+        Effect.WRAPPER,
+        Effect.SAME_MODULE,
+        Effect.GRAD_MODE,
+        Effect.DATACLASS,
+        Effect.EMPTY_CONTAINER,
+        Effect.GETATTR,
+        Effect.SETATTR,
+        Effect.FORWARD_MODE,
+        Effect.FRAMEWORK_CLASS,
+    }
 )
 
 CALLS: dict[str, tuple[Meaning, ...]] = _index(
-    ("wrapper", api.WRAPPER_BY_NAME),
-    ("same_module", api.SAME_MODULE_FUNCTIONS),
-    ("grad_mode", api.GRAD_MODES),
-    ("dataclass", api.DATACLASS_DECORATORS),
-    ("empty_container", api.EMPTY_CONTAINER_FACTORIES),
-    ("forward_mode", api.FORWARD_MODE_FUNCTIONS),
-    ("framework_class", fw.CLASS_BY_NAME),
+    (Effect.WRAPPER, api.WRAPPER_BY_NAME),
+    (Effect.SAME_MODULE, api.SAME_MODULE_FUNCTIONS),
+    (Effect.GRAD_MODE, api.GRAD_MODES),
+    (Effect.DATACLASS, api.DATACLASS_DECORATORS),
+    (Effect.EMPTY_CONTAINER, api.EMPTY_CONTAINER_FACTORIES),
+    (Effect.FORWARD_MODE, api.FORWARD_MODE_FUNCTIONS),
+    (Effect.FRAMEWORK_CLASS, fw.CLASS_BY_NAME),
     *((row.effect, {name: row for name in row.names}) for row in api.TORCH_CALLS),
-    ("autocast", api.AUTOCAST),
-    ("config_patch", api.CONFIG_PATCH_BY_NAME),
-    ("backward", api.BACKWARD_FUNCTIONS),
-    ("autograd_functional", api.AUTOGRAD_FUNCTIONAL),
-    ("settings", switches.SETTINGS_CALL_BY_NAME),
-    ("field_default", switches.FIELD_DEFAULT_BY_NAME),
+    (Effect.AUTOCAST, api.AUTOCAST),
+    (Effect.CONFIG_PATCH, api.CONFIG_PATCH_BY_NAME),
+    (Effect.BACKWARD, api.BACKWARD_FUNCTIONS),
+    (Effect.AUTOGRAD_FUNCTIONAL, api.AUTOGRAD_FUNCTIONAL),
+    (Effect.SETTINGS, switches.SETTINGS_CALL_BY_NAME),
+    (Effect.FIELD_DEFAULT, switches.FIELD_DEFAULT_BY_NAME),
 )
 
 
@@ -82,10 +92,10 @@ MATCHED_NAMES: frozenset[str] = (
 def with_compile_wrappers(wrappers: Iterable[str]) -> dict[str, tuple[Meaning, ...]]:
     """``CALLS`` plus the project's own ``compile-wrappers`` (configuration), which mean ``torch.compile``
     ahead of anything else the name means."""
-    row = api.TorchCall("compile", frozenset(wrappers), "pyproject.toml [tool.compile-ad-lint] compile-wrappers")
+    row = api.TorchCall(Effect.COMPILE, frozenset(wrappers), "pyproject.toml [tool.compile-ad-lint] compile-wrappers")
     if not row.names:
         return CALLS
     index = dict(CALLS)
     for name in row.names:
-        index[name] = (Meaning("compile", row), *index.get(name, ()))
+        index[name] = (Meaning(Effect.COMPILE, row), *index.get(name, ()))
     return index

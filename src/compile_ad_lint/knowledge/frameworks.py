@@ -16,25 +16,40 @@ Sources read (newest snapshots available here):
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, replace
 
-#: The effects a framework method can have (implemented in ``Interpreter.call_framework``):
-#:
-#: * ``autocast``: returns an autocast context manager with the object's precision.
-#: * ``backward``: runs the backward of positional argument 0, in the caller's autocast context.
-#: * ``prepare``: returns its positional arguments (a tuple when several, positions kept); each
-#:   module among them is wrapped so its calls run under the object's autocast, and compiled by
-#:   the framework afterwards when it compiles (``compile_backend``).
-#: * ``setup``: like ``prepare`` (Fabric: the ``_FabricModule`` enters autocast around the module,
-#:   compiled or not; Fabric re-applies a user's ``torch.compile`` *inside* that wrapper).
-#: * ``fit``: Lightning ``Trainer.fit(model)``: runs ``training_step`` under the precision's
-#:   autocast and, with automatic optimization, the backward of its loss at the ``fit`` call,
-#:   outside autocast; a compiled LightningModule gets its ``training_step`` compiled.
-#: * ``train``: Hugging Face ``Trainer.train()``: prepares the held model like accelerate's
-#:   ``prepare`` and runs the backward of its output at the ``train`` call, outside autocast.
-#: * ``same``: returns positional argument 0 unchanged (``unwrap_model``).
-#: * ``null_context``: returns a context manager that changes nothing here (``accumulate``).
-EFFECTS = frozenset({"autocast", "backward", "prepare", "setup", "fit", "train", "same", "null_context"})
+from .spelling import Anchor, Preceded
+
+
+class FrameworkEffect(enum.Enum):
+    """The effects a framework method can have (implemented in ``Reach.call_framework``)."""
+
+    #: Returns an autocast context manager with the object's precision.
+    AUTOCAST = "autocast"
+    #: Runs the backward of its ``argument``, in the caller's autocast context.
+    BACKWARD = "backward"
+    #: Returns its positional arguments (a tuple when several, positions kept; else ``argument``);
+    #: each module among them is wrapped so its calls run under the object's autocast, and compiled
+    #: by the framework afterwards when it compiles (``compile_backend``).
+    PREPARE = "prepare"
+    #: Like ``prepare`` (Fabric: the ``_FabricModule`` enters autocast around the module, compiled
+    #: or not; Fabric re-applies a user's ``torch.compile`` *inside* that wrapper).
+    SETUP = "setup"
+    #: Lightning ``Trainer.fit(model)``: runs the module's ``step`` method under the precision's
+    #: autocast and, with automatic optimization, the backward of its loss at the ``fit`` call,
+    #: outside autocast; a compiled LightningModule gets its ``step`` compiled.
+    FIT = "fit"
+    #: Hugging Face ``Trainer.train()``: prepares the held model like accelerate's ``prepare`` and
+    #: runs the backward of its output at the ``train`` call, outside autocast.
+    TRAIN = "train"
+    #: Returns its ``argument`` unchanged (``unwrap_model``).
+    SAME = "same"
+    #: Returns a context manager that changes nothing here (``accumulate``).
+    NULL_CONTEXT = "null_context"
+
+
+EFFECTS = frozenset(FrameworkEffect)
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,8 @@ class Precision:
     #: environment variable it sets: a run-time switch a finding that needs the autocast names.
     set_elsewhere: str = ""
     environment: str = ""
+    #: ``(device, dtype, dtype used)``: a dtype the framework replaces on a device.
+    device_dtypes: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,8 +116,18 @@ class FrameworkClass:
 class FrameworkMethod:
     kind: str
     method: str
-    effect: str
+    effect: FrameworkEffect
     source: str
+    #: The argument the effect reads, as ``(keyword, position)`` (position None: by keyword only).
+    argument: tuple[str, int | None] | None = None
+    #: ``fit``: the method of the module it runs (under autocast), and the attribute that turns its
+    #: automatic backward off when False.
+    step: str | None = None
+    automatic_flag: str | None = None
+    #: ``train``: how chains name the held model the trainer calls.
+    calls: str | None = None
+    #: The text that marks code using it as worth analyzing.
+    anchors: tuple[Anchor, ...] = ()
 
 
 _ACCELERATE_PRECISION = Precision(
@@ -132,6 +159,9 @@ _LIGHTNING_PRECISION = Precision(
     absent=None,
     device_argument="accelerator",
     device_values=(("cpu", "cpu"), ("mps", "mps"), ("gpu", "cuda"), ("cuda", "cuda")),
+    # src/lightning/fabric/connector.py and .../pytorch/trainer/connectors/accelerator_connector.py
+    # ``_check_and_init_precision``: "16-mixed" on the CPU becomes "bf16-mixed" (with a warning).
+    device_dtypes=(("cpu", "float16", "bfloat16"),),
 )
 
 FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
@@ -235,21 +265,22 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
     FrameworkMethod(
         "accelerate.Accelerator",
         "autocast",
-        "autocast",
+        FrameworkEffect.AUTOCAST,
         "accelerate src/accelerate/accelerator.py `Accelerator.autocast`: enters "
         "`get_mixed_precision_context_manager(self.native_amp, ...)` around the block.",
     ),
     FrameworkMethod(
         "accelerate.Accelerator",
         "backward",
-        "backward",
-        "accelerate src/accelerate/accelerator.py `Accelerator.backward`: `self.scaler.scale(loss).backward()` "
-        "or `loss.backward()`; it enters no autocast.",
+        FrameworkEffect.BACKWARD,
+        "accelerate src/accelerate/accelerator.py `Accelerator.backward(self, loss, **kwargs)`: "
+        "`self.scaler.scale(loss).backward()` or `loss.backward()`; it enters no autocast.",
+        argument=("loss", 0),
     ),
     FrameworkMethod(
         "accelerate.Accelerator",
         "prepare",
-        "prepare",
+        FrameworkEffect.PREPARE,
         "accelerate src/accelerate/accelerator.py `Accelerator.prepare` returns its arguments prepared, "
         "in order (one object alone); `prepare_model`: with native_amp, `model.forward = "
         "convert_outputs_to_fp32(autocast_context(model.forward))` (autocast outside an already compiled "
@@ -259,74 +290,91 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
     FrameworkMethod(
         "accelerate.Accelerator",
         "prepare_model",
-        "prepare",
-        "accelerate src/accelerate/accelerator.py `Accelerator.prepare_model` (see `prepare`).",
+        FrameworkEffect.PREPARE,
+        "accelerate src/accelerate/accelerator.py `Accelerator.prepare_model(self, model, device_placement=None, "
+        "evaluation_mode=False)` (see `prepare`).",
+        argument=("model", 0),
     ),
     FrameworkMethod(
         "accelerate.Accelerator",
         "unwrap_model",
-        "same",
-        "accelerate src/accelerate/accelerator.py `Accelerator.unwrap_model`: removes DDP/FSDP, keeps "
-        "the autocast forward (`keep_fp32_wrapper=True`) and torch.compile (`keep_torch_compile=True`) by default.",
+        FrameworkEffect.SAME,
+        "accelerate src/accelerate/accelerator.py `Accelerator.unwrap_model(self, model, keep_fp32_wrapper=True, "
+        "keep_torch_compile=True)`: removes DDP/FSDP, keeps the autocast forward and torch.compile by default.",
+        argument=("model", 0),
     ),
     FrameworkMethod(
         "accelerate.Accelerator",
         "accumulate",
-        "null_context",
+        FrameworkEffect.NULL_CONTEXT,
         "accelerate src/accelerate/accelerator.py `Accelerator.accumulate`: gradient sync only, no autocast.",
     ),
     FrameworkMethod(
         "lightning.Trainer",
         "fit",
-        "fit",
+        FrameworkEffect.FIT,
         "Lightning src/lightning/pytorch/trainer/trainer.py `fit`: `model = _maybe_unwrap_optimized(model)`; "
         "src/lightning/pytorch/utilities/compile.py `from_compiled` replaces `training_step` by "
         "`model.dynamo_ctx(orig_module.training_step)`; src/lightning/pytorch/strategies/strategy.py "
         "`training_step`: `with self.precision_plugin.train_step_context(): return self.lightning_module.training_step(...)`; "
         "src/lightning/pytorch/loops/optimization/automatic.py `Closure.closure`: `self._backward_fn(step_output.closure_loss)` "
-        "after the step returned (outside the step's autocast).",
+        "after the step returned (outside the step's autocast); src/lightning/pytorch/core/module.py: "
+        "`automatic_optimization` (default True) turns that backward off when False.",
+        argument=("model", 0),
+        step="training_step",
+        automatic_flag="automatic_optimization",
+        anchors=(Anchor(("fit", "("), "fit", Preceded.ATTRIBUTE),),
     ),
     FrameworkMethod(
         "lightning.LightningModule",
         "manual_backward",
-        "backward",
+        FrameworkEffect.BACKWARD,
         "Lightning src/lightning/pytorch/core/module.py `manual_backward`: `self.trainer.strategy.backward(loss, None, ...)`, "
         "called inside `training_step`, i.e. inside the precision's autocast.",
+        argument=("loss", 0),
     ),
     FrameworkMethod(
         "lightning.Fabric",
         "setup",
-        "setup",
+        FrameworkEffect.SETUP,
         "Lightning src/lightning/fabric/fabric.py `Fabric.setup`: returns `_FabricModule(module, ...)` "
         "(then the optimizers, in order); a compiled module is unwrapped and `torch.compile` re-applied to the "
         "strategy-wrapped module *inside* the `_FabricModule` (`_reapply_compile=True`); src/lightning/fabric/wrappers.py "
         "`_FabricModule.forward`: `with precision.forward_context(): output = self._forward_module(*args, **kwargs)`.",
+        argument=("module", 0),
     ),
     FrameworkMethod(
         "lightning.Fabric",
         "setup_module",
-        "setup",
-        "Lightning src/lightning/fabric/fabric.py `Fabric.setup_module` (see `setup`).",
+        FrameworkEffect.SETUP,
+        "Lightning src/lightning/fabric/fabric.py `Fabric.setup_module(self, module, move_to_device=True, "
+        "_reapply_compile=True)` (see `setup`).",
+        argument=("module", 0),
     ),
     FrameworkMethod(
         "lightning.Fabric",
         "autocast",
-        "autocast",
+        FrameworkEffect.AUTOCAST,
         "Lightning src/lightning/fabric/fabric.py `Fabric.autocast`: `return self._precision.forward_context()`.",
     ),
     FrameworkMethod(
         "lightning.Fabric",
         "backward",
-        "backward",
+        FrameworkEffect.BACKWARD,
         "Lightning src/lightning/fabric/fabric.py `Fabric.backward`: `self._strategy.backward(tensor, module, ...)` "
         "(src/lightning/fabric/plugins/precision/amp.py `MixedPrecision.backward`: scaler then `tensor.backward`); no autocast.",
+        argument=("tensor", 0),
     ),
     FrameworkMethod(
         "transformers.Trainer",
         "train",
-        "train",
+        FrameworkEffect.TRAIN,
         "transformers src/transformers/trainer.py `train` -> `_inner_training_loop`: the model is prepared by "
-        "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`.",
+        "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`; "
+        "`compute_loss` calls `model(**inputs)`.",
+        calls="model",
+        # ``.train()`` is also every module's mode switch: the Trainer's settings mark the code instead.
+        anchors=(Anchor(("TrainingArguments", "("), "TrainingArguments", Preceded.WORD_BOUNDARY),),
     ),
 )
 
@@ -384,5 +432,3 @@ CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASS
 #: repository ~10 s per script (its ``Accelerator`` is thousands of lines), 537 s in all.
 FRAMEWORK_PACKAGES = frozenset(name.split(".", 1)[0] for name in [*CLASS_BY_NAME, *FRAMEWORK_BASES])
 METHODS: dict[tuple[str, str], FrameworkMethod] = {(m.kind, m.method): m for m in FRAMEWORK_METHODS}
-
-assert all(method.effect in EFFECTS for method in FRAMEWORK_METHODS)

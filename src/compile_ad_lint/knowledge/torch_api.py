@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from ..core.plans import BackendEdit
 from ..core.torch_versions import EVERY_VERSION, Series, Versions
+from .effects import Effect
 from .frameworks import FRAMEWORK_PACKAGES
+from .spelling import Anchor, Preceded
 
 #: Packages that are always treated as external, even when their sources are part of the checked
 #: tree (linting torch's own sources must not turn ``torch.compile`` into a project function; the
@@ -20,90 +22,93 @@ class TorchCall:
     """A torch (or standard library) callable whose meaning the interpreter knows: ``effect`` names the
     one generic behaviour it has (``CALL_EFFECTS``), ``names`` every qualified name it is reached by."""
 
-    effect: str
+    effect: Effect
     names: frozenset[str]
     source: str
+    #: The text that marks code using it as worth analyzing.
+    anchors: tuple[Anchor, ...] = ()
 
 
 #: What each effect of a ``TorchCall`` means (implemented once in ``linking/interpreter.py`` or
 #: ``linking/reach.py``; ``tests/test_knowledge.py`` has a case per row).
 CALL_EFFECTS = {
-    "compile": "returns the compiled positional argument 0 (backend from ``backend=``), or a compiler without one",
-    "compiler": "returns a compiler whose backend is positional argument 0 or ``backend=``",
-    "partial": "``partial(<compile>, ...)`` is a compiler; any other partial is its function",
-    "disable": "its positional argument 0 runs eagerly, never traced (a decorator without one)",
-    "dual_level": "a context manager (and decorator) opening a forward-AD region",
-    "make_dual": "returns a dual tensor (carries a tangent)",
-    "unpack_dual": "returns the primal: a tensor without a tangent",
-    "null_context": "a context manager that changes nothing",
-    "collection": "returns a collection of its arguments' elements",
-    "sequential": "returns a collection that calls its positional arguments in turn",
-    "getattr": "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
-    "setattr": "``setattr(object, name, value)``: stores the attribute",
-    "functional_call": "calls positional argument 0 (a module) on argument 2 (and kwargs 3) with the parameters of "
-    "argument 1: dual parameters make the module dual (``linking/dual_params.py``)",
+    Effect.COMPILE: "returns the compiled positional argument 0 (backend from ``backend=``), or a compiler without one",
+    Effect.COMPILER: "returns a compiler whose backend is positional argument 0 or ``backend=``",
+    Effect.PARTIAL: "``partial(<compile>, ...)`` is a compiler; any other partial is its function",
+    Effect.DISABLE: "its positional argument 0 runs eagerly, never traced (a decorator without one)",
+    Effect.DUAL_LEVEL: "a context manager (and decorator) opening a forward-AD region",
+    Effect.MAKE_DUAL: "returns a dual tensor (carries a tangent)",
+    Effect.UNPACK_DUAL: "returns the primal: a tensor without a tangent",
+    Effect.NULL_CONTEXT: "a context manager that changes nothing",
+    Effect.COLLECTION: "returns a collection of its arguments' elements",
+    Effect.SEQUENTIAL: "returns a collection that calls its positional arguments in turn",
+    Effect.GETATTR: "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
+    Effect.SETATTR: "``setattr(object, name, value)``: stores the attribute",
+    Effect.FUNCTIONAL_CALL: "calls positional argument 0 (a module) on argument 2 (and kwargs 3) with the parameters "
+    "of argument 1: dual parameters make the module dual (``linking/dual_params.py``)",
 }
 
 TORCH_CALLS: tuple[TorchCall, ...] = (
     TorchCall(
-        "compile",
+        Effect.COMPILE,
         frozenset({"torch.compile"}),
         "torch/__init__.py: `def compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', ...)` "
         "returns the compiled model, or a decorator when `model` is None",
     ),
     TorchCall(
-        "compiler",
+        Effect.COMPILER,
         frozenset({"torch._dynamo.optimize"}),
         "torch/_dynamo/eval_frame.py: `def optimize(*args, **kwargs)`: the backend is `args[0]` or `backend=`; "
         "returns a decorator that compiles what it is applied to",
     ),
     TorchCall(
-        "partial",
+        Effect.PARTIAL,
         frozenset({"functools.partial"}),
         "Python functools.py: `partial(func, /, *args, **keywords)`: `partial(torch.compile, backend=...)` "
         "is a compiler",
     ),
     TorchCall(
-        "disable",
+        Effect.DISABLE,
         frozenset({"torch.compiler.disable"}),
         "torch/compiler/__init__.py: `def disable(fn=None, recursive=True, *, reason=None)`: `fn` runs eagerly; "
         "without `fn`, a decorator",
     ),
     TorchCall(
-        "disable",
+        Effect.DISABLE,
         frozenset({"torch._dynamo.disable"}),
         "torch/_dynamo/decorators.py: `def disable(fn=None, recursive=True, *, reason=None, wrapping=True)`",
     ),
     TorchCall(
-        "dual_level",
+        Effect.DUAL_LEVEL,
         frozenset({"torch.autograd.forward_ad.dual_level"}),
         "torch/autograd/forward_ad.py: `class dual_level(_DecoratorContextManager)`: enters a forward-AD level; "
         "a context manager and a decorator",
+        anchors=(Anchor(("dual_level",), "dual_level"),),
     ),
     TorchCall(
-        "make_dual",
+        Effect.MAKE_DUAL,
         frozenset({"torch.autograd.forward_ad.make_dual"}),
         "torch/autograd/forward_ad.py: `def make_dual(tensor, tangent, *, level=None)` returns a dual tensor",
     ),
     TorchCall(
-        "unpack_dual",
+        Effect.UNPACK_DUAL,
         frozenset({"torch.autograd.forward_ad.unpack_dual"}),
         "torch/autograd/forward_ad.py: `def unpack_dual(tensor, *, level=None)` returns "
         "`UnpackedDualTensor(primal, tangent)`; the primal is a view without the tangent",
     ),
     TorchCall(
-        "null_context",
+        Effect.NULL_CONTEXT,
         frozenset({"contextlib.nullcontext"}),
         "Python contextlib.py: `class nullcontext`: `__enter__` returns `enter_result`, nothing else",
     ),
     TorchCall(
-        "collection",
+        Effect.COLLECTION,
         frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList"}),
         "torch/nn/modules/container.py: `ModuleList(modules)`, `ModuleDict(modules)` and `ParameterList(values)` "
         "register their argument's items",
     ),
     TorchCall(
-        "collection",
+        Effect.COLLECTION,
         frozenset(
             f"builtins.{name}" for name in ("list", "tuple", "set", "sorted", "reversed", "enumerate", "zip", "iter")
         ),
@@ -111,14 +116,14 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
         "from their arguments' elements",
     ),
     TorchCall(
-        "sequential",
+        Effect.SEQUENTIAL,
         frozenset({"torch.nn.Sequential"}),
         "torch/nn/modules/container.py: `class Sequential`: `forward` calls each module on the previous output",
     ),
-    TorchCall("getattr", frozenset({"builtins.getattr"}), "Python builtins: `getattr(object, name[, default])`"),
-    TorchCall("setattr", frozenset({"builtins.setattr"}), "Python builtins: `setattr(object, name, value)`"),
+    TorchCall(Effect.GETATTR, frozenset({"builtins.getattr"}), "Python builtins: `getattr(object, name[, default])`"),
+    TorchCall(Effect.SETATTR, frozenset({"builtins.setattr"}), "Python builtins: `setattr(object, name, value)`"),
     TorchCall(
-        "functional_call",
+        Effect.FUNCTIONAL_CALL,
         frozenset(
             {
                 "torch.func.functional_call",
@@ -133,14 +138,14 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
 )
 
 
-def _names(effect: str) -> frozenset[str]:
+def _names(effect: Effect) -> frozenset[str]:
     return frozenset(name for row in TORCH_CALLS if row.effect == effect for name in row.names)
 
 
 #: The ``torch.compile`` spellings (``compile-wrappers`` in the configuration adds project ones).
-COMPILE = _names("compile")
+COMPILE = _names(Effect.COMPILE)
 #: The ``torch.compiler.disable`` spellings (also recognised as bare decorators).
-DISABLE = _names("disable")
+DISABLE = _names(Effect.DISABLE)
 
 
 @dataclass(frozen=True)
@@ -232,7 +237,7 @@ CONFIG_ATTRIBUTES = {
 #: The keyword that makes a compile refuse graph breaks, by the ``TorchCall`` effect (or in-place
 #: method) that compiles: torch/__init__.py ``compile(..., fullgraph=False, ...)`` (``Module.compile``
 #: passes its keywords to it); torch/_dynamo/eval_frame.py ``optimize(..., nopython=False, ...)``.
-FULLGRAPH_KEYWORDS = {"compile": "fullgraph", "compiler": "nopython"}
+FULLGRAPH_KEYWORDS = {Effect.COMPILE: "fullgraph", Effect.COMPILER: "nopython"}
 
 
 class CompileHow(enum.Enum):
@@ -284,6 +289,8 @@ class BackwardFunction:
     #: It returns the gradients instead of accumulating them into ``.grad`` (CAL005 words its
     #: consequence by it).
     returns_gradients: bool = False
+    #: The text that marks code calling it (an import of it is an anchor too: ``knowledge.anchors``).
+    anchors: tuple[Anchor, ...] = ()
 
 
 BACKWARD_FUNCTIONS = {
@@ -295,6 +302,8 @@ BACKWARD_FUNCTIONS = {
             3,
             "torch/autograd/__init__.py: `def backward(tensors, grad_tensors=None, retain_graph=None, "
             "create_graph=False, ...)`",
+            # ``torch.autograd.backward(`` is the tensor method's anchor; a bare ``backward(`` is the
+            # method every autograd.Function defines.
         ),
         BackwardFunction(
             "torch.autograd.grad",
@@ -303,12 +312,100 @@ BACKWARD_FUNCTIONS = {
             "torch/autograd/__init__.py: `def grad(outputs, inputs, grad_outputs=None, retain_graph=None, "
             "create_graph=False, ...)`: returns the gradients with respect to `inputs`, .grad untouched",
             returns_gradients=True,
+            anchors=(
+                Anchor(("autograd", ".", "grad"), "grad"),
+                Anchor(("grad", "("), "grad", Preceded.WORD_BOUNDARY),
+            ),
         ),
     )
 }
-#: Positional index of ``create_graph`` in torch/_tensor.py
-#: ``Tensor.backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)`` (CAL004).
-TENSOR_BACKWARD_CREATE_GRAPH_POSITION = 2
+
+
+@dataclass(frozen=True)
+class Member:
+    """An attribute or method of a torch object whose name the analysis gives a meaning."""
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class BackwardMethod(Member):
+    """A tensor method running a backward of the tensor (CAL002, CAL004, CAL005)."""
+
+    #: Positional index of ``create_graph`` (the receiver not counted).
+    create_graph_position: int
+    anchors: tuple[Anchor, ...] = ()
+
+
+TENSOR_BACKWARD = BackwardMethod(
+    "backward",
+    "torch/_tensor.py: `def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)` "
+    "runs `torch.autograd.backward(self, ...)`",
+    create_graph_position=2,
+    # Any method call of that name: ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``.
+    anchors=(Anchor(("backward", "("), "backward", Preceded.ATTRIBUTE),),
+)
+#: The keyword of every backward above (and of ``torch.autograd.functional``'s functions) that keeps
+#: the graph of the gradients so that they can be differentiated again (CAL004).
+CREATE_GRAPH = Member(
+    "create_graph",
+    "torch/autograd/__init__.py: `backward(..., create_graph=False, ...)`, `grad(..., create_graph=False, ...)`",
+)
+#: ``tensor.grad = None``: frees the gradient (``optimizer.zero_grad(set_to_none=True)`` does the same);
+#: an optimizer skips a parameter whose ``.grad`` is None: the reset CAL005 suggests.
+GRAD = Member("grad", "torch/_tensor.py: `Tensor.grad` (torch/_C/_autograd: settable, None until a backward)")
+#: ``requires_grad``: the tensor attribute, the keyword of tensor factories and ``Parameter``, and the
+#: argument of ``Module.requires_grad_``.
+REQUIRES_GRAD = Member(
+    "requires_grad",
+    "torch/nn/parameter.py: `Parameter(data=None, requires_grad=True)`; torch/nn/modules/module.py: "
+    "`Module.requires_grad_(self, requires_grad=True)`; torch/_tensor.py: `Tensor.requires_grad` (settable on leaves)",
+)
+#: What calling a module runs: ``module.forward = f`` replaces what its calls run.
+FORWARD = Member(
+    "forward",
+    "torch/nn/modules/module.py: `_call_impl`: `forward_call = (self._slow_forward if ... else self.forward)`",
+)
+#: The original of a compiled module and of a compiled function (what runs uncompiled).
+ORIGINAL_MODULE = Member(
+    "_orig_mod",
+    "torch/_dynamo/eval_frame.py: `OptimizedModule.__init__(self, mod, dynamo_ctx)`: `self._orig_mod = mod`; other "
+    "attributes are the original's (`__getattr__` returns `getattr(self._orig_mod, name)`)",
+)
+ORIGINAL_FUNCTION = Member(
+    "__wrapped__",
+    "torch/_dynamo/eval_frame.py: `_TorchDynamoContext.__call__`: the compiled function is "
+    "`functools.wraps(fn)(compile_wrapper)` (Python functools.py: `wrapper.__wrapped__ = wrapped`)",
+)
+#: The module a wrapper runs (DDP's and DataParallel's attribute, FSDP's property).
+WRAPPED_MODULE = Member(
+    "module",
+    "torch/nn/parallel/distributed.py and data_parallel.py: `self.module = module`; "
+    "torch/distributed/fsdp/fully_sharded_data_parallel.py: `@property def module`",
+)
+#: The keyword naming a compile's backend, by the ``TorchCall`` effect that compiles: ``(keyword,
+#: position)``, position None when only the keyword gives it (``Module.compile`` and
+#: ``partial(torch.compile, ...)`` pass theirs to ``torch.compile``).
+BACKEND_ARGUMENTS: dict[Effect, tuple[str, int | None]] = {
+    # torch/__init__.py: `def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", ...)`
+    Effect.COMPILE: ("backend", None),
+    # torch/_dynamo/eval_frame.py: `def optimize(*args, **kwargs)`: the backend is `args[0]` or `backend=`
+    Effect.COMPILER: ("backend", 0),
+}
+#: Every class torch.nn defines is a module (torch/nn/modules/module.py ``class Module``, subclassed by
+#: all of torch/nn/modules/), except the tensors ``PARAMETER_FACTORIES`` makes.
+TORCH_NN = "torch.nn."
+
+
+def is_torch_nn(qualified: str) -> bool:
+    """``torch.nn.Linear``: a name torch.nn defines (a module class, or ``Parameter``)."""
+    return qualified.startswith(TORCH_NN)
+
+
+def short_name(qualified: str) -> str:
+    """``torch.nn.LayerNorm`` as messages write it: ``nn.LayerNorm``."""
+    return qualified.replace(TORCH_NN, "nn.")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
+from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..knowledge.versions import default_target
 from ..summary import model as ir
@@ -204,6 +205,11 @@ class Frame:
     callee_results: dict[tuple, dict[object, Values]] | None = None
 
 
+#: Tensor methods a call of which is handled before attribute lookup: the backward, and those whose
+#: result carries no history.
+_TENSOR_METHODS = frozenset({api.TENSOR_BACKWARD.name, *api.DETACHING_METHODS})
+
+
 class Interpreter:
     def __init__(
         self,
@@ -316,7 +322,7 @@ class Interpreter:
         self.switches = Switches(self)
         self._effects.update(self.switches.effects())
         self.dual_params = DualParameters(self)
-        self._effects["functional_call"] = self.dual_params.functional_call
+        self._effects[Effect.FUNCTIONAL_CALL] = self.dual_params.functional_call
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -601,7 +607,11 @@ class Interpreter:
                 self.assign(element, self.unpacked(values, position, len(target.targets)), frame, span)
         elif isinstance(target, ir.AttrTarget):
             bases = self.eval(target.base, frame)
-            if target.attr == "grad" and values and all(isinstance(v, ConstVal) and v.value is None for v in values):
+            if (
+                target.attr == api.GRAD.name
+                and values
+                and all(isinstance(v, ConstVal) and v.value is None for v in values)
+            ):
                 self.record(GradReset(self.loc(frame.path, span)), frame)
             if any(isinstance(base, Instance) for base in bases):
                 self.escape(values, self.loc(frame.path, span), frame)  # ``self.aux = aux``: read back anywhere
@@ -612,7 +622,7 @@ class Interpreter:
                     self.write_config(values, self.loc(frame.path, span), frame, "assignment")
                 elif isinstance(base, Instance):
                     self.join_attribute(base.cls, target.attr, values)
-            if target.attr == "forward":
+            if target.attr == api.FORWARD.name:
                 self.replace_forward(target, bases, values, frame, span)
             self.reach.parameter_flag(target, values, frame, span)
         else:
@@ -758,8 +768,8 @@ class Interpreter:
         args = self.eval_args(expr.args, frame)
         if overrides:  # the override's own body runs too
             self.call_values(self.attribute(frozenset(overrides), method), args, expr.span, frame, expr.func)
-        backend = self.backend_of(args, positional_index=None)
-        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
+        backend = self.backend_of(args, Effect.COMPILE)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
         site = self.loc(frame.path, expr.span)
         compiled = frozenset(
             Compiled(
@@ -815,7 +825,7 @@ class Interpreter:
         if isinstance(value, Data):
             return None
         if isinstance(value, ExternalInstance):
-            return self.torch_nn_compiled_on if value.cls.startswith("torch.nn.") else ()
+            return self.torch_nn_compiled_on if api.is_torch_nn(value.cls) else ()
         if isinstance(value, Collection) and value.sequential:
             items = [self.compiled_in_place_on(item, method) for item in value.items]
         elif isinstance(value, Wrapper):
@@ -1021,7 +1031,7 @@ class Interpreter:
         if isinstance(base, Collection):
             return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items
         if isinstance(base, Compiled):
-            if name == "_orig_mod" and base.target is not None:
+            if name == api.ORIGINAL_MODULE.name and base.target is not None:
                 return frozenset([base.target])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else UNKNOWN_VALUES
@@ -1063,8 +1073,7 @@ class Interpreter:
 
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(
-            isinstance(b, External) and (b.name.startswith("torch.nn.") or b.name in fw.FRAMEWORK_BASES)
-            for b in self.mro(cls)
+            isinstance(b, External) and (api.is_torch_nn(b.name) or b.name in fw.FRAMEWORK_BASES) for b in self.mro(cls)
         )
 
     def find_member(self, cls: ClassVal, name: str) -> Values | None:
@@ -1270,15 +1279,15 @@ class Interpreter:
         return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
 
     def eval_call(self, call: ir.Call, frame: Frame) -> Values:
-        if isinstance(call.func, ir.Attr) and call.func.attr in ("backward", *api.DETACHING_METHODS):
+        if isinstance(call.func, ir.Attr) and call.func.attr in _TENSOR_METHODS:
             # ``None.backward()`` would raise: a path where the receiver is None (``loss = None``
             # when no targets are given) is not the one that runs it.
             evaluated = self.eval(call.func.base, frame)
             receivers = evaluated - _NONE_SET
             if receivers and all(isinstance(r, Data) for r in receivers):
                 args = self.eval_args(call.args, frame)
-                if call.func.attr == "backward":
-                    position = api.TENSOR_BACKWARD_CREATE_GRAPH_POSITION
+                if call.func.attr == api.TENSOR_BACKWARD.name:
+                    position = api.TENSOR_BACKWARD.create_graph_position
                     create_graph = create_graph_of(args, position)
                     self.record_backward(
                         receivers,
@@ -1286,7 +1295,7 @@ class Interpreter:
                         "Tensor.backward()",
                         frame,
                         create_graph,
-                        written_text(_written_argument(call.args, "create_graph", position)),
+                        written_text(_written_argument(call.args, api.CREATE_GRAPH.name, position)),
                         # An optional loss (None on another path) did not ask for the callers before
                         # it was followed: asking now walked pytorch-image-models' five ``main``
                         # scripts again (2.3x walks) for no finding.
@@ -1377,7 +1386,7 @@ class Interpreter:
             method = self.find_member(callee.cls, "__call__")
             module = self.is_module_class(callee.cls)
             if method is None and module:
-                method = self.find_member(callee.cls, "forward")
+                method = self.find_member(callee.cls, api.FORWARD.name)
                 replaced = self.reach.instance_forward(callee)  # ``self.forward = torch.compile(self.forward)``
                 running = self._replaced_forwards_running
                 fresh = replaced - running
@@ -2031,8 +2040,8 @@ class Interpreter:
     # The torch effects of ``knowledge.torch_api`` rows, one method each: (row, name, args, site, frame).
 
     def compile_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        backend = self.backend_of(args, positional_index=None)
-        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
+        backend = self.backend_of(args, Effect.COMPILE)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
         targets = positional(args, 0)
         if targets and frame.ctx.harvest:
             return targets  # a method nothing may call: its compile does not count
@@ -2048,8 +2057,8 @@ class Interpreter:
         return frozenset([Compiler(backend, site, name, fullgraph, how, edit)])
 
     def compiler_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compiler"])
-        backend = self.backend_of(args, positional_index=0)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILER])
+        backend = self.backend_of(args, Effect.COMPILER)
         return frozenset(
             [Compiler(backend, site, name, fullgraph, CompileHow.OPTIMIZE, api.BACKEND_EDITS[CompileHow.OPTIMIZE])]
         )
@@ -2057,8 +2066,8 @@ class Interpreter:
     def partial_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
         first = positional(args, 0)
         if any(isinstance(f, External) and f.name in self.compile_names for f in first):
-            backend = self.backend_of(args, positional_index=None)
-            fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS["compile"])
+            backend = self.backend_of(args, Effect.COMPILE)
+            fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
             edit = api.BACKEND_EDITS[CompileHow.PARTIAL]
             return frozenset(
                 [Compiler(backend, site, "functools.partial(torch.compile)", fullgraph, CompileHow.PARTIAL, edit)]
@@ -2071,7 +2080,7 @@ class Interpreter:
 
     def backward_call(self, row: api.BackwardFunction, name: str, args: Args, site: Location, frame: Frame) -> Values:
         receivers = positional(args, 0) or keyword_arg(args, row.receiver) or frozenset()
-        written = written_text(_written_argument(frame.call_args, "create_graph", row.create_graph_position))
+        written = written_text(_written_argument(frame.call_args, api.CREATE_GRAPH.name, row.create_graph_position))
         create_graph = create_graph_of(args, row.create_graph_position)
         self.record_backward(
             receivers, site, f"{name}()", frame, create_graph, written, returns_gradients=row.returns_gradients
@@ -2091,31 +2100,35 @@ class Interpreter:
         items = frozenset().union(*(values for keyword, values in args if keyword is None)) if args else frozenset()
         return frozenset([Collection(normalize(items), sequential=True)])
 
-    def torch_effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values]]:
+    def torch_effects(self) -> dict[Effect, Callable[[Any, str, Args, Location, Frame], Values]]:
         """The implementation of each torch effect (``knowledge.calls``); the rest are ``Reach``'s."""
         return {
-            "compile": self.compile_call,
-            "compiler": self.compiler_call,
-            "partial": self.partial_call,
-            "disable": self.disable_call,
-            "dual_level": lambda row, name, args, site, frame: frozenset([DualLevelContext(site)]),
-            "make_dual": lambda row, name, args, site, frame: frozenset([Data(argument_data(args).origins, True)]),
-            "unpack_dual": lambda row, name, args, site, frame: frozenset([Data(argument_data(args).origins, False)]),
-            "autocast": lambda row, name, args, site, frame: frozenset(
+            Effect.COMPILE: self.compile_call,
+            Effect.COMPILER: self.compiler_call,
+            Effect.PARTIAL: self.partial_call,
+            Effect.DISABLE: self.disable_call,
+            Effect.DUAL_LEVEL: lambda row, name, args, site, frame: frozenset([DualLevelContext(site)]),
+            Effect.MAKE_DUAL: lambda row, name, args, site, frame: frozenset([Data(argument_data(args).origins, True)]),
+            Effect.UNPACK_DUAL: lambda row, name, args, site, frame: frozenset(
+                [Data(argument_data(args).origins, False)]
+            ),
+            Effect.AUTOCAST: lambda row, name, args, site, frame: frozenset(
                 [AutocastContext(self.autocast_state(name, args, site, frame))]
             ),
-            "config_patch": lambda row, name, args, site, frame: frozenset(
+            Effect.CONFIG_PATCH: lambda row, name, args, site, frame: frozenset(
                 [ConfigPatch(self.config_patch(row, args, site, frame))]
             ),
-            "null_context": lambda row, name, args, site, frame: frozenset([NullContext()]),
-            "backward": self.backward_call,
-            "autograd_functional": self.functional_call,
-            "collection": self.collection_call,
-            "sequential": self.sequential_call,
+            Effect.NULL_CONTEXT: lambda row, name, args, site, frame: frozenset([NullContext()]),
+            Effect.BACKWARD: self.backward_call,
+            Effect.AUTOGRAD_FUNCTIONAL: self.functional_call,
+            Effect.COLLECTION: self.collection_call,
+            Effect.SEQUENTIAL: self.sequential_call,
         }
 
-    def backend_of(self, args: Args, positional_index: int | None) -> str:
-        values = keyword_arg(args, "backend")
+    def backend_of(self, args: Args, compile_effect: Effect) -> str:
+        """The backend a compile call names (``knowledge.torch_api.BACKEND_ARGUMENTS``)."""
+        keyword, positional_index = api.BACKEND_ARGUMENTS[compile_effect]
+        values = keyword_arg(args, keyword)
         if values is None and positional_index is not None:
             values = positional(args, positional_index) or None
         if values is None:
@@ -2231,7 +2244,7 @@ class Interpreter:
         spec = api.AUTOGRAD_FUNCTIONAL[name]
         second_order = True if spec.always_second_order else create_graph_of(args, spec.create_graph_position)
         written = (
-            written_text(_written_argument(frame.call_args, "create_graph", spec.create_graph_position))
+            written_text(_written_argument(frame.call_args, api.CREATE_GRAPH.name, spec.create_graph_position))
             if second_order is None
             else ""
         )
@@ -2367,7 +2380,7 @@ def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
 
 def create_graph_of(args: Args, position: int) -> bool | None:
     """``create_graph=`` of a backward call: a constant, False when absent, None when not constant."""
-    values = keyword_arg(args, "create_graph")
+    values = keyword_arg(args, api.CREATE_GRAPH.name)
     if values is None:
         plain = [values for keyword, values in args if keyword is None]
         values = plain[position] if position < len(plain) else None

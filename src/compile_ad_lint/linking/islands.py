@@ -74,16 +74,16 @@ class IslandScan:
         if isinstance(value, Collection) and value.sequential:
             return _best(self.value_island(item, depth) for item in value.items)
         if isinstance(value, ExternalInstance) and value.cls in api.AUTOCAST_FP32_MODULES:
-            name = value.cls.replace("torch.nn.", "nn.")
+            name = api.short_name(value.cls)
             return _FP32_OP, None, f"`{name}`, whose layer_norm/softmax/loss autocast runs in float32"
         if isinstance(value, FunctionVal):
             return self.function_island(value, depth)
         if isinstance(value, Instance):
             members = interp.find_member(value.cls, "__call__")
             if members is None and interp.is_module_class(value.cls):
-                members = (interp.find_member(value.cls, "forward") or frozenset()) | interp.reach.instance_forward(
-                    value
-                )
+                members = (
+                    interp.find_member(value.cls, api.FORWARD.name) or frozenset()
+                ) | interp.reach.instance_forward(value)
             return _best(
                 self.value_island(member, depth) for member in interp.bind_methods(members or frozenset(), value)
             )
@@ -135,7 +135,7 @@ class IslandScan:
                 elif _plain_chain(node.func) and depth < MAX_DEPTH:
                     for callee in interp.eval(node.func, frame):
                         if isinstance(callee, ExternalInstance) and callee.cls in api.AUTOCAST_FP32_MODULES:
-                            written, name = _written(node.func), callee.cls.replace("torch.nn.", "nn.")
+                            written, name = _written(node.func), api.short_name(callee.cls)
                             found.append(
                                 (
                                     _FP32_OP,

@@ -19,6 +19,7 @@ from ..core.locations import Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS, Meaning
+from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional, spread_keyword
@@ -168,6 +169,7 @@ class Reach:
         #: ``has_project_member`` by value and member name.
         self._project_members: dict[tuple[object, str], bool] = {}
         self._effects = self.reach_effects()
+        self._framework_effects = self.framework_effects()
 
     # -- what a value is --------------------------------------------------------------------
 
@@ -181,7 +183,7 @@ class Reach:
         if isinstance(value, Instance):
             return interp.is_module_class(value.cls)
         if isinstance(value, ExternalInstance):
-            return value.cls.startswith("torch.nn.") and value.cls not in api.PARAMETER_FACTORIES
+            return api.is_torch_nn(value.cls) and value.cls not in api.PARAMETER_FACTORIES
         if isinstance(value, Collection):
             return value.sequential
         return False
@@ -293,7 +295,7 @@ class Reach:
             self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
 
     def requires_grad_argument(self, args: Args) -> bool | None:
-        values = _argument(args, "requires_grad", 0)
+        values = _argument(args, api.REQUIRES_GRAD.name, 0)
         if values is None:
             return True
         constants = _constants(values)
@@ -687,7 +689,7 @@ class Reach:
 
     def parameter_flag(self, target: ir.AttrTarget, values: Values, frame: Frame, span: ir.Span) -> None:
         """``for p in model.parameters(): p.requires_grad = False`` freezes ``model``."""
-        if target.attr != "requires_grad" or not isinstance(target.base, ir.Ref):
+        if target.attr != api.REQUIRES_GRAD.name or not isinstance(target.base, ir.Ref):
             return
         source = frame.element_of.get(target.base.name)
         if not (
@@ -835,7 +837,8 @@ class Reach:
                 handled = self._effects[meaning.effect](meaning.row, name, args, site, frame)
                 if handled is not None:
                     return handled
-        if keyword_arg(args, "requires_grad") is not None and _constants(keyword_arg(args, "requires_grad")) != {False}:
+        requires_grad = keyword_arg(args, api.REQUIRES_GRAD.name)
+        if requires_grad is not None and _constants(requires_grad) != {False}:
             return frozenset([replace(argument_data(args), requires_grad=True)])
         return None
 
@@ -869,23 +872,25 @@ class Reach:
         self.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
         return frozenset([ConstVal(None)])
 
-    def reach_effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values | None]]:
+    def reach_effects(self) -> dict[Effect, Callable[[Any, str, Args, Location, Frame], Values | None]]:
         """The implementation of each of ``REACH_EFFECTS``."""
         return {
-            "wrapper": self.wrap_module,
-            "same_module": lambda row, name, args, site, frame: (
+            Effect.WRAPPER: self.wrap_module,
+            Effect.SAME_MODULE: lambda row, name, args, site, frame: (
                 _argument(args, "module", 0) or positional(args, 0) or UNKNOWN_VALUES
             ),
-            "grad_mode": lambda row, name, args, site, frame: frozenset([GradMode(self.grad_mode(name, args))]),
-            "dataclass": lambda row, name, args, site, frame: frozenset([External(name)]),
-            "empty_container": lambda row, name, args, site, frame: (
+            Effect.GRAD_MODE: lambda row, name, args, site, frame: frozenset([GradMode(self.grad_mode(name, args))]),
+            Effect.DATACLASS: lambda row, name, args, site, frame: frozenset([External(name)]),
+            Effect.EMPTY_CONTAINER: lambda row, name, args, site, frame: (
                 None if args else frozenset([Collection(frozenset())])
             ),
-            "getattr": self.builtin_getattr,
-            "setattr": self.builtin_setattr,
+            Effect.GETATTR: self.builtin_getattr,
+            Effect.SETATTR: self.builtin_setattr,
             # The reverse-mode questions (CAL004) still apply: the torch effects go on.
-            "forward_mode": lambda row, name, args, site, frame: self.forward_mode_call(name, args, site, frame),
-            "framework_class": lambda row, name, args, site, frame: frozenset([self.framework_object(row, args, site)]),
+            Effect.FORWARD_MODE: lambda row, name, args, site, frame: self.forward_mode_call(name, args, site, frame),
+            Effect.FRAMEWORK_CLASS: lambda row, name, args, site, frame: frozenset(
+                [self.framework_object(row, args, site)]
+            ),
         }
 
     def grad_mode(self, name: str, args: Args) -> bool | None:
@@ -947,7 +952,7 @@ class Reach:
         interp = self.interp
         if wrapper.forwards(name):
             return interp.attribute(wrapper.inner, name)
-        if name == "module":
+        if name == api.WRAPPED_MODULE.name:
             return wrapper.inner
         # ``forward`` or ``__call__`` of a frozen wrapper: what it runs, still without gradients.
         return frozenset([Wrapper(interp.attribute(wrapper.inner, name), wrapper.kind, wrapper.site, frozen=True)])
@@ -955,7 +960,7 @@ class Reach:
     def instance_forward(self, instance: Instance) -> Values:
         """``self.forward = torch.compile(self.forward)``: calls of the module run the replacement."""
         interp = self.interp
-        replaced = interp.instance_attribute(instance.cls, "forward")
+        replaced = interp.instance_attribute(instance.cls, api.FORWARD.name)
         return interp.bind_methods(replaced, instance) if replaced else frozenset()
 
     # -- frameworks -------------------------------------------------------------------------
@@ -1026,8 +1031,7 @@ class Reach:
         dtype = table[written]
         if dtype is None:
             return None
-        if device == "cpu" and dtype == "float16" and row.kind.startswith("lightning"):
-            dtype = "bfloat16"  # Lightning turns '16-mixed' on CPU into 'bf16-mixed'
+        dtype = next((used for on, given, used in precision.device_dtypes if (on, given) == (device, dtype)), dtype)
         return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
 
     def framework_backend(self, row: fw.FrameworkClass, args: Args) -> str | None:
@@ -1076,51 +1080,84 @@ class Reach:
     def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
             method = fw.METHODS.get((value.kind, name))
-            return frozenset([FrameworkCall(value, name, method.effect)]) if method is not None else None
+            return frozenset([FrameworkCall(value, name, method)]) if method is not None else None
         if isinstance(value, Instance) and self.is_framework_module_class(value.cls):
             for base in self.interp.mro(value.cls):
                 if isinstance(base, External) and base.name in fw.FRAMEWORK_BASES:
                     method = fw.METHODS.get((fw.FRAMEWORK_BASES[base.name], name))
                     if method is not None:
-                        return frozenset([FrameworkCall(None, name, method.effect)])
+                        return frozenset([FrameworkCall(None, name, method)])
         return None
 
     def call_framework(self, call: FrameworkCall, args: Args, span: ir.Span, frame: Frame) -> Values:
-        interp = self.interp
-        site = interp.loc(frame.path, span)
-        owner = call.owner
-        kind = owner.kind.rsplit(".", 1)[-1] if owner is not None else "LightningModule"
-        if call.effect == "autocast":
-            state = owner.autocast if owner is not None else None
-            return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
-        if call.effect == "backward":
-            receivers = _argument(args, "loss", 0) or _argument(args, "tensor", 0) or frozenset()
-            interp.record_backward(receivers, site, f"{kind}.{call.name}()", frame)
-            return frozenset([ConstVal(None)])
-        if call.effect == "null_context":
-            return frozenset([NullContext()])
-        if call.effect == "same":
-            return _argument(args, "model", 0) or UNKNOWN_VALUES
-        if call.effect in ("prepare", "setup") and owner is not None:
-            items = [values for keyword, values in args if keyword is None] or [
-                keyword_arg(args, "module") or UNKNOWN_VALUES
-            ]
-            prepared = [self.prepare(values, owner, site, call) for values in items]
-            if len(prepared) == 1:
-                return prepared[0]
-            return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
-        if call.effect == "fit" and owner is not None:
-            self.lightning_fit(owner, _argument(args, "model", 0) or frozenset(), site, span, frame)
-            return frozenset([ConstVal(None)])
-        if call.effect == "train" and owner is not None:
-            self.hf_train(owner, site, span, frame)
-            return frozenset([Data()])
-        return UNKNOWN_VALUES
+        site = self.interp.loc(frame.path, span)
+        return self._framework_effects[call.method.effect](call, args, site, span, frame)
 
-    def prepare(self, values: Values, owner: FrameworkObject, site: Location, call: FrameworkCall) -> Values:
-        """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows)."""
+    def framework_effects(self) -> dict[fw.FrameworkEffect, Callable[..., Values]]:
+        """The implementation of each ``knowledge.frameworks`` effect: (call, args, site, span, frame)."""
+        effect = fw.FrameworkEffect
+        return {
+            effect.AUTOCAST: self.framework_autocast,
+            effect.BACKWARD: self.framework_backward,
+            effect.NULL_CONTEXT: lambda call, args, site, span, frame: frozenset([NullContext()]),
+            effect.SAME: lambda call, args, site, span, frame: self.framework_argument(call, args) or UNKNOWN_VALUES,
+            effect.PREPARE: self.framework_prepare,
+            effect.SETUP: self.framework_prepare,
+            effect.FIT: self.framework_fit,
+            effect.TRAIN: self.framework_train,
+        }
+
+    @staticmethod
+    def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
+        """The argument the method's row names."""
+        return _argument(args, *call.method.argument) if call.method.argument is not None else None
+
+    def framework_autocast(
+        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+    ) -> Values:
+        state = call.owner.autocast if call.owner is not None else None
+        return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
+
+    def framework_backward(
+        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+    ) -> Values:
+        receivers = self.framework_argument(call, args) or frozenset()
+        kind = call.owner.kind if call.owner is not None else call.method.kind
+        self.interp.record_backward(receivers, site, f"{kind.rsplit('.', 1)[-1]}.{call.name}()", frame)
+        return frozenset([ConstVal(None)])
+
+    def framework_prepare(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
+        owner = call.owner
+        if owner is None:
+            return UNKNOWN_VALUES
+        items = [values for keyword, values in args if keyword is None] or [
+            self.framework_argument(call, args) or UNKNOWN_VALUES
+        ]
+        compiles = call.method.effect is fw.FrameworkEffect.PREPARE
+        prepared = [self.prepare(values, owner, site, call.name, compiles) for values in items]
+        if len(prepared) == 1:
+            return prepared[0]
+        return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
+
+    def framework_fit(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
+        if call.owner is None:
+            return UNKNOWN_VALUES
+        self.lightning_fit(
+            call.owner, call.method, self.framework_argument(call, args) or frozenset(), site, span, frame
+        )
+        return frozenset([ConstVal(None)])
+
+    def framework_train(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
+        if call.owner is None:
+            return UNKNOWN_VALUES
+        self.hf_train(call.owner, call.method, site, span, frame)
+        return frozenset([Data()])
+
+    def prepare(self, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool) -> Values:
+        """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
+        framework compiles what it prepares when ``compiles`` and the object was set to."""
         kind = owner.kind.rsplit(".", 1)[-1]
-        label = f"{kind}.{call.name}()"
+        label = f"{kind}.{method}()"
         result = set()
         for value in values:
             if not self.is_module_value(value):
@@ -1136,7 +1173,7 @@ class Reach:
                 else None
             )
             wrapped = Wrapper(frozenset([value]), label, site, autocast)
-            if call.effect == "prepare" and owner.compile_backend is not None and not isinstance(value, Compiled):
+            if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
                 # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
                 dynamo = (
                     "a dynamo backend from the environment"
@@ -1159,10 +1196,16 @@ class Reach:
         return frozenset(result)
 
     def lightning_fit(
-        self, trainer: FrameworkObject, models: Values, site: Location, span: ir.Span, frame: Frame
+        self,
+        trainer: FrameworkObject,
+        method: fw.FrameworkMethod,
+        models: Values,
+        site: Location,
+        span: ir.Span,
+        frame: Frame,
     ) -> None:
-        """``Trainer.fit(model)``: ``training_step`` under the precision's autocast, then (automatic
-        optimization) the backward of its loss here, outside autocast."""
+        """``Trainer.fit(model)``: the module's step (``training_step``) under the precision's
+        autocast, then (automatic optimization) the backward of its loss here, outside autocast."""
         interp = self.interp
         saved = frame.ctx
         step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
@@ -1171,8 +1214,8 @@ class Reach:
             module = compiled.target if compiled is not None else model
             if not isinstance(module, Instance):
                 continue
-            steps = interp.find_member(module.cls, "training_step")
-            if steps is None:
+            steps = interp.find_member(module.cls, method.step) if method.step is not None else None
+            if steps is None or method.step is None:
                 continue
             for hook in fw.FIT_HOOKS:  # ``configure_model`` compiling blocks, ``setup`` building them
                 members = interp.find_member(module.cls, hook.method)
@@ -1190,29 +1233,30 @@ class Reach:
                         replace(
                             compiled,
                             target=b,
-                            spelling=f"{compiled.spelling}; Lightning compiles training_step",
+                            spelling=f"{compiled.spelling}; Lightning compiles {method.step}",
                             edit=None,  # Lightning's compile of training_step has no call a fix can edit
                         )
                         for b in bound
                     )
-                    loss = interp.call_values(step, step_args, span, frame, ir.Ref("training_step"))
+                    loss = interp.call_values(step, step_args, span, frame, ir.Ref(method.step))
                 else:
-                    loss = interp.call_values(bound, step_args, span, frame, ir.Ref("training_step"))
+                    loss = interp.call_values(bound, step_args, span, frame, ir.Ref(method.step))
             finally:
                 frame.ctx = saved
-            manual = interp.instance_attribute(module.cls, "automatic_optimization")
+            manual = interp.instance_attribute(module.cls, method.automatic_flag) if method.automatic_flag else None
             if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
                 continue
             interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
 
-    def hf_train(self, trainer: FrameworkObject, site: Location, span: ir.Span, frame: Frame) -> None:
+    def hf_train(
+        self, trainer: FrameworkObject, method: fw.FrameworkMethod, site: Location, span: ir.Span, frame: Frame
+    ) -> None:
         """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
         a batch, and ``accelerator.backward(loss)`` outside autocast."""
         interp = self.interp
-        prepared = self.prepare(
-            trainer.held, trainer, site, FrameworkCall(trainer, "train", "prepare")
-        )  # accelerator.prepare inside
-        outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, ir.Ref("model"))
+        prepared = self.prepare(trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
+        callee = ir.Ref(method.calls or method.method)
+        outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
         interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
 
     # -- path sensitivity on a flag --------------------------------------------------------

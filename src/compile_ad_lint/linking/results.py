@@ -213,7 +213,7 @@ class ResultAnalysis:
         if isinstance(target, Instance):
             if not interp.is_module_class(target.cls) or interp.find_member(target.cls, "__call__") is not None:
                 return None
-            members = interp.find_member(target.cls, "forward") or frozenset()
+            members = interp.find_member(target.cls, api.FORWARD.name) or frozenset()
             functions = [m for m in members if isinstance(m, FunctionVal)]
             if len(functions) != 1 or len(members) != 1:
                 return None

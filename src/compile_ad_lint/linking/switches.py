@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.findings import Condition
 from ..core.locations import Location
 from ..knowledge import switches as knowledge
+from ..knowledge.effects import Effect
 from ..summary import model as ir
 from .arguments import Args, Values, keyword_arg, positional
 from .reach import flag_key
@@ -54,8 +55,8 @@ class Switches:
 
     # -- values read from the launch settings ------------------------------------------------
 
-    def effects(self) -> dict[str, Callable[[Any, str, Args, Location, Frame], Values]]:
-        return {"settings": self.settings_call, "field_default": self.field_default}
+    def effects(self) -> dict[Effect, Callable[[Any, str, Args, Location, Frame], Values]]:
+        return {Effect.SETTINGS: self.settings_call, Effect.FIELD_DEFAULT: self.field_default}
 
     def settings_call(self, row: knowledge.SettingsCall, name: str, args: Args, site: Location, frame: Frame) -> Values:
         """The launch settings; an instance of the config class the call fills (``tyro.cli(TrainConfig)``),

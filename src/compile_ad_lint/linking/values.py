@@ -19,6 +19,7 @@ from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
 from ..core.plans import BackendEdit
 from ..core.torch_versions import Series
+from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 
@@ -403,9 +404,9 @@ class Wrapper:
         ``module`` of a wrapper that runs its module as is (the module itself) and ``forward`` or
         ``__call__`` of a frozen one (its calls run without gradients): ``Reach.wrapper_attribute``
         answers those."""
-        if name == "module":
+        if name == api.WRAPPED_MODULE.name:
             return self.frozen
-        if name in ("forward", "__call__"):
+        if name in (api.FORWARD.name, "__call__"):
             return not self.frozen
         return True
 
@@ -416,7 +417,8 @@ class Wrapper:
         wrappers of one model hold each other (a trainer's state keeps the model and its DDP and
         FSDP wrappers, each wrapping the others), and following every path through them looked
         each attribute up hundreds of times (composer's tests/models/test_hf_model.py)."""
-        kind = name if name in ("module", "forward") else "forward" if name == "__call__" else ""
+        forward, module = api.FORWARD.name, api.WRAPPED_MODULE.name
+        kind = name if name in (module, forward) else forward if name == "__call__" else ""
         known = self.__dict__.setdefault("_holders", {})
         found = known.get(kind)
         if found is None:
@@ -502,7 +504,7 @@ class FrameworkCall:
 
     owner: FrameworkObject | None
     name: str
-    effect: str
+    method: fw.FrameworkMethod
 
 
 @hashed_once

@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from .. import pyast
+from ..knowledge.anchors import ANCHORS
+from ..knowledge.spelling import Anchor, ImportAnchor, Preceded
 from ..knowledge.switches import GLOBAL_REBINDERS
 from ..knowledge.torch_api import IN_PLACE_COMPILE_METHODS, is_external_root
 from .model import ParseFailure
@@ -50,29 +52,30 @@ class AnchorSpelling:
     before: Before = Before.ANYTHING
 
 
-#: Text that may make a block an anchor: a forward-AD region, a backward call (``.backward(``,
-#: ``torch.autograd.grad``/``backward``, an imported ``grad(``), a config write, or
-#: ``torch.autograd.functional`` (``hvp``, ``hessian``, ...: CAL004), or a framework call that runs
-#: the backward for the user (Lightning ``trainer.fit(...)``, Hugging Face ``TrainingArguments(...)``
-#: next to ``trainer.train()``: ``knowledge/frameworks.py``).
-ANCHOR_SPELLINGS = (
-    AnchorSpelling(r"dual_level"),
-    AnchorSpelling(rf"backward{GAP}\(", Before.DOT),
-    AnchorSpelling(rf"autograd{GAP}\.{GAP}(?:grad|functional)"),
-    AnchorSpelling(rf"grad{GAP}\(", Before.WORD),
-    AnchorSpelling(r"backward_pass_autocast"),
-    # ``from torch.autograd import backward as run_backward``, ``from torch.autograd import (Function,
-    # grad)``, ``import functional``: the import is the anchor, and the names it binds anchor the
-    # blocks using them. The separator after each other name is not optional and ``as`` is no
-    # name (``x as y`` is read one way only), so that the repetition cannot backtrack.
-    AnchorSpelling(
-        rf"autograd{GAP}import(?:[\s\\(]|{COMMENT})*"
-        rf"(?:(?!as\b)\w+(?:\s+as\s+\w+)?(?:[\s\\,()]|{COMMENT})+)*?"
-        r"(?:backward|grad|functional)\b"
-    ),
-    AnchorSpelling(rf"fit{GAP}\(", Before.DOT),
-    AnchorSpelling(rf"TrainingArguments{GAP}\(", Before.WORD),
-)
+#: The pattern before an anchor's first token, by what must stand there.
+BEFORE = {Preceded.ANYTHING: Before.ANYTHING, Preceded.WORD_BOUNDARY: Before.WORD, Preceded.ATTRIBUTE: Before.DOT}
+
+
+def spelling_of(anchor: Anchor | ImportAnchor) -> AnchorSpelling:
+    """The pattern of an anchor row: its tokens with any gap between them."""
+    if isinstance(anchor, ImportAnchor):
+        # The import is the anchor, and the names it binds anchor the blocks using them. The
+        # separator after each other name is not optional and ``as`` is no name (``x as y`` is read
+        # one way only), so that the repetition cannot backtrack.
+        return AnchorSpelling(
+            rf"{re.escape(anchor.module)}{GAP}import(?:[\s\\(]|{COMMENT})*"
+            rf"(?:(?!as\b)\w+(?:\s+as\s+\w+)?(?:[\s\\,()]|{COMMENT})+)*?"
+            rf"(?:{'|'.join(re.escape(name) for name in anchor.names)})\b"
+        )
+    return AnchorSpelling(GAP.join(re.escape(token) for token in anchor.tokens), BEFORE[anchor.preceded])
+
+
+#: Text that may make a block an anchor (``knowledge/anchors.py``, from the rows that give it a
+#: meaning): a forward-AD region, a backward call (``.backward(``, ``torch.autograd.grad``/``backward``,
+#: an imported ``grad(``), a config write, ``torch.autograd.functional`` (``hvp``, ``hessian``, ...:
+#: CAL004), or a framework call that runs the backward for the user (Lightning ``trainer.fit(...)``,
+#: Hugging Face ``TrainingArguments(...)`` next to ``trainer.train()``).
+ANCHOR_SPELLINGS = tuple(spelling_of(anchor) for anchor in ANCHORS)
 ANCHOR_PATTERN = re.compile("|".join(spelling.before.value + spelling.pattern for spelling in ANCHOR_SPELLINGS))
 
 
