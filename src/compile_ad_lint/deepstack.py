@@ -11,8 +11,7 @@ limit, reported on the file where it happens.
 The thread's Python frames also get room (``_with_frame_room``): CPython 3.11 and 3.12 keep frames
 in 16 KiB chunks and unmap a chunk as soon as the frame at its base returns (python/cpython#142183,
 fixed in later 3.13 and 3.14 releases by keeping one chunk), so an interpreter loop that calls
-across a chunk boundary maps and unmaps memory on every call: 234,000 mmap/munmap pairs in a cold
-check of the generated framework, 2.5 s of its 14 s of CPU in the kernel.
+across a chunk boundary maps and unmaps memory on every call (docs/performance.md, "deepstack").
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ RECURSION_LIMIT = 20_000
 STACK_BYTES = 512 * 1024 * 1024  # reserved address space; only touched pages use memory
 #: Slots (8 bytes each) of the frame at the base of the analysis: just over 128 KiB, so CPython
 #: puts it in a chunk of 256 KiB and the analysis's frames fill the other 128 KiB before they reach
-#: a chunk boundary. More room costs more per root for no fewer mmap calls (1 MiB: 1.0 ms per call
-#: against 0.24 ms); 32 KiB left 5,000 in the framework's check.
+#: a chunk boundary. More room costs more per root for no fewer mmap calls, less leaves some.
 FRAME_ROOM_SLOTS = (1 << 14) + 64
 
 _T = TypeVar("_T")
@@ -72,8 +70,7 @@ def _with_frame_room() -> Callable[[Callable[..., _T], tuple], _T]:
     """A function that calls ``function(*arguments)`` from a frame of ``FRAME_ROOM_SLOTS`` slots
     (its code given that many unused locals), where frames live in chunks (CPython 3.11 on):
     the frames it calls share the rest of the chunk that frame opens, with no boundary to call
-    across. A cold check of the generated framework: 234,000 -> 430 mmap calls, kernel time
-    2.5 -> 0.45 s (2 processes), 7.9 -> 6.3 s; of the torch tree: 46,600 -> 710 mmap calls."""
+    across."""
 
     def call(function: Callable[..., _T], arguments: tuple) -> _T:
         return function(*arguments)

@@ -28,8 +28,8 @@ from .summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before, decode, n
 
 #: The outline's anchor spellings in byte form, to pick candidate files without decoding them:
 #: one pattern each, starting with its literal text (a pattern that starts with ``\b``, or the
-#: alternation of all of them, is searched position by position: 0.75 s for the torch tree, 0.1 s
-#: this way), with what must stand before the match (checked by hand: ``_stands_after``).
+#: alternation of all of them, is searched position by position, several times slower), with
+#: what must stand before the match (checked by hand: ``_stands_after``).
 _ANCHOR_SEARCHES = tuple((re.compile(spelling.pattern.encode()), spelling.before) for spelling in ANCHOR_SPELLINGS)
 #: The outline's whole pattern in byte form: where the check by hand cannot decide (``_stands_after``).
 _ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
@@ -273,11 +273,9 @@ def matches_starting(
     """The matches of ``pattern`` (searched one after another, as ``finditer`` does) whose start
     passes ``where``: what the pattern with that condition in front finds. A pattern that begins
     with its literal text gets the regex engine's literal-prefix scan; one that begins with an
-    anchor or ``\\b`` made the engine try every position of the text (the anchor scan of every
-    checked file; the class scan anchored at line starts took 0.47 s of a cold check of the torch
-    tree, 44 MB; the callers round's ``\\bname\\b`` and ``\\bfrom ... import name`` searches 7.9 s
-    of diffusers', 2,089 files). A rejected match is searched again from its next position: the
-    text it spans may hold one that starts where it should."""
+    anchor or ``\\b`` made the engine try every position of the text (docs/performance.md,
+    "discovery"). A rejected match is searched again from its next position: the text it spans may
+    hold one that starts where it should."""
     position = 0
     while (match := pattern.search(source, position)) is not None:
         start = match.start()

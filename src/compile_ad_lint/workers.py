@@ -2,14 +2,12 @@
 
 A worker keeps what it has read for the rest of the check (module views, walk summaries), so a root
 analyzed again in a later round, as a caller of functions the round before requested, costs least
-where it was analyzed first: the torch tree's ``common_methods_invocations.py`` (1.4 MB) took 0.4 s
-again in the worker that had analyzed it and 1.3-1.6 s in the other, parsed again, while the first
-worker sat idle. A pool that hands tasks to whichever process asks first cannot know that, so each
-worker is a pool of one and this class chooses.
+where it was analyzed first (a fraction of its cost elsewhere: docs/performance.md, "workers"). A
+pool that hands tasks to whichever process asks first cannot know that, so each worker is a pool
+of one and this class chooses.
 
 Tasks go out largest first (by the cost the caller estimates): a large root taken last keeps one
-worker busy while the others wait (the torch tree's first round, in file order, ended with a
-0.5 s root on one worker and the other idle).
+worker busy while the others wait.
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ class EntryMemory:
 
     With ``write_behind`` a store is remembered at once and written to disk only at ``flush``: the
     language server publishes an edit's diagnostics first and writes once the buffers are idle
-    (encoding the trainer's results took 0.2-0.3 s of each edit of the generated framework). A key
+    (encoding results costs a large part of an edit). A key
     stored again before the flush is written once, with its latest value: an entry keyed by a root
     (its result, re-validated by its dependencies' digests) is stored at every keystroke's analysis.
     """

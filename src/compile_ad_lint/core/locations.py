@@ -75,8 +75,8 @@ class RelatedLocation:
 
 def unique_related(related: Iterable[RelatedLocation]) -> tuple[RelatedLocation, ...]:
     """``related`` with each location and message once (the first), compared as plain tuples: a
-    CAL002 backward reaching 632 compiled outputs lists 2,500 related locations that say 33 things,
-    and comparing them as dataclasses (their locations field by field) took 5 ms of each edit."""
+    backward reaching hundreds of compiled outputs lists thousands of related locations that say a
+    few dozen things, and comparing them as dataclasses field by field cost each edit."""
     unique: dict[tuple[tuple[str, int, int, int, int, int | None], str], RelatedLocation] = {}
     for item in related:
         unique.setdefault((item.location.compared(), item.message), item)

@@ -54,8 +54,7 @@ def interned(path: Path) -> Path:
     """The one ``Path`` object this process uses for ``path``. Paths are in every heap cell, memo
     key and value (``ClassVal``, ``FunctionVal``) the interpreter hashes and compares, and
     ``Path.__eq__`` is Python code: equal paths made by separate lookups, analyses or cache
-    decodes cost a call per comparison (340,000 calls, a tenth of an edit's analysis of
-    pytorch-image-models' ``train.py`` under cProfile, most comparing a kept walk summary's values
-    with this analysis's). With one object per file, tuples and dictionaries compare them by
-    identity. The table grows with the files analyzed, not with the analyses."""
+    decodes cost a call per comparison (docs/performance.md, "paths"). With one object per file,
+    tuples and dictionaries compare them by identity. The table grows with the files analyzed, not
+    with the analyses."""
     return _INTERNED.setdefault(path, path)

@@ -258,7 +258,7 @@ class _ParsedModules:
         return found
 
 
-#: LibCST takes about 1 GB per MB of source with positions: two files at the size limit fixes parse
+#: LibCST takes about a GB per MB of source with positions: two files at the size limit fixes parse
 #: (``source.MAX_FIX_FILE_BYTES``) at most.
 _parsed_modules = _ParsedModules(budget=2_000_000)
 

@@ -21,8 +21,8 @@ from ..core.paths import real_path
 if TYPE_CHECKING:
     from .parsed import ParsedModule
 
-#: Files larger than this get no fixes: LibCST with positions takes about 6 s and 1 GB per MB
-#: (a 10 MB generated module made a JSON report take minutes); the analysis itself uses ``ast``.
+#: Files larger than this get no fixes: LibCST with positions takes seconds and a GB per MB of
+#: source (docs/performance.md, "fixes"); the analysis itself uses ``ast``.
 MAX_FIX_FILE_BYTES = 1_000_000
 
 

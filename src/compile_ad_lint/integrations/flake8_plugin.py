@@ -159,8 +159,7 @@ class CompileAdLintChecker:
         claims share its roots between them (and a daemonic pool worker cannot start processes).
         Where flake8 checks in its own process (one file, stdin, ``-j 1``), flake8's ``--jobs``,
         one per CPU for ``auto``: ``flake8 train.py`` in a fresh clone analyzes the whole project
-        (open_clip's ``src/open_clip_train/train.py``: 13.4 s on one process, 7.9 s on two; a cold
-        ``compile-ad-lint check .`` 8.1 s). Also one where flake8 runs in a process with other
+        (docs/performance.md, "flake8"). Also one where flake8 runs in a process with other
         threads (an editor extension's server running flake8 in-process): starting worker
         processes forks it, and a lock another thread holds at that moment stays held in them."""
         if multiprocessing.current_process().daemon or threading.active_count() > 1:

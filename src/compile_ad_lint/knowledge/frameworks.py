@@ -428,7 +428,6 @@ FRAMEWORK_BASES: dict[str, str] = {
 CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASSES for name in cls.names}
 #: The top-level packages these rows describe. They are external even when their sources are in the
 #: checked tree (a clone of accelerate or Lightning, a vendored copy): their classes are known by
-#: these rows, and walking their sources from every example script instead took the accelerate
-#: repository ~10 s per script (its ``Accelerator`` is thousands of lines), 537 s in all.
+#: these rows, and walking their sources from every example script instead took seconds per script.
 FRAMEWORK_PACKAGES = frozenset(name.split(".", 1)[0] for name in [*CLASS_BY_NAME, *FRAMEWORK_BASES])
 METHODS: dict[tuple[str, str], FrameworkMethod] = {(m.kind, m.method): m for m in FRAMEWORK_METHODS}

@@ -157,8 +157,7 @@ class Collection:
 #: How deep collections nest (a dict of lists of modules is 2) before the levels below merge into
 #: one ``deeper`` collection. Code that wraps what it stored before, run again for each call
 #: (``self.skip = [self.skip]`` in diffusers' quantizer constructors, walked once per
-#: configuration), otherwise nests without end: diffusers built collections 31 deep (31,000 values
-#: once expanded, hashed and ordered on every call) and ran out of 24 GB.
+#: configuration), otherwise nests without end and runs out of memory.
 MAX_NESTING = 4
 
 
@@ -558,9 +557,8 @@ def compiled_output(
 ) -> CompiledOutput:
     """The output of a compiled call, the same object as any equal one alive: data's origins are
     compared and merged all the time (memo keys, heap cells checked against walk summaries, set
-    unions), and equal outputs made by other walks (an edit's walk of the edited function, the
-    summaries of earlier edits and roots) were compared field by field each time, 9,700 times per
-    edit of the generated framework's trainer; the same object compares by identity."""
+    unions), and equal outputs made by other walks were compared field by field each time; the
+    same object compares by identity."""
     made_of = (call_site, compiled, forward_autocast, config, site, conditions)
     found = _OUTPUTS.get(made_of)
     if found is None:
@@ -741,8 +739,8 @@ def derived_from_sets(sets: Iterable[frozenset]) -> Data:
 
 def in_stable_order(values: frozenset) -> Iterable:
     """``values`` sorted by ``stable_text``: the order that makes events the same in every process
-    (a large set's order remembered, ``_ordered_set``: calling any of the ~190 models a trainer
-    state may hold sorted them again at each of 86,000 calls in one of composer's test files)."""
+    (a large set's order remembered, ``_ordered_set``: a trainer state holding any of a test
+    suite's models is an argument of many calls)."""
     if len(values) < 2:
         return values
     if len(values) >= _REMEMBERED_SETS:
@@ -779,9 +777,8 @@ class _PerLargeSet(Generic[_R]):
         return result
 
 
-#: ``derived`` of a large set: a trainer state's model may be any of ~190 models (composer's
-#: tests/trainer/), and every call with it as an argument derived the data of all of them again
-#: (440,000 times in one test file).
+#: ``derived`` of a large set: a trainer state's model may be any of a test suite's models, and
+#: every call with it as an argument derived the data of all of them again.
 _derived_of_set = _PerLargeSet(derived)
 _ordered_set = _PerLargeSet(lambda values: tuple(sorted(values, key=stable_text)))
 
@@ -824,5 +821,5 @@ def stable_text(value: object) -> str:
 _STABLE_TEXT = "_stable_text"
 #: A value whose text is longer is named by a digest of it. Values share their parts (wrappers hold
 #: collections that hold the wrappers' modules), and writing each part out wherever it occurs grows
-#: with every level: one of composer's test files built texts past 12 GB and died out of memory.
+#: without bound with every level.
 _LONGEST_STABLE_TEXT = 4096

@@ -6,10 +6,9 @@ inside functions, under ``try``/``if``), and every other name becomes a ``Ref``.
 ``compile`` or a local variable named ``torch`` never look like ``torch.compile``, while aliases
 (``jit = torch.compile``, ``from torch import compile as jit``) do.
 
-Why ``ast`` and not LibCST: the summary needs expressions and positions, not formatting. LibCST's
-parse plus its ``PositionProvider`` cost 13.6 of 18.5 s of a cold run on three torch packages
-(positions alone 10.2 s), CPython's parser about a twentieth of that, and the outline already uses
-it. LibCST stays where formatting must survive (fixes). Positions are the same as LibCST's: 1-based
+Why ``ast`` and not LibCST: the summary needs expressions and positions, not formatting, and
+LibCST with positions cost most of a cold run (docs/performance.md, "summaries"); the outline
+already uses ``ast``. LibCST stays where formatting must survive (fixes). Positions are the same as LibCST's: 1-based
 lines, columns in characters (``ast`` counts UTF-8 bytes; ``_Positions`` converts), parentheses
 around an expression excluded, a definition's span on its name.
 """

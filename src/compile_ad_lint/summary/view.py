@@ -142,9 +142,8 @@ class ModuleView:
             return summarize_statements(statements, self._tree_lines, self.module, self.is_package, block.first_line)
 
         # Kept in memory only (the language server's edits reuse them): decoding a block summary
-        # from disk took twice as long as parsing and summarizing its text again (torch: 9.5 s to
-        # decode the 2,485 blocks a check needs, 18 MB of JSON that took 4.6 s to write on a cold
-        # run; 5.5 s to build them), while outlines, which need the whole file parsed, stay on disk.
+        # from disk took longer than building it again (docs/performance.md, "summaries"), while
+        # outlines, which need the whole file parsed, stay on disk.
         return self._cached(
             f"block:{block.first_line}", text.encode("utf-8", "surrogatepass"), build, BlockSummary, on_disk=False
         )
@@ -224,9 +223,8 @@ class ViewMemory:
     A view is a function of the file's bytes and of how the file is named (its display name, its
     module): everything it holds (the decoded text, its lines, the outline, the
     block summaries built so far) is derived from them. An edit's check builds only the edited
-    buffer's view again; building the other 160 views of the generated framework's trainer
-    (decoding, splitting lines, hashing the text for the cache keys) took
-    25 ms of each 135 ms edit. The least recently used views are dropped beyond ``capacity``.
+    buffer's view again (building them all was a fifth of an edit). The least recently used views
+    are dropped beyond ``capacity``.
     """
 
     #: A file whose status changed less than this long before it was read is read again by the
@@ -250,8 +248,7 @@ class ViewMemory:
         """The view of the file ``key`` names, as it is on disk (``read`` reads it; OSError when it
         cannot). Not read again while its status (device, inode, size, modification and change
         times) is what it was when read, long enough after its last change (``SETTLED_NS``): an
-        edit's check reached the generated trainer's 163 files and read and hashed each of them
-        again (8 ms of each edit), where only the edited buffer had changed."""
+        edit changes one buffer, and reading and hashing every file again cost each edit."""
         path = key[0]
         status = _status(path)
         known = self._read.get(key)
