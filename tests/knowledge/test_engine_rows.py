@@ -117,6 +117,13 @@ CASES = {
         + "g = torch._dynamo.optimize(backend='eager')(torch.sin)\n\n\ndef probe(x, t):\n"
         + "    with fwAD.dual_level():\n        return g(fwAD.make_dual(x, t))  # ok: eager keeps tangents\n",
     ),
+    "TORCH_PACKAGE": (
+        HEAD + _TOWERS.replace("    p = towers.key.weight\n", "    torch.nn.functional.relu(k_emb)\n"),
+        HEAD
+        + _TOWERS.replace("# expect: CAL005", "# ok: the other output escapes to a logger").replace(
+            "    p = towers.key.weight\n", "    logger.log(k_emb)\n"
+        ),
+    ),
     "TORCH_NN": (
         _amp(
             "class Block(nn.Linear):\n    pass\n\n\nmodel = Block(4, 4)\nmodel.compile()",
@@ -141,6 +148,7 @@ ROWS = {
     "ORIGINAL_MODULE": api.ORIGINAL_MODULE,
     "ORIGINAL_FUNCTION": api.ORIGINAL_FUNCTION,
     "WRAPPED_MODULE": api.WRAPPED_MODULE,
+    "TORCH_PACKAGE": api.TORCH_PACKAGE,
 }
 #: Rows whose case is elsewhere.
 ELSEWHERE = {

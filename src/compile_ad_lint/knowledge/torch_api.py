@@ -398,6 +398,18 @@ BACKEND_ARGUMENTS: dict[Effect, tuple[str, int | None]] = {
 TORCH_NN = "torch.nn."
 
 
+#: torch's own callables never run a backward of their arguments nor keep them where a later backward
+#: may find them (``wandb.log(aux)`` or a user's callable might): outputs passed to them do not escape.
+TORCH_PACKAGE = Member(
+    "torch", "torch/__init__.py: the package; its functions and modules compute, they run no user code"
+)
+
+
+def is_torch(qualified: str) -> bool:
+    """``torch.cat``, ``torch.nn.Linear``: a name the torch package defines."""
+    return qualified.split(".", 1)[0] == TORCH_PACKAGE.name
+
+
 def is_torch_nn(qualified: str) -> bool:
     """``torch.nn.Linear``: a name torch.nn defines (a module class, or ``Parameter``)."""
     return qualified.startswith(TORCH_NN)

@@ -1423,7 +1423,7 @@ class Interpreter:
             return self.call_values(frozenset([callee.target]), args, span, frame, func)
         if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
             self.request_callers(frame)
-        if not (isinstance(callee, ExternalInstance) and callee.cls.startswith("torch.")):
+        if not (isinstance(callee, ExternalInstance) and api.is_torch(callee.cls)):
             self.escape_arguments(args, site, frame)  # an unknown callable may run a backward
         # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
         result = frozenset([derived([callee, argument_data(args)])])
@@ -2030,7 +2030,7 @@ class Interpreter:
             effect = self._effects.get(meaning.effect)
             if effect is not None:
                 return effect(meaning.row, name, args, site, frame)
-        if name.split(".", 1)[0] != "torch":
+        if not api.is_torch(name):
             self.escape_arguments(args, site, frame)  # ``wandb.log(aux)``, ``print(out)``: a backward may hide there
         last = name.rsplit(".", 1)[-1]
         if last[:1].isupper() and not last.isupper():
