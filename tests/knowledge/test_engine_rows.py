@@ -153,7 +153,7 @@ ROWS = {
 #: Rows whose case is elsewhere.
 ELSEWHERE = {
     # the CallUncompiled fix calls ``f.__wrapped__(...)``, run for real there
-    "ORIGINAL_FUNCTION": "tests/test_fixes_runtime.py",
+    "ORIGINAL_FUNCTION": "tests/runtime/test_fixes_runtime.py",
 }
 
 

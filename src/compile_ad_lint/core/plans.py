@@ -2,7 +2,7 @@
 
 ``fixes.resolve`` carries a plan out on the files' text with LibCST (``fixes/transform.py``) and
 records the result as edits. Every plan class here is a *kind* of fix; ``PLAN_KINDS`` lists them,
-and the runtime tests (``tests/test_fixes_runtime.py``) run code fixed by each kind and check that
+and the runtime tests (``tests/runtime/test_fixes_runtime.py``) run code fixed by each kind and check that
 the hazard is gone, so a kind that is not verified there cannot be offered unnoticed.
 
 Positions are ``Location``s as the analyzer reports them (1-based, end exclusive, characters).

@@ -73,7 +73,7 @@ CALLS: dict[str, tuple[Meaning, ...]] = _index(
 #: Every qualified name a table compares what the code reaches with: the called names above, and the
 #: names matched as base classes, module classes, parameter factories, dtypes and config modules.
 #: Attribute chains that leave every one of them behind name nothing the analysis knows
-#: (``linking.values.ExternalNames``); ``tests/test_knowledge.py`` checks that every dotted name in
+#: (``linking.values.ExternalNames``); ``tests/knowledge/test_knowledge.py`` checks that every dotted name in
 #: the tables is here.
 MATCHED_NAMES: frozenset[str] = (
     frozenset(CALLS)

@@ -4,7 +4,7 @@ backward, what their ``prepare``/``setup`` return, and whether they compile.
 The frameworks are not installed for the static analysis; they are known by qualified name. Each
 row says which file of the framework's source it was read from and what that code does (read with
 ``git show HEAD:<file>`` on the snapshots named below). The interpreter implements a handful of
-generic effects (``EFFECTS``); a row only picks one. ``tests/test_frameworks.py`` has a case per row.
+generic effects (``EFFECTS``); a row only picks one. ``tests/knowledge/test_frameworks.py`` has a case per row.
 
 Sources read (newest snapshots available here):
 

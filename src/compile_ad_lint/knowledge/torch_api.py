@@ -30,7 +30,7 @@ class TorchCall:
 
 
 #: What each effect of a ``TorchCall`` means (implemented once in ``linking/interpreter.py`` or
-#: ``linking/reach.py``; ``tests/test_knowledge.py`` has a case per row).
+#: ``linking/reach.py``; ``tests/knowledge/test_knowledge.py`` has a case per row).
 CALL_EFFECTS = {
     Effect.COMPILE: "returns the compiled positional argument 0 (backend from ``backend=``), or a compiler without one",
     Effect.COMPILER: "returns a compiler whose backend is positional argument 0 or ``backend=``",
@@ -519,7 +519,7 @@ def is_external_root(qualified: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Reach (issue 11): how real training code carries a compiled module around. Each row names the
 # torch 2.13 source it was read from (paths inside the installed ``torch`` package);
-# ``tests/test_reach.py`` has a case per row.
+# ``tests/linking/test_reach.py`` has a case per row.
 
 
 @dataclass(frozen=True)

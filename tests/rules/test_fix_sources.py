@@ -22,7 +22,7 @@ from libcst.metadata import ParentNodeProvider
 from compile_ad_lint.fixes import config_patch, imports
 from compile_ad_lint.fixes.parsed import ParsedModule
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 #: What fixes ask the parents of, and the nodes on the way (whitespace and punctuation aside).
 ASKED = (
     cst.BaseExpression,

@@ -230,7 +230,7 @@ def test_diagnostic_code_action_and_fix(tmp_path: Path) -> None:
             assert any(uri == model and line == 2 and "compiled here" in message for uri, line, message in related)
 
             actions = await client.code_actions(train, [diagnostic])
-            # The fixes first (tests/test_lsp_fixes.py), the suppression next to them.
+            # The fixes first (tests/frontends/test_lsp_fixes.py), the suppression next to them.
             [action] = [a for a in actions if a.title.startswith("Suppress")]
             assert action is actions[-1]
             assert action.kind == types.CodeActionKind.QuickFix

@@ -14,12 +14,13 @@ import sys
 from pathlib import Path, PurePath
 
 import pytest
-from test_flake8_plugin import run_cli, run_flake8
 
 from compile_ad_lint import Config
 from compile_ad_lint.core.settings import matches_any
 from compile_ad_lint.project import discover
 from compile_ad_lint.testing import write_files
+
+from .test_flake8_plugin import run_cli, run_flake8
 
 HAZARD = """\
 import torch

@@ -18,7 +18,7 @@ from compile_ad_lint.summary.extract import summarize_block
 from compile_ad_lint.summary.outline import ANCHOR_PATTERN, LINE_END, line_starts, split_lines
 from compile_ad_lint.summary.view import ModuleView, ParseCounter
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TRICKY = {
     "crlf": "import torch\r\n\r\n@torch.compile\r\ndef f(x):\r\n    return (x,\r\n            x)\r\n",
     "lone_cr": "import torch\rx = (1,\r     2)\rdef g(): return torch.sin(x)\r",

@@ -139,7 +139,7 @@ def test_sarif_points_into_the_notebook_file(project):
     import jsonschema
 
     document = json.loads(cli(project, "check", ".", "--no-cache", "--format", "sarif").stdout)
-    schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+    schema = json.loads((Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.validate(document, schema)
     (result,) = document["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]

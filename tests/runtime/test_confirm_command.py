@@ -28,7 +28,7 @@ from compile_ad_lint.confirm.runner import MARKER, _scan
 from compile_ad_lint.core.findings import VerdictSource
 from compile_ad_lint.testing import expected_in, reported
 
-PROJECTS = Path(__file__).resolve().parent / "data" / "confirm_projects"
+PROJECTS = Path(__file__).resolve().parents[1] / "data" / "confirm_projects"
 PYTHON = sys.executable
 
 

@@ -59,7 +59,7 @@ pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch"),
 ]
 
-PROGRAMS = Path(__file__).parent / "data" / "fix_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "data" / "fix_programs"
 DRIVER = PROGRAMS / "_driver.py"
 
 #: program -> (code, findings expected, for CAL003 the valid value the fix should write)

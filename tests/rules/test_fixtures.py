@@ -30,7 +30,7 @@ from compile_ad_lint.api import Analyzer
 from compile_ad_lint.knowledge.versions import KNOWN_SERIES
 from compile_ad_lint.testing import EXPECT, config_for, expected_in, reported
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 OK = re.compile(r"#\s*ok:")
 

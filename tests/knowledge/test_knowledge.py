@@ -3,8 +3,8 @@ defines it, and every name of every row has a case here, analyzed through the pu
 project that imports the name under an alias and reports the finding the row enables, next to a
 near-miss that must not be reported. Lines that must be reported carry ``# expect: CODE``; nothing
 else may be reported. Rows whose cases live beside the behaviour they model are named in
-``ELSEWHERE`` (module wrappers, grad modes, registries: ``tests/test_reach.py``; frameworks:
-``tests/test_frameworks.py``).
+``ELSEWHERE`` (module wrappers, grad modes, registries: ``tests/linking/test_reach.py``; frameworks:
+``tests/knowledge/test_frameworks.py``).
 """
 
 from __future__ import annotations
@@ -161,13 +161,13 @@ CASES: dict[Effect, Callable[[str], tuple[str, str]]] = {
 
 #: Tables whose rows have a case per name in another test module (the behaviour they model is tested there).
 ELSEWHERE = {
-    Effect.WRAPPER: "tests/test_reach.py::test_module_wrapper_rows",
-    Effect.SAME_MODULE: "tests/test_reach.py::test_same_module_function_rows",
-    Effect.GRAD_MODE: "tests/test_reach.py::test_grad_mode_rows_disable, test_grad_mode_rows_enable",
-    Effect.DATACLASS: "tests/test_reach.py::test_dataclass_decorator_rows",
-    Effect.EMPTY_CONTAINER: "tests/test_reach.py::test_empty_container_factory_rows",
-    Effect.FORWARD_MODE: "tests/test_reach.py::test_forward_mode_function_rows",
-    Effect.FRAMEWORK_CLASS: "tests/test_frameworks.py",
+    Effect.WRAPPER: "tests/linking/test_reach.py::test_module_wrapper_rows",
+    Effect.SAME_MODULE: "tests/linking/test_reach.py::test_same_module_function_rows",
+    Effect.GRAD_MODE: "tests/linking/test_reach.py::test_grad_mode_rows_disable, test_grad_mode_rows_enable",
+    Effect.DATACLASS: "tests/linking/test_reach.py::test_dataclass_decorator_rows",
+    Effect.EMPTY_CONTAINER: "tests/linking/test_reach.py::test_empty_container_factory_rows",
+    Effect.FORWARD_MODE: "tests/linking/test_reach.py::test_forward_mode_function_rows",
+    Effect.FRAMEWORK_CLASS: "tests/knowledge/test_frameworks.py",
 }
 
 TORCH_NAMES = sorted((name, row.effect) for row in api.TORCH_CALLS for name in row.names)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 from robustness_helpers import FIXTURES, assert_contract, run_cli, tree_digest
-from test_cache_security import _lsp_message, _read_lsp_messages
 
 from compile_ad_lint.cache import CACHE_DIRECTORY, EntryMemory, SummaryCache
 from compile_ad_lint.summary.outline import ModuleOutline
+
+from .test_cache_security import _lsp_message, _read_lsp_messages
 
 BIN = Path(sys.executable).parent
 

@@ -23,7 +23,7 @@ import pytest
 
 from compile_ad_lint.testing import write_files
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 HAZARD = """\
 import torch

@@ -18,7 +18,7 @@ from compile_ad_lint.cache import codec
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import expected_in, reported, run_case, write_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 FACTS = ROOT / "facts" / "double_backward_and_unused_outputs.py"
 

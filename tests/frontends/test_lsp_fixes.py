@@ -12,9 +12,10 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
-from test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run
 
 from compile_ad_lint.integrations.lsp import FIX_ALL_KIND
+
+from .test_lsp import FIXED, HAZARD, MODEL, TIMEOUT, _Client, _project, _run
 
 AMP = """\
 import torch

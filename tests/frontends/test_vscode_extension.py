@@ -13,7 +13,7 @@ import pytest
 
 from compile_ad_lint.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
 MANIFEST = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
 SETTINGS = MANIFEST["contributes"]["configuration"]["properties"]

@@ -10,7 +10,7 @@ from compile_ad_lint.cli import main
 from compile_ad_lint.docs import rule_pages
 from compile_ad_lint.rules import ALL_RULES
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules"
 
 
 @pytest.mark.parametrize("name", sorted(rule_pages()))

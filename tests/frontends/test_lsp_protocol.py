@@ -20,9 +20,9 @@ import pytest
 
 pytest.importorskip("pygls")
 
-from test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run
-
 from compile_ad_lint.integrations.lsp import MAX_MESSAGE_BYTES
+
+from .test_lsp import FIXED, HAZARD, TIMEOUT, _Client, _project, _run
 
 #: The server with two test hooks: every analysis (with how many objects the garbage collector holds
 #: frozen when it starts and how many walks it replayed and walked), every rehearsal of the walks (with how many

@@ -5,7 +5,7 @@ reports positions inside the file, and is deterministic (same findings across ru
 values and between a cold and a warm cache).
 
 CI runs ``CAL_FUZZ_EXAMPLES`` (default 30) examples per property; for a long run:
-``CAL_FUZZ_EXAMPLES=500 pytest tests/test_fuzz.py``.
+``CAL_FUZZ_EXAMPLES=500 pytest tests/robustness/test_fuzz.py``.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def test_fixtures_deterministic_across_path_order(fixture_copy):
     assert {k[2:] for k in forward} == {k[2:] for k in tree}
 
 
-HASH_ORDER_PROJECT = Path(__file__).parent / "data" / "hash_order"
+HASH_ORDER_PROJECT = Path(__file__).resolve().parents[1] / "data" / "hash_order"
 
 
 def test_findings_do_not_depend_on_string_hashing(tmp_path):

@@ -23,7 +23,9 @@ from compile_ad_lint.output.sarif import artifact_location, sarif_log
 from compile_ad_lint.rules import ALL_RULES
 from compile_ad_lint.testing import write_files
 
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
+)
 BIN = Path(sys.executable).parent
 
 PROJECT = {

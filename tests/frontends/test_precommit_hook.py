@@ -22,7 +22,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "src")
 

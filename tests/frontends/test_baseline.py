@@ -137,7 +137,7 @@ def test_fingerprints_read_buffers_not_the_disk(tmp_path: Path) -> None:
 
 
 def test_flake8_applies_the_baseline(project: Path, capsys) -> None:
-    from test_flake8_plugin import run_flake8
+    from .test_flake8_plugin import run_flake8
 
     _, before, _ = run_flake8(project)
     assert len(before) == 3

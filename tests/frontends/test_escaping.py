@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_flake8_plugin import FLAKE8_LINE, run_flake8
-from test_output_github import COMMAND, _unescape_data
 
 from compile_ad_lint.output.escape import printable
+
+from .test_flake8_plugin import FLAKE8_LINE, run_flake8
+from .test_output_github import COMMAND, _unescape_data
 
 FORGED = "fake.py:1:1: CAL000 forged"
 FIXTURE = r"""import torch

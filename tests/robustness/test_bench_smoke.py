@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench" / "run_bench.py"
 #: A tiny project for ``--corpus DIR``: a compiled model built in a package, its forward under
 #: autocast in a script and the backward outside it (one CAL002 with a single compiled call).

@@ -22,7 +22,7 @@ from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.fixes.apply import fix_loop, write_changes
 from compile_ad_lint.fixes.transform import apply_edits, edits_between
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -403,7 +403,7 @@ def test_a_file_changed_since_the_analysis_is_never_fixed(tmp_path: Path) -> Non
 
 
 def test_json_fix_edits_give_what_fix_writes_and_sarif_carries_them(tmp_path: Path, capsys) -> None:
-    from test_output_sarif import validate
+    from frontends.test_output_sarif import validate
 
     _write(tmp_path, {"train.py": AMP})
     document = json.loads(_json(tmp_path, capsys))
@@ -490,7 +490,7 @@ def test_fixes_built_in_worker_processes_equal_those_built_in_process(tmp_path, 
     """``resolve(..., jobs=2)`` shares the files with fixes out among workers (each with its own
     Sources and the same cache): the findings, fixes and edits must be exactly the in-process ones."""
     project = tmp_path / "fixtures"
-    shutil.copytree(Path(__file__).parent.parent / "fixtures", project)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures", project)
     monkeypatch.chdir(tmp_path)
     report = Analyzer(Config(root=project), use_cache=False).check(["fixtures"])
     files = {f.location.path for f in report.findings if f.fixes and f.location.cell is None}
