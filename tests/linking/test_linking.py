@@ -197,7 +197,7 @@ SUPPRESSION = {
     "noqa-code": ("  # noqa: CAL001", set()),
     "noqa-other-code": ("  # noqa: E501  # expect: CAL001", {"CAL001"}),
     "tool-ignore": ("  # compile-ad-lint: ignore[CAL001]", set()),
-    # The ignore[CAL002] silences nothing there: CAL901 says so (tests/test_unused_noqa.py).
+    # The ignore[CAL002] silences nothing there: CAL901 says so (tests/rules/test_unused_noqa.py).
     "tool-ignore-other": ("  # compile-ad-lint: ignore[CAL002]  # expect: CAL001, CAL901", {"CAL001", "CAL901"}),
 }
 

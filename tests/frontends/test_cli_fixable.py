@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli_contract import HAZARD, cli
 
 from compile_ad_lint.testing import write_files
+
+from .test_cli_contract import HAZARD, cli
 
 #: A CAL002 with a safe fix (the wrap at the compiled call).
 AMP = """\
@@ -144,7 +145,7 @@ def test_declared_fix_availability_matches_the_fixtures():
     """Each rule's declared availability and safety against the fixes its fixture findings carry."""
     from compile_ad_lint.rules import ALL_RULES, FixAvailability
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     findings = []
     for target in ("2.13", ">=2.14"):  # CAL006 is a finding from torch 2.14 on only
         completed = cli(root, "check", "fixtures", "--no-cache", "--format", "json", "--target-torch", target)

@@ -12,10 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli_contract import HAZARD, cli
 
 from compile_ad_lint.gitignore import parse_line
 from compile_ad_lint.testing import write_files
+
+from .test_cli_contract import HAZARD, cli
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git as the oracle")
 

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli_contract import BAD_CONFIG, HAZARD, cli
 
 from compile_ad_lint.testing import write_files
+
+from .test_cli_contract import BAD_CONFIG, HAZARD, cli
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli_contract import cli
+from frontends.test_cli_contract import cli
 
 from compile_ad_lint.testing import write_files
 
@@ -77,7 +77,7 @@ def test_an_undecodable_file_is_reported_at_the_bad_byte(tmp_path: Path):
 
 # -- headlines: one sentence a person reads at a glance ----------------------------------------------
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _fixture_findings(target: str | None = None):  # type: ignore[no-untyped-def]

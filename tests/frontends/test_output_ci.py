@@ -10,11 +10,12 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
-from test_cli_contract import BAD_CONFIG, HAZARD, cli
 
 from compile_ad_lint.core.settings import DEFAULT_RULE_DOCS_URL, REPOSITORY_URL
 from compile_ad_lint.output.escape import printable
 from compile_ad_lint.testing import write_files
+
+from .test_cli_contract import BAD_CONFIG, HAZARD, cli
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,7 +157,7 @@ def test_rule_links_follow_the_configured_docs_url(project: Path):
 
 
 def test_the_default_docs_url_is_the_repository_docs_folder():
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     urls = tomllib.loads((root / "pyproject.toml").read_text())["project"]["urls"]
     assert urls["Repository"] == REPOSITORY_URL
     assert DEFAULT_RULE_DOCS_URL == f"{REPOSITORY_URL}/blob/main/docs/rules/"

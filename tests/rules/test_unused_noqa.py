@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli_contract import cli
+from frontends.test_cli_contract import cli
 
 from compile_ad_lint.testing import write_files
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cli_contract import HAZARD, cli
 
 from compile_ad_lint.testing import write_files
+
+from .test_cli_contract import HAZARD, cli
 
 
 @pytest.fixture
