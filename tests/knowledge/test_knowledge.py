@@ -188,7 +188,7 @@ def test_torch_call_rows(name, effect, tmp_path):
 def test_every_effect_has_cases():
     effects = {meaning.effect for meanings in CALLS.values() for meaning in meanings}
     # The launch settings and config field defaults (``knowledge/switches.py``) have a case per row in
-    # tests/test_switches.py.
+    # tests/knowledge/test_switches.py.
     switches = {Effect.SETTINGS, Effect.FIELD_DEFAULT}
     assert (
         effects - {Effect.AUTOCAST, Effect.CONFIG_PATCH, Effect.BACKWARD, Effect.AUTOGRAD_FUNCTIONAL}

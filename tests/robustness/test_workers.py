@@ -111,7 +111,7 @@ def test_the_workers_exit_when_the_check_is_killed(tmp_path, signal_number):
     import sys
     from pathlib import Path
 
-    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    bench = str(Path(__file__).resolve().parents[2] / "bench")
     sys.path.insert(0, bench)
     try:
         import framework_corpus

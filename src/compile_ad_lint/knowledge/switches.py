@@ -9,7 +9,7 @@ that ``exec(open("configurator.py").read())`` can rebind. A branch on a value no
 that hold on one arm only.
 
 Each row names where the library defines the behaviour (read from its documentation or source);
-``tests/test_switches.py`` has a case per row.
+``tests/knowledge/test_switches.py`` has a case per row.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ import compile_ad_lint.cache as cache_module
 from compile_ad_lint.cache import build_digest
 from compile_ad_lint.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("CAL_CACHE_MUTATION_EXAMPLES", "4"))
 
 COMPILED_STEP = "import torch\nstep = torch.compile(torch.sin)\n"

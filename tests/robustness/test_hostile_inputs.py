@@ -1,6 +1,6 @@
 """A repository's configuration and the baseline it names are input: hostile ones are a usage error
 naming the file (exit 2), never a traceback, a hang or a read without end, in the CLI and in the
-flake8 plugin (the language server: tests/test_lsp_reliability.py)."""
+flake8 plugin (the language server: tests/frontends/test_lsp_reliability.py)."""
 
 from __future__ import annotations
 

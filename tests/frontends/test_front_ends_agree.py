@@ -19,11 +19,12 @@ import pytest
 pytest.importorskip("pygls")
 
 from pygls.uris import from_fs_path, to_fs_path
-from test_lsp import TIMEOUT, _Client
 
 from compile_ad_lint.testing import expected_in
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+from .test_lsp import TIMEOUT, _Client
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 PROJECTS = (
     "args_helper",
     "aux_indexed",

@@ -13,7 +13,8 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
-from test_lsp import TIMEOUT, _Client, _run
+
+from .test_lsp import TIMEOUT, _Client, _run
 
 COMPILED_HELPERS = "import torch\nstep = torch.compile(torch.sin)\n"
 PLAIN_HELPERS = "import torch\nstep = torch.sin\n"
@@ -163,7 +164,7 @@ def test_an_edit_stops_a_long_first_pass(tmp_path: Path) -> None:
     """The first analysis of an opened file that takes minutes (a call graph whose values grow,
     with a walk budget raised far beyond the default) gives way to the edit that replaces it: the
     edit's diagnostics come in seconds, not after the first pass."""
-    from test_analysis_bounds import _growing_call_graph
+    from robustness.test_analysis_bounds import _growing_call_graph
 
     (tmp_path / "pyproject.toml").write_text("[tool.compile-ad-lint]\nmax-function-walks = 2000000\n")
     (tmp_path / "helpers.py").write_text(COMPILED_HELPERS)
