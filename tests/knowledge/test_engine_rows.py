@@ -47,6 +47,28 @@ def _amp(setup: str, forward: str, after: str) -> str:
     )
 
 
+def _copy(value: str, mark: str) -> str:
+    """A module's parameters given ``value`` in place in a forward-AD region, then a plain call."""
+    return (
+        HEAD
+        + NET
+        + "model = torch.compile(Net())\n\n\ndef jvp(tangents):\n    with fwAD.dual_level():\n"
+        + "        with torch.no_grad():\n            for name, p in model.named_parameters():\n"
+        + f"                p.copy_({value})\n        return model(torch.ones(2, 4))  # {mark}\n"
+    )
+
+
+def _after(statement: str, mark: str) -> str:
+    """A compiled module's output under bf16 autocast, ``statement`` on it, then its backward outside."""
+    return (
+        HEAD
+        + NET
+        + "model = torch.compile(Net())\n\n\ndef step(x):\n"
+        + "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        out = model(x)\n"
+        + f"    {statement}\n    out.sum().backward()  # {mark}\n"
+    )
+
+
 #: row -> (the case with the finding, the near miss).
 CASES = {
     "TENSOR_BACKWARD": (
@@ -124,6 +146,18 @@ CASES = {
             "    p = towers.key.weight\n", "    logger.log(k_emb)\n"
         ),
     ),
+    "COPY_IN_PLACE": (
+        _copy("fwAD.make_dual(p.detach(), tangents[name])", "expect: CAL001"),
+        _copy("p.detach() * 2", "ok: plain values copied, the parameters stay plain"),
+    ),
+    "DETACH_IN_PLACE": (
+        _after("out.detach()", "expect: CAL002"),
+        _after("out.detach_()", "ok: detach_() cut out from the compiled graph"),
+    ),
+    "CONTAINER_STORE_METHODS": (
+        _after("outs = []\n    outs.insert(0, out)\n    out = outs[0]", "expect: CAL002"),
+        _after("outs = []\n    outs.insert(0, x)\n    out = outs[0]", "ok: insert stores its second argument"),
+    ),
     "TORCH_NN": (
         _amp(
             "class Block(nn.Linear):\n    pass\n\n\nmodel = Block(4, 4)\nmodel.compile()",
@@ -148,6 +182,8 @@ ROWS = {
     "ORIGINAL_MODULE": api.ORIGINAL_MODULE,
     "ORIGINAL_FUNCTION": api.ORIGINAL_FUNCTION,
     "WRAPPED_MODULE": api.WRAPPED_MODULE,
+    "COPY_IN_PLACE": api.COPY_IN_PLACE,
+    "DETACH_IN_PLACE": api.DETACH_IN_PLACE,
     "TORCH_PACKAGE": api.TORCH_PACKAGE,
 }
 #: Rows whose case is elsewhere.

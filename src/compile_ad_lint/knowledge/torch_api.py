@@ -384,6 +384,19 @@ WRAPPED_MODULE = Member(
     "torch/nn/parallel/distributed.py and data_parallel.py: `self.module = module`; "
     "torch/distributed/fsdp/fully_sharded_data_parallel.py: `@property def module`",
 )
+#: ``p.copy_(fwAD.make_dual(p, t))``: the tensor takes its argument's values in place, and in a
+#: forward-AD region its tangent too (a module's parameter made dual).
+COPY_IN_PLACE = Member(
+    "copy_",
+    "torch/_tensor_docs.py: `copy_(src, non_blocking=False)`: copies the elements from `src` into the tensor and "
+    "returns it; in a dual_level the tensor gets `src`'s tangent (torch 2.13, a parameter under no_grad too)",
+)
+#: ``fmap.detach_()`` as a statement: the tensor itself leaves the graph it came from.
+DETACH_IN_PLACE = Member(
+    "detach_",
+    "torch/_tensor.py: `detach_`: detaches the Tensor from the graph that created it, making it a leaf; the "
+    "result never has forward mode AD gradients (in place, unlike `detach`)",
+)
 #: The keyword naming a compile's backend, by the ``TorchCall`` effect that compiles: ``(keyword,
 #: position)``, position None when only the keyword gives it (``Module.compile`` and
 #: ``partial(torch.compile, ...)`` pass theirs to ``torch.compile``).
@@ -605,9 +618,26 @@ MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 MODULE_REGISTRATION_METHODS = frozenset({"register_module", "add_module"})
 #: Container methods returning one element (``dict.get``/``pop``/``setdefault``, ``list.pop``).
 CONTAINER_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "__getitem__"})
-#: Container methods storing their argument (``append``, ``insert``, ``add``) or its elements
-#: (``extend``) in the receiver (Python docs library/stdtypes.html, mutable sequence and set types).
-CONTAINER_STORE_METHODS = {"append": "item", "insert": "item", "add": "item", "extend": "elements"}
+
+
+@dataclass(frozen=True)
+class ContainerStore:
+    """A container method storing one of its positional arguments in the receiver: the argument
+    itself, or its ``elements``."""
+
+    position: int
+    elements: bool = False
+
+
+#: Container methods storing their argument (``append(x)``, ``insert(i, x)``, ``add(x)``) or its
+#: elements (``extend(iterable)``) in the receiver (Python docs library/stdtypes.html, mutable
+#: sequence and set types).
+CONTAINER_STORE_METHODS = {
+    "append": ContainerStore(0),
+    "insert": ContainerStore(1),
+    "add": ContainerStore(0),
+    "extend": ContainerStore(0, elements=True),
+}
 #: Calls that build an empty container a registry starts from.
 EMPTY_CONTAINER_FACTORIES = frozenset({"builtins.dict", "collections.OrderedDict", "collections.defaultdict"})
 

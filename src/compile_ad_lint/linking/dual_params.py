@@ -70,7 +70,7 @@ class DualParameters:
     def copy_into(self, call: ir.Call, frame: Frame) -> None:
         """``p.copy_(fwAD.make_dual(...))`` with ``p`` from ``model.parameters()``: ``model`` is dual."""
         func = call.func
-        if not (isinstance(func, ir.Attr) and func.attr == "copy_" and isinstance(func.base, ir.Ref)):
+        if not (isinstance(func, ir.Attr) and func.attr == api.COPY_IN_PLACE.name and isinstance(func.base, ir.Ref)):
             return
         source = frame.element_of.get(func.base.name)
         if not (

@@ -1304,15 +1304,13 @@ class Interpreter:
                     return frozenset([ConstVal(None)])
                 return frozenset([PLAIN])  # detached: no history, no tangent
         if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
-            return self.reach.receiver_method(call, frame)
+            return self.reach.receiver_method(call, frame)  # ``.cuda()``, ``.children()``, ``.get()``, ...
         if isinstance(call.func, ir.Attr) and call.func.attr in api.CONTAINER_STORE_METHODS:
             stored = self.reach.container_store(call, frame)  # ``residuals.append(h)``
             if stored is not None:
                 return stored
-        if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == "copy_":
-            self.dual_params.copy_into(
-                call, frame
-            )  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter  # ``.cuda()``, ``.children()``, ``.get()``, ...
+        if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == api.COPY_IN_PLACE.name:
+            self.dual_params.copy_into(call, frame)  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter
         if isinstance(call.func, ir.Attr):
             bases = self.eval(call.func.base, frame)
             if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):

@@ -492,8 +492,9 @@ class Reach:
         ):
             return None
         args = interp.eval_args(call.args, frame)
-        stored = positional(args, 1 if func.attr == "insert" else 0)
-        if api.CONTAINER_STORE_METHODS[func.attr] == "elements":
+        method = api.CONTAINER_STORE_METHODS[func.attr]
+        stored = positional(args, method.position)
+        if method.elements:
             stored = interp.elements(stored) if stored else stored
         # Compiled outputs only (a ControlNet's residuals): appended modules and callables, followed
         # too, walked torchtitan's code for every layer list it builds (15,900 -> 18,900 walks).
@@ -628,7 +629,7 @@ class Reach:
         if (
             isinstance(expr, ir.Call)
             and isinstance(expr.func, ir.Attr)
-            and expr.func.attr == "detach_"
+            and expr.func.attr == api.DETACH_IN_PLACE.name
             and target_of(expr.func.base) is not None
         ):
             values = self.interp.eval(expr.func.base, frame)
