@@ -14,7 +14,7 @@ once; about 20 small inductor compiles in all). Then:
   meant and runs, with eager's gradients (``aot_eager``: no kernel noise).
 - A second analysis of each fixed copy no longer reports the findings the fix was for, a second
   ``--fix`` changes nothing, and ``check --fix --unsafe-fixes`` writes what the API's fixes do.
-- Every plan kind of ``fixes.plans`` (and every compile spelling and value shape the fixes edit) is
+- Every plan kind of ``core.plans`` (and every compile spelling and value shape the fixes edit) is
   among those verified here: a fix this test does not verify cannot be offered unnoticed.
 """
 
