@@ -156,6 +156,11 @@ class ResultReads:
     layout: LayoutFacts = LayoutFacts()
 
 
+def derived_key(key: str) -> str:
+    """Where the result of a root under ``key`` is kept when it read derived contents (``--fix``'s)."""
+    return hashlib.sha256(f"derived\0{key}".encode()).hexdigest()
+
+
 def store_result(cache: SummaryCache, key: str, result: RootResult, *, to_disk: bool = True) -> None:
     """Keep ``result`` under ``key``, and what it read under ``reads_key(key)``. Either entry can
     be missing or older than the other (a run killed between the two writes, concurrent runs):
@@ -540,9 +545,12 @@ class Analyzer:
         sources: Mapping[Path, bytes] | None = None,
         *,
         cancelled: Callable[[], bool] | None = None,
+        derived: bool = False,
     ) -> Report:
         """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
         buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk.
+        ``derived``: the ``sources`` are a function of the files on disk (``--fix``'s fixed
+        contents), not an editor's buffers, so what is found from them is kept on disk too.
 
         ``cancelled`` is asked before each root and, in this process, before each function walk;
         when it answers True the check stops with ``AnalysisCancelled`` (the language server's
@@ -552,6 +560,7 @@ class Analyzer:
         started = time.perf_counter()
         files, problems, events, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled
+        run.derived = derived
         remembered = self._remembered(run, files, started)
         if remembered is not None:
             return remembered
@@ -855,6 +864,8 @@ class _Run:
         self.files = files
         self.cancelled: Callable[[], bool] | None = None
         self._unsaved: frozenset[str] | None = None
+        #: The overrides are derived from the disk (``Analyzer.check``): results reading them are stored.
+        self.derived = False
 
     def analyze(self, tasks: list[tuple[SourceFile, frozenset[str]]]) -> list[RootResult]:
         results: dict[int, RootResult] = {}
@@ -1104,7 +1115,7 @@ class _Run:
 
     def remember_check(self, record: CheckRecord) -> None:
         """Store a check's findings; not for editor buffers, whose contents pass with the next keystroke."""
-        if self.cache is not None and not self.overrides:
+        if self.cache is not None and (not self.overrides or self.derived):
             self.cache.store(self._check_key(), record)
 
     def _unchanged(
@@ -1133,9 +1144,15 @@ class _Run:
         ).hexdigest()
 
     def _lookup(self, path: Path, mentions: frozenset[str]) -> RootResult | None:
+        """The root's stored result, or the one found from derived contents (``--fix``'s), if valid."""
         if self.cache is None:
             return None
         key = self._key(path, mentions)
+        found = self._valid_result(key)
+        return found if found is not None else self._valid_result(derived_key(key))
+
+    def _valid_result(self, key: str) -> RootResult | None:
+        assert self.cache is not None
         reads = self.cache.load(reads_key(key), ResultReads)
         if reads is not None and not self._unchanged(reads.dependencies, reads.absent, reads.layout):
             return None  # stale: the result itself is not decoded
@@ -1159,7 +1176,11 @@ class _Run:
         if self.cache is not None and result.cacheable:
             unsaved = self._unsaved_buffers()
             reads_unsaved = any(dependency in unsaved for dependency, _ in result.dependencies)
-            store_result(self.cache, self._key(path, mentions), result, to_disk=not reads_unsaved)
+            key = self._key(path, mentions)
+            if reads_unsaved and self.derived:  # a slot of its own: the disk's result stays too
+                store_result(self.cache, derived_key(key), result)
+            else:
+                store_result(self.cache, key, result, to_disk=not reads_unsaved)
 
     def _unsaved_buffers(self) -> frozenset[str]:
         """The overridden files (editor buffers, stdin) whose contents differ from the file on disk."""

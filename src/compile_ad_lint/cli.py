@@ -615,12 +615,16 @@ def _check(args: argparse.Namespace) -> int:
         from .command.fixing import Fixed, run_fix
 
         def reanalyze(contents):  # type: ignore[no-untyped-def]
-            again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None)
+            # Fixed contents are a function of the files and the fixes: their results may be kept.
+            again = analyzer.check(
+                scope.paths, sources={**scope.sources, **contents} or None, derived=not scope.sources
+            )
             if baseline is not None:
                 again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
             return narrowed(again, scope)
 
-        fixed = run_fix(args, scope, report, reanalyze, write_report, config.root or default_root(scope.paths))
+        root = config.root or default_root(scope.paths)
+        fixed = run_fix(args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths))
         if not isinstance(fixed, Fixed):
             return fixed
         report, fixed_lines = fixed.report, fixed.lines

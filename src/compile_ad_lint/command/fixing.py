@@ -74,14 +74,22 @@ def run_fix(
     reanalyze: Callable[[Mapping[Path, bytes]], Any],
     emit: Callable[[str, str | None], bool],
     root: Path,
+    cache: Any = None,
 ) -> Fixed | int:
     """``--fix`` or ``--diff``: an exit status when the run ends here (``--diff``, stdin, an
-    internal error), else what remains to report."""
+    internal error), else what remains to report. ``cache`` (the check's ``SummaryCache``) keeps
+    the fixes' edits and rounds; stdin's fixes are not kept (its content is no file's)."""
     from ..fixes.apply import fix_loop, unified_diff, write_changes
 
     stdin = scope.stdin is not None
     try:
-        outcome = fix_loop(report, reanalyze, args.unsafe_fixes, buffers=scope.sources if stdin else None)
+        outcome = fix_loop(
+            report,
+            reanalyze,
+            args.unsafe_fixes,
+            buffers=scope.sources if stdin else None,
+            cache=None if stdin else cache,
+        )
     except Exception:
         print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)
         traceback.print_exc()

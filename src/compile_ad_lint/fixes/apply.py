@@ -22,15 +22,19 @@ import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..baseline import Fingerprints
 from ..cache import content_digest
 from ..core.findings import Edit, Finding
 from ..core.paths import is_notebook, real_path
 from ..core.plans import paths_of
-from . import ops_for, resolve
+from . import resolve
+from .rounds import apply_plans
 from .source import Sources
-from .transform import Changes, PlanError
+
+if TYPE_CHECKING:
+    from ..cache import SummaryCache
 
 #: Rounds at most (each re-analyzes the project); overlapping fixes rarely need more than two.
 MAX_ROUNDS = 8
@@ -60,10 +64,12 @@ def fix_loop(  # type: ignore[no-untyped-def]
     analyze: Callable[[Mapping[Path, bytes]], object],
     unsafe: bool,
     buffers: Mapping[Path, bytes] | None = None,
+    cache: SummaryCache | None = None,
 ) -> FixOutcome:
     """Apply fixes to ``report``'s findings; ``analyze(contents)`` re-analyzes with ``contents``
     (resolved path -> bytes) in place of the files on disk. ``buffers`` are contents the analysis
-    read instead of the disk (stdin)."""
+    read instead of the disk (stdin). ``cache`` keeps the fixes' edits and each round's outcome
+    (``rounds.py``), so that fixing the same contents again needs no LibCST."""
     base = dict(buffers or {})
     contents: dict[Path, bytes] = {}
     original: dict[Path, tuple[str, bytes]] = {}
@@ -72,7 +78,7 @@ def fix_loop(  # type: ignore[no-untyped-def]
     stale: set[str] = set()
     applied_list: list[tuple[str, str]] = []
     for round_number in range(MAX_ROUNDS):
-        sources = Sources({**base, **contents}, dict(report.digests))
+        sources = Sources({**base, **contents}, dict(report.digests), cache=cache)
         if round_number == 0:  # files changed on disk since the analysis: their fixes are not built
             # (A notebook is never edited, and the analysis read the module its cells make, not the
             # file: it is not stale, its fixes are just not offered.)
@@ -86,29 +92,27 @@ def fix_loop(  # type: ignore[no-untyped-def]
             }
         findings = resolve(report.findings, sources)
         marks = Fingerprints(read=sources.data)
-        changes = Changes(sources)
         applied = 0
         #: Fixes that are text edits without a plan (CAL901's), applied after the plans' changes.
         textual: list[tuple[Finding, str]] = []
+        #: Fixes with a plan, in report order (marks are unique in a report: none is taken twice).
+        planned: list[tuple[Finding, str]] = []
         for finding in findings:
             mark = marks.of(finding)
             if not finding.fixable(unsafe) or mark in applied_marks:
                 continue
-            if finding.fix.plan is None:  # type: ignore[union-attr]
-                textual.append((finding, mark))
-                continue
-            try:
-                changes.add(ops_for(finding.fix.plan, sources))  # type: ignore[union-attr, arg-type]
-            except PlanError:
-                continue  # overlaps a fix of this round: the next round tries again
+            (planned if finding.fix.plan is not None else textual).append((finding, mark))  # type: ignore[union-attr]
+        round_ = apply_plans([finding.fix.plan for finding, _ in planned], sources, cache)  # type: ignore[union-attr, misc]
+        for position in round_.taken:
+            finding, mark = planned[position]
             applied_marks.add(mark)
             applied_list.append((finding.location.path, finding.code))
             applied += 1
-        rendered = changes.render() if applied else {}
-        for display, (parsed, module) in rendered.items():
+        rendered = round_.rendered
+        for display, (before, after) in rendered.items():
             path = sources.path(display)
-            original.setdefault(path, (display, parsed.data))
-            contents[path] = parsed.encode(module)
+            original.setdefault(path, (display, before))
+            contents[path] = after
         for display, group in _by_file(textual).items():
             # A file a plan changed this round gets its text edits in the next round, against its new text.
             if display in rendered or not sources.fresh(display):
@@ -130,7 +134,7 @@ def fix_loop(  # type: ignore[no-untyped-def]
         fixed += applied
         report = analyze(contents)
     outcome = FixOutcome(report, fixed=fixed, applied=applied_list)
-    sources = Sources({**base, **contents}, dict(report.digests))
+    sources = Sources({**base, **contents}, dict(report.digests), cache=cache)
     outcome.unsafe_left = sum(
         1 for f in resolve(report.findings, sources) if f.fix is not None and f.fix.edits and not f.fix.safe
     )

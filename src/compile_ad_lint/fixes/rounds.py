@@ -1,0 +1,142 @@
+"""One round of ``check --fix`` / ``--diff``: carry plans out together, or replay the round from the cache.
+
+A round applies the selected plans in order, each all or none (``Changes.add``: a plan that
+overlaps an earlier one waits for the next round), and renders every file they touched in one
+LibCST pass, so plans that share an added import or a ``with`` compose into one edit. What comes
+out is a function of the plans, in order, and of the contents of the files building them read:
+the cache keeps it as the plans taken and, per file, line hunks from the bytes before to the bytes
+after, with the digests of every file read. A later round over the same plans and contents (a
+second ``--diff`` on an unchanged tree) replays the hunks without LibCST, and checks that the
+bytes it makes have the digest the round recorded; anything else builds the round again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..cache import SummaryCache, build_digest, codec, content_digest
+from ..core.plans import FixPlan
+from .source import Sources
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """Lines ``start``..``end`` (0-based, end exclusive, of the bytes before) become ``lines``."""
+
+    start: int
+    end: int
+    lines: bytes
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """A file the round rendered (unchanged bytes included: the round still counts it as edited)."""
+
+    display: str
+    before: str
+    after: str
+    hunks: tuple[Hunk, ...]
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """What a round did: the indices of the plans taken, the files rendered (in render order), and
+    every file read building it with its content digest (None: unreadable)."""
+
+    taken: tuple[int, ...]
+    files: tuple[RenderedFile, ...]
+    read: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round's outcome: the plans taken (indices) and each rendered file's bytes before and after."""
+
+    taken: tuple[int, ...]
+    rendered: dict[str, tuple[bytes, bytes]]
+
+
+def apply_plans(plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache | None) -> Round:
+    """Carry ``plans`` out in order on ``sources`` (a plan that does not fit, or overlaps one taken
+    before it, is skipped), from ``cache`` when the same plans met the same contents before."""
+    if not plans:
+        return Round((), {})
+    key = _round_key(plans) if cache is not None else ""
+    if cache is not None:
+        stored = cache.load(key, RoundRecord)
+        replayed = _replay(stored, sources) if stored is not None else None
+        if replayed is not None:
+            return replayed
+    from . import ops_for
+    from .transform import Changes, PlanError
+
+    sources.start_reading()
+    changes = Changes(sources)
+    taken = []
+    for position, plan in enumerate(plans):
+        try:
+            changes.add(ops_for(plan, sources))
+        except PlanError:
+            continue  # overlaps a plan taken before it: the next round tries again
+        taken.append(position)
+    rendered = (
+        {display: (parsed.data, parsed.encode(module)) for display, (parsed, module) in changes.render().items()}
+        if taken
+        else {}
+    )
+    read = sources.read_since_start()
+    if cache is not None and all(sources.fresh(display) for display, _ in read):
+        files = tuple(
+            RenderedFile(display, content_digest(before), content_digest(after), line_hunks(before, after))
+            for display, (before, after) in rendered.items()
+        )
+        cache.store(key, RoundRecord(tuple(taken), files, read))
+    return Round(tuple(taken), rendered)
+
+
+def _round_key(plans: Sequence[FixPlan]) -> str:
+    # Plans name files by display path, which is relative to the working directory.
+    text = f"fix-round\0{build_digest()}\0{os.getcwd()}\0".encode() + codec.dumps(tuple(plans))
+    return hashlib.sha256(text).hexdigest()
+
+
+def _replay(record: RoundRecord, sources: Sources) -> Round | None:
+    """The recorded round, when every file it read still has its content and is fresh; else None."""
+    if not all(sources.digest(display) == digest and sources.fresh(display) for display, digest in record.read):
+        return None
+    rendered: dict[str, tuple[bytes, bytes]] = {}
+    for file in record.files:
+        before = sources.data(file.display)
+        if before is None or content_digest(before) != file.before:
+            return None
+        after = apply_hunks(before, file.hunks)
+        if after is None or content_digest(after) != file.after:
+            return None
+        rendered[file.display] = (before, after)
+    return Round(record.taken, rendered)
+
+
+def line_hunks(before: bytes, after: bytes) -> tuple[Hunk, ...]:
+    """The runs of lines (``bytes.splitlines``, ends kept) that differ from ``before`` to ``after``."""
+    if before == after:
+        return ()
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return tuple(Hunk(i1, i2, b"".join(new[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def apply_hunks(before: bytes, hunks: Sequence[Hunk]) -> bytes | None:
+    """``before`` with ``hunks`` (in order, not overlapping) applied; None when they do not fit it."""
+    old = before.splitlines(keepends=True)
+    pieces, at = [], 0
+    for hunk in hunks:
+        if not at <= hunk.start <= hunk.end <= len(old):
+            return None
+        pieces += [*old[at : hunk.start], hunk.lines]
+        at = hunk.end
+    pieces += old[at:]
+    return b"".join(pieces)
