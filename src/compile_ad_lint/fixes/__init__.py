@@ -101,6 +101,19 @@ def _edits_for(plan: plans.FixPlan, sources: Sources) -> tuple[Edit, ...]:
     return edits
 
 
+def plan_reads(plan: plans.FixPlan, sources: Sources) -> tuple[str, ...] | None:
+    """The files the cached edits of ``plan`` were built from, when they hold on ``sources``;
+    None when the cache has no such edits."""
+    if sources.cache is None:
+        return None
+    stored = sources.cache.load(_plan_key(plan), ResolvedPlan)
+    if stored is None or not all(
+        sources.digest(display) == digest and sources.fresh(display) for display, digest in stored.read
+    ):
+        return None
+    return tuple(display for display, _ in stored.read)
+
+
 def resolve_fix(fix: Fix, sources: Sources, memo: dict | None = None) -> Fix | None:
     """``fix`` with its edits, or None when its plan does not fit the code (or changes nothing).
     ``memo`` shares the edits of equal plans (two findings fixed at one compile site)."""
@@ -172,4 +185,4 @@ def _resolve_here(findings: Sequence[Finding], sources: Sources) -> tuple[Findin
     return tuple(resolved)
 
 
-__all__ = ["Changes", "PlanError", "Sources", "ops_for", "resolve", "resolve_fix"]
+__all__ = ["Changes", "PlanError", "Sources", "ops_for", "plan_reads", "resolve", "resolve_fix"]

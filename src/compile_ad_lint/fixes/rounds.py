@@ -8,6 +8,10 @@ the cache keeps it as the plans taken and, per file, line hunks from the bytes b
 after, with the digests of every file read. A later round over the same plans and contents (a
 second ``--diff`` on an unchanged tree) replays the hunks without LibCST, and checks that the
 bytes it makes have the digest the round recorded; anything else builds the round again.
+
+Plans interact only through the files they read (``Changes`` composes and refuses per file), so a
+round is kept per group of plans linked by the files their edits were built from: after one file is
+edited, only its group is carried out again.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class RenderedFile:
     before: str
     after: str
     hunks: tuple[Hunk, ...]
+    #: The first plan (its index in the group) whose operations touched the file: files render in
+    #: that order, which a round over several groups keeps.
+    first: int
 
 
 @dataclass(frozen=True)
@@ -65,23 +72,80 @@ def apply_plans(plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache 
     before it, is skipped), from ``cache`` when the same plans met the same contents before."""
     if not plans:
         return Round((), {})
+    groups = _groups(plans, sources)
+    outcomes = [_apply_group([plans[i] for i in group], sources, cache) for group in groups]
+    if len(groups) > 1 and not all(done.taken for done, _ in outcomes):
+        # A group that took nothing renders nothing, where one pass over every plan would render
+        # the files it touched too: that pass, then (the plans' edits came from these contents,
+        # so every group takes one; this is for the round the contents do not explain).
+        groups = [list(range(len(plans)))]
+        outcomes = [_apply_group(plans, sources, cache)]
+    taken: list[int] = []
+    files: list[tuple[int, int, str, bytes, bytes]] = []
+    for group, (done, first) in zip(groups, outcomes):
+        taken += [group[i] for i in done.taken]
+        files += [
+            (group[first[display]], order, display, before, after)
+            for order, (display, (before, after)) in enumerate(done.rendered.items())
+        ]
+    files.sort(key=lambda file: file[:2])
+    return Round(tuple(sorted(taken)), {display: (before, after) for _, _, display, before, after in files})
+
+
+def _groups(plans: Sequence[FixPlan], sources: Sources) -> list[list[int]]:
+    """The plans' indices in groups linked by the files their cached edits were built from, in
+    order; one group when some plan's edits are not cached."""
+    from . import plan_reads
+
+    reads = [plan_reads(plan, sources) for plan in plans]
+    if any(read is None for read in reads):
+        return [list(range(len(plans)))]
+    group_of: dict[str, int] = {}
+    parent = list(range(len(plans)))
+
+    def top(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    for index, read in enumerate(reads):
+        for display in read or ():
+            if display in group_of:
+                parent[top(index)] = top(group_of[display])
+            else:
+                group_of[display] = index
+    groups: dict[int, list[int]] = {}
+    for index in range(len(plans)):
+        groups.setdefault(top(index), []).append(index)
+    return sorted(groups.values())
+
+
+def _apply_group(
+    plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache | None
+) -> tuple[Round, dict[str, int]]:
+    """``apply_plans`` on one group, and the first plan to touch each file rendered."""
     key = _round_key(plans) if cache is not None else ""
     if cache is not None:
         stored = cache.load(key, RoundRecord)
         replayed = _replay(stored, sources) if stored is not None else None
         if replayed is not None:
-            return replayed
+            return replayed, {file.display: file.first for file in stored.files}
     from . import ops_for
     from .transform import Changes, PlanError
 
     sources.start_reading()
     changes = Changes(sources)
     taken = []
+    first: dict[str, int] = {}
     for position, plan in enumerate(plans):
         try:
             changes.add(ops_for(plan, sources))
         except PlanError:
             continue  # overlaps a plan taken before it: the next round tries again
+        finally:
+            for display in changes.displays:
+                first.setdefault(display, position)
         taken.append(position)
     rendered = (
         {display: (parsed.data, parsed.encode(module)) for display, (parsed, module) in changes.render().items()}
@@ -91,11 +155,13 @@ def apply_plans(plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache 
     read = sources.read_since_start()
     if cache is not None and all(sources.fresh(display) for display, _ in read):
         files = tuple(
-            RenderedFile(display, content_digest(before), content_digest(after), line_hunks(before, after))
+            RenderedFile(
+                display, content_digest(before), content_digest(after), line_hunks(before, after), first[display]
+            )
             for display, (before, after) in rendered.items()
         )
         cache.store(key, RoundRecord(tuple(taken), files, read))
-    return Round(tuple(taken), rendered)
+    return Round(tuple(taken), rendered), first
 
 
 def _round_key(plans: Sequence[FixPlan]) -> str:
