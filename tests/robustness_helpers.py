@@ -149,14 +149,14 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 
 def count_analyses(monkeypatch) -> list[tuple[str, frozenset[str]]]:
     """Record (file name, mentions) of every root this process analyzes (``jobs=1`` checks)."""
-    import compile_ad_lint.api as api
+    from compile_ad_lint.pipeline.workspace import Workspace
 
     seen: list[tuple[str, frozenset[str]]] = []
-    original = api._Workspace._analyze
+    original = Workspace._analyze
 
     def counting(self, path, mentions, *rest):
         seen.append((path.name, mentions))
         return original(self, path, mentions, *rest)
 
-    monkeypatch.setattr(api._Workspace, "_analyze", counting)
+    monkeypatch.setattr(Workspace, "_analyze", counting)
     return seen

@@ -30,7 +30,7 @@ from .config import (
     read_config_file,
 )
 from .core.paths import real_path
-from .core.settings import DEFAULT_RULE_DOCS_URL, ConfigError, valid_prefixes
+from .core.settings import DEFAULT_RULE_DOCS_URL, Config, ConfigError, valid_prefixes
 from .core.torch_versions import TargetError
 from .project import default_root
 from .target import with_target
@@ -482,15 +482,90 @@ def _no_file_checked(report, args: argparse.Namespace) -> str:  # type: ignore[n
     return message
 
 
+class _Stop(Exception):
+    """Ends a check early with ``code``; whatever it had to say is printed already."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 def _check(args: argparse.Namespace) -> int:
-    from .api import Analyzer
-    from .output import render as render_format
+    """``compile-ad-lint check``: each step below, in order; a step that ends the run raises ``_Stop``."""
+    try:
+        return _run_check(args)
+    except _Stop as stop:
+        return stop.code
+
+
+def _run_check(args: argparse.Namespace) -> int:
     from .output import write_report
-    from .output.text import TextOptions
-    from .output.text import render as render_text
-    from .rules import ALL_RULES
 
     started = time.perf_counter()
+    _refuse_inapplicable_options(args)
+    start = _config_start(args)
+    config = _check_config(args, start)
+    if args.show_settings:
+        from .command.listing import show_settings
+
+        return show_settings(start, config, args.config)
+    if args.show_files:
+        from .command.listing import show_files
+
+        return show_files([p for p in args.paths if p != STDIN], config)
+    if _only_excluded_files(args, config):
+        if not args.quiet:  # the pre-commit hook with only excluded files staged: nothing to do, as Ruff
+            print("compile-ad-lint: warning: no file to check: every path given is excluded", file=sys.stderr)
+        return EXIT_CLEAN
+    try:
+        scope = build_scope(args, config)
+    except ValueError as error:
+        return _error(str(error))
+    baseline = _load_baseline(args, config)
+    analyzer, report = _analyze(args, config, scope)
+    baseline_result = None
+    if baseline is not None:  # on the whole analysis, so that fingerprints rank findings as when it was written
+        baseline_result = baseline.filter(report.findings, reader(scope))
+        report = replace(report, findings=baseline_result.findings)
+    report = narrowed(report, scope)
+    if scope.stdin_failure is not None and config.enables("CAL900"):
+        report = replace(report, findings=(stdin_failure(scope), *report.findings))
+    checked = _checked_count(scope, report)
+    if baseline is not None:
+        _note_baseline(args, baseline, baseline_result, report)
+    if args.write_baseline:
+        _write_baseline(args, report, reader(scope))
+    fixed_lines: tuple[str, ...] = ()
+    if args.fix or args.diff:
+        report, fixed_lines = _fix(args, scope, report, analyzer, baseline, config)
+    if args.add_noqa:
+        from .command.fixing import run_add_noqa
+
+        run_add_noqa(report, args.quiet, config.root or default_root(scope.paths))
+        return EXIT_CLEAN if checked else _error(_no_file_checked(report, args))
+    if args.confirm and checked:
+        report = _confirmed(args, report, config)
+    # The summary's time is the whole run's: configuration, discovery, analysis and confirm.
+    report = replace(
+        report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3))
+    )
+    if args.format in ("json", "sarif") or args.show_fixes:  # they carry (or show) each fix's edits
+        report = _with_fixes(report, scope, analyzer)
+    if not write_report(_rendered(args, report, scope, config, fixed_lines), args.output):
+        return EXIT_ERROR
+    if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
+        print(
+            "compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr
+        )
+    if not checked:
+        return _error(_no_file_checked(report, args))
+    if report.findings and not (args.exit_zero or args.write_baseline):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _refuse_inapplicable_options(args: argparse.Namespace) -> None:
+    """Text-only flags with another format, and fix options that contradict each other."""
     if args.format != "text":
         for flag, given in (
             ("--concise", args.concise),
@@ -498,14 +573,23 @@ def _check(args: argparse.Namespace) -> int:
             ("--statistics", args.statistics),
         ):
             if given:
-                return _error(f"{flag} applies to --format text, not {args.format}")
+                raise _Stop(_error(f"{flag} applies to --format text, not {args.format}"))
     problem = _fix_options_problem(args)
     if problem is not None:
-        return _error(problem)
+        raise _Stop(_error(problem))
+
+
+def _config_start(args: argparse.Namespace) -> str:
+    """Where the configuration is looked for: the first path, or the file stdin stands for."""
     if args.stdin_filename is not None and args.paths in ([], [STDIN]):
-        start = args.stdin_filename  # the configuration of the file stdin stands for
-    else:
-        start = args.paths[0] if args.paths and args.paths[0] != STDIN else "."
+        return args.stdin_filename  # the configuration of the file stdin stands for
+    return args.paths[0] if args.paths and args.paths[0] != STDIN else "."
+
+
+def _check_config(args: argparse.Namespace, start: str) -> Config:
+    """The configuration file's settings with the command line's over them, and the torch they speak for."""
+    from .rules import ALL_RULES
+
     try:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
@@ -522,40 +606,44 @@ def _check(args: argparse.Namespace) -> int:
         )
     except ConfigError as error:
         print(f"compile-ad-lint: configuration error: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        raise _Stop(EXIT_ERROR) from None
     try:
         config = with_target(config, args.paths or ["."], setting=args.target_torch, source="--target-torch")
     except TargetError as error:
-        return _error(f"--target-torch: {error}")
+        raise _Stop(_error(f"--target-torch: {error}")) from None
     if not any(config.enables(rule.code) for rule in ALL_RULES):
         select = ",".join(sorted(config.select or ["ALL"]))
-        return _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")
-    if args.show_settings:
-        from .command.listing import show_settings
+        raise _Stop(
+            _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")
+        )
+    return config
 
-        return show_settings(start, config, args.config)
-    if args.show_files:
-        from .command.listing import show_files
 
-        return show_files([p for p in args.paths if p != STDIN], config)
+def _only_excluded_files(args: argparse.Namespace, config: Config) -> bool:
+    """``--force-exclude`` and every path named is an excluded file."""
     named = [p for p in args.paths if p != STDIN]
-    if config.force_exclude and named and all(os.path.isfile(p) and config.excludes_file(Path(p)) for p in named):
-        if not args.quiet:  # the pre-commit hook with only excluded files staged: nothing to do, as Ruff
-            print("compile-ad-lint: warning: no file to check: every path given is excluded", file=sys.stderr)
-        return EXIT_CLEAN
-    try:
-        scope = build_scope(args, config)
-    except ValueError as error:
-        return _error(str(error))
-    baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
-    baseline = baseline_result = None
-    if baseline_path is not None:
-        from .baseline import BaselineError, load_baseline
+    return bool(
+        config.force_exclude and named and all(os.path.isfile(p) and config.excludes_file(Path(p)) for p in named)
+    )
 
-        try:
-            baseline = load_baseline(baseline_path)
-        except BaselineError as error:
-            return _error(str(error))
+
+def _load_baseline(args: argparse.Namespace, config: Config):  # type: ignore[no-untyped-def]
+    """The baseline whose findings are not reported (none while ``--write-baseline`` writes one)."""
+    baseline_path = None if args.write_baseline else (Path(args.baseline) if args.baseline else config.baseline)
+    if baseline_path is None:
+        return None
+    from .baseline import BaselineError, load_baseline
+
+    try:
+        return load_baseline(baseline_path)
+    except BaselineError as error:
+        raise _Stop(_error(str(error))) from None
+
+
+def _analyze(args: argparse.Namespace, config: Config, scope: Scope):  # type: ignore[no-untyped-def]
+    """The analyzer and its report on ``scope``; an internal error ends the run (exit 2)."""
+    from .api import Analyzer
+
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     analyzer = Analyzer(config, use_cache=not args.no_cache, jobs=args.jobs, progress=progress)
     try:
@@ -563,94 +651,100 @@ def _check(args: argparse.Namespace) -> int:
     except Exception:
         print("compile-ad-lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
-        return EXIT_ERROR
+        raise _Stop(EXIT_ERROR) from None
     finally:
         if progress is not None:
             progress.close()
-    if baseline is not None:  # on the whole analysis, so that fingerprints rank findings as when it was written
-        baseline_result = baseline.filter(report.findings, reader(scope))
-        report = replace(report, findings=baseline_result.findings)
-    report = narrowed(report, scope)
-    if scope.stdin_failure is not None and config.enables("CAL900"):
-        report = replace(report, findings=(stdin_failure(scope), *report.findings))
+    return analyzer, report
+
+
+def _checked_count(scope: Scope, report) -> int:  # type: ignore[no-untyped-def]
+    """How many files the run checked: the scope's, and with ``--dependents`` the files whose findings it reports."""
     checked = scope.checked if scope.checked is not None else report.stats.files
     if scope.related_too and scope.keep is not None:  # --dependents: files whose findings it reports were checked too
         reported = {f.location.file for f in report.findings if f.location.path not in scope.problems}
         checked = len(scope.keep | reported)
-    read = reader(scope)
-    if baseline is not None:  # gone entries: only those of files this run analyzed
-        analyzed_files = {path for path, _ in report.digests}
-        gone = (
-            [e for e in baseline_result.gone if str(real_path(baseline.file_of(e))) in analyzed_files]
-            if baseline_result
-            else []
-        )
-        if not args.quiet and baseline_result is not None:
-            note = f"compile-ad-lint: note: {_count(baseline_result.matched, 'finding')} in the baseline {baseline.path} not reported"
-            note += f"; {_count(len(gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(gone) == 1 else 'occur'}"
-            print(note, file=sys.stderr)
-    if args.write_baseline:
-        from .baseline import BaselineError, write_baseline
+    return checked
 
-        try:
-            written = write_baseline(Path(args.write_baseline), report.findings, read)
-        except BaselineError as error:
-            return _error(str(error))
-        if not args.quiet:
-            print(
-                f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}",
-                file=sys.stderr,
-            )
-    fixed_lines: tuple[str, ...] = ()
+
+def _note_baseline(args: argparse.Namespace, baseline, baseline_result, report) -> None:  # type: ignore[no-untyped-def]
+    """Say how many findings the baseline hid and how many of its entries no longer occur."""
+    analyzed_files = {path for path, _ in report.digests}
+    gone = (
+        [e for e in baseline_result.gone if str(real_path(baseline.file_of(e))) in analyzed_files]
+        if baseline_result
+        else []
+    )  # gone entries: only those of files this run analyzed
+    if not args.quiet and baseline_result is not None:
+        note = f"compile-ad-lint: note: {_count(baseline_result.matched, 'finding')} in the baseline {baseline.path} not reported"
+        note += f"; {_count(len(gone), 'baseline entry', 'baseline entries')} no longer {'occurs' if len(gone) == 1 else 'occur'}"
+        print(note, file=sys.stderr)
+
+
+def _write_baseline(args: argparse.Namespace, report, read) -> None:  # type: ignore[no-untyped-def]
+    from .baseline import BaselineError, write_baseline
+
+    try:
+        written = write_baseline(Path(args.write_baseline), report.findings, read)
+    except BaselineError as error:
+        raise _Stop(_error(str(error))) from None
+    if not args.quiet:
+        print(
+            f"compile-ad-lint: wrote {_count(written, 'finding')} to the baseline {args.write_baseline}",
+            file=sys.stderr,
+        )
+
+
+def _fix(args: argparse.Namespace, scope: Scope, report, analyzer, baseline, config: Config):  # type: ignore[no-untyped-def]
+    """``--fix`` / ``--diff``: the report after the fixes, and the lines that say what they did."""
+    from .command.fixing import Fixed, run_fix
+    from .output import write_report
+
+    def reanalyze(contents):  # type: ignore[no-untyped-def]
+        # Fixed contents are a function of the files and the fixes: their results may be kept.
+        again = analyzer.check(scope.paths, sources={**scope.sources, **contents} or None, derived=not scope.sources)
+        if baseline is not None:
+            again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
+        return narrowed(again, scope)
+
+    root = config.root or default_root(scope.paths)
+    fixed = run_fix(args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths))
+    if not isinstance(fixed, Fixed):
+        raise _Stop(fixed)
+    return fixed.report, fixed.lines
+
+
+def _confirmed(args: argparse.Namespace, report, config: Config):  # type: ignore[no-untyped-def]
+    """``--confirm``: the report with the runtime verdicts attached; an error ends the run (exit 2)."""
+    try:
+        from .cli_confirm import attach_check_verdicts
+
+        return attach_check_verdicts(report, config, args)
+    except ValueError as error:  # bad --devices / --entry / entry-points
+        print(f"compile-ad-lint: {error}", file=sys.stderr)
+        raise _Stop(EXIT_ERROR) from None
+    except Exception:
+        print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
+        traceback.print_exc()
+        raise _Stop(EXIT_ERROR) from None
+
+
+def _with_fixes(found, scope: Scope, analyzer):  # type: ignore[no-untyped-def]
+    """``found`` with its fixes' edits (what marks a finding fixable, and JSON/SARIF carry)."""
     from .fixes import Sources, resolve
 
-    def with_fixes(found):  # type: ignore[no-untyped-def]
-        """``found`` with its fixes' edits (what marks a finding fixable, and JSON/SARIF carry)."""
-        if not any(f.fixes for f in found.findings):
-            return found
-        sources = Sources(scope.sources, dict(found.digests), cache=analyzer.cache_for(scope.paths))
-        return replace(found, findings=resolve(found.findings, sources, jobs=analyzer.jobs))
+    if not any(f.fixes for f in found.findings):
+        return found
+    sources = Sources(scope.sources, dict(found.digests), cache=analyzer.cache_for(scope.paths))
+    return replace(found, findings=resolve(found.findings, sources, jobs=analyzer.jobs))
 
-    if args.fix or args.diff:
-        from .command.fixing import Fixed, run_fix
 
-        def reanalyze(contents):  # type: ignore[no-untyped-def]
-            # Fixed contents are a function of the files and the fixes: their results may be kept.
-            again = analyzer.check(
-                scope.paths, sources={**scope.sources, **contents} or None, derived=not scope.sources
-            )
-            if baseline is not None:
-                again = replace(again, findings=baseline.filter(again.findings, reader(scope, contents)).findings)
-            return narrowed(again, scope)
+def _rendered(args: argparse.Namespace, report, scope: Scope, config: Config, fixed_lines: tuple[str, ...]) -> str:  # type: ignore[no-untyped-def]
+    """The report in the chosen format (what ``--fix`` did goes to stderr for the other formats)."""
+    from .output import render as render_format
+    from .output.text import TextOptions
+    from .output.text import render as render_text
 
-        root = config.root or default_root(scope.paths)
-        fixed = run_fix(args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths))
-        if not isinstance(fixed, Fixed):
-            return fixed
-        report, fixed_lines = fixed.report, fixed.lines
-    if args.add_noqa:
-        from .command.fixing import run_add_noqa
-
-        run_add_noqa(report, args.quiet, config.root or default_root(scope.paths))
-        return EXIT_CLEAN if checked else _error(_no_file_checked(report, args))
-    if args.confirm and checked:
-        try:
-            from .cli_confirm import attach_check_verdicts
-
-            report = attach_check_verdicts(report, config, args)
-        except ValueError as error:  # bad --devices / --entry / entry-points
-            print(f"compile-ad-lint: {error}", file=sys.stderr)
-            return EXIT_ERROR
-        except Exception:
-            print("compile-ad-lint: internal error in confirm mode, please report it:", file=sys.stderr)
-            traceback.print_exc()
-            return EXIT_ERROR
-    # The summary's time is the whole run's: configuration, discovery, analysis and confirm.
-    report = replace(
-        report, stats=replace(report.stats, files=checked, seconds=round(time.perf_counter() - started, 3))
-    )
-    if args.format in ("json", "sarif") or args.show_fixes:  # they carry (or show) each fix's edits
-        report = with_fixes(report)
     if args.format == "text":
         options = TextOptions(
             concise=args.concise,
@@ -663,22 +757,11 @@ def _check(args: argparse.Namespace) -> int:
             fix_preview=_fix_preview(scope) if args.show_fixes and not args.fix else None,
             fixed=fixed_lines,
         )
-        rendered = render_text(report, options)
-    else:
-        rendered = render_format(args.format, report, docs_url=config.rule_docs_url)
-        for line in fixed_lines if not args.quiet else ():
-            print(f"compile-ad-lint: {line}", file=sys.stderr)
-    if not write_report(rendered, args.output):
-        return EXIT_ERROR
-    if (args.devices or args.confirm_timeout or args.entry) and not args.confirm and not args.quiet:
-        print(
-            "compile-ad-lint: note: --devices, --confirm-timeout and --entry only apply with --confirm", file=sys.stderr
-        )
-    if not checked:
-        return _error(_no_file_checked(report, args))
-    if report.findings and not (args.exit_zero or args.write_baseline):
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+        return render_text(report, options)
+    rendered = render_format(args.format, report, docs_url=config.rule_docs_url)
+    for line in fixed_lines if not args.quiet else ():
+        print(f"compile-ad-lint: {line}", file=sys.stderr)
+    return rendered
 
 
 def _fix_preview(scope: Scope):  # type: ignore[no-untyped-def]

@@ -41,7 +41,7 @@ LAYERS: dict[str, int] = {
     "rules": RULES,
     # Running a check: discovery, workers, caching of results, the facade.
     "api": PIPELINE,
-    "workers": PIPELINE,
+    "pipeline": PIPELINE,
     "deepstack": PIPELINE,
     "baseline": PIPELINE,
     "fixes": OUTPUT,

@@ -19,7 +19,7 @@ from pygls.uris import from_fs_path
 
 from compile_ad_lint import Location, load_config
 from compile_ad_lint.api import Analyzer
-from compile_ad_lint.integrations.lsp import SOURCE, LineTable, _collector_paused, lsp_range, noqa_edit
+from compile_ad_lint.integrations.lsp import SOURCE, LineTable, collector_paused, lsp_range, noqa_edit
 from compile_ad_lint.rules import RULES_BY_CODE
 
 TIMEOUT = 30.0
@@ -658,7 +658,7 @@ def test_overlapping_collector_pauses_end_with_the_last() -> None:
     pause the one collector of the process: it comes back on when the last pause ends, and stays
     off when it was off before the first."""
     assert gc.isenabled()
-    first, second = _collector_paused(), _collector_paused()
+    first, second = collector_paused(), collector_paused()
     first.__enter__()
     second.__enter__()
     first.__exit__(None, None, None)
@@ -667,7 +667,7 @@ def test_overlapping_collector_pauses_end_with_the_last() -> None:
     assert gc.isenabled()
     gc.disable()
     try:
-        with _collector_paused():
+        with collector_paused():
             pass
         assert not gc.isenabled()
     finally:

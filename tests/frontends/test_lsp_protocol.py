@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from compile_ad_lint.integrations import lsp
+from compile_ad_lint.integrations.lsp import documents, server
 
 LOG = Path(os.environ["CAL_LSP_LOG"])
 GATE = Path(os.environ["CAL_LSP_GATE"])
@@ -48,7 +48,7 @@ def note(event):
         log.write(event + "\\n")
 
 
-class Analyzer(lsp.Analyzer):
+class Analyzer(server.Analyzer):
     def check(self, paths, sources=None, **options):
         note("analysis")
         note(f"frozen {gc.get_freeze_count()}")
@@ -72,13 +72,14 @@ class Analyzer(lsp.Analyzer):
         return walked
 
 
-class LineTable(lsp.LineTable):
+class LineTable(documents.LineTable):
     def __init__(self, *args, **kwargs):
         note("line table")
         super().__init__(*args, **kwargs)
 
 
-lsp.Analyzer, lsp.LineTable = Analyzer, LineTable
+# Where the server makes its analyzers and the documents their line tables.
+server.Analyzer, documents.LineTable = Analyzer, LineTable
 
 from compile_ad_lint.cli import main
 

@@ -1,7 +1,7 @@
 """Which files are analyzed as callers of a function whose anchor depends on its parameters.
 
 A file is a caller candidate when it calls the function's name and its text can reach that
-function (``api._may_see``): its own file, an import of it by name, its module's name spelled, or
+function (``pipeline.callers.may_see``): its own file, an import of it by name, its module's name spelled, or
 (for a method) its class named; a nested function only from its own file. A script calling its own
 ``main()``, a ``dict.update(...)`` or a ``model.eval()`` is not a caller of another module's
 ``main``, a class's ``update`` or a test's local ``eval``.
@@ -15,8 +15,11 @@ from pathlib import Path
 import pytest
 from robustness_helpers import count_analyses
 
-from compile_ad_lint import Config, api
+from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
+from compile_ad_lint.pipeline import callers as prefilter
+from compile_ad_lint.pipeline import run as pipeline_run
+from compile_ad_lint.pipeline.workspace import Workspace
 
 DEFINING = Path("/project/pkg/train.py")
 
@@ -44,29 +47,29 @@ DEFINING = Path("/project/pkg/train.py")
     ],
 )
 def test_what_a_caller_spells(source, qualname, seen):
-    assert api._may_see(source, Path("/project/run.py"), DEFINING, qualname) is seen
+    assert prefilter.may_see(source, Path("/project/run.py"), DEFINING, qualname) is seen
 
 
 def test_a_method_is_seen_where_a_subclass_is_named():
     source = b"from pkg.trainers import MyTrainer\nMyTrainer().step(model, x)\n"
-    assert not api._may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step")
-    assert api._may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step", {"MyTrainer"})
+    assert not prefilter.may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step")
+    assert prefilter.may_see(source, Path("/project/run.py"), DEFINING, "BaseTrainer.step", {"MyTrainer"})
 
 
 def test_subclasses_are_found_through_every_spelling_of_the_base_and_transitively():
-    index = api._subclass_index(
+    index = prefilter.subclass_index(
         [
             b"class Mid(pkg.BaseTrainer):\n    pass\n",
             b"class Leaf(Generic[T], Mid, metaclass=Meta):\n    pass\n\n    class Nested(Leaf):\n        pass\n",
             b"class Other(object):\n    pass\n# class Fake(BaseTrainer) is text in a comment line\n",
         ]
     )
-    assert api._subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested"}
-    assert api._subclasses_of("Leaf", index) == {"Nested"}
-    assert api._subclasses_of("Unrelated", index) == frozenset()
+    assert prefilter.subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested"}
+    assert prefilter.subclasses_of("Leaf", index) == {"Nested"}
+    assert prefilter.subclasses_of("Unrelated", index) == frozenset()
 
 
-#: What ``api._class_definitions`` must find: the matches of its pattern anchored at line starts.
+#: What ``pipeline.callers.class_definitions`` must find: the matches of its pattern anchored at line starts.
 _ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
 
 
@@ -83,7 +86,7 @@ _ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MU
     ],
 )
 def test_class_definitions_are_those_starting_a_line(source):
-    found = [(m.start(1), m.group(1), m.group(2)) for m in api._class_definitions(source)]
+    found = [(m.start(1), m.group(1), m.group(2)) for m in prefilter.class_definitions(source)]
     assert found == [(m.start(1), m.group(1), m.group(2)) for m in _ANCHORED_CLASS.finditer(source)]
 
 
@@ -117,11 +120,11 @@ def _anchored_imports(source: bytes, name: str) -> list[bytes]:
 def test_spellings_are_whole_words_as_the_boundary_patterns_find(source, word):
     """``_spelled`` and ``_imported_from`` search from the word (the regex engine's literal scan)
     and check the boundary before it: they find what the patterns starting with ``\\b`` find."""
-    assert api._spelled(source, word) is _anchored_spelled(source, word)
+    assert prefilter.spelled(source, word) is _anchored_spelled(source, word)
     modules = _anchored_imports(source, word)
     for packages in (frozenset(), frozenset({"pkg"}), frozenset({"sub"})):
         expected = any(m.startswith(b".") or m.rsplit(b".", 1)[-1].decode() in packages for m in modules)
-        assert api._imported_from(source, word, packages) is expected
+        assert prefilter.imported_from(source, word, packages) is expected
 
 
 BASE_TRAINER = """\
@@ -162,13 +165,13 @@ def test_a_script_constructing_a_subclass_is_a_caller_of_the_base_method(tmp_pat
 
 
 def test_the_defining_file_is_always_a_caller():
-    assert api._may_see(b"def main(m):\n    pass\n\nmain(x)\n", DEFINING, DEFINING, "main")
+    assert prefilter.may_see(b"def main(m):\n    pass\n\nmain(x)\n", DEFINING, DEFINING, "main")
 
 
 def test_a_package_function_is_reached_through_the_package_name():
     package = Path("/project/pkg/steps/__init__.py")
-    assert api._may_see(b"from pkg import steps\nsteps.run(m)\n", Path("/project/a.py"), package, "run")
-    assert not api._may_see(b"run(m)\n", Path("/project/a.py"), package, "run")
+    assert prefilter.may_see(b"from pkg import steps\nsteps.run(m)\n", Path("/project/a.py"), package, "run")
+    assert not prefilter.may_see(b"run(m)\n", Path("/project/a.py"), package, "run")
 
 
 TRAIN = """\
@@ -261,9 +264,7 @@ def test_callers_in_the_same_file_are_entry_points_of_its_one_analysis(tmp_path,
     assert [(f.code, f.location.line) for f in report.findings] == [("CAL002", 9)]
     assert seen == [("train.py", frozenset())]
     train = (tmp_path / "train.py").resolve()
-    result = api._Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {}).analyze(
-        train, frozenset()
-    )
+    result = Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {}).analyze(train, frozenset())
     assert "train_one_epoch" in result.covered
     assert (str(train), "train_one_epoch") in result.caller_requests
 
@@ -277,16 +278,16 @@ def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypat
     (tmp_path / "empty.py").write_text("X = 1\n")
     monkeypatch.chdir(tmp_path)
     scanned: list[bytes] = []
-    original = api._called_names_of
+    original = prefilter.called_names_of
 
     def scanning(source: bytes) -> frozenset[bytes]:
         scanned.append(source)
         return original(source)
 
-    monkeypatch.setattr(api, "_called_names_of", scanning)
+    monkeypatch.setattr(pipeline_run, "called_names_of", scanning)
     first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
     assert len(scanned) == 3
-    assert api._called_names_of(b"X = 1\n") == frozenset()
+    assert prefilter.called_names_of(b"X = 1\n") == frozenset()
     (tmp_path / "train.py").write_text(TRAIN + "\n# edited\n")
     scanned.clear()
     again = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
@@ -300,4 +301,4 @@ def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     follows it, after any whitespace; the pattern matches each name once and never a shorter
     piece of it (a name not followed by ``(`` is not tried again one character shorter)."""
     source = b"fit(x)\nself.step (y)\nmodel_2(z)\n1e5(w)\n0x1f(v)\nconfig\nstep_fn  \n  (u)\n_private()\nx.y\n"
-    assert api._called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}
+    assert prefilter.called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}

@@ -14,9 +14,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from compile_ad_lint import Config, api
+from compile_ad_lint import Config
 from compile_ad_lint.api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory, load_view
 from compile_ad_lint.cache import EntryMemory
+from compile_ad_lint.pipeline import workspace as workspace_module
+from compile_ad_lint.pipeline.run import Run
 from compile_ad_lint.summary import view as view_module
 from compile_ad_lint.summary.view import ParseCounter
 
@@ -620,7 +622,7 @@ def test_a_file_unchanged_on_disk_is_not_read_again(tmp_path, monkeypatch):
 
     clock = {"now": time.time_ns() + 3_600_000_000_000}  # an hour after the files were written
     monkeypatch.setattr(view_module, "time", SimpleNamespace(time_ns=lambda: clock["now"]))
-    monkeypatch.setattr(api, "read_source", reading)
+    monkeypatch.setattr(workspace_module, "read_source", reading)
     views = ViewMemory()
     first = load_view(path, "model.py", None, ParseCounter(), views=views)
     again = load_view(path, "model.py", None, ParseCounter(), views=views)
@@ -644,13 +646,13 @@ def test_an_edited_buffers_earlier_result_is_rejected_at_the_buffer(tmp_path, mo
     root = _project(tmp_path)
     monkeypatch.chdir(root)
     digested: list[str] = []
-    original = api._Run._digest
+    original = Run._digest
 
     def digest(self, path):
         digested.append(path.name)
         return original(self, path)
 
-    monkeypatch.setattr(api._Run, "_digest", digest)
+    monkeypatch.setattr(Run, "_digest", digest)
     memory, train = EntryMemory(), (root / "train.py").resolve()
     for k in range(2):
         digested.clear()

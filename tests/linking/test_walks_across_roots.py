@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import compile_ad_lint.api as api
 from compile_ad_lint import Config
-from compile_ad_lint.api import Analyzer, WalkMemory
+from compile_ad_lint.api import Analyzer, RootResult, WalkMemory
 from compile_ad_lint.linking.events import BackwardThroughCompiled
+from compile_ad_lint.pipeline.workspace import Workspace
 
 MODEL = """\
 import torch
@@ -153,12 +153,10 @@ def _project(root: Path) -> list[Path]:
 
 def _root_results(
     root: Path, scripts: list[Path], mentions: frozenset[str], memory: WalkMemory | None = None, *, replay: bool = False
-) -> list[api.RootResult]:
+) -> list[RootResult]:
     """Each script's result, in order: walking everything (the default), with ``memory`` (the
     language server's), or with the memory a check makes for itself (``replay``)."""
-    workspace = api._Workspace(
-        Config(root=root), None, [root], {}, {}, replay_repeated_walks=replay, walk_memory=memory
-    )
+    workspace = Workspace(Config(root=root), None, [root], {}, {}, replay_repeated_walks=replay, walk_memory=memory)
     return [workspace.analyze(script, mentions) for script in scripts]
 
 

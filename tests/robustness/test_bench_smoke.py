@@ -383,7 +383,7 @@ def test_flake8_and_lsp_comparisons_see_differences(bench, tmp_path):
     assert lsp_client.diagnostic_keys([diagnostic], tmp_path) == want
     moved = {**diagnostic, "range": {"start": {"line": 0, "character": 1}, "end": {"line": 0, "character": 2}}}
     assert lsp_client.diagnostic_keys([moved], tmp_path) != want
-    assert bench._same("x", [1], [1], "y") == [] and bench._same("x", [1], [2], "y")
+    assert bench.same_findings("x", [1], [1], "y") == [] and bench.same_findings("x", [1], [2], "y")
     assert lsp_client.comment_edit("    y = 2\n", 4) == "    y = 2  # bench edit 4\n"
 
 

@@ -344,7 +344,7 @@ def test_a_caller_round_that_adds_no_entry_point_reuses_the_files_result(
 def test_a_mention_that_selects_no_new_block_gives_the_same_result(tmp_path, monkeypatch):
     """What the reuse above relies on: a root's result depends on its mentions only through the
     blocks they make entry points."""
-    import compile_ad_lint.api as api
+    from compile_ad_lint.pipeline.workspace import Workspace
 
     (tmp_path / "lib.py").write_text(LIB)
     (tmp_path / "train.py").write_text(CALLER_ANCHORED)
@@ -352,7 +352,7 @@ def test_a_mention_that_selects_no_new_block_gives_the_same_result(tmp_path, mon
     train = (tmp_path / "train.py").resolve()
 
     def analyzed(mentions: frozenset[str]):
-        workspace = api._Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {})
+        workspace = Workspace(Config(root=tmp_path), None, [tmp_path], {train: "train.py"}, {})
         return workspace.analyze(train, mentions)
 
     plain = analyzed(frozenset())
@@ -403,11 +403,11 @@ def test_a_cancelled_check_stops_and_keeps_the_roots_it_finished(project, monkey
 
 def test_a_cancelled_root_stops_inside_its_walks(project):
     """Within a root the interpreter asks before each function walk (a root can take seconds)."""
-    import compile_ad_lint.api as api
     from compile_ad_lint.api import AnalysisCancelled
+    from compile_ad_lint.pipeline.workspace import Workspace
 
     train = (project / "train.py").resolve()
-    workspace = api._Workspace(Config(root=project), None, [project], {train: "train.py"}, {})
+    workspace = Workspace(Config(root=project), None, [project], {train: "train.py"}, {})
     asked = []
 
     def after_three_walks() -> bool:

@@ -232,18 +232,19 @@ def test_a_check_of_unsaved_contents_spreads_its_roots_over_workers(project, mon
     still stay off the disk (this process stores the workers' results)."""
     from compile_ad_lint import api, load_config
     from compile_ad_lint.cache import content_digest
+    from compile_ad_lint.pipeline.run import Run
 
     for copy in range(4):
         shutil.copy(project / "train.py", project / f"train_{copy}.py")
     monkeypatch.chdir(project)
     spread: list[int] = []
-    original = api._Run._compute_in_workers
+    original = Run._compute_in_workers
 
     def counted(run, tasks):
         spread.append(len(tasks))
         return original(run, tasks)
 
-    monkeypatch.setattr(api._Run, "_compute_in_workers", counted)
+    monkeypatch.setattr(Run, "_compute_in_workers", counted)
     train = (project / "train.py").resolve()
     edited = train.read_bytes() + b"\n# typed, not saved\n"
     config = load_config(project)

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from compile_ad_lint.api import _start_worker
-from compile_ad_lint.workers import WorkerPool
+from compile_ad_lint.pipeline.workers import WorkerPool
+from compile_ad_lint.pipeline.workspace import start_worker
 
 
 def _pid(_task: object) -> int:
@@ -23,7 +23,7 @@ def _started(jobs: int) -> WorkerPool:
     """``jobs`` workers, started like a check's (a workspace with the default configuration)."""
     from compile_ad_lint import Config
 
-    return WorkerPool(jobs, _start_worker, (Config(), None, [], {}, {}, True))
+    return WorkerPool(jobs, start_worker, (Config(), None, [], {}, {}, True))
 
 
 @pytest.fixture

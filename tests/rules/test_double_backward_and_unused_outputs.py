@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from compile_ad_lint import Config
-from compile_ad_lint.api import Analyzer, RootResult, _Workspace
+from compile_ad_lint.api import Analyzer, RootResult
 from compile_ad_lint.cache import codec
+from compile_ad_lint.pipeline.workspace import Workspace
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import expected_in, reported, run_case, write_files
 
@@ -171,7 +172,7 @@ def test_events_round_trip_through_the_cache_codec(tmp_path):
     write_files(
         tmp_path, {"leaf_read.py": HEADS + "main, aux = model(x)\n(main.sum() + model.aux_head(z).sum()).backward()\n"}
     )
-    workspace = _Workspace(Config(), None, [FIXTURES, tmp_path], {}, {})
+    workspace = Workspace(Config(), None, [FIXTURES, tmp_path], {}, {})
     kinds = set()
     paths = [
         FIXTURES / name

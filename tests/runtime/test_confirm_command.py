@@ -172,16 +172,16 @@ def test_verdict_text_is_escaped_and_names_its_source(tmp_path, capsys):
 
 def test_language_server_diagnostic_names_the_verdict_and_its_source(tmp_path):
     pytest.importorskip("pygls")
-    from compile_ad_lint.integrations.lsp import CompileAdLintServer, _Files
+    from compile_ad_lint.integrations.lsp import CompileAdLintServer, Files
 
     (tmp_path / "m.py").write_text(HAZARDS)
     finding = _findings(tmp_path)[0]
     probe = ConfirmResult(Verdict.TORCH_LACKS_HAZARD, "equal", VerdictSource.SYNTHETIC, "cpu", "2.13.0+cpu")
-    diagnostic = CompileAdLintServer().diagnostic(finding.with_confirm({"cpu": probe}), _Files({}, None))
+    diagnostic = CompileAdLintServer().diagnostic(finding.with_confirm({"cpu": probe}), Files({}, None))
     assert diagnostic.message.startswith(finding.message)
     assert "confirm: cpu: torch-lacks-hazard [synthetic probe, not your code, torch 2.13.0+cpu]" in diagnostic.message
     assert diagnostic.data["confirm"]["cpu"]["source"] == "synthetic-probe"
-    plain = CompileAdLintServer().diagnostic(finding, _Files({}, None))
+    plain = CompileAdLintServer().diagnostic(finding, Files({}, None))
     assert plain.message == "\n".join([finding.message, *finding.details]) and plain.data is None
 
 

@@ -20,26 +20,43 @@ method through ``Recorder.patch``; ``Recorder.uninstall`` puts every original ba
 has returned.
 
 CAL002's extra runs: ``force`` (compiled) answers reads of ``backward_pass_autocast`` with the matching
-value while a flagged compiled callable runs (:func:`force_config`); ``assume`` (eager) runs the
+value while a flagged compiled callable runs (``_child_cal002.force_config``); ``assume`` (eager) runs the
 backward of each flagged region under the autocast state its compiled backward would have assumed
-(:func:`assume_backward_autocast`): the eager differential.
+(``_child_cal002.assume_backward_autocast``): the eager differential.
 
-Processes: on Linux this process is a child subreaper, so whatever the user's code starts stays in
-its tree even after its parent exits (daemons that called ``setsid`` included); before exiting it
-kills what is left of that tree, also processes that dropped the runner's environment marker.
+Processes: the child adopts and, before exiting, kills what the user's code started (``_child_process``).
 """
 
 import contextlib
 import json
 import os
-import signal
 import sys
 import traceback
 
 MAX_ELEMENTS = 1 << 20  # per recorded tensor; larger tensors are subsampled with a fixed stride
 MAX_RECORDS = 2000
-PR_SET_CHILD_SUBREAPER = 36
 ORIGINS: list[tuple[str, str]] = []  # (folder of the run's copy, original folder), resolved: set from the spec
+
+
+def _sibling(name):
+    """The module ``name`` beside this file, loaded by its path under a private name: this script runs in
+    the user's environment, where an import by name could find the user's module (``_live`` loads this
+    file the same way)."""
+    import importlib.util
+
+    alias = f"_compile_ad_lint_{name}"
+    module = sys.modules.get(alias)
+    if module is None:
+        path = os.path.join(os.path.dirname(os.path.realpath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(alias, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[alias] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+cal002 = _sibling("_child_cal002")
+process = _sibling("_child_process")
 
 
 def origin(filename):
@@ -87,7 +104,8 @@ class Recorder:
         self.watched = {os.path.realpath(p) for p in watched}
         self.focus = {os.path.realpath(p) for p in focus}
         self.torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
-        self.here = os.path.realpath(__file__)
+        #: This script's files: their frames are the instrumentation's, never the user's.
+        self.here = {os.path.realpath(path) for path in (__file__, cal002.__file__, process.__file__)}
         self.real = {}
         self.handles = 0
         self.compiling = False
@@ -128,7 +146,7 @@ class Recorder:
         frame = sys._getframe(1)
         while frame is not None and len(frames) < 40:
             filename = self.real_path(frame.f_code.co_filename)
-            if not filename.startswith(self.torch_dir) and filename != self.here and not filename.startswith("<"):
+            if not filename.startswith(self.torch_dir) and filename not in self.here and not filename.startswith("<"):
                 frames.append([filename, frame.f_lineno])
             frame = frame.f_back
         return frames
@@ -650,171 +668,6 @@ class Recorder:
         threading.settrace(previous_threads)
 
 
-def force_config(torch, forced, recorder):
-    """Make reads of ``backward_pass_autocast`` return the matching value while a flagged compiled callable runs.
-
-    ``forced`` maps compiled-callable handles (creation order of ``torch.compile`` results, the same in
-    every run of a deterministic entry point) to values. Keying on the callable rather than on the call
-    site also covers a region traced at an earlier call: its compiled backward is reused at the flagged one.
-    """
-    import torch._functorch.config as functorch_config
-
-    device = torch.get_default_device().type
-
-    def decode_entry(key, value):
-        if key == "dtype" and isinstance(value, str):
-            return getattr(torch, value.replace("torch.", ""))
-        if key == "device_type" and value == "?":  # not known statically: the device this run checks
-            return device
-        return value
-
-    def decode(value):
-        if isinstance(value, list):
-            return [{k: decode_entry(k, v) for k, v in item.items()} for item in value]
-        return value
-
-    rules = {int(handle): decode(value) for handle, value in forced}
-    cls = type(functorch_config)
-    original = cls.__getattr__
-    hits = recorder.forced_hits
-
-    def __getattr__(self, name):
-        if name == "backward_pass_autocast" and self is functorch_config:
-            written = original(self, name)
-            for handle in reversed(recorder.running):
-                if handle in rules:
-                    value = rules[handle]
-                    hits.append({"handle": handle, "written": repr(written), "forced": repr(value)})
-                    return value
-            return written
-        return original(self, name)
-
-    recorder.patch(cls, "__getattr__", __getattr__)
-
-
-#: Autocast device types whose state the eager differential sets (with any a config list names).
-AUTOCAST_DEVICES = ("cpu", "cuda")
-MAX_ASSUMED_HITS = 200
-
-
-def assumed_autocast(torch, config):
-    """The autocast state, per device type, in which a region compiled now under ``config`` would have its
-    backward traced (AOTAutograd: ``same_as_forward`` keeps the ambient state, ``off`` disables autocast,
-    a list disables it and then enters each ``torch.amp.autocast(**kwargs)``): ``{device: (enabled, dtype)}``."""
-    state = {
-        device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in AUTOCAST_DEVICES
-    }
-    if config == "same_as_forward":
-        return state
-    state = {device: (False, dtype) for device, (_, dtype) in state.items()}
-    for kwargs in config if isinstance(config, list) else []:
-        device = kwargs.get("device_type")
-        dtype = kwargs.get("dtype") or torch.get_autocast_dtype(device)
-        state[device] = (bool(kwargs.get("enabled", True)), dtype)
-    return state
-
-
-def describe_autocast(state):
-    enabled = [
-        f"autocast({device!r}, {str(dtype).replace('torch.', '')})"
-        for device, (on, dtype) in sorted(state.items())
-        if on
-    ]
-    return " + ".join(enabled) if enabled else "no autocast"
-
-
-def assume_backward_autocast(torch, handles, recorder):
-    """The eager differential's run (eager, dynamo disabled): the backward of each call of a flagged
-    compiled callable runs under the autocast state its compiled backward would have assumed, read from
-    the written ``backward_pass_autocast`` and the autocast state at the call (:func:`assumed_autocast`);
-    the rest of the backward runs as written.
-
-    The region's backward nodes are the autograd nodes created during the call (sequence numbers in
-    ``[before, after)``) that its outputs reach. A pre-hook sets the autocast state for each of them, a
-    post-hook puts the previous state back; the autocast cast cache is off meanwhile, so no cast made in
-    the backward outlives it (an optimizer step would make a cached copy stale).
-    """
-    import functools
-
-    import torch._functorch.config as functorch_config
-    from torch.utils._pytree import tree_leaves
-
-    def sequence_nr():
-        return torch._C._autograd._get_sequence_nr()
-
-    def region_nodes(result, before, after):
-        seen, nodes = set(), []
-        pending = [t.grad_fn for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.grad_fn is not None]
-        while pending and len(seen) < 200000:
-            node = pending.pop()
-            if node is None or id(node) in seen:
-                continue
-            seen.add(id(node))
-            if not before <= node._sequence_nr() < after:
-                continue  # made before the call (the inputs' history) or an AccumulateGrad leaf node
-            nodes.append(node)
-            pending.extend(child for child, _ in node.next_functions)
-        return nodes
-
-    def current(devices):
-        return {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)) for device in devices}
-
-    def hooks(state):
-        saved = []
-
-        def enter(grad_outputs):
-            with recorder.guard():
-                saved.append((current(state), torch.is_autocast_cache_enabled()))
-                torch.set_autocast_cache_enabled(False)
-                for device, (enabled, dtype) in state.items():
-                    torch.set_autocast_dtype(device, dtype)
-                    torch.set_autocast_enabled(device, enabled)
-
-        def leave(grad_inputs, grad_outputs):
-            with recorder.guard():
-                if saved:
-                    previous, cache = saved.pop()
-                    for device, (enabled, dtype) in previous.items():
-                        torch.set_autocast_enabled(device, enabled)
-                        torch.set_autocast_dtype(device, dtype)
-                    torch.set_autocast_cache_enabled(cache)
-
-        return enter, leave
-
-    # Dynamo traces a compiled callable again when the ambient autocast state changes (it guards on it),
-    # not when the config does: a region keeps the state assumed at its first call under each ambient state.
-    traced = {}
-
-    def region(handle, call):
-        @functools.wraps(call)
-        def run(*args, **kwargs):
-            written = functorch_config.backward_pass_autocast
-            ambient = tuple(sorted(current(AUTOCAST_DEVICES).items()))
-            state = traced.setdefault((handle, ambient), assumed_autocast(torch, written))
-            before = sequence_nr()
-            result = call(*args, **kwargs)
-            with recorder.guard():
-                nodes = region_nodes(result, before, sequence_nr())
-                enter, leave = hooks(state)
-                for node in nodes:
-                    node.register_prehook(enter)
-                    node.register_hook(leave)
-                if len(recorder.assumed_hits) < MAX_ASSUMED_HITS:
-                    recorder.assumed_hits.append(
-                        {
-                            "handle": handle,
-                            "written": repr(written),
-                            "assumed": describe_autocast(state),
-                            "nodes": len(nodes),
-                        }
-                    )
-            return result
-
-        return run
-
-    recorder.regions.update((int(handle), region) for handle in handles)
-
-
 def run_mode(spec):
     out = spec["out"]
     script_dir = os.path.dirname(os.path.realpath(__file__))
@@ -855,9 +708,9 @@ def run_mode(spec):
     recorder = Recorder(torch, out, spec.get("watch", []), spec.get("focus", []))
     recorder.install()
     if spec.get("force"):
-        force_config(torch, spec["force"], recorder)
+        cal002.force_config(torch, spec["force"], recorder)
     if spec.get("assume"):
-        assume_backward_autocast(torch, spec["assume"], recorder)
+        cal002.assume_backward_autocast(torch, spec["assume"], recorder)
     entry = spec["entry"]
     if spec.get("watch"):
         recorder.start_trace()
@@ -930,54 +783,8 @@ def _describe(error):
     return {"type": type(error).__name__, "message": message[0][:300] if message else "", "frames": frames[-60:]}
 
 
-def become_subreaper():
-    """Adopt the orphans of the user's code (Linux ``prctl``), so that they stay findable as descendants."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except Exception:
-        pass
-
-
-def end_descendants():
-    """Kill every process left in this process's tree: as subreaper it adopts the orphans of each one
-    killed, so repeating until no child is left reaches daemons however deep they were started."""
-    for _ in range(100):
-        children = _children()
-        if not children:
-            return
-        for pid in children:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        for pid in children:
-            try:
-                os.waitpid(pid, 0)
-            except OSError:  # reaped by the user's own code (a ``Popen``) already
-                pass
-
-
-def _children():
-    pids = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:  # not Linux: the runner's process group kill is all there is
-        return pids
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children", encoding="ascii") as handle:
-                pids.update(int(pid) for pid in handle.read().split())
-        except OSError:
-            pass
-    return pids
-
-
 def main():
-    become_subreaper()
+    process.become_subreaper()
     with open(sys.argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
     ORIGINS[:] = [(copy, original) for copy, original in spec.get("origins", [])]
@@ -987,7 +794,7 @@ def main():
         run_mode(spec)
     sys.stdout.flush()
     sys.stderr.flush()
-    end_descendants()
+    process.end_descendants()
 
 
 if __name__ == "__main__":
