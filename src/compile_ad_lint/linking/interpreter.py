@@ -11,7 +11,7 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +33,7 @@ from .call_order import with_plain_first
 from .cancellation import AnalysisCancelled
 from .constants import decided
 from .dual_params import DualParameters
+from .engine_context import StoreRule
 from .events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -46,15 +47,14 @@ from .events import (
     LeafRead,
     OutputsEscape,
 )
+from .frames import Context, Frame, PendingCall
 from .index import ModuleIndex
 from .islands import IslandScan
-from .reach import Reach, StoreRule, compile_target, flag_key, joined_store
+from .reach import Reach, compile_target, flag_key, joined_store
 from .results import ResultAnalysis, indexed_outputs
 from .switches import Switches, stamp_arm, with_condition
 from .values import (
     DEFAULT_BACKEND,
-    DEFAULT_CONFIG,
-    NO_AUTOCAST,
     PARAMETER,
     PLAIN,
     UNKNOWN_BACKEND,
@@ -94,7 +94,6 @@ from .values import (
     config_value,
     derived,
     derived_from_sets,
-    hashed_once,
     in_stable_order,
     normalize,
     stable_text,
@@ -132,33 +131,6 @@ UNITS_PER_WALK = 500
 _COMPUTED_AGAIN = object()
 
 
-@hashed_once
-@dataclass(frozen=True)
-class Context:
-    region: Location | None = None
-    autocast: AutocastState = NO_AUTOCAST
-    config: ConfigState = DEFAULT_CONFIG
-    #: False inside ``torch.no_grad()``/``inference_mode()``: outputs carry no compiled backward.
-    grad_enabled: bool = True
-    #: Walked only to see what a class's methods store on ``self`` (``harvest_instance_attributes``),
-    #: not because anything calls it: what it would compile stays uncompiled (code that never runs).
-    harvest: bool = False
-
-
-@dataclass(frozen=True)
-class PendingCall:
-    """A compiled call inside a region that is not yet attributed to the region's own frame."""
-
-    region: Location
-    chain: tuple[Hop, ...]
-    compiled: Compiled
-    dual_inputs: bool
-    conditions: tuple[Condition, ...] = ()
-
-    def through(self, hop: Hop) -> PendingCall:
-        return replace(self, chain=(hop, *self.chain))
-
-
 #: The heap cells a memoized walk depends on, with their versions then: a walk's own (its
 #: callees' merged in), or, for a replayed summary, its own with those of the calls it ran, shared
 #: rather than merged (merging them at every level of a replayed call tree took a quarter of an
@@ -168,41 +140,6 @@ _Versions = dict[object, int] | tuple[dict[object, int], tuple[Any, ...]]
 #: their versions then, its summary (with a walk memory) and whether that summary may be kept
 #: across analyses (its outcome does not depend on the call stack above it).
 _MemoEntry = tuple[Values, tuple[PendingCall, ...], _Versions, WalkSummary | None, bool]
-
-
-@dataclass
-class Frame:
-    path: Path
-    env: dict[str, Values]
-    ctx: Context
-    record: bool
-    stack: tuple[tuple[Path, str], ...] = ()  # (module, qualname) of each function being walked
-    closure: dict[str, Values] = field(default_factory=dict)
-    pending: list[PendingCall] = field(default_factory=list)
-    returns: set = field(default_factory=set)
-    #: Names bound to an element of a container expression (``for block in model.blocks``).
-    element_of: dict[str, ir.Expr] = field(default_factory=dict)
-    #: Names bound to an attribute (``layers = model.layers``): changing one of its elements in
-    #: place changes the attribute's.
-    aliases: dict[str, ir.Attr] = field(default_factory=dict)
-    #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
-    assumptions: dict[str, bool] = field(default_factory=dict)
-    #: The run-time switches of the arms being walked in this frame (``if args.compile:``:
-    #: ``switches.py``). Frame-local, not part of the context a callee's walk is memoized under
-    #: (carried into callees, they split every walk below a switch: +44 % walks on
-    #: pytorch-image-models' train.py); what a callee returns into an arm is stamped instead.
-    conditions: tuple[Condition, ...] = ()
-    #: The argument expressions of the call being made (``enabled=<flag>`` of an autocast).
-    call_args: tuple[ir.Arg, ...] = ()
-    #: Lines of the simple statement being executed (None in a compound statement's header).
-    statement: tuple[int, int] | None = None
-    #: Lines of the function being walked (None for module-level code).
-    function_lines: tuple[int, int] | None = None
-    #: How many loop bodies around the statement being executed, in this frame.
-    loops: int = 0
-    #: What each callee gave while one call is made (``call_values``), by arguments and context,
-    #: then callee: wrappers and modules reach the same callees again inside it.
-    callee_results: dict[tuple, dict[object, Values]] | None = None
 
 
 #: Tensor methods a call of which is handled before attribute lookup: the backward, and those whose
@@ -253,8 +190,8 @@ class Interpreter:
         self.calls = with_compile_wrappers(config.compile_wrappers)
         self.external_names = ExternalNames(MATCHED_NAMES | self.compile_names)
         self._effects = self.torch_effects()
-        self._globals: dict[Path, dict[str, Values]] = {}
-        self._globals_run: set[tuple[Path, int]] = set()
+        self.globals: dict[Path, dict[str, Values]] = {}
+        self.globals_run: set[tuple[Path, int]] = set()
         #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
         #: the compiled calls left pending, the heap cells it read with their versions then, and
         #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
@@ -283,9 +220,9 @@ class Interpreter:
         #: How many class bodies are running (their attributes are still being bound).
         self.class_bodies_running = 0
         self._mros: dict[ClassVal, list[object]] = {}
-        self._instance_attrs: dict[tuple[ClassVal, str], Values] = {}
+        self.instance_attrs: dict[tuple[ClassVal, str], Values] = {}
         #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
-        self._attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
+        self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
         self._resolving: set[tuple[Path, str]] = set()
@@ -924,11 +861,11 @@ class Interpreter:
 
     def module_global(self, path: Path, name: str) -> Values | None:
         """What module ``path`` binds to ``name``: only the top-level blocks binding it are run."""
-        env = self._globals.setdefault(path, {})
+        env = self.globals.setdefault(path, {})
         view = self.index.view_of(path)  # a walk depends on the value read (a heap cell), or:
         for index in view.blocks_binding(name):
-            if (path, index) not in self._globals_run:
-                self._globals_run.add((path, index))
+            if (path, index) not in self.globals_run:
+                self.globals_run.add((path, index))
                 # On the statements it runs (and on what they read), not on the rest of the file.
                 self.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
         self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
@@ -1134,7 +1071,7 @@ class Interpreter:
             if isinstance(klass, ClassVal):
                 self.harvest_instance_attributes(klass, cls)
                 self.read_cell(("attr", klass, name), harvested_for=cls)
-                found |= self._instance_attrs.get((klass, name), frozenset())
+                found |= self.instance_attrs.get((klass, name), frozenset())
         return normalize(found) if found else None
 
     # -- heap cells: what memoized walks depend on ----------------------------------------------
@@ -1180,16 +1117,16 @@ class Interpreter:
         if cell[0] == _HARVESTED:
             return None  # a harvest that ran (its prerequisite) holds nothing itself
         if cell[0] == "attr":
-            return self._instance_attrs.get((cell[1], cell[2]))
+            return self.instance_attrs.get((cell[1], cell[2]))
         if cell[0] == "class":
-            return tuple(self._attributes_by_class.get(cell[1], {}).items())
+            return tuple(self.attributes_by_class.get(cell[1], {}).items())
         if cell[0] == "modules":
             return self.reach.module_values_of(cell[1])
         if cell[0] == SIDE_EFFECTS:
-            return cell[1] in self.reach._side_effects_done
+            return cell[1] in self.reach.side_effects_done
         if cell[0] == "dual_params":
             return self.dual_params.modules.get(cell[1], frozenset())
-        return self._globals.get(cell[1], {}).get(cell[2])
+        return self.globals.get(cell[1], {}).get(cell[2])
 
     def cell_version(self, cell: object) -> int:
         """How many times ``cell`` changed in this analysis (what a memoized result records)."""
@@ -1208,7 +1145,7 @@ class Interpreter:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
         self.note_write(("attr", cls, name), joined_store, values)  # before the store, in a summary's log
         self.log_effect(("join_attribute", cls, name, values))
-        known = self._instance_attrs.get((cls, name), frozenset())
+        known = self.instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.
         updated = joined_store(known, values)
@@ -1217,8 +1154,8 @@ class Interpreter:
 
     def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``cls``'s instances now hold ``values`` in attribute ``name`` (a superset of what they held)."""
-        self._instance_attrs[(cls, name)] = values
-        self._attributes_by_class.setdefault(cls, {})[name] = values
+        self.instance_attrs[(cls, name)] = values
+        self.attributes_by_class.setdefault(cls, {})[name] = values
         self.changed_attribute(cls, name)
 
     def changed_attribute(self, cls: ClassVal, name: str) -> None:
@@ -1234,7 +1171,7 @@ class Interpreter:
 
     def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None:
         """Module ``path``'s global ``name`` now holds ``updated`` (it held ``current``)."""
-        self._globals.setdefault(path, {})[name] = updated
+        self.globals.setdefault(path, {})[name] = updated
         self.changed_cell(("global", path, name))
 
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
@@ -1929,7 +1866,7 @@ class Interpreter:
         elif kind == "keys":
             self._result_keys.setdefault(effect[1], set()).add(effect[2])
         elif kind == SIDE_EFFECTS:
-            self.reach._side_effects_done.add(effect[1])
+            self.reach.side_effects_done.add(effect[1])
         elif kind == "dual_params":
             self.dual_params.mark(effect[1], effect[2])
 

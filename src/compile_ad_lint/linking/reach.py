@@ -23,6 +23,7 @@ from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional, spread_keyword
+from .frames import Context, Frame
 from .values import (
     PARAMETER,
     UNKNOWN_BACKEND,
@@ -51,7 +52,7 @@ from .values import (
 from .walks import SIDE_EFFECTS
 
 if TYPE_CHECKING:
-    from .interpreter import Frame, Interpreter
+    from .engine_context import EngineContext
 
 #: Most modules whose import side effects (registrations) are run for one analysis.
 MAX_SIDE_EFFECT_MODULES = 64
@@ -92,7 +93,6 @@ def compile_target(value: Value) -> Value | None:
 
 
 #: How a store combines what a heap cell holds with what is stored (``joined_store``, ``merged_store``).
-StoreRule = Callable[[frozenset, frozenset], frozenset]
 
 
 def joined_store(current: frozenset, added: frozenset) -> frozenset:
@@ -153,12 +153,12 @@ def container_of(expr: ir.Expr) -> ir.Expr:
 
 
 class Reach:
-    def __init__(self, interpreter: Interpreter) -> None:
+    def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         #: The module being analyzed (its import side effects run when a registry is read).
         self.root: Path | None = None
         #: Top-level packages whose import side effects already ran in this analysis.
-        self._side_effects_done: set[str] = set()
+        self.side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
         #: ``module_values_of`` by class, with the version of the class's ``("modules", klass)`` cell.
         self._module_values: dict[ClassVal, tuple[int, frozenset]] = {}
@@ -434,7 +434,7 @@ class Reach:
             return known[1]
         values = frozenset(
             v
-            for values in self.interp._attributes_by_class.get(klass, {}).values()
+            for values in self.interp.attributes_by_class.get(klass, {}).values()
             for v in values
             if self.is_module_value(v) or isinstance(v, Collection)
         )
@@ -516,7 +516,7 @@ class Reach:
     def _add_to_global(self, path: Path, name: str, added: Values) -> None:
         interp = self.interp
         interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
-        env = interp._globals.setdefault(path, {})
+        env = interp.globals.setdefault(path, {})
         current = env.get(name)
         if current is None:
             return
@@ -553,7 +553,7 @@ class Reach:
         interp = self.interp
         interp.note_write(("attr", cls, name), merged_store, values)  # before the store, in a summary's log
         interp.log_effect(("merge_attribute", cls, name, values))
-        known = interp._instance_attrs.get((cls, name), frozenset())
+        known = interp.instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:
             interp.store_attribute(cls, name, updated)
@@ -570,7 +570,7 @@ class Reach:
                 continue
             interp.harvest_instance_attributes(klass, base.cls)
             interp.note_write(("class", klass))
-            for name, held in list(interp._attributes_by_class.get(klass, {}).items()):
+            for name, held in list(interp.attributes_by_class.get(klass, {}).items()):
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
                 if not hit or values <= held:
                     continue
@@ -719,7 +719,7 @@ class Reach:
             and self.empty_registry(values)
         ):
             package = interp.index.module_name(frame.path).split(".", 1)[0]
-            if package not in self._side_effects_done:
+            if package not in self.side_effects_done:
                 self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
             # A walk summary depends on their having run here (by this walk, or before it).
@@ -761,13 +761,12 @@ class Reach:
         that the analyzed module imports (its package ``__init__`` chain first, then its imports,
         transitively): registrations happen there (``import torchtitan.models`` registering train
         specs). Registrations from outside the package reach the registry through the callers."""
-        self._side_effects_done.add(package)
+        self.side_effects_done.add(package)
         interp = self.interp
         interp.log_effect((SIDE_EFFECTS, package))
         root = self.root
         if root is None:
             return
-        from .interpreter import Context, Frame
 
         order: list[Path] = []
         seen: set[Path] = set()
@@ -792,10 +791,10 @@ class Reach:
             if path == root or interp.index.module_name(path).split(".", 1)[0] != package:
                 continue  # the root's module-level code already ran; other packages register nothing here
             view = interp.index.view_of(path)
-            env = interp._globals.setdefault(path, {})
+            env = interp.globals.setdefault(path, {})
             for index in view.effectful_blocks():
-                if (path, index) not in interp._globals_run:
-                    interp._globals_run.add((path, index))
+                if (path, index) not in interp.globals_run:
+                    interp.globals_run.add((path, index))
                     interp.index.note(path)  # its module-level code runs: all of it counts
                     interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
 
@@ -808,7 +807,6 @@ class Reach:
             summary = interp.class_summary(cls)
             if summary is None:
                 return False
-            from .interpreter import Context, Frame
 
             frame = Frame(cls.path, {}, Context(), record=False)
             decorators = [v for d in summary.decorators for v in interp.eval(d, frame)]
