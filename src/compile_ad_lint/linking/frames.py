@@ -75,3 +75,8 @@ class Frame:
     #: What each callee gave while one call is made (``call_values``), by arguments and context,
     #: then callee: wrappers and modules reach the same callees again inside it.
     callee_results: dict[tuple, dict[object, Values]] | None = None
+
+
+def runs_once(frame: Frame) -> bool:
+    """Whether the statement ``frame`` executes is module-level code outside any loop."""
+    return not frame.stack and frame.function_lines is None and frame.loops == 0
