@@ -20,7 +20,7 @@ from .events import (
 )
 from .frames import Context, Frame, PendingCall, runs_once
 from .heap import each_version
-from .reach import compile_target
+from .stores import compile_target
 from .values import (
     PARAMETER,
     PLAIN,

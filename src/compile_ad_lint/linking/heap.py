@@ -15,8 +15,8 @@ from ..summary import model as ir
 from .arguments import Values
 from .engine_context import StoreRule
 from .frames import Context, Frame
-from .reach import joined_store
 from .state import EngineState, Versions
+from .stores import joined_store
 from .values import (
     ClassVal,
     Compiled,

@@ -22,8 +22,8 @@ from .events import (
     LeafRead,
 )
 from .frames import Context, Frame, runs_once
-from .reach import compile_target, flag_key
 from .results import indexed_outputs
+from .stores import compile_target, flag_key
 from .switches import stamp_arm, with_condition
 from .values import (
     DEFAULT_BACKEND,

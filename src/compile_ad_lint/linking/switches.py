@@ -27,7 +27,7 @@ from ..knowledge.effects import Effect
 from ..summary import model as ir
 from .arguments import Args, Values, keyword_arg, positional
 from .frames import Context, Frame
-from .reach import flag_key
+from .stores import flag_key
 from .values import (
     ClassVal,
     Compiled,

@@ -20,7 +20,7 @@ from ..events import (
 )
 from ..frames import Frame
 from ..incremental.memo import Memo
-from ..reach import compile_target, flag_key
+from ..stores import compile_target, flag_key
 from ..values import (
     DEFAULT_BACKEND,
     PLAIN,
