@@ -12,6 +12,7 @@ from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, positional
 from .cancellation import AnalysisCancelled
+from .contexts import AutocastContext, ConfigPatch, DualLevelContext, GradMode
 from .effects.torch_calls import TorchEffects, create_graph_of, written_argument, written_text
 from .events import (
     CompiledCallPlain,
@@ -25,22 +26,18 @@ from .values import (
     PARAMETER,
     PLAIN,
     UNKNOWN_VALUES,
-    AutocastContext,
     ClassVal,
     Collection,
     Compiled,
     Compiler,
-    ConfigPatch,
     ConstVal,
     Data,
     Disabled,
     Disabler,
-    DualLevelContext,
     External,
     ExternalInstance,
     FrameworkCall,
     FunctionVal,
-    GradMode,
     Instance,
     OutputElement,
     Settings,

@@ -11,8 +11,10 @@ from ..core.findings import Condition
 from ..core.locations import Location
 from ..summary import model as ir
 from .arguments import Values
+from .contexts import DEFAULT_CONFIG, NO_AUTOCAST, AutocastState, ConfigState
 from .events import Hop
-from .values import DEFAULT_CONFIG, NO_AUTOCAST, AutocastState, Compiled, ConfigState, hashed_once
+from .hashing import hashed_once
+from .values import Compiled
 
 
 @hashed_once

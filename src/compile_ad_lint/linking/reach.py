@@ -20,6 +20,7 @@ from ..knowledge import torch_api as api
 from ..knowledge.effects import Effect
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, positional
+from .contexts import GradMode
 from .effects.containers import ContainerStores
 from .effects.frameworks import FrameworkEffects
 from .frames import Frame
@@ -37,7 +38,6 @@ from .values import (
     Data,
     External,
     ExternalInstance,
-    GradMode,
     Instance,
     Wrapper,
     held_modules,

@@ -21,6 +21,7 @@ from ..knowledge.effects import Effect
 from ..knowledge.versions import default_target
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data
+from .contexts import ConfigState, config_value
 from .dual_params import DualParameters
 from .events import (
     Event,
@@ -37,14 +38,12 @@ from .values import (
     UNKNOWN_VALUES,
     ClassVal,
     Collection,
-    ConfigState,
     ConstVal,
     Data,
     ExternalNames,
     FunctionVal,
     Settings,
     Value,
-    config_value,
     derived,
     normalize,
 )

@@ -16,6 +16,7 @@ from ..summary import model as ir
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
+from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode
 from .events import (
     CompiledCallInDualRegion,
     GradReset,
@@ -28,22 +29,17 @@ from .switches import stamp_arm, with_condition
 from .values import (
     DEFAULT_BACKEND,
     UNKNOWN_VALUES,
-    AutocastContext,
     ClassVal,
     Collection,
     Compiled,
     Compiler,
-    ConfigPatch,
-    ConfigState,
     ConstVal,
     Data,
     Disabled,
     Disabler,
-    DualLevelContext,
     External,
     ExternalInstance,
     FunctionVal,
-    GradMode,
     Imported,
     Instance,
     OutputElement,

@@ -14,6 +14,7 @@ from ...knowledge import frameworks as fw
 from ...knowledge.torch_api import CompileHow
 from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, spread_keyword
+from ..contexts import AutocastContext, AutocastState, NullContext
 from ..frames import Frame
 from ..stores import (
     argument_or_none,
@@ -23,8 +24,6 @@ from ..values import (
     PARAMETER,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
-    AutocastContext,
-    AutocastState,
     ClassVal,
     Collection,
     Compiled,
@@ -35,7 +34,6 @@ from ..values import (
     FrameworkCall,
     FrameworkObject,
     Instance,
-    NullContext,
     Wrapper,
     normalize,
 )

@@ -13,6 +13,7 @@ from ...knowledge.effects import Effect
 from ...knowledge.torch_api import CompileHow
 from ...summary import model as ir
 from ..arguments import Args, Values, argument_data, fullgraph_of, keyword_arg, positional
+from ..contexts import AutocastContext, AutocastState, ConfigPatch, ConfigState, DualLevelContext, NullContext
 from ..events import (
     BackwardThroughCompiled,
     ConfigWrite,
@@ -26,22 +27,16 @@ from ..values import (
     PLAIN,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
-    AutocastContext,
-    AutocastState,
     Collection,
     Compiled,
     CompiledOutput,
     Compiler,
-    ConfigPatch,
-    ConfigState,
     ConstVal,
     Data,
     Disabled,
     Disabler,
-    DualLevelContext,
     External,
     ExternalInstance,
-    NullContext,
     derived,
     normalize,
     stable_text,
