@@ -20,6 +20,7 @@ from .core.settings import Config
 from .core.torch_versions import Series
 from .knowledge import torch_api as api
 from .knowledge.behaviour import CompiledKind
+from .linking.contexts import NO_AUTOCAST, AutocastState, ConfigState, config_value
 from .linking.events import (
     BackwardThroughCompiled,
     CompiledCallInDualRegion,
@@ -38,18 +39,7 @@ from .linking.events import (
     ResultElement,
     UnusedSuppression,
 )
-from .linking.values import (
-    NO_AUTOCAST,
-    AutocastState,
-    Compiled,
-    CompiledOutput,
-    ConfigState,
-    ExternalInstance,
-    Instance,
-    OutputElement,
-    config_value,
-    describe_backend,
-)
+from .linking.values import Compiled, CompiledOutput, ExternalInstance, Instance, OutputElement, describe_backend
 from .summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
 
 __all__ = [

@@ -58,32 +58,13 @@ LAYERS: dict[str, int] = {
 }
 
 #: Imports ``(importer, imported)`` that close an import cycle today.
-CYCLE_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The interpreter's helpers for issue 47 (run-time switches, dual parameters) hold the
-        # interpreter they serve, as islands, reach and results do; phase B's split of the
-        # interpreter removes these with the others.
-        ("linking.dual_params", "linking.interpreter"),
-        ("linking.islands", "linking.interpreter"),
-        ("linking.reach", "linking.interpreter"),
-        ("linking.results", "linking.interpreter"),
-        ("linking.switches", "linking.interpreter"),
-    }
-)
+CYCLE_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset()
 
 #: Imports ``(importer, imported)`` that go up the layer table today.
 LAYER_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset()
 
 #: Private names ``(module, owner, name)``: ``module`` uses ``name``, which only ``owner`` defines.
-PRIVATE_EXCEPTIONS: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        ("linking.interpreter", "linking.reach", "_side_effects_done"),
-        ("linking.reach", "linking.interpreter", "_attributes_by_class"),
-        ("linking.reach", "linking.interpreter", "_globals"),
-        ("linking.reach", "linking.interpreter", "_globals_run"),
-        ("linking.reach", "linking.interpreter", "_instance_attrs"),
-    }
-)
+PRIVATE_EXCEPTIONS: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def layer(module: str) -> int:

@@ -16,12 +16,11 @@ from compile_ad_lint import Location
 from compile_ad_lint.core.locations import StatementSite
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.arguments import argument_data
+from compile_ad_lint.linking.contexts import DEFAULT_CONFIG, NO_AUTOCAST
 from compile_ad_lint.linking.interpreter import Interpreter
 from compile_ad_lint.linking.reach import Reach
 from compile_ad_lint.linking.values import (
-    DEFAULT_CONFIG,
     MAX_NESTING,
-    NO_AUTOCAST,
     ClassVal,
     Collection,
     Compiled,

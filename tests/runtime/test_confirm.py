@@ -535,7 +535,7 @@ def _cal002_evidence(facts, path="/p/m.py"):
     import ast
 
     from compile_ad_lint import Location
-    from compile_ad_lint.linking.values import NO_AUTOCAST, AutocastState, ConfigState
+    from compile_ad_lint.linking.contexts import NO_AUTOCAST, AutocastState, ConfigState
     from compile_ad_lint.rules.backward_autocast_mismatch import Cal002Evidence
 
     def state(fact):

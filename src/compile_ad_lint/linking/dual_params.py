@@ -18,10 +18,11 @@ from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, keyword_arg, positional
+from .frames import Frame
 from .values import Collection, Compiled, ConstVal, Data, Instance, Wrapper, held_modules, normalize
 
 if TYPE_CHECKING:
-    from .interpreter import Frame, Interpreter
+    from .engine_context import EngineContext
 
 #: The kind of the heap cells of the dual modules, one per region.
 CELL = "dual_params"
@@ -30,7 +31,7 @@ _SUBMODULE_DEPTH = 3
 
 
 class DualParameters:
-    def __init__(self, interpreter: Interpreter) -> None:
+    def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         #: Per forward-AD region, the modules whose parameters are dual there.
         self.modules: dict[Location, frozenset] = {}

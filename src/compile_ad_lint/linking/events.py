@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
 from ..summary.model import LiteralValue
-from .values import AutocastState, Compiled, CompiledOutput, OutputElement, hashed_once
+from .contexts import AutocastState
+from .hashing import hashed_once
+from .values import Compiled, CompiledOutput, OutputElement
 
 
 @hashed_once

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .events import Island
+from .frames import Context, Frame
 from .values import ClassVal, Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
 
 if TYPE_CHECKING:
-    from .interpreter import Interpreter
+    from .engine_context import EngineContext
 
 #: How many calls deep a compiled callable is read, and how many function bodies at most per analysis.
 MAX_DEPTH = 3
@@ -31,7 +32,7 @@ _FP32_BLOCK, _CAST, _FP32_OP = 0, 1, 2
 
 
 class IslandScan:
-    def __init__(self, interpreter: Interpreter) -> None:
+    def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         self._found: dict[Compiled, Island | None] = {}
         self._functions: dict[tuple, _Found | None] = {}
@@ -103,7 +104,6 @@ class IslandScan:
         summary = interp.index.function(function.path, function.qualname)
         if summary is None:
             return None
-        from .interpreter import Context, Frame
 
         env: dict = {}
         params = [p.lstrip("*") for p in summary.params]

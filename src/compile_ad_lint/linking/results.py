@@ -27,7 +27,8 @@ from .events import Leaf, ResultElement
 from .values import ClassVal, Collection, Compiled, Disabled, ExternalInstance, FunctionVal, Instance
 
 if TYPE_CHECKING:
-    from .interpreter import Args, Interpreter
+    from .arguments import Args
+    from .engine_context import EngineContext
 
 #: What an output's value may come from: ``("param", name)``, ``("self", attribute)``,
 #: ``("global", name)``, or one of the two below.
@@ -171,7 +172,7 @@ def returned_roots(summary: ir.FunctionSummary, self_name: str | None) -> Return
 class ResultAnalysis:
     """``CompiledResult`` structures for one interpreter, memoized."""
 
-    def __init__(self, interpreter: Interpreter) -> None:
+    def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         self._roots: dict[tuple[Path, str, str | None], ReturnShape | None] = {}
         self._aliased: dict[ClassVal, tuple[frozenset[str], dict[str, tuple[Path, ir.Span]]]] = {}

@@ -26,7 +26,8 @@ from ..knowledge import switches as knowledge
 from ..knowledge.effects import Effect
 from ..summary import model as ir
 from .arguments import Args, Values, keyword_arg, positional
-from .reach import flag_key
+from .frames import Context, Frame
+from .stores import flag_key
 from .values import (
     ClassVal,
     Compiled,
@@ -40,14 +41,14 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .interpreter import Frame, Interpreter
+    from .engine_context import EngineContext
 
 #: The most switches a context keeps (the outermost): deeper nesting adds walks for little news.
 MAX_CONDITIONS = 4
 
 
 class Switches:
-    def __init__(self, interpreter: Interpreter) -> None:
+    def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         self._config_classes: dict[ClassVal, bool] = {}
         self._config_fields: dict[ClassVal, frozenset[str]] = {}
@@ -99,7 +100,6 @@ class Switches:
             definition = interp.index.definition(function.path, function.qualname)
             if definition is None or not definition.decorators:
                 return None
-            from .interpreter import Context, Frame
 
             frame = Frame(function.path, {}, Context(), record=False)
             for decorator in definition.decorators:
@@ -189,7 +189,6 @@ class Switches:
                 summary = interp.class_summary(klass)
                 if summary is None:
                     continue
-                from .interpreter import Context, Frame
 
                 frame = Frame(klass.path, {}, Context(), record=False)
                 for decorator in summary.decorators:

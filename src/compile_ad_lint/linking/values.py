@@ -1,4 +1,4 @@
-"""Abstract values and execution contexts used by the interpreter.
+"""Abstract values used by the interpreter (its contexts are in ``contexts.py``).
 
 A value stands for what a name may hold at run time: a function of the project, an external
 object (``torch.compile``), a compiled callable with its backend, a context manager (autocast,
@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
@@ -21,7 +21,17 @@ from ..core.plans import BackendEdit
 from ..core.torch_versions import Series
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
-from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
+from ..summary.model import LiteralValue
+from .contexts import (
+    AutocastContext,
+    AutocastState,
+    ConfigPatch,
+    ConfigState,
+    DualLevelContext,
+    GradMode,
+    NullContext,
+)
+from .hashing import hashed_once
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -36,35 +46,6 @@ def describe_backend(backend: str) -> str:
     """How a message names a backend: ``backend='inductor'``, or "an unknown backend" when the
     argument cannot be evaluated (``UNKNOWN_BACKEND`` is a marker, never a backend's name)."""
     return "an unknown backend" if backend == UNKNOWN_BACKEND else f"backend={backend!r}"
-
-
-#: What value objects keep to save work, left out when they cross to another process: the hash
-#: (string hashes differ between processes) and what can be computed again (``_contents``, a
-#: wrapper's ``_holders`` and ``_held_modules``, an autocast state's ``_description``).
-_NOT_PICKLED = frozenset({"_hash", "_contents", "_holders", "_held_modules", "_description"})
-
-
-def hashed_once(cls: type[_T]) -> type[_T]:
-    """For frozen value dataclasses hashed millions of times per run (memo keys, heap cells, class
-    lookups: ``ClassVal`` 2.9 M times on the generated framework), and events (the effects of walk
-    summaries, a root's events kept once each): the hash of the fields is
-    computed once per object and kept on it. It is not pickled: string hashes differ between
-    processes, and values come back from worker processes."""
-
-    def __hash__(self: Any) -> int:
-        known = self._hash  # the class's None until the object keeps its own
-        if known is None:
-            state = self.__dict__
-            known = state["_hash"] = hash(tuple(v for k, v in state.items() if not k.startswith("_")))
-        return known
-
-    def __getstate__(self: object) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in _NOT_PICKLED}
-
-    cls._hash = None  # type: ignore[attr-defined]  # read as an attribute: faster than the instance dict's get
-    cls.__hash__ = __hash__  # type: ignore[method-assign,assignment]
-    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
-    return cls
 
 
 @hashed_once
@@ -251,125 +232,6 @@ class Disabled:
 @dataclass(frozen=True)
 class Disabler:
     """``torch.compiler.disable(recursive=...)`` used as a decorator factory."""
-
-
-@dataclass(frozen=True)
-class DualLevelContext:
-    site: Location
-
-
-@hashed_once
-@dataclass(frozen=True)
-class AutocastState:
-    """Whether autocast is active; device/dtype are None when not known statically."""
-
-    active: bool
-    device: str | None = None
-    dtype: str | None = None
-    source: Location | None = None
-    #: Human description of where the state comes from (``with torch.autocast(...)``, default, ...).
-    origin: str = "no autocast"
-    #: ``enabled=<flag>`` with a flag not known statically: active exactly when the flag (named as
-    #: written, ``mixed_precision``, ``self.use_amp``) is true, so an ``if <flag>:`` arm can tell.
-    condition: str | None = None
-    #: The environment variable a launcher sets that makes it active (a framework's precision the
-    #: code does not set: ``ACCELERATE_MIXED_PRECISION``): a run-time switch findings name.
-    launched_by: str = ""
-
-    def key(self) -> tuple:
-        return (self.active, self.device, self.dtype)
-
-    def describe(self) -> str:
-        """``autocast off``, ``autocast on (cuda, bfloat16)``: kept on the state (a CAL002 message
-        describes each of a backward's compiled outputs, 632 of them in the generated framework's
-        trainer, and the language server builds it again at every edit)."""
-        known = self.__dict__.get("_description")
-        if known is None:
-            details = ", ".join(p for p in (self.device, self.dtype) if p)
-            known = "autocast off" if not self.active else f"autocast on ({details})" if details else "autocast on"
-            object.__setattr__(self, "_description", known)
-        return known
-
-    def differs_from(self, other: AutocastState) -> bool:
-        if self.active != other.active:
-            return True
-        if not self.active:
-            return False
-        return any(
-            a is not None and b is not None and a != b
-            for a, b in ((self.device, other.device), (self.dtype, other.dtype))
-        )
-
-
-NO_AUTOCAST = AutocastState(active=False)
-
-
-@dataclass(frozen=True)
-class AutocastContext:
-    state: AutocastState
-
-
-@hashed_once
-@dataclass(frozen=True)
-class ConfigState:
-    """The effective ``torch._functorch.config.backward_pass_autocast`` and where it was set.
-
-    ``value`` is ``"same_as_forward"``, ``"off"``, a tuple of ``(device, dtype)`` pairs for the
-    list-of-kwargs form, or None when it cannot be known statically.
-    """
-
-    value: LiteralValue = "same_as_forward"
-    source: Location | None = None
-    origin: str = "default"
-
-    def describe(self) -> str:
-        if isinstance(self.value, tuple):
-            return (
-                "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
-            )
-        return (
-            f"backward_pass_autocast={self.value!r}" if self.value is not None else "an unknown backward_pass_autocast"
-        )
-
-
-def config_value(literal: object) -> LiteralValue:
-    """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
-    if isinstance(literal, str):
-        return literal if literal in api.VALID_CONFIG_STRINGS else None
-    if isinstance(literal, ListLiteral) and all(isinstance(item, DictLiteral) for item in literal.items):
-        pairs = []
-        for item in literal.items:
-            device = item.get("device_type")
-            dtype = item.get("dtype")
-            dtype_text = api.dtype_name(
-                dtype.name if isinstance(dtype, Symbol) else dtype if isinstance(dtype, str) else None
-            )
-            pairs.append((device if isinstance(device, str) else None, dtype_text))
-        return tuple(pairs)
-    return None
-
-
-DEFAULT_CONFIG = ConfigState()
-
-
-@dataclass(frozen=True)
-class ConfigPatch:
-    """``torch._functorch.config.patch(...)``; ``state`` is None when it patches other keys only."""
-
-    state: ConfigState | None
-
-
-@dataclass(frozen=True)
-class NullContext:
-    pass
-
-
-@dataclass(frozen=True)
-class GradMode:
-    """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(...)``,
-    ``torch.enable_grad()``: ``enabled`` is None when it cannot be known statically."""
-
-    enabled: bool | None
 
 
 @hashed_once

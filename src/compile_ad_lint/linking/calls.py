@@ -1,0 +1,392 @@
+"""Call dispatch: evaluating a call's arguments, choosing what each callee does (project functions,
+classes, compiled callables, torch and framework effects) and walking project functions with
+their bound arguments and entry contexts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..core.locations import Location
+from ..knowledge import torch_api as api
+from ..summary import model as ir
+from .arguments import Args, Values, argument_data, argument_values, positional
+from .cancellation import AnalysisCancelled
+from .contexts import AutocastContext, ConfigPatch, DualLevelContext, GradMode
+from .effects.torch_calls import TorchEffects, create_graph_of, written_argument, written_text
+from .events import (
+    CompiledCallPlain,
+    CompiledResult,
+    Hop,
+)
+from .frames import Context, Frame, PendingCall, runs_once
+from .heap import each_version
+from .stores import compile_target
+from .values import (
+    PARAMETER,
+    PLAIN,
+    UNKNOWN_VALUES,
+    ClassVal,
+    Collection,
+    Compiled,
+    Compiler,
+    ConstVal,
+    Data,
+    Disabled,
+    Disabler,
+    External,
+    ExternalInstance,
+    FrameworkCall,
+    FunctionVal,
+    Instance,
+    OutputElement,
+    Settings,
+    Value,
+    Wrapper,
+    compiled_by,
+    compiled_output,
+    derived,
+    in_stable_order,
+    normalize,
+)
+
+_NONE_SET = frozenset([ConstVal(None)])
+
+
+#: Tensor methods a call of which is handled before attribute lookup: the backward, and those whose
+#: result carries no history.
+_TENSOR_METHODS = frozenset({api.TENSOR_BACKWARD.name, *api.DETACHING_METHODS})
+
+
+#: Methods whose receiver decides what they do (``Reach.receiver_method``).
+_RECEIVER_METHODS = frozenset(
+    {
+        *api.MODULE_RETURNING_METHODS,
+        *api.MODULE_CHILDREN_METHODS,
+        *api.MODULE_PARAMETER_METHODS,
+        *api.CONTAINER_ELEMENT_METHODS,
+        *api.MODULE_REGISTRATION_METHODS,
+    }
+)
+
+
+def describe_callee(func: ir.Expr | None) -> str:
+    if isinstance(func, ir.Ref):
+        return func.name
+    if isinstance(func, ir.Attr):
+        return f"{describe_callee(func.base)}.{func.attr}"
+    if isinstance(func, ir.Call):
+        return f"{describe_callee(func.func)}(...)"
+    return "<expression>"
+
+
+class Calls(TorchEffects):
+    def eval_args(self, args: Sequence[ir.Arg], frame: Frame) -> Args:
+        return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
+
+    def eval_call(self, call: ir.Call, frame: Frame) -> Values:
+        if isinstance(call.func, ir.Attr) and call.func.attr in _TENSOR_METHODS:
+            # ``None.backward()`` would raise: a path where the receiver is None (``loss = None``
+            # when no targets are given) is not the one that runs it.
+            evaluated = self.eval(call.func.base, frame)
+            receivers = evaluated - _NONE_SET
+            if receivers and all(isinstance(r, Data) for r in receivers):
+                args = self.eval_args(call.args, frame)
+                if call.func.attr == api.TENSOR_BACKWARD.name:
+                    position = api.TENSOR_BACKWARD.create_graph_position
+                    create_graph = create_graph_of(args, position)
+                    self.record_backward(
+                        receivers,
+                        self.loc(frame.path, call.span),
+                        "Tensor.backward()",
+                        frame,
+                        create_graph,
+                        written_text(written_argument(call.args, api.CREATE_GRAPH.name, position)),
+                        # An optional loss (None on another path) did not ask for the callers before
+                        # it was followed: asking now walked pytorch-image-models' five ``main``
+                        # scripts again (2.3x walks) for no finding.
+                        ask_callers=len(receivers) == len(evaluated),
+                    )
+                    return frozenset([ConstVal(None)])
+                return frozenset([PLAIN])  # detached: no history, no tangent
+        if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
+            return self.reach.receiver_method(call, frame)  # ``.cuda()``, ``.children()``, ``.get()``, ...
+        if isinstance(call.func, ir.Attr) and call.func.attr in api.CONTAINER_STORE_METHODS:
+            stored = self.reach.container_store(call, frame)  # ``residuals.append(h)``
+            if stored is not None:
+                return stored
+        if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == api.COPY_IN_PLACE.name:
+            self.dual_params.copy_into(call, frame)  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter
+        if isinstance(call.func, ir.Attr):
+            bases = self.eval(call.func.base, frame)
+            if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
+                self.note_leaf_reads(bases, call.func.attr, frame)
+            callees = self.attribute(bases, call.func.attr)
+        else:
+            callees = self.eval(call.func, frame)
+        args = self.eval_args(call.args, frame)
+        saved, frame.call_args = frame.call_args, call.args
+        try:
+            return self.call_values(callees, args, call.span, frame, call.func)
+        finally:
+            frame.call_args = saved
+
+    def call_values(
+        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
+    ) -> Values:
+        result: set = set()
+        # One call reaches the same callees again through what it calls (a DDP wrapper around an
+        # FSDP wrapper around modules whose replaced forwards are those wrappers, each holding
+        # every model a trainer may hold): each is called once per arguments and context, or the
+        # nesting multiplies (composer's callback tests called one tokenizer 65,000 times).
+        known = frame.callee_results
+        outermost = known is None and len(callees) > 1  # one callee, nothing called yet: nothing to share
+        if outermost:
+            known = frame.callee_results = {}
+        running = frozenset(self._replaced_forwards_running) if self._replaced_forwards_running else None
+        same_call = known.setdefault((args, span, frame.ctx, running), {}) if known is not None else {}
+        try:
+            # A fixed order makes events reproducible in every process.
+            for callee in in_stable_order(callees):
+                found = same_call.get(callee)
+                if found is None:
+                    found = same_call[callee] = self.call_one(callee, args, span, frame, func)
+                result |= found
+        finally:
+            if outermost:
+                frame.callee_results = None
+        return normalize(result) if result else UNKNOWN_VALUES
+
+    def call_one(self, callee: object, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None) -> Values:
+        site = self.loc(frame.path, span)
+        if isinstance(callee, External):
+            return self.call_external(callee.name, args, site, frame)
+        if isinstance(callee, Compiled):
+            return self.call_compiled(callee, args, site, frame, func)
+        if isinstance(callee, Compiler):
+            if frame.ctx.harvest:
+                return positional(args, 0) or UNKNOWN_VALUES
+            return frozenset(compiled_by(callee, compile_target(v), frame.conditions) for v in positional(args, 0))
+        if isinstance(callee, Settings):
+            return frozenset([callee])  # ``cfg.get("compile")``, ``args.model.lower()``
+        if isinstance(callee, Disabler):
+            return frozenset(Disabled(v) for v in positional(args, 0))
+        wrapper = self.dotted_name(callee)
+        if wrapper is not None and wrapper in self.compile_names:
+            return self.call_external(wrapper, args, site, frame)  # a configured compile wrapper
+        if isinstance(callee, FunctionVal):
+            name = describe_callee(func)
+            hop = Hop(site, name, f"calls `{name}` ({callee.qualname})", self.site_of(frame, site))
+            return self.call_function(callee, args, frame, hop)
+        if isinstance(callee, ClassVal):
+            instance = Instance(callee)
+            initializer = self.find_member(callee, "__init__")
+            if initializer is not None:  # binds constructor arguments stored on ``self``
+                self.call_values(self.bind_methods(initializer, instance), args, span, frame, func)
+            elif self.reach.keyword_fields(callee):  # a dataclass stores its fields
+                self.reach.construct_fields(callee, args)
+            return frozenset([instance])
+        if isinstance(callee, Instance):
+            method = self.find_member(callee.cls, "__call__")
+            module = self.is_module_class(callee.cls)
+            if method is None and module:
+                method = self.find_member(callee.cls, api.FORWARD.name)
+                replaced = self.reach.instance_forward(callee)  # ``self.forward = torch.compile(self.forward)``
+                running = self._replaced_forwards_running
+                fresh = replaced - running
+                if len(fresh) < len(replaced):
+                    # A replacement that is already being called reaches this module again: it wraps
+                    # the module itself (``m.forward = ctx(m.forward)`` stored on a wrapper of ``m``),
+                    # or modules that share one attribute got each other's replacements. The call
+                    # in progress explores it; in here the module runs its own ``forward`` and the
+                    # replacements not yet followed. composer's trainer recursed to the frame limit
+                    # (CAL900), then followed every order of its test models' shared replacements.
+                    self._depends_on_walk(None)
+                if fresh:
+                    callees = (self.bind_methods(method, callee) if method is not None else frozenset()) | fresh
+                    running.update(fresh)
+                    try:
+                        return self.reach.graded(self.call_values(callees, args, span, frame, func), frame)
+                    finally:
+                        running.difference_update(fresh)
+            if method is not None:
+                results = self.call_values(self.bind_methods(method, callee), args, span, frame, func)
+                return self.reach.graded(results, frame, requires_grad=module)
+        if isinstance(callee, Wrapper):
+            return self.reach.call_wrapper(callee, args, span, frame, func)
+        if isinstance(callee, FrameworkCall):
+            return self.reach.call_framework(callee, args, span, frame)
+        if isinstance(callee, Collection):
+            if callee.sequential:
+                return self.call_values(callee.items, args, span, frame, func)
+            self.escape_arguments(args, site, frame)  # ``outputs.append(aux)``
+            return frozenset([callee])
+        if isinstance(callee, Disabled) and callee.target is not None:
+            # Dynamo skips the function itself, but compiled callables it calls still run compiled
+            # (facts/double_backward_and_unused_outputs.py: disable around a compiled callable).
+            return self.call_values(frozenset([callee.target]), args, span, frame, func)
+        if isinstance(callee, Data) and callee.from_parameter and frame.ctx.region is not None:
+            self.request_callers(frame)
+        if not (isinstance(callee, ExternalInstance) and api.is_torch(callee.cls)):
+            self.escape_arguments(args, site, frame)  # an unknown callable may run a backward
+        # Unknown callables (tensor methods among them) yield data derived from the callee and arguments.
+        result = frozenset([derived([callee, argument_data(args)])])
+        if isinstance(callee, ExternalInstance) and callee.cls in api.PARAMETERIZED_MODULES:
+            return self.reach.graded(result, frame)  # ``nn.Linear(...)(x)`` requires grad
+        return self.reach.graded(result, frame, requires_grad=False)
+
+    def call_compiled(
+        self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None
+    ) -> Values:
+        dual = argument_data(args).dual
+        if frame.ctx.region is None or not dual:  # torch >= 2.14: a later dual call reuses the graph traced here
+            self.record(CompiledCallPlain(compiled, site, runs_once(frame)), frame)
+        if frame.ctx.region is not None:
+            dual = dual or self.dual_params.holds(compiled, frame.ctx.region)  # ``setattr(model, n, make_dual(p, t))``
+            name = describe_callee(func)
+            frame.pending.append(
+                PendingCall(
+                    frame.ctx.region,
+                    (Hop(site, name, f"calls compiled `{name}`", self.site_of(frame, site)),),
+                    compiled,
+                    dual,
+                    frame.conditions,
+                )
+            )
+        inputs = argument_data(args)
+        self._units += len(inputs.elements) + len(inputs.origins)
+        output = compiled_output(
+            site, compiled, frame.ctx.autocast, frame.ctx.config, self.site_of(frame, site), frame.conditions
+        )
+        keeps_tangent = compiled.backend in self.tangent_safe
+        structure = self.results.structure(compiled, args, site)
+        if structure is not None:
+            self._result_sizes.setdefault(site, set()).add(len(structure))
+            self.log_effect(("size", site, len(structure)))
+            keys = tuple(element.key for element in structure)
+            if all(isinstance(key, str) for key in keys):
+                self._result_keys.setdefault(site, set()).add(keys)
+                self.log_effect(("keys", site, keys))
+            self.record(CompiledResult(site, compiled, structure), frame)
+        elements = inputs.elements | {OutputElement(site)}
+        result = frozenset(
+            [Data(inputs.origins | {output}, dual and keeps_tangent, elements=elements, exact=frozenset([site]))]
+        )
+        return self.reach.compiled_output(
+            compiled, result, inputs, frame, tuple(argument_values(args))
+        )  # none under no_grad, or frozen
+
+    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
+        summary = self.index.callee(function.path, function.qualname)
+        fallback = frozenset([argument_data(args)])
+        if (
+            summary is None
+            or (function.path, function.qualname) in frame.stack
+            or len(frame.stack) >= self.config.max_call_depth + 1
+        ):
+            if summary is not None and (function.path, function.qualname) in frame.stack:
+                self._depends_on_stack((function.path, function.qualname), frame.stack)
+            else:
+                self.escape_arguments(args, self._call_site(function, hop), frame)
+            return fallback
+        bound = self.bind(function, summary, args)
+        memo_key = (function, bound, frame.ctx, frame.record)
+        cached = self._memo.get(memo_key)
+        fresh = cached is None or not self.still_valid(cached[2])
+        if fresh and self.walks_spent:
+            self.stopped_walking = True  # the root's analysis says it is incomplete
+            self._depends_on_walk(None)
+            self.escape_arguments(args, self._call_site(function, hop), frame)
+            return fallback
+        if cached is None or fresh:
+            cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
+        if self._recordings:
+            self._note_call(memo_key, frame.stack, fallback, cached, fresh)
+        if cached[2]:  # the caller's result depends on what this walk read
+            self.depend_on_reads(each_version(cached[2]))
+        returns, pending = cached[0], cached[1]
+        if frame.record and hop is not None:
+            frame.pending.extend(p.through(hop) for p in pending)
+        return returns
+
+    def walk_function(
+        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
+    ) -> tuple[Values, tuple[PendingCall, ...]]:
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled(function.qualname)
+        ctx = caller.ctx
+        regions = []
+        for values, site in self.entry_contexts(function, summary):
+            ctx = self.enter_contexts(values, ctx, site)
+            if ctx.region == site:
+                regions.append(site)
+        frame = Frame(
+            function.path,
+            dict(bound),
+            ctx,
+            record=caller.record,
+            stack=(*caller.stack, (function.path, function.qualname)),
+            closure=dict(function.closure),
+            function_lines=summary.lines,
+        )
+        self.exec_block(summary.body, frame)
+        for region in regions:
+            self.finish_region(frame, region, 0)
+        returns = normalize(frame.returns) if frame.returns else frozenset([ConstVal(None)])
+        if not caller.stack:  # returned to callers the analysis may not see
+            self.escape(returns, self.loc(function.path, summary.span), frame)
+        return returns, tuple(frame.pending)
+
+    def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
+        """Context managers used as decorators (``@dual_level()``, ``@torch.autocast(...)``, ``@config.patch``)."""
+        key = replace(function, bound_self=None, closure=())
+        if not self._recordings and key in self._entry_contexts:
+            return self._entry_contexts[key]
+
+        def evaluate() -> list[tuple[Values, Location]]:
+            frame = Frame(function.path, {}, Context(), record=False)
+            contexts = []
+            for decorator in summary.decorators:
+                values = self.eval(decorator, frame)
+                # ``@torch.no_grad`` without parentheses works too.
+                values = frozenset(
+                    GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v
+                    for v in values
+                )
+                if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch, GradMode)) for v in values):
+                    contexts.append((values, self.loc(function.path, summary.span)))
+            return contexts
+
+        return self.cached(self._entry_contexts, key, evaluate)
+
+    def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple:
+        params = list(summary.params)
+        env: dict[str, set] = {}
+        if function.bound_self is not None and params and not params[0].startswith("*"):
+            env[params.pop(0)] = {function.bound_self}
+        positional_params = [p for p in params if not p.startswith("*")]
+        star = next((p[1:] for p in params if p.startswith("*") and not p.startswith("**")), None)
+        double_star = next((p[2:] for p in params if p.startswith("**")), None)
+        index = 0
+        for keyword, values in args:
+            if keyword is None:
+                if index < len(positional_params):
+                    env.setdefault(positional_params[index], set()).update(values)
+                elif star:
+                    env.setdefault(star, set()).update(values)
+                index += 1
+            elif keyword in ("*", "**"):
+                for name in positional_params[index:] if keyword == "*" else positional_params:
+                    env.setdefault(name, set()).update(values)
+            elif keyword in positional_params:
+                env.setdefault(keyword, set()).update(values)
+            elif double_star:
+                env.setdefault(double_star, set()).update(values)
+        unbound = positional_params + [n for n in (star, double_star) if n]
+        if any(name not in env for name in unbound):
+            # ``@hydra.main``/``@click.command``: what no caller binds comes from the command line.
+            settings = self.switches.parameter_settings(function)
+            default: Value = settings if settings is not None else PARAMETER
+            for name in unbound:
+                env.setdefault(name, {default})
+        return tuple(sorted((name, normalize(values)) for name, values in env.items()))

@@ -1,0 +1,130 @@
+"""Execution contexts as abstract values: the forward-AD ``dual_level``, autocast states and their
+context managers, ``backward_pass_autocast`` config states and patches, grad mode, null contexts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.locations import Location
+from ..knowledge import torch_api as api
+from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
+from .hashing import hashed_once
+
+
+@dataclass(frozen=True)
+class DualLevelContext:
+    site: Location
+
+
+@hashed_once
+@dataclass(frozen=True)
+class AutocastState:
+    """Whether autocast is active; device/dtype are None when not known statically."""
+
+    active: bool
+    device: str | None = None
+    dtype: str | None = None
+    source: Location | None = None
+    #: Human description of where the state comes from (``with torch.autocast(...)``, default, ...).
+    origin: str = "no autocast"
+    #: ``enabled=<flag>`` with a flag not known statically: active exactly when the flag (named as
+    #: written, ``mixed_precision``, ``self.use_amp``) is true, so an ``if <flag>:`` arm can tell.
+    condition: str | None = None
+    #: The environment variable a launcher sets that makes it active (a framework's precision the
+    #: code does not set: ``ACCELERATE_MIXED_PRECISION``): a run-time switch findings name.
+    launched_by: str = ""
+
+    def key(self) -> tuple:
+        return (self.active, self.device, self.dtype)
+
+    def describe(self) -> str:
+        """``autocast off``, ``autocast on (cuda, bfloat16)``: kept on the state (a CAL002 message
+        describes each of a backward's compiled outputs, 632 of them in the generated framework's
+        trainer, and the language server builds it again at every edit)."""
+        known = self.__dict__.get("_description")
+        if known is None:
+            details = ", ".join(p for p in (self.device, self.dtype) if p)
+            known = "autocast off" if not self.active else f"autocast on ({details})" if details else "autocast on"
+            object.__setattr__(self, "_description", known)
+        return known
+
+    def differs_from(self, other: AutocastState) -> bool:
+        if self.active != other.active:
+            return True
+        if not self.active:
+            return False
+        return any(
+            a is not None and b is not None and a != b
+            for a, b in ((self.device, other.device), (self.dtype, other.dtype))
+        )
+
+
+NO_AUTOCAST = AutocastState(active=False)
+
+
+@dataclass(frozen=True)
+class AutocastContext:
+    state: AutocastState
+
+
+@hashed_once
+@dataclass(frozen=True)
+class ConfigState:
+    """The effective ``torch._functorch.config.backward_pass_autocast`` and where it was set.
+
+    ``value`` is ``"same_as_forward"``, ``"off"``, a tuple of ``(device, dtype)`` pairs for the
+    list-of-kwargs form, or None when it cannot be known statically.
+    """
+
+    value: LiteralValue = "same_as_forward"
+    source: Location | None = None
+    origin: str = "default"
+
+    def describe(self) -> str:
+        if isinstance(self.value, tuple):
+            return (
+                "backward_pass_autocast=[" + ", ".join(f"{{device_type={d}, dtype={t}}}" for d, t in self.value) + "]"
+            )
+        return (
+            f"backward_pass_autocast={self.value!r}" if self.value is not None else "an unknown backward_pass_autocast"
+        )
+
+
+def config_value(literal: object) -> LiteralValue:
+    """A literal ``backward_pass_autocast`` value in the form ``ConfigState`` compares (None if invalid)."""
+    if isinstance(literal, str):
+        return literal if literal in api.VALID_CONFIG_STRINGS else None
+    if isinstance(literal, ListLiteral) and all(isinstance(item, DictLiteral) for item in literal.items):
+        pairs = []
+        for item in literal.items:
+            device = item.get("device_type")
+            dtype = item.get("dtype")
+            dtype_text = api.dtype_name(
+                dtype.name if isinstance(dtype, Symbol) else dtype if isinstance(dtype, str) else None
+            )
+            pairs.append((device if isinstance(device, str) else None, dtype_text))
+        return tuple(pairs)
+    return None
+
+
+DEFAULT_CONFIG = ConfigState()
+
+
+@dataclass(frozen=True)
+class ConfigPatch:
+    """``torch._functorch.config.patch(...)``; ``state`` is None when it patches other keys only."""
+
+    state: ConfigState | None
+
+
+@dataclass(frozen=True)
+class NullContext:
+    pass
+
+
+@dataclass(frozen=True)
+class GradMode:
+    """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(...)``,
+    ``torch.enable_grad()``: ``enabled`` is None when it cannot be known statically."""
+
+    enabled: bool | None

@@ -1,0 +1,514 @@
+"""Where modules are stored: containers and registries, attributes and module globals, replaced
+forwards and in-place changes elsewhere, the import side effects that fill registries, and
+``getattr``/``setattr``. ``Reach`` is built on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...core.locations import Location
+from ...knowledge import torch_api as api
+from ...knowledge.calls import REACH_EFFECTS, Meaning
+from ...knowledge.effects import Effect
+from ...summary import model as ir
+from ..arguments import Args, Values, argument_data, keyword_arg, positional
+from ..frames import Context, Frame
+from ..stores import (
+    MAX_SIDE_EFFECT_MODULES,
+    argument_or_none,
+    constants_of,
+    container_of,
+    merged_store,
+    target_of,
+)
+from ..values import (
+    PARAMETER,
+    UNKNOWN_VALUES,
+    ClassVal,
+    Collection,
+    Compiled,
+    ConstVal,
+    Data,
+    External,
+    Imported,
+    Instance,
+    Wrapper,
+    normalize,
+)
+from ..walks import SIDE_EFFECTS
+
+if TYPE_CHECKING:
+    from ..engine_context import EngineContext
+
+#: Most modules whose import side effects (registrations) are run for one analysis.
+
+
+class ContainerStores:
+    interp: EngineContext
+    root: Path | None
+    side_effects_done: set[str]
+    _keyword_fields: dict[ClassVal, bool]
+    _module_values: dict[ClassVal, tuple[int, frozenset]]
+    _effects: dict[Effect, Callable[[Any, str, Args, Location, Frame], Values | None]]
+
+    def module_values_of(self, klass: ClassVal) -> frozenset:
+        """The module-valued instance attribute values stored for ``klass`` (and the collections,
+        which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``.
+        Kept per class until the cell changes (every ``children()`` of the class's instances asks,
+        and every store of one of its attributes changes it)."""
+        version = self.interp.cell_version(("modules", klass))
+        known = self._module_values.get(klass)
+        if known is not None and known[0] == version:
+            return known[1]
+        values = frozenset(
+            v
+            for values in self.interp.attributes_by_class.get(klass, {}).values()
+            for v in values
+            if self.is_module_value(v) or isinstance(v, Collection)
+        )
+        self._module_values[klass] = (version, values)
+        return values
+
+    def register_module(
+        self, receiver_expr: ir.Expr, receiver: object, args: Args, frame: Frame, span: ir.Span
+    ) -> None:
+        """``parent.register_module(name, module)`` / ``add_module``: like ``setattr``; on an
+        ``nn.ModuleDict``/``nn.ModuleList`` the module becomes one of its items."""
+        module = argument_or_none(args, "module", 1) or frozenset()
+        if isinstance(receiver, Collection):
+            self.store_element(receiver_expr, module, frame, span)
+        elif isinstance(receiver, Instance):
+            self.set_attribute(frozenset([receiver]), argument_or_none(args, "name", 0), module)
+
+    def store_element(self, container: ir.Expr, values: Values, frame: Frame, span: ir.Span) -> None:
+        """``container[key] = values`` (or an in-place change of one of its elements): iterating or
+        indexing ``container`` may now yield ``values`` too."""
+        interp = self.interp
+        # Only what the rules can follow: modules, callables, specs, compiled outputs (plain data
+        # stored in caches and tables would only grow the containers).
+        values = frozenset(
+            v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins)
+        )
+        if not values:
+            return
+        added = frozenset([Collection(normalize(values))])
+        if isinstance(container, ir.Ref):
+            name = container.name
+            if name in frame.env:
+                frame.env[name] = merged_store(frame.env[name], added)
+            elif name in frame.closure:
+                frame.closure[name] = merged_store(frame.closure[name], added)
+            else:
+                self.store_global(frame.path, name, added)
+        elif isinstance(container, ir.Attr):
+            bases = interp.eval(container.base, frame)
+            self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
+
+    def container_store(self, call: ir.Call, frame: Frame) -> Values | None:
+        """``residuals.append(h)`` / ``outs.extend(hs)`` on a list (a display or a collection): the
+        list may now yield the compiled outputs stored. None when the receiver is not a list the
+        analysis holds."""
+        interp = self.interp
+        func = call.func
+        assert isinstance(func, ir.Attr)
+        receivers = interp.eval(func.base, frame)
+        if not any(
+            isinstance(r, Collection) or (isinstance(r, ConstVal) and isinstance(r.value, (ir.ListLiteral, tuple)))
+            for r in receivers
+        ):
+            return None
+        args = interp.eval_args(call.args, frame)
+        method = api.CONTAINER_STORE_METHODS[func.attr]
+        stored = positional(args, method.position)
+        if method.elements:
+            stored = interp.elements(stored) if stored else stored
+        # Compiled outputs only (a ControlNet's residuals): appended modules and callables, followed
+        # too, walked torchtitan's code for every layer list it builds (15,900 -> 18,900 walks).
+        stored = frozenset(v for v in stored if isinstance(v, Data) and v.origins)
+        if stored:
+            self.store_element(func.base, stored, frame, call.span)
+        rest = frozenset(r for r in receivers if not isinstance(r, ConstVal))
+        if rest:  # what the call itself does (an unknown list's method may run anything)
+            interp.call_values(interp.attribute(rest, func.attr), args, call.span, frame, func)
+        return frozenset([ConstVal(None)])
+
+    def store_global(self, path: Path, name: str, added: Values) -> None:
+        """Add ``added`` to module ``path``'s global ``name`` (a registry filled by a function).
+        Logged after what the store read (the binding blocks, the global): a summary's log is
+        checked and replayed in order, and those reads are compared with the heap before it."""
+        self._add_to_global(path, name, added)
+        self.interp.log_effect(("store_global", path, name, added))
+
+    def _add_to_global(self, path: Path, name: str, added: Values) -> None:
+        interp = self.interp
+        interp.lookup_global(path, name)  # the binding blocks run first, so they do not overwrite it
+        env = interp.globals.setdefault(path, {})
+        current = env.get(name)
+        if current is None:
+            return
+        imported = [v for v in current if isinstance(v, Imported)]
+        if imported:  # ``from registry import SPECS``: the registry lives in the module it comes from
+            for value in imported:
+                split = (
+                    interp.index.split_qualified(value.name, value.importer)
+                    if not api.is_external_root(value.name)
+                    else None
+                )
+                if split is not None and len(split[1]) == 1 and split[0] != path:
+                    self.store_global(split[0], split[1][0], added)
+            return
+        updated = merged_store(current, added)
+        if updated != current:
+            interp.set_global(path, name, current, updated)
+
+    def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None:
+        """``setattr(obj, name, value)``: a known name stores the attribute; an unknown name replaces
+        whichever attribute held the module ``value`` was made from (``setattr(model, n, torch.compile(child))``)."""
+        constants = constants_of(names)
+        for base in bases:
+            if not isinstance(base, Instance):
+                continue
+            if constants is not None and all(isinstance(c, str) for c in constants):
+                for attr in constants:
+                    self.merge_attribute(base.cls, attr, values)
+            else:
+                self.replace_everywhere(base, values)
+
+    def merge_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
+        """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
+        interp = self.interp
+        interp.note_write(("attr", cls, name), merged_store, values)  # before the store, in a summary's log
+        interp.log_effect(("merge_attribute", cls, name, values))
+        known = interp.instance_attrs.get((cls, name), frozenset())
+        updated = merged_store(known, values)
+        if updated != known:
+            interp.store_attribute(cls, name, updated)
+
+    def replace_everywhere(self, base: Instance, values: Values) -> None:
+        sources = {v.target for v in values if isinstance(v, Compiled)} | {
+            i for v in values if isinstance(v, Wrapper) for i in v.inner
+        }
+        if not sources:
+            return  # only a compiled or wrapped module replaces the attribute it was made from
+        interp = self.interp
+        for klass in interp.mro(base.cls):
+            if not isinstance(klass, ClassVal):
+                continue
+            interp.harvest_instance_attributes(klass, base.cls)
+            interp.note_write(("class", klass))
+            for name, held in list(interp.attributes_by_class.get(klass, {}).items()):
+                hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
+                if not hit or values <= held:
+                    continue
+                updated = normalize(held | (values if held & sources else {Collection(normalize(values))}))
+                if updated != held:
+                    interp.store_attribute(klass, name, updated)
+        interp.log_effect(("replace_everywhere", base, values))  # after its reads, as in ``store_global``
+
+    def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
+        """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
+        bases = self.interp.eval(target.base, frame)
+        self.set_attribute(bases, frozenset([ConstVal(target.attr)]), new)
+
+    def in_place_elsewhere(self, receiver: ir.Expr, compiled: Values, frame: Frame, span: ir.Span) -> None:
+        """``block.compile()`` changed an object that is also held elsewhere: the loop variable's
+        container (``for block in model.blocks``), the subscripted container, or ``getattr``'s object."""
+        if isinstance(receiver, ir.Ref) and receiver.name in frame.element_of:
+            source = frame.element_of[receiver.name]
+            if (
+                isinstance(source, ir.Call)
+                and isinstance(source.func, ir.Attr)
+                and source.func.attr in api.MODULE_CHILDREN_METHODS
+            ):
+                # ``for child in model.children()``: a module's children are its attributes.
+                owners = frozenset(v for v in self.interp.eval(source.func.base, frame) if isinstance(v, Instance))
+                if owners:
+                    self.set_attribute(owners, None, compiled)
+                    return
+            container = container_of(source)
+            if isinstance(container, ir.Ref) and container.name in frame.aliases:
+                container = frame.aliases[container.name]
+            self.store_element(container, compiled, frame, span)
+            if not isinstance(container, ir.Attr):
+                # A local list of the instance's blocks (``blocks = self.repeated_blocks()``,
+                # ``mods = self.layers``): the blocks are held by its attributes too.
+                for owner in frame.env.get("self", ()):
+                    if isinstance(owner, Instance):
+                        self.replace_everywhere(owner, compiled)
+        elif isinstance(receiver, ir.Item):
+            self.store_element(container_of(receiver.base), compiled, frame, span)
+        elif (
+            isinstance(receiver, ir.Call)
+            and isinstance(receiver.func, ir.Ref)
+            and receiver.func.name == "getattr"
+            and len(receiver.args) >= 2
+        ):
+            interp = self.interp
+            objects = interp.eval(receiver.args[0].value, frame)
+            names = interp.eval(receiver.args[1].value, frame)
+            self.set_attribute(objects, names, compiled)
+
+    def in_place_statement(self, expr: ir.Expr, frame: Frame) -> bool:
+        """``teacher.requires_grad_(False)`` as a statement freezes ``teacher`` itself;
+        ``fmap.detach_()`` leaves ``fmap`` without the graph it came from (a discriminator step on
+        the generator's output)."""
+        if (
+            isinstance(expr, ir.Call)
+            and isinstance(expr.func, ir.Attr)
+            and expr.func.attr == api.DETACH_IN_PLACE.name
+            and target_of(expr.func.base) is not None
+        ):
+            values = self.interp.eval(expr.func.base, frame)
+            if not values or not all(isinstance(v, Data) for v in values):
+                return False
+            target = target_of(expr.func.base)
+            assert target is not None
+            detached = self.without_graph(values)
+            if isinstance(target, ir.AttrTarget):
+                self.replace_attribute(target, values, detached, frame)
+            else:
+                self.interp.assign(target, detached, frame, expr.span)
+            return True
+        if not (isinstance(expr, ir.Call) and isinstance(expr.func, ir.Attr) and expr.func.attr == "requires_grad_"):
+            return False
+        receiver = expr.func.base
+        if target_of(receiver) is None:
+            return False
+        current = self.interp.eval(receiver, frame)
+        if not any(self.is_module_value(v) and not self.has_project_member(v, "requires_grad_") for v in current):
+            return False
+        grad = self.requires_grad_argument(self.interp.eval_args(expr.args, frame))
+        if grad is None:
+            return True  # may or may not freeze: keep what may run a backward
+        self.freeze_expr(receiver, frame, expr.span, frozen=not grad)
+        return True
+
+    @staticmethod
+    def always_iterates(first: ir.Stmt) -> bool:
+        """A loop over ``module.parameters()`` (a module has parameters: the body runs)."""
+        if not (isinstance(first, ir.Assign) and isinstance(first.value, ir.Item)):
+            return False
+        source = first.value.base
+        return (
+            isinstance(source, ir.Call)
+            and isinstance(source.func, ir.Attr)
+            and source.func.attr in api.MODULE_PARAMETER_METHODS
+        )
+
+    def note_element_binding(self, statement: ir.Assign, frame: Frame) -> None:
+        """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
+        value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``),
+        and which names are another name for an attribute (``layers = model.layers``)."""
+        if isinstance(statement.value, ir.Attr) and len(statement.targets) == 1:
+            (target,) = statement.targets
+            if isinstance(target, ir.NameTarget):
+                frame.aliases[target.name] = statement.value
+            return
+        if not isinstance(statement.value, ir.Item):
+            return
+        pending = list(statement.targets)
+        while pending:
+            target = pending.pop()
+            if isinstance(target, ir.NameTarget):
+                frame.element_of[target.name] = statement.value.base
+            elif isinstance(target, ir.MultiTarget):
+                pending.extend(target.targets)
+
+    def parameter_flag(self, target: ir.AttrTarget, values: Values, frame: Frame, span: ir.Span) -> None:
+        """``for p in model.parameters(): p.requires_grad = False`` freezes ``model``."""
+        if target.attr != api.REQUIRES_GRAD.name or not isinstance(target.base, ir.Ref):
+            return
+        source = frame.element_of.get(target.base.name)
+        if not (
+            isinstance(source, ir.Call)
+            and isinstance(source.func, ir.Attr)
+            and source.func.attr in api.MODULE_PARAMETER_METHODS
+        ):
+            return
+        constants = constants_of(values)
+        if constants == {False}:
+            self.freeze_expr(source.func.base, frame, span, frozen=True)
+        elif constants != {False}:
+            self.freeze_expr(source.func.base, frame, span, frozen=False)
+
+    def container_elements(self, base: ir.Expr, values: Values, frame: Frame) -> Values:
+        """What ``base[key]`` / ``base.get(key)`` yields. A module-level registry that the analysis
+        has seen no registration into runs the import side effects first; one that is still empty
+        stands for registrations made elsewhere (unknown, and worth asking the callers about)."""
+        interp = self.interp
+        if (
+            isinstance(base, ir.Ref)
+            and base.name not in frame.env
+            and base.name not in frame.closure
+            and self.empty_registry(values)
+        ):
+            package = interp.index.module_name(frame.path).split(".", 1)[0]
+            if package not in self.side_effects_done:
+                self.run_import_side_effects(package)
+                values = interp.eval(base, frame)
+            # A walk summary depends on their having run here (by this walk, or before it).
+            interp.read_cell((SIDE_EFFECTS, package))
+            if self.empty_registry(values):
+                return frozenset([replace(PARAMETER, dual=False)])
+        result: set = set()
+        for value in values:
+            if isinstance(value, ConstVal) and isinstance(value.value, (tuple, ir.ListLiteral, ir.DictLiteral)):
+                items = value.value if isinstance(value.value, tuple) else value.value.items
+                if isinstance(value.value, ir.DictLiteral):
+                    items = tuple(v for _, v in items)
+                result |= {ConstVal(item) for item in items if not isinstance(item, ir.Symbol)}
+                if any(isinstance(item, ir.Symbol) for item in items) or not items:
+                    result.add(Data())
+            else:
+                result |= interp.unmerged_elements((value,)) or UNKNOWN_VALUES
+        return normalize(result) if result else UNKNOWN_VALUES
+
+    @staticmethod
+    def empty_registry(values: Values) -> bool:
+        """A global holding only an empty ``{}``/``[]``/``dict()`` (filled at run time)."""
+        if not values:
+            return False
+        for value in values:
+            if (
+                isinstance(value, ConstVal)
+                and isinstance(value.value, (ir.DictLiteral, ir.ListLiteral))
+                and not value.value.items
+            ):
+                continue
+            if isinstance(value, Collection) and not value.items:
+                continue
+            return False
+        return True
+
+    def run_import_side_effects(self, package: str) -> None:
+        """Run the module-level code of the modules of ``package`` (the registry's top-level package)
+        that the analyzed module imports (its package ``__init__`` chain first, then its imports,
+        transitively): registrations happen there (``import torchtitan.models`` registering train
+        specs). Registrations from outside the package reach the registry through the callers."""
+        self.side_effects_done.add(package)
+        interp = self.interp
+        interp.log_effect((SIDE_EFFECTS, package))
+        root = self.root
+        if root is None:
+            return
+
+        order: list[Path] = []
+        seen: set[Path] = set()
+        pending = [*interp.index.package_chain(root), root]
+        while pending and len(order) < MAX_SIDE_EFFECT_MODULES:
+            path = pending.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            imports = interp.index.imports(path)  # None: the file does not parse
+            module = interp.index.module_name(path)
+            if imports is None or api.is_external_root(module):
+                continue
+            order.append(path)
+            if path != root and module.split(".", 1)[0] != package:
+                continue  # run nothing outside the registry's package, follow nothing from there
+            for dotted in imports:
+                found = interp.index.find_module(dotted, path)
+                if found is not None and found not in seen:
+                    pending.extend([*interp.index.package_chain(found), found])
+        for path in order:
+            if path == root or interp.index.module_name(path).split(".", 1)[0] != package:
+                continue  # the root's module-level code already ran; other packages register nothing here
+            view = interp.index.view_of(path)
+            env = interp.globals.setdefault(path, {})
+            for index in view.effectful_blocks():
+                if (path, index) not in interp.globals_run:
+                    interp.globals_run.add((path, index))
+                    interp.index.note(path)  # its module-level code runs: all of it counts
+                    interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+
+    def keyword_fields(self, cls: ClassVal) -> bool:
+        interp = self.interp
+
+        def decide() -> bool:
+            summary = interp.class_summary(cls)
+            if summary is None:
+                return False
+
+            frame = Frame(cls.path, {}, Context(), record=False)
+            decorators = [v for d in summary.decorators for v in interp.eval(d, frame)]
+            bases = interp.bases(cls)
+            return any(isinstance(v, External) and v.name in api.DATACLASS_DECORATORS for v in decorators) or any(
+                isinstance(b, External) and b.name in api.KEYWORD_FIELD_BASES for b in bases
+            )
+
+        return interp.cached(self._keyword_fields, cls, decide, cycle=False)
+
+    def construct_fields(self, cls: ClassVal, args: Args) -> None:
+        """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments."""
+        instance = frozenset([Instance(cls)])
+        for keyword, values in args:
+            if keyword not in (None, "*", "**"):
+                self.set_attribute(instance, frozenset([ConstVal(keyword)]), values)
+
+    def external(
+        self, name: str, meanings: tuple[Meaning, ...], args: Args, site: Location, frame: Frame
+    ) -> Values | None:
+        """Calls whose ``knowledge.calls`` meanings are effects this module implements (``REACH_EFFECTS``),
+        and calls passing ``requires_grad=`` (a tensor factory); None for the others."""
+        for meaning in meanings:
+            if meaning.effect in REACH_EFFECTS:
+                handled = self._effects[meaning.effect](meaning.row, name, args, site, frame)
+                if handled is not None:
+                    return handled
+        requires_grad = keyword_arg(args, api.REQUIRES_GRAD.name)
+        if requires_grad is not None and constants_of(requires_grad) != {False}:
+            return frozenset([replace(argument_data(args), requires_grad=True)])
+        return None
+
+    def wrap_module(self, wrapper: api.ModuleWrapper, name: str, args: Args, site: Location, frame: Frame) -> Values:
+        inner = argument_or_none(args, "module", 0) or UNKNOWN_VALUES
+        # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
+        inner = frozenset(
+            i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,))
+        )
+        return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
+
+    def builtin_getattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
+        if len(args) < 2:
+            return None
+        interp = self.interp
+        objects, names = positional(args, 0), positional(args, 1)
+        constants = constants_of(names)
+        default = positional(args, 2)
+        if constants is not None and all(isinstance(c, str) for c in constants):
+            return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
+        modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
+        return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | UNKNOWN_VALUES)
+
+    def builtin_setattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
+        if len(args) < 3:
+            return None
+        if frame.ctx.region is not None:
+            self.interp.dual_params.assigned(positional(args, 0), positional(args, 2), frame.ctx.region)
+        self.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
+        return frozenset([ConstVal(None)])
+
+    # -- ``Reach``'s, declared for the methods here ---------------------------------------
+
+    def freeze_expr(self, expr: ir.Expr, frame: Frame, span: ir.Span, frozen: bool) -> None:
+        raise NotImplementedError
+
+    def has_project_member(self, value: object, name: str) -> bool:
+        raise NotImplementedError
+
+    def is_module_value(self, value: object) -> bool:
+        raise NotImplementedError
+
+    def requires_grad_argument(self, args: Args) -> bool | None:
+        raise NotImplementedError
+
+    def submodules(self, value: object) -> frozenset:
+        raise NotImplementedError
+
+    @staticmethod
+    def without_graph(values: Values, keep: Data | None = None) -> Values:
+        raise NotImplementedError

@@ -1,0 +1,136 @@
+"""What the engine's helpers (reach, islands, results, switches, dual parameters) ask of the engine.
+
+They hold an ``EngineContext`` rather than the ``Interpreter`` itself, so none of them imports the
+engine: the interpreter builds them and satisfies this Protocol (mypy checks it where they are built).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..core.locations import Location
+from ..summary import model as ir
+from .arguments import Args, Values
+from .frames import Frame
+from .index import ModuleIndex
+from .values import ClassVal, FunctionVal, Instance
+
+#: How a store joins what a heap cell held with what is stored (``Reach.joined_store``).
+StoreRule = Callable[[frozenset, frozenset], frozenset]
+
+
+class ModuleReach(Protocol):
+    """What the engine's module model answers for its other helpers (``Reach``)."""
+
+    def instance_forward(self, instance: Instance) -> Values: ...
+
+    def is_module_value(self, value: object) -> bool: ...
+
+    def submodules(self, value: object) -> frozenset: ...
+
+
+class DualParameterLog(Protocol):
+    """Where a parameter given a dual in place is noted (``DualParameters``)."""
+
+    def assigned(self, bases: Values, values: Values, region: Location) -> None: ...
+
+
+class EngineContext(Protocol):
+    index: ModuleIndex
+    #: How many times any heap cell has changed.
+    heap_changes: int
+    #: How many class bodies are running (their attributes are still being bound).
+    class_bodies_running: int
+    #: The heap: module globals, the module-level statements run, instance attributes by
+    #: (class, name) and by class in the order first stored.
+    globals: dict[Path, dict[str, Values]]
+    globals_run: set[tuple[Path, int]]
+    instance_attrs: dict[tuple[ClassVal, str], Values]
+    attributes_by_class: dict[ClassVal, dict[str, Values]]
+
+    @property
+    def reach(self) -> ModuleReach: ...
+
+    @property
+    def dual_params(self) -> DualParameterLog: ...
+
+    @property
+    def summarizing(self) -> bool: ...
+
+    def loc(self, path: Path, span: ir.Span) -> Location: ...
+
+    def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None: ...
+
+    def finish_region(self, frame: Frame, region: Location, start: int) -> None: ...
+
+    def assign(self, target: ir.Target, values: Values, frame: Frame, span: ir.Span) -> None: ...
+
+    def eval(self, expr: ir.Expr, frame: Frame) -> Values: ...
+
+    def elements(self, values: Values) -> Values: ...
+
+    def unmerged_elements(self, values: Iterable[object]) -> set: ...
+
+    def lookup(self, name: str, frame: Frame) -> Values: ...
+
+    def lookup_global(self, path: Path, name: str) -> Values | None: ...
+
+    def attribute(self, bases: Values, name: str) -> Values: ...
+
+    def class_summary(self, cls: ClassVal) -> ir.ClassSummary | None: ...
+
+    def bases(self, cls: ClassVal) -> list[object]: ...
+
+    def mro(self, cls: ClassVal, seen: frozenset = ...) -> list[object]: ...
+
+    def is_module_class(self, cls: ClassVal) -> bool: ...
+
+    def find_member(self, cls: ClassVal, name: str) -> Values | None: ...
+
+    def bind_methods(self, members: Values, instance: Instance) -> Values: ...
+
+    def instance_attribute(self, cls: ClassVal, name: str) -> Values | None: ...
+
+    def depend_on_reads(self, reads: Iterable[tuple[object, int]]) -> None: ...
+
+    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None, contents: object = None) -> None: ...
+
+    def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = ...) -> None: ...
+
+    def cell_version(self, cell: object) -> int: ...
+
+    def changed_cell(self, cell: object) -> None: ...
+
+    def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None: ...
+
+    def still_valid(self, reads: Any) -> bool: ...
+
+    def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None: ...
+
+    def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None: ...
+
+    def eval_args(self, args: Sequence[ir.Arg], frame: Frame) -> Args: ...
+
+    def call_values(
+        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
+    ) -> Values: ...
+
+    def log_effect(self, effect: tuple) -> None: ...
+
+    def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = ...) -> Any: ...
+
+    def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple: ...
+
+    def record_backward(
+        self,
+        receivers: Values,
+        site: Location,
+        spelling: str,
+        frame: Frame,
+        create_graph: bool | None = False,
+        create_graph_text: str = "",
+        ask_callers: bool = True,
+        returns_gradients: bool = False,
+    ) -> None: ...

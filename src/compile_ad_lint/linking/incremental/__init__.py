@@ -1,0 +1,1 @@
+"""Incremental analysis: function walks memoized, summarized and replayed."""

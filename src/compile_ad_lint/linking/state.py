@@ -1,0 +1,310 @@
+"""The engine's state: what one analysis knows (the heap, memo tables, events, budgets), set up once.
+
+The engine is a stack of classes, each a job over the one below: ``Heap`` (cells, object model),
+``Names``, ``Memo`` (incremental), ``TorchEffects``, ``Calls``, ``Statements``, ``Interpreter``. A
+call from a lower class up the stack goes through a method declared here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..core.locations import Location, StatementSite
+from ..core.settings import Config
+from ..core.torch_versions import Series, TorchTarget
+from ..knowledge import torch_api as api
+from ..knowledge.behaviour import in_place_compiles_torch_nn
+from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
+from ..knowledge.effects import Effect
+from ..knowledge.versions import default_target
+from ..summary import model as ir
+from .arguments import Args, Values, argument_data
+from .contexts import ConfigState, config_value
+from .dual_params import DualParameters
+from .events import (
+    Event,
+    Hop,
+    OutputsEscape,
+)
+from .frames import Context, Frame, PendingCall
+from .index import ModuleIndex
+from .islands import IslandScan
+from .reach import Reach
+from .results import ResultAnalysis
+from .switches import Switches
+from .values import (
+    UNKNOWN_VALUES,
+    ClassVal,
+    Collection,
+    ConstVal,
+    Data,
+    ExternalNames,
+    FunctionVal,
+    Settings,
+    Value,
+    derived,
+    normalize,
+)
+from .walks import (
+    Recording,
+    WalkMemory,
+    WalkSummary,
+)
+
+#: The heap cells a memoized walk depends on, with their versions then: a walk's own (its
+#: callees' merged in), or, for a replayed summary, its own with those of the calls it ran, shared
+#: rather than merged (merging them at every level of a replayed call tree took a quarter of an
+#: edit of pytorch-image-models' ``train.py``).
+Versions = dict[object, int] | tuple[dict[object, int], tuple[Any, ...]]
+
+
+#: A memoized walk: what it returned, the compiled calls left pending, the heap cells it read with
+#: their versions then, its summary (with a walk memory) and whether that summary may be kept
+#: across analyses (its outcome does not depend on the call stack above it).
+MemoEntry = tuple[Values, tuple[PendingCall, ...], Versions, WalkSummary | None, bool]
+
+
+def in_place_compiled_on(target: TorchTarget | None) -> tuple[Series, ...] | None:
+    """The series of ``target`` on which ``module.compile()`` compiles torch.nn's own modules; None: all."""
+    series = (target or default_target()).series
+    compiling = tuple(s for s in series if in_place_compiles_torch_nn(s))
+    return None if compiling == series else compiling
+
+
+#: ``Interpreter.cached``'s default: a value used while it is computed is computed again.
+COMPUTED_AGAIN = object()
+
+
+class EngineState:
+    #: The helpers that hold the engine (``EngineContext``), built by ``Interpreter``.
+    results: ResultAnalysis
+    reach: Reach
+    islands: IslandScan
+    switches: Switches
+    dual_params: DualParameters
+    #: The implementation of each torch effect, the switches' and dual parameters' with them.
+    _effects: dict[Effect, Callable[[Any, str, Args, Location, Frame], Values]]
+
+    def __init__(
+        self,
+        index: ModuleIndex,
+        config: Config,
+        cancelled: Callable[[], bool] | None = None,
+        walk_memory: WalkMemory | None = None,
+    ) -> None:
+        self.index = index
+        self.config = config
+        #: Walk summaries kept across analyses (``walks``): walks given what an earlier analysis
+        #: gave them replay its effects. None: every walk is walked (a check's memory while its
+        #: roots repeat few walks: ``WalkMemory.summarizing``).
+        self.walk_memory = walk_memory if walk_memory is not None and walk_memory.summarizing else None
+        #: The hashes of the keys of this analysis's walks, for a check's memory, which summarizes
+        #: the walks its roots repeat (``WalkMemory.root_walked``); None for the language server's,
+        #: which summarizes every walk.
+        self.walk_keys: set[int] | None = set() if walk_memory is not None and not walk_memory.every_walk else None
+        #: The walks being summarized, innermost last (only with a walk memory).
+        self._recordings: list[Recording] = []
+        #: Above zero while a summary's effects are applied (they are not recorded again).
+        self._replaying = 0
+        #: What checking summaries found so far in this analysis: each definition found equal to
+        #: the recorded one, and each cell's version with the recorded contents it was found to
+        #: hold at that version.
+        self._verified_parts: dict[tuple, object] = {}
+        self._verified: dict[tuple, tuple[int, object]] = {}
+        #: What computing each ``cached`` value read and did, by (store, key), when anything.
+        self._derivations: dict[tuple, Recording] = {}
+        #: Asked before each function walk and each replay of a walk's summary: the language
+        #: server's project pass and rehearsals give way to an edit within a walk's time, not a
+        #: whole root's.
+        self.cancelled = cancelled
+        self.events: list[Event] = []
+        self.tangent_safe = api.SafeBackends.extended_by(config.extend_safe_backends).tangent
+        #: The target's series on which ``module.compile()`` in place compiles torch.nn's own modules
+        #: (None: on every one).
+        self.torch_nn_compiled_on = in_place_compiled_on(config.torch)
+        self.compile_names = api.COMPILE | config.compile_wrappers
+        #: What called names mean (``knowledge.calls``), with the configured compile wrappers.
+        self.calls = with_compile_wrappers(config.compile_wrappers)
+        self.external_names = ExternalNames(MATCHED_NAMES | self.compile_names)
+        self.globals: dict[Path, dict[str, Values]] = {}
+        self.globals_run: set[tuple[Path, int]] = set()
+        #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
+        #: the compiled calls left pending, the heap cells it read with their versions then, and
+        #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
+        self._memo: dict[tuple, MemoEntry] = {}
+        #: The summarized walks in progress, by memo key (``_note_call``).
+        self._walking: dict[tuple, Recording] = {}
+        #: The walks whose summaries are being checked, by memo key, with how many checks of each
+        #: are in progress: a ``Call`` back to one of them does not hold (``_run_call``).
+        self._checking: dict[tuple, int] = {}
+        #: The entry points of the walks whose summaries are being replayed (innermost last): what
+        #: a replayed ``REQUEST_ENTRY`` asks for.
+        self._replay_entries: list[tuple[Path, str]] = []
+        #: Version of each heap cell that can gain values while a root is analyzed: an instance
+        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
+        #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
+        #: every attribute's, a walk summary compares its contents), a module global a function
+        #: fills ``("global", path, name)``. A memoized walk is reused while
+        #: every cell it read keeps the version it read.
+        self._cell_versions: dict[object, int] = {}
+        #: How many times any heap cell has changed: cells found holding their versions when it
+        #: was n still hold them while it is n (``Reach._kept`` checks nothing then).
+        self.heap_changes = 0
+        #: The cells each walk in progress has read (innermost last), with the version first read.
+        self._reading: list[dict[object, int]] = []
+        self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
+        #: How many class bodies are running (their attributes are still being bound).
+        self.class_bodies_running = 0
+        self._mros: dict[ClassVal, list[object]] = {}
+        self.instance_attrs: dict[tuple[ClassVal, str], Values] = {}
+        #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
+        self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
+        self._harvested: set[tuple[ClassVal, ClassVal]] = set()
+        self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
+        self._resolving: set[tuple[Path, str]] = set()
+        self._qualified: dict[tuple[str, Path], Values] = {}
+        self._walks = 0
+        #: Data moved so far (``_carried``), and the units of each walk in progress spent by walks
+        #: below it: a walk's own units weigh it (``UNITS_PER_WALK``).
+        self._units = 0
+        self._units_below: list[int] = []
+        #: Walks added to ``_walks`` for the units they moved (``walks_spent``).
+        self.heavy_walks = 0
+        #: The summaries whose walks this analysis has spent (``_spend``).
+        self._spent: set[WalkSummary] = set()
+        #: Each distinct set of captured variables of this analysis (``captured_by``).
+        self._captured: dict[tuple, tuple] = {}
+        #: A call was left unwalked because the walks were spent (``walks_spent``).
+        self.stopped_walking = False
+        #: The replaced ``forward`` values being called (``call_one``).
+        self._replaced_forwards_running: set[Value] = set()
+        #: Functions (defining file, qualified name) whose anchors depend on parameters: their
+        #: callers are worth analyzing.
+        self.caller_requests: set[tuple[str, str]] = set()
+        #: Names beyond the mentions whose callers in the root file were analyzed as entry points.
+        self.covered: frozenset[str] = frozenset()
+        #: CAL005: the tuple sizes of what compiled callables return, per call site.
+        self._result_sizes: dict[Location, set[int]] = {}
+        #: The keys of the dict displays compiled callables return, per call site (``out["aux"]``).
+        self._result_keys: dict[Location, set[tuple]] = {}
+        self._recorded: set[Event] = set()
+
+    def loc(self, path: Path, span: ir.Span) -> Location:
+        return Location(self.index.display(path), span.line, span.column, span.end_line, span.end_column)
+
+    def site_of(self, frame: Frame, location: Location) -> StatementSite:
+        """The statement and function ``location`` (a call in ``frame``) runs in."""
+        return StatementSite(frame.statement or (location.line, location.line), frame.function_lines)
+
+    def record(self, event: Event, frame: Frame) -> None:
+        """Record a CAL004/CAL005 event once (walks of the same code in several contexts repeat them)."""
+        if frame.record:
+            if event not in self._recorded:
+                self._recorded.add(event)
+                self.events.append(event)
+            # Logged also when another walk recorded it first: a caller replayed after that walk's
+            # ``Call`` no longer records it must still record it itself.
+            self.log_effect(("record", event))
+
+    def emit(self, event: Event) -> None:
+        """Append an event (every occurrence: CAL001 calls, backwards, config writes)."""
+        self.events.append(event)
+        self.log_effect(("event", event))
+
+    def escape(self, values: Iterable[object], site: Location, frame: Frame) -> None:
+        """Outputs of tuple-returning compiled calls that reach code a backward may hide in."""
+        self._escaping(derived(values), site, frame)
+
+    def escape_arguments(self, args: Args, site: Location, frame: Frame) -> None:
+        """What a call passes reaches code a backward may hide in (``escape``)."""
+        self._escaping(argument_data(args), site, frame)
+
+    def _escaping(self, data: Data, site: Location, frame: Frame) -> None:
+        self._units += len(data.elements) + len(data.origins)
+        elements = frozenset(e for e in data.elements if e.call_site in self._result_sizes)
+        if elements:
+            self.record(OutputsEscape(site, elements), frame)
+
+    def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
+        state = self.config_state(values, site, how)
+        self.record_config_writes(values, site, how)
+        frame.ctx = replace(frame.ctx, config=state)
+
+    def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
+        if any(isinstance(v, ConstVal) for v in values):
+            # ``[{"dtype": torch.bfloat16}]`` evaluates to the literal plus what its names hold: the literal decides.
+            values = frozenset(v for v in values if not isinstance(v, Collection))
+        normalized = {config_value(v.value) if isinstance(v, ConstVal) else None for v in values}
+        value = normalized.pop() if len(normalized) == 1 else None
+        return ConfigState(value, site, how)
+
+    @staticmethod
+    def elements(values: Values) -> Values:
+        """What iterating or indexing ``values`` yields."""
+        result = EngineState.unmerged_elements(values)
+        return normalize(result) if result else UNKNOWN_VALUES
+
+    @staticmethod
+    def unmerged_elements(values: Iterable[object]) -> set:
+        """``elements`` before the data among them is merged into one (``normalize``), for a caller
+        that merges what several of them yield at once: merging is a union, so merging each part
+        first gives the same value, at a cost per part (registries of ~190 models, in composer)."""
+        result: set = set()
+        for value in values:
+            if isinstance(value, Collection):
+                result |= value.elements()
+            elif isinstance(value, Settings):
+                result.add(value)  # ``cfg["train"]``, ``for key in args``: settings too
+            else:
+                result.add(derived([value]))
+        return result
+
+    # -- declared here, done further up the stack (``Interpreter``'s classes) --------------
+
+    def _pop_recording(self) -> None:
+        raise NotImplementedError
+
+    def _push_recording(self, recording: Recording) -> None:
+        raise NotImplementedError
+
+    def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
+        raise NotImplementedError
+
+    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
+        raise NotImplementedError
+
+    def call_values(
+        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
+    ) -> Values:
+        raise NotImplementedError
+
+    def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
+        raise NotImplementedError
+
+    def eval(self, expr: ir.Expr, frame: Frame) -> Values:
+        raise NotImplementedError
+
+    def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None:
+        raise NotImplementedError
+
+    def finish_region(self, frame: Frame, region: Location, start: int) -> None:
+        raise NotImplementedError
+
+    def log_effect(self, effect: tuple) -> None:
+        raise NotImplementedError
+
+    def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
+        raise NotImplementedError
+
+    def record_config_writes(self, values: Values, site: Location, how: str) -> None:
+        raise NotImplementedError
+
+    def settle(self, values: Values) -> Values:
+        raise NotImplementedError
+
+    def walk_function(
+        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
+    ) -> tuple[Values, tuple[PendingCall, ...]]:
+        raise NotImplementedError
