@@ -49,6 +49,7 @@ from .values import (
     in_stable_order,
     normalize,
 )
+from .walk_records import ResultKeys, ResultSize
 
 _NONE_SET = frozenset([ConstVal(None)])
 
@@ -262,11 +263,11 @@ class Calls(TorchEffects):
         structure = self.results.structure(compiled, args, site)
         if structure is not None:
             self._result_sizes.setdefault(site, set()).add(len(structure))
-            self.log_effect(("size", site, len(structure)))
+            self.log_effect(ResultSize(site, len(structure)))
             keys = tuple(element.key for element in structure)
             if all(isinstance(key, str) for key in keys):
                 self._result_keys.setdefault(site, set()).add(keys)
-                self.log_effect(("keys", site, keys))
+                self.log_effect(ResultKeys(site, keys))
             self.record(CompiledResult(site, compiled, structure), frame)
         elements = inputs.elements | {OutputElement(site)}
         result = frozenset(

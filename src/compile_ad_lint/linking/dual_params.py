@@ -20,6 +20,7 @@ from ..summary import model as ir
 from .arguments import Args, Values, argument_data, keyword_arg, positional
 from .frames import Frame
 from .values import Collection, Compiled, ConstVal, Data, Instance, Wrapper, held_modules, normalize
+from .walk_records import DualParams
 
 if TYPE_CHECKING:
     from .engine_context import EngineContext
@@ -64,7 +65,7 @@ class DualParameters:
         if not added:
             return
         interp.note_write((CELL, region))
-        interp.log_effect((CELL, added, region))
+        interp.log_effect(DualParams(added, region))
         self.modules[region] = known | added
         interp.changed_cell((CELL, region))
 

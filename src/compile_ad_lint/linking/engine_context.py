@@ -16,6 +16,7 @@ from .arguments import Args, Values
 from .frames import Frame
 from .index import ModuleIndex
 from .values import ClassVal, FunctionVal, Instance
+from .walk_records import WalkEffect
 
 #: How a store joins what a heap cell held with what is stored (``Reach.joined_store``).
 StoreRule = Callable[[frozenset, frozenset], frozenset]
@@ -117,7 +118,7 @@ class EngineContext(Protocol):
         self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
     ) -> Values: ...
 
-    def log_effect(self, effect: tuple) -> None: ...
+    def log_effect(self, effect: WalkEffect) -> None: ...
 
     def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = ...) -> Any: ...
 

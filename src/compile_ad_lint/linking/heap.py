@@ -25,6 +25,7 @@ from .values import (
     Instance,
     normalize,
 )
+from .walk_records import JoinAttribute
 from .walks import (
     SIDE_EFFECTS,
     STORED,
@@ -241,7 +242,7 @@ class Heap(EngineState):
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
         self.note_write(("attr", cls, name), joined_store, values)  # before the store, in a summary's log
-        self.log_effect(("join_attribute", cls, name, values))
+        self.log_effect(JoinAttribute(cls, name, values))
         known = self.instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
         # adds nothing would make every walk that read the attribute run again.

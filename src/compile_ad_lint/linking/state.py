@@ -47,6 +47,7 @@ from .values import (
     derived,
     normalize,
 )
+from .walk_records import EmitEvent, RecordEvent, WalkEffect
 from .walks import (
     Recording,
     WalkMemory,
@@ -140,7 +141,7 @@ class EngineState:
         #: are in progress: a ``Call`` back to one of them does not hold (``_run_call``).
         self._checking: dict[tuple, int] = {}
         #: The entry points of the walks whose summaries are being replayed (innermost last): what
-        #: a replayed ``REQUEST_ENTRY`` asks for.
+        #: a replayed ``RequestEntry`` asks for.
         self._replay_entries: list[tuple[Path, str]] = []
         #: Version of each heap cell that can gain values while a root is analyzed: an instance
         #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
@@ -206,12 +207,12 @@ class EngineState:
                 self.events.append(event)
             # Logged also when another walk recorded it first: a caller replayed after that walk's
             # ``Call`` no longer records it must still record it itself.
-            self.log_effect(("record", event))
+            self.log_effect(RecordEvent(event))
 
     def emit(self, event: Event) -> None:
         """Append an event (every occurrence: CAL001 calls, backwards, config writes)."""
         self.events.append(event)
-        self.log_effect(("event", event))
+        self.log_effect(EmitEvent(event))
 
     def escape(self, values: Iterable[object], site: Location, frame: Frame) -> None:
         """Outputs of tuple-returning compiled calls that reach code a backward may hide in."""
@@ -292,7 +293,7 @@ class EngineState:
     def finish_region(self, frame: Frame, region: Location, start: int) -> None:
         raise NotImplementedError
 
-    def log_effect(self, effect: tuple) -> None:
+    def log_effect(self, effect: WalkEffect) -> None:
         raise NotImplementedError
 
     def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:

@@ -27,7 +27,7 @@ changed, or its reads depend on the order its effects and harvests ran in: it is
 its log from then on, ``WalkMemory.by_log_only``). Walks whose outcome depends on the call stack
 above them are not kept: one cut short by recursion into a function walked further up, or one that
 used such a walk's result. A walk's request for the callers of the entry point it was walked from is
-replayed for the replaying analysis's entry point (``REQUEST_ENTRY``), and a walk that ran a
+replayed for the replaying analysis's entry point (``RequestEntry``), and a walk that ran a
 package's import side effects, which depend on the root analyzed, is replayed in that root's
 analyses only (``WalkSummary.root``): the others are replayed in any root. The language server
 uses this for the analyses it publishes at once after an edit (every walk summarized:
@@ -45,20 +45,19 @@ from functools import cached_property
 from pathlib import Path
 
 from ..layout import LayoutFacts
+from .walk_records import Access, SideEffectsRun, WalkEffect
 
-#: The kinds of a summary's log entries, in the order the walk did them:
-#: ``(READ, cell, prerequisite, contents)``: its first access to a heap cell (``("attr", class,
+#: The entries of a summary's log, in the order the walk did them:
+#: ``Access(cell, prerequisite, contents)``: its first access to a heap cell (``("attr", class,
 #: name)``, ``("class", class)``, ``("modules", class)``, ``("global", path, name)``,
 #: ``("side_effects", package)``: ``Interpreter._cell_versions``; or ``("harvested", class,
 #: instance class)``, holding nothing: where the walk needed that harvest, which a check runs
 #: there), with the lazy computation the walk ran before reading it (``("harvest", class, instance
 #: class)`` or None) or, when that access was a store, how it stored what (``(WRITTEN or STORED,
 #: how, values)``), and what the cell held then;
-#: ``(EFFECT, effect)``: something it did to the interpreter (``Interpreter.replay_effect``);
-#: ``(CALL, call)``: a call whose outcome it depends on (``Call``).
-READ = "read"
-EFFECT = "effect"
-CALL = "call"
+#: a ``WalkEffect`` (``walk_records.py``): something it did to the interpreter
+#: (``Interpreter.replay_effect``);
+#: a ``Call``: a call whose outcome it depends on.
 
 #: The walk's first access to a cell was a store, and it (or a callee) read the cell afterwards:
 #: what it found there decides what it read (``Interpreter.note_write``).
@@ -69,13 +68,9 @@ WRITTEN = "written"
 #: then), so a check does not compare it. A read after the store makes it ``WRITTEN``.
 STORED = "stored"
 
-#: The kind of the heap cell and of the effect that stand for a package's import side effects
-#: having run (``Reach.run_import_side_effects``).
+#: The kind of the heap cell that stands for a package's import side effects having run
+#: (``Reach.run_import_side_effects``; the effect is ``SideEffectsRun``).
 SIDE_EFFECTS = "side_effects"
-
-#: The effect of asking for the callers of the entry point the walk was walked from
-#: (``Interpreter.request_callers``): replayed, it asks for the replay's entry point's.
-REQUEST_ENTRY = "request_entry"
 
 
 def is_unread_store(prerequisite: tuple | None) -> bool:
@@ -113,6 +108,10 @@ class Call:
     summary: WalkSummary = field(compare=False)
 
 
+#: One entry of a summary's log.
+LogEntry = Access | WalkEffect | Call
+
+
 @dataclass(frozen=True)
 class Closure:
     """What a walk and every call below it read and did, merged: the first access to each cell,
@@ -127,8 +126,8 @@ class Closure:
     #: summaries merged read in different views (its parts are compared one by one).
     part_files: tuple[tuple[Path, tuple | None], ...]
     absent: frozenset[tuple[str, str]]
-    reads: tuple[tuple[tuple, tuple | None, object], ...]
-    effects: tuple[tuple, ...]
+    reads: tuple[Access, ...]
+    effects: tuple[WalkEffect, ...]
     #: The summaries merged, each once however many calls made it: a fresh analysis walks a
     #: callee once for all the calls with its key, so replaying them spends each one's walks once
     #: (``Interpreter._spend``; counted per call, a function calling another twice, each level
@@ -143,21 +142,21 @@ class Closure:
     # generated framework's trainer).
 
     @cached_property
-    def checked_reads(self) -> tuple[tuple[tuple, tuple | None, object], ...]:
+    def checked_reads(self) -> tuple[Access, ...]:
         """The reads a check compares: all but stores nothing read after (``STORED``), which are
         replayed as joins with whatever the cell holds then."""
-        return tuple(read for read in self.reads if not is_unread_store(read[1]))
+        return tuple(read for read in self.reads if not is_unread_store(read.prerequisite))
 
     @cached_property
     def read_cells(self) -> tuple[tuple, ...]:
         """The cells the walks read before storing into them: the outcome depends on their
         versions before the effects are replayed."""
-        return tuple(cell for cell, prerequisite, _ in self.reads if not is_store(prerequisite))
+        return tuple(read.cell for read in self.reads if not is_store(read.prerequisite))
 
     @cached_property
     def stored_cells(self) -> tuple[tuple, ...]:
         """The cells the walks stored into first: the outcome depends on their versions after."""
-        return tuple(cell for cell, prerequisite, _ in self.reads if is_store(prerequisite))
+        return tuple(read.cell for read in self.reads if is_store(read.prerequisite))
 
     @cached_property
     def dependency_paths(self) -> frozenset[Path]:
@@ -181,24 +180,21 @@ def closure_of(summary: WalkSummary) -> Closure:
     part_files: dict[Path, tuple | None] = dict(summary.part_files)
     all_absent = set(summary.absent)
     all_summaries = {summary}
-    reads: dict[tuple, tuple[tuple | None, object]] = {}
-    effects: dict[tuple, None] = {}
+    reads: dict[tuple, Access] = {}
+    effects: dict[WalkEffect, None] = {}
 
-    def access(cell: tuple, prerequisite: tuple | None, contents: object) -> None:
-        first = reads.get(cell)
+    def access(read: Access) -> None:
+        first = reads.get(read.cell)
         if first is None:
-            reads[cell] = (prerequisite, contents)
-        elif not is_unread_store(prerequisite):
-            reads[cell] = (read_after(first[0]), first[1])
+            reads[read.cell] = read
+        elif not is_unread_store(read.prerequisite):
+            reads[read.cell] = replace(first, prerequisite=read_after(first.prerequisite))
 
     for entry in summary.log:
-        kind = entry[0]
-        if kind == READ:
-            access(entry[1], entry[2], entry[3])
-        elif kind == EFFECT:
-            effects[entry[1]] = None
-        else:
-            below = entry[1].summary.closure
+        if isinstance(entry, Access):
+            access(entry)
+        elif isinstance(entry, Call):
+            below = entry.summary.closure
             for path, digest in below.files:
                 all_files.setdefault(path, digest)
             for key, part in below.parts:
@@ -207,16 +203,18 @@ def closure_of(summary: WalkSummary) -> Closure:
                 if part_files.setdefault(path, identity) != identity:
                     part_files[path] = None
             all_absent |= below.absent
-            for cell, prerequisite, contents in below.reads:
-                access(cell, prerequisite, contents)
+            for read in below.reads:
+                access(read)
             effects.update(dict.fromkeys(below.effects))
             all_summaries |= below.summaries
+        else:
+            effects[entry] = None
     return Closure(
         tuple(all_files.items()),
         tuple(all_parts.items()),
         tuple(part_files.items()),
         frozenset(all_absent),
-        tuple((cell, prerequisite, contents) for cell, (prerequisite, contents) in reads.items()),
+        tuple(reads.values()),
         tuple(effects),
         frozenset(all_summaries),
         frozenset(merged.root for merged in all_summaries if merged.root is not None),
@@ -237,8 +235,8 @@ class WalkSummary:
     part_files: tuple[tuple[Path, tuple], ...]
     #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
     absent: frozenset[tuple[str, str]]
-    #: What it read, did and called, in order (``READ``, ``EFFECT``, ``CALL`` entries).
-    log: tuple[tuple, ...]
+    #: What it read, did and called, in order (``Access``, ``WalkEffect`` and ``Call`` entries).
+    log: tuple[LogEntry, ...]
     returns: frozenset
     pending: tuple
     #: Function walks it took, its own and those of the callees it absorbed (not ``Call``'s:
@@ -263,7 +261,9 @@ class WalkSummary:
         check replayed it calling summaries made since): its closure is theirs."""
         log = list(self.log)
         for at, summary in summaries.items():
-            log[at] = (CALL, replace(log[at][1], summary=summary))
+            call = log[at]
+            assert isinstance(call, Call)
+            log[at] = replace(call, summary=summary)
         return replace(self, log=tuple(log))
 
 
@@ -279,11 +279,11 @@ class Recording:
     #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
     parts: dict[tuple[str, Path, str], object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
-    log: list[tuple] = field(default_factory=list)
+    log: list[LogEntry] = field(default_factory=list)
     #: Where in ``log`` each cell's first access is.
     accessed: dict[tuple, int] = field(default_factory=dict)
     #: The effects in ``log`` (each is logged once).
-    effects: set[tuple] = field(default_factory=set)
+    effects: set[WalkEffect] = field(default_factory=set)
     walks: int = 0
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
@@ -301,24 +301,25 @@ class Recording:
         """The walk's first access to ``cell`` (nothing when it accessed the cell before)."""
         if cell not in self.accessed:
             self.accessed[cell] = len(self.log)
-            self.log.append((READ, cell, prerequisite, contents))
+            self.log.append(Access(cell, prerequisite, contents))
 
     def read_again(self, cell: tuple) -> None:
         """A read of ``cell``, which the walk accessed before: a store then was not the last word."""
         at = self.accessed[cell]
-        kind, _, prerequisite, contents = self.log[at]
-        if is_unread_store(prerequisite):
-            self.log[at] = (kind, cell, read_after(prerequisite), contents)
+        first = self.log[at]
+        assert isinstance(first, Access)
+        if is_unread_store(first.prerequisite):
+            self.log[at] = replace(first, prerequisite=read_after(first.prerequisite))
 
-    def effect(self, effect: tuple) -> None:
+    def effect(self, effect: WalkEffect) -> None:
         if effect not in self.effects:
             self.effects.add(effect)
-            self.log.append((EFFECT, effect))
-            if effect[0] == SIDE_EFFECTS:
+            self.log.append(effect)
+            if isinstance(effect, SideEffectsRun):
                 self.root_dependent = True
 
     def call(self, call: Call) -> None:
-        self.log.append((CALL, call))
+        self.log.append(call)
 
     def absorb(self, other: WalkSummary | Recording, *, walked_here: bool = True) -> None:
         """Take in what a callee's walk (one that depended on the stack: the caller's outcome then
@@ -337,18 +338,17 @@ class Recording:
         self.absent |= other.absent
         accessed = self.accessed
         for entry in other.log:
-            kind = entry[0]
-            if kind == READ:
-                at = accessed.get(entry[1])
+            if isinstance(entry, Access):
+                at = accessed.get(entry.cell)
                 if at is None:
-                    accessed[entry[1]] = len(self.log)
+                    accessed[entry.cell] = len(self.log)
                     self.log.append(entry)
-                elif not is_unread_store(entry[2]):
-                    self.read_again(entry[1])  # the callee read what this walk stored
-            elif kind == EFFECT:
-                self.effect(entry[1])
-            else:
+                elif not is_unread_store(entry.prerequisite):
+                    self.read_again(entry.cell)  # the callee read what this walk stored
+            elif isinstance(entry, Call):
                 self.log.append(entry)
+            else:
+                self.effect(entry)
         if walked_here:
             self.walks += other.walks
 

@@ -38,6 +38,7 @@ from ..values import (
     Wrapper,
     normalize,
 )
+from ..walk_records import MergeAttribute, ReplaceEverywhere, SideEffectsRun, StoreGlobal
 from ..walks import SIDE_EFFECTS
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class ContainerStores:
         Logged after what the store read (the binding blocks, the global): a summary's log is
         checked and replayed in order, and those reads are compared with the heap before it."""
         self._add_to_global(path, name, added)
-        self.interp.log_effect(("store_global", path, name, added))
+        self.interp.log_effect(StoreGlobal(path, name, added))
 
     def _add_to_global(self, path: Path, name: str, added: Values) -> None:
         interp = self.interp
@@ -181,7 +182,7 @@ class ContainerStores:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
         interp.note_write(("attr", cls, name), merged_store, values)  # before the store, in a summary's log
-        interp.log_effect(("merge_attribute", cls, name, values))
+        interp.log_effect(MergeAttribute(cls, name, values))
         known = interp.instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
         if updated != known:
@@ -206,7 +207,7 @@ class ContainerStores:
                 updated = normalize(held | (values if held & sources else {Collection(normalize(values))}))
                 if updated != held:
                     interp.store_attribute(klass, name, updated)
-        interp.log_effect(("replace_everywhere", base, values))  # after its reads, as in ``store_global``
+        interp.log_effect(ReplaceEverywhere(base, values))  # after its reads, as in ``store_global``
 
     def replace_attribute(self, target: ir.AttrTarget, old: Values, new: Values, frame: Frame) -> None:
         """Rebind ``base.attr``: instance attributes accumulate, so add ``new`` (a may-analysis)."""
@@ -390,7 +391,7 @@ class ContainerStores:
         specs). Registrations from outside the package reach the registry through the callers."""
         self.side_effects_done.add(package)
         interp = self.interp
-        interp.log_effect((SIDE_EFFECTS, package))
+        interp.log_effect(SideEffectsRun(package))
         root = self.root
         if root is None:
             return

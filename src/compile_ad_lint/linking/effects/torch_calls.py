@@ -41,9 +41,7 @@ from ..values import (
     normalize,
     stable_text,
 )
-from ..walks import (
-    REQUEST_ENTRY,
-)
+from ..walk_records import RequestEntry
 
 
 def _in_order(origins: Iterable[CompiledOutput]) -> tuple[CompiledOutput, ...]:
@@ -283,11 +281,11 @@ class TorchEffects(Memo):
         """Ask for the callers of the function this walk started from (they bind its parameters).
         That function is the stack's first, so what a walk below it asks for depends on the entry
         it was walked from (a shared step walked from one script's entry point asks for that
-        entry's callers): a summary replays the request for its replay's entry (``REQUEST_ENTRY``)."""
+        entry's callers): a summary replays the request for its replay's entry (``RequestEntry``)."""
         if frame.record and frame.stack:
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
-            self.log_effect((REQUEST_ENTRY,))
+            self.log_effect(RequestEntry())
 
     def record_backward(
         self,

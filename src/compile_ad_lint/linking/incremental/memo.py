@@ -23,11 +23,22 @@ from ..state import COMPUTED_AGAIN, MemoEntry, Versions
 from ..values import (
     FunctionVal,
 )
+from ..walk_records import (
+    Access,
+    DualParams,
+    EmitEvent,
+    JoinAttribute,
+    MergeAttribute,
+    RecordEvent,
+    ReplaceEverywhere,
+    RequestEntry,
+    ResultKeys,
+    ResultSize,
+    SideEffectsRun,
+    StoreGlobal,
+    WalkEffect,
+)
 from ..walks import (
-    EFFECT,
-    READ,
-    REQUEST_ENTRY,
-    SIDE_EFFECTS,
     Call,
     Closure,
     Recording,
@@ -174,7 +185,7 @@ class Memo(Names):
         entry = self._memo[memo_key] = (returns, pending, reads, made, recording.storable)
         return entry
 
-    def log_effect(self, effect: tuple) -> None:
+    def log_effect(self, effect: WalkEffect) -> None:
         """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
         if self._recordings and not self._replaying:
             self._recordings[-1].effect(effect)
@@ -300,12 +311,13 @@ class Memo(Names):
         # effects a check ran).
         self._push_recording(Recording(None, -1))
         try:
-            for cell, prerequisite, contents in closure.checked_reads:
+            for read in closure.checked_reads:
+                prerequisite = read.prerequisite
                 if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
                     # A harvest runs where the walk ran it, after what came before it (the log's way):
                     # run here, before any of the effects, its method walks see another heap.
                     return None
-                if not self._cell_holds(cell, prerequisite, contents):
+                if not self._cell_holds(read.cell, prerequisite, read.contents):
                     return None
         finally:
             self._pop_recording()
@@ -347,26 +359,18 @@ class Memo(Names):
         self._push_recording(Recording(None, -1))
         try:
             for at, entry in enumerate(summary.log):
-                kind = entry[0]
-                if kind == READ:
-                    _, cell, prerequisite, contents = entry
+                if isinstance(entry, Access):
+                    cell, prerequisite = entry.cell, entry.prerequisite
                     if is_store(prerequisite):
                         stored.append(cell)  # its version after the walk's stores
                         if is_unread_store(prerequisite):
                             continue
-                    if not self._cell_holds(cell, prerequisite, contents):
+                    if not self._cell_holds(cell, prerequisite, entry.contents):
                         return None
                     if not is_store(prerequisite):
                         versions.setdefault(cell, cell_versions.get(cell, 0))
-                elif kind == EFFECT:
-                    applied = True
-                    self._replaying += 1
-                    try:
-                        self.replay_effect(entry[1])
-                    finally:
-                        self._replaying -= 1
-                else:
-                    call: Call = entry[1]
+                elif isinstance(entry, Call):
+                    call = entry
                     found = self._run_call(call, stack + call.stack[len(stack) :])
                     if found is None or not found[4] or found[0] != call.returns or found[1] != call.pending:
                         return None
@@ -374,6 +378,13 @@ class Memo(Names):
                         below[id(found[2])] = found[2]
                     if found[3] is not call.summary and found[3] is not None:
                         callees[at] = found[3]
+                else:
+                    applied = True
+                    self._replaying += 1
+                    try:
+                        self.replay_effect(entry)
+                    finally:
+                        self._replaying -= 1
             held = True
         finally:
             self._pop_recording()
@@ -444,32 +455,32 @@ class Memo(Names):
             return True
         return same_after_store(prerequisite, now, contents)
 
-    def replay_effect(self, effect: tuple) -> None:
+    def replay_effect(self, effect: WalkEffect) -> None:
         """Do again what a summarized walk did (``log_effect``): its stores are made again with
         what they stored, joined with what the heap holds now, as the walk itself would."""
-        kind = effect[0]
-        if kind == "join_attribute":
-            self.join_attribute(*effect[1:])
-        elif kind == "merge_attribute":
-            self.reach.merge_attribute(*effect[1:])
-        elif kind == "replace_everywhere":
-            self.reach.replace_everywhere(*effect[1:])
-        elif kind == "store_global":
-            self.reach.store_global(*effect[1:])
-        elif kind == "record":
-            if effect[1] not in self._recorded:
-                self._recorded.add(effect[1])
-                self.events.append(effect[1])
-        elif kind == "event":
-            self.events.append(effect[1])
-        elif kind == REQUEST_ENTRY:
-            path, qualname = self._replay_entries[-1]
-            self.caller_requests.add((str(path), qualname))
-        elif kind == "size":
-            self._result_sizes.setdefault(effect[1], set()).add(effect[2])
-        elif kind == "keys":
-            self._result_keys.setdefault(effect[1], set()).add(effect[2])
-        elif kind == SIDE_EFFECTS:
-            self.reach.side_effects_done.add(effect[1])
-        elif kind == "dual_params":
-            self.dual_params.mark(effect[1], effect[2])
+        match effect:
+            case JoinAttribute(cls, name, values):
+                self.join_attribute(cls, name, values)
+            case MergeAttribute(cls, name, values):
+                self.reach.merge_attribute(cls, name, values)
+            case ReplaceEverywhere(base, values):
+                self.reach.replace_everywhere(base, values)
+            case StoreGlobal(path, name, added):
+                self.reach.store_global(path, name, added)
+            case RecordEvent(event):
+                if event not in self._recorded:
+                    self._recorded.add(event)
+                    self.events.append(event)
+            case EmitEvent(event):
+                self.events.append(event)
+            case RequestEntry():
+                path, qualname = self._replay_entries[-1]
+                self.caller_requests.add((str(path), qualname))
+            case ResultSize(site, size):
+                self._result_sizes.setdefault(site, set()).add(size)
+            case ResultKeys(site, keys):
+                self._result_keys.setdefault(site, set()).add(keys)
+            case SideEffectsRun(package):
+                self.reach.side_effects_done.add(package)
+            case DualParams(added, region):
+                self.dual_params.mark(added, region)
