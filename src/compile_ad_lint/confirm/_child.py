@@ -288,13 +288,12 @@ class Recorder:
     def record_grads(self, kind, grads, stack, leaves=(), create_graph=False):
         """``keys``: each leaf's parameter serial (None for other tensors), so runs pair leaves (CAL005)."""
         if len(self.records) < MAX_RECORDS:
-            keys = [getattr(leaf, "_cal_serial", None) for leaf in leaves]
             self.add(
                 {
                     "kind": kind,
                     "stack": stack,
                     "tensors": [None if grad is None else self.store(grad) for grad in grads],
-                    "keys": keys,
+                    "keys": [getattr(leaf, "_cal_serial", None) for leaf in leaves],
                     "create_graph": bool(create_graph),
                 }
             )
