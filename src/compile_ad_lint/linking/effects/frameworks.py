@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ...core.findings import Condition
 from ...core.locations import Location
 from ...knowledge import frameworks as fw
+from ...knowledge.effects import Effect
 from ...knowledge.torch_api import CompileHow
 from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, spread_keyword
@@ -37,128 +38,137 @@ from ..values import (
     Wrapper,
     normalize,
 )
+from .registry import register
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
 
-#: Most modules whose import side effects (registrations) are run for one analysis.
+
+@register(Effect.FRAMEWORK_CLASS)
+def framework_class(
+    engine: EngineContext, row: fw.FrameworkClass, name: str, args: Args, site: Location, frame: Frame
+) -> Values:
+    """A framework's object (``Accelerator(...)``, ``Trainer(...)``): its precision and compile settings."""
+    return frozenset([framework_object(row, args, site)])
+
+
+def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
+    autocast = framework_precision(row, args, site)
+    backend = framework_backend(row, args)
+    held = (
+        frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
+        if row.holds
+        else frozenset()
+    )
+    launched_by = framework_backend_launched(row, args) if backend is not None else ""
+    precision_site = site if autocast is not None else None
+    for keyword, index in row.settings_from:
+        for value in argument_or_none(args, keyword, index) or ():
+            if isinstance(value, FrameworkObject):
+                autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
+                launched_by = value.compile_launched_by
+    return FrameworkObject(
+        row.kind,
+        site,
+        autocast,
+        backend,
+        held=normalize(held),
+        precision_site=precision_site,
+        compile_launched_by=launched_by,
+    )
+
+
+def framework_precision(row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
+    precision = row.precision
+    if precision is None:
+        return None
+    device = None
+    if precision.device_argument is not None:
+        constants = constants_of(keyword_arg(args, precision.device_argument))
+        if constants is not None and len(constants) == 1:
+            device = dict(precision.device_values).get(str(constants.pop()))
+    origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
+    maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
+    if precision.flags:
+        for flag, flag_dtype in precision.flags:
+            values = keyword_arg(args, flag)
+            if values is None:
+                continue
+            constants = constants_of(values)
+            if constants is None or len(constants) != 1:
+                return maybe
+            if constants.pop():
+                return AutocastState(True, device, flag_dtype, site, f"{origin} ({flag}=True)")
+        return None
+    values = argument_or_none(args, precision.argument, None)
+    if values is None:
+        values = spread_keyword(args, precision.argument)  # ``Fabric(**fabric_kwargs)``
+    if values is None:
+        if precision.absent == "unknown":
+            return replace(
+                maybe,
+                origin=f"{origin} (not set in the code: {precision.set_elsewhere} may enable it)",
+                launched_by=precision.environment,
+            )
+        return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
+    constants = constants_of(values)
+    table = dict(precision.values)
+    if constants is None or len(constants) != 1 or next(iter(constants)) not in table:
+        return maybe
+    written = constants.pop()
+    dtype = table[written]
+    if dtype is None:
+        return None
+    dtype = next((used for on, given, used in precision.device_dtypes if (on, given) == (device, dtype)), dtype)
+    return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
+
+
+def framework_backend(row: fw.FrameworkClass, args: Args) -> str | None:
+    """The backend the framework compiles prepared models with, None when it does not."""
+    compilation = row.compilation
+    if compilation is None:
+        return None
+    for keyword in compilation.backend_arguments:
+        values = keyword_arg(args, keyword)
+        if values is not None:
+            constants = constants_of(values)
+            if constants is None or len(constants) != 1:
+                return UNKNOWN_BACKEND
+            backend = str(constants.pop()).lower()
+            return None if backend == "no" else backend
+    for keyword in compilation.plugin_arguments:
+        for value in keyword_arg(args, keyword) or ():
+            if isinstance(value, FrameworkObject):
+                return value.compile_backend
+    for flag in compilation.flags:
+        values = keyword_arg(args, flag)
+        if values is not None:
+            constants = constants_of(values)
+            if constants == {True}:
+                return compilation.default_backend
+            return None if constants == {False} else UNKNOWN_BACKEND
+    return compilation.absent_backend
+
+
+def framework_backend_launched(row: fw.FrameworkClass, args: Args) -> str:
+    """The environment variable that decides whether the framework compiles, when no argument
+    in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
+    compilation = row.compilation
+    if compilation is None:
+        return ""
+    if any(keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)):
+        return ""
+    for keyword in compilation.plugin_arguments:
+        plugins = keyword_arg(args, keyword)
+        if plugins is not None:
+            found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
+            return found.pop() if len(found) == 1 else ""
+    return compilation.environment
 
 
 class FrameworkEffects:
     interp: EngineContext
     _framework_effects: dict[fw.FrameworkEffect, Callable[..., Values]]
-
-    def framework_object(self, row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
-        autocast = self.framework_precision(row, args, site)
-        backend = self.framework_backend(row, args)
-        held = (
-            frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
-            if row.holds
-            else frozenset()
-        )
-        launched_by = self.framework_backend_launched(row, args) if backend is not None else ""
-        precision_site = site if autocast is not None else None
-        for keyword, index in row.settings_from:
-            for value in argument_or_none(args, keyword, index) or ():
-                if isinstance(value, FrameworkObject):
-                    autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
-                    launched_by = value.compile_launched_by
-        return FrameworkObject(
-            row.kind,
-            site,
-            autocast,
-            backend,
-            held=normalize(held),
-            precision_site=precision_site,
-            compile_launched_by=launched_by,
-        )
-
-    def framework_precision(self, row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
-        precision = row.precision
-        if precision is None:
-            return None
-        device = None
-        if precision.device_argument is not None:
-            constants = constants_of(keyword_arg(args, precision.device_argument))
-            if constants is not None and len(constants) == 1:
-                device = dict(precision.device_values).get(str(constants.pop()))
-        origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
-        maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
-        if precision.flags:
-            for flag, flag_dtype in precision.flags:
-                values = keyword_arg(args, flag)
-                if values is None:
-                    continue
-                constants = constants_of(values)
-                if constants is None or len(constants) != 1:
-                    return maybe
-                if constants.pop():
-                    return AutocastState(True, device, flag_dtype, site, f"{origin} ({flag}=True)")
-            return None
-        values = argument_or_none(args, precision.argument, None)
-        if values is None:
-            values = spread_keyword(args, precision.argument)  # ``Fabric(**fabric_kwargs)``
-        if values is None:
-            if precision.absent == "unknown":
-                return replace(
-                    maybe,
-                    origin=f"{origin} (not set in the code: {precision.set_elsewhere} may enable it)",
-                    launched_by=precision.environment,
-                )
-            return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
-        constants = constants_of(values)
-        table = dict(precision.values)
-        if constants is None or len(constants) != 1 or next(iter(constants)) not in table:
-            return maybe
-        written = constants.pop()
-        dtype = table[written]
-        if dtype is None:
-            return None
-        dtype = next((used for on, given, used in precision.device_dtypes if (on, given) == (device, dtype)), dtype)
-        return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
-
-    def framework_backend(self, row: fw.FrameworkClass, args: Args) -> str | None:
-        """The backend the framework compiles prepared models with, None when it does not."""
-        compilation = row.compilation
-        if compilation is None:
-            return None
-        for keyword in compilation.backend_arguments:
-            values = keyword_arg(args, keyword)
-            if values is not None:
-                constants = constants_of(values)
-                if constants is None or len(constants) != 1:
-                    return UNKNOWN_BACKEND
-                backend = str(constants.pop()).lower()
-                return None if backend == "no" else backend
-        for keyword in compilation.plugin_arguments:
-            for value in keyword_arg(args, keyword) or ():
-                if isinstance(value, FrameworkObject):
-                    return value.compile_backend
-        for flag in compilation.flags:
-            values = keyword_arg(args, flag)
-            if values is not None:
-                constants = constants_of(values)
-                if constants == {True}:
-                    return compilation.default_backend
-                return None if constants == {False} else UNKNOWN_BACKEND
-        return compilation.absent_backend
-
-    def framework_backend_launched(self, row: fw.FrameworkClass, args: Args) -> str:
-        """The environment variable that decides whether the framework compiles, when no argument
-        in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
-        compilation = row.compilation
-        if compilation is None:
-            return ""
-        if any(
-            keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)
-        ):
-            return ""
-        for keyword in compilation.plugin_arguments:
-            plugins = keyword_arg(args, keyword)
-            if plugins is not None:
-                found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
-                return found.pop() if len(found) == 1 else ""
-        return compilation.environment
 
     def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
