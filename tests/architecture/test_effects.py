@@ -1,8 +1,9 @@
-"""What library calls do is registered per behaviour (``linking/effects/``), one handler per ``Effect``.
+"""What library calls do is registered per behaviour (``linking/effects/``), one handler per effect.
 
-Every effect a knowledge row names has exactly one handler, none is registered for an effect no row
-names, and the behaviour modules reach the engine only through ``EngineContext``: they import none
-of the engine's classes or of the helpers it builds (those hold it the same way).
+Every effect a knowledge row names (``Effect`` for called names, ``FrameworkEffect`` for framework
+methods) has exactly one handler, none is registered for an effect no row names, and the behaviour
+modules reach the engine only through ``EngineContext``: they import none of the engine's classes or
+of the helpers it builds (those hold it the same way).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 
 from compile_ad_lint.knowledge.calls import CALLS, with_compile_wrappers
 from compile_ad_lint.knowledge.effects import Effect
+from compile_ad_lint.knowledge.frameworks import FRAMEWORK_METHODS, FrameworkEffect
 from compile_ad_lint.linking.effects import registry
 
 from .imports import direct_imports, loads, modules
@@ -40,27 +42,42 @@ def named_by_rows() -> set[Effect]:
     return {meaning.effect for table in (CALLS, configured) for meanings in table.values() for meaning in meanings}
 
 
-def test_every_effect_a_row_names_has_a_handler() -> None:
-    missing = named_by_rows() - set(registry.handlers())
+def framework_effects_named_by_rows() -> set[FrameworkEffect]:
+    return {method.effect for method in FRAMEWORK_METHODS}
+
+
+TABLES = [
+    pytest.param(registry.EFFECTS, named_by_rows, id="called names"),
+    pytest.param(registry.FRAMEWORK_METHODS, framework_effects_named_by_rows, id="framework methods"),
+]
+
+
+@pytest.mark.parametrize(("table", "named"), TABLES)
+def test_every_effect_a_row_names_has_a_handler(table: registry.Registry, named) -> None:
+    missing = named() - set(table.handlers())
     assert not missing, f"register a handler (linking/effects/) for {sorted(e.name for e in missing)}"
 
 
-def test_no_handler_for_an_effect_no_row_names() -> None:
-    unused = set(registry.handlers()) - named_by_rows()
+@pytest.mark.parametrize(("table", "named"), TABLES)
+def test_no_handler_for_an_effect_no_row_names(table: registry.Registry, named) -> None:
+    unused = set(table.handlers()) - named()
     assert not unused, f"no knowledge row names {sorted(e.name for e in unused)}: remove their handlers"
 
 
-def test_an_effect_has_one_handler() -> None:
-    taken = next(iter(registry.handlers()))
+@pytest.mark.parametrize(("table", "named"), TABLES)
+def test_an_effect_has_one_handler(table: registry.Registry, named) -> None:
+    taken = next(iter(table.handlers()))
+    before = table[taken]
     with pytest.raises(ValueError, match="has a handler already"):
-        registry.register(taken)(lambda engine, row, name, args, site, frame: None)
-    assert registry.handler(taken).__name__ != "<lambda>"
+        table.register(taken)(lambda *arguments: None)
+    assert table[taken] is before
 
 
-def test_handlers_live_in_the_behaviour_modules() -> None:
+@pytest.mark.parametrize(("table", "named"), TABLES)
+def test_handlers_live_in_the_behaviour_modules(table: registry.Registry, named) -> None:
     elsewhere = {
-        effect.name: handler.__module__
-        for effect, handler in registry.handlers().items()
+        key.name: handler.__module__
+        for key, handler in table.handlers().items()
         if not handler.__module__.startswith("compile_ad_lint.linking.effects.")
     }
     assert not elsewhere, elsewhere

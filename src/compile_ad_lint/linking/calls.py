@@ -14,6 +14,7 @@ from .arguments import Args, Values, argument_data, argument_values, positional,
 from .cancellation import AnalysisCancelled
 from .contexts import AutocastContext, ConfigPatch, DualLevelContext, GradMode
 from .effects.autograd import create_graph_of, written_text
+from .effects.registry import FRAMEWORK_METHODS
 from .events import (
     CompiledCallPlain,
     CompiledResult,
@@ -217,7 +218,7 @@ class Calls(ExternalCalls):
         if isinstance(callee, Wrapper):
             return self.reach.call_wrapper(callee, args, span, frame, func)
         if isinstance(callee, FrameworkCall):
-            return self.reach.call_framework(callee, args, span, frame)
+            return FRAMEWORK_METHODS[callee.method.effect](self.engine, callee, args, site, span, frame)
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)

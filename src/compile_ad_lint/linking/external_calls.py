@@ -12,7 +12,7 @@ from ..knowledge import torch_api as api
 from ..knowledge.calls import REACH_EFFECTS
 from .arguments import Args, Values, argument_data, keyword_arg
 from .effects.autograd import in_order
-from .effects.registry import handler
+from .effects.registry import EFFECTS
 from .events import BackwardThroughCompiled, ConfigWrite
 from .frames import Frame
 from .incremental.memo import Memo
@@ -37,7 +37,7 @@ class ExternalCalls(Memo):
         meanings = self.calls.get(name, ())
         for meaning in meanings:
             if meaning.effect in REACH_EFFECTS:
-                handled = handler(meaning.effect)(self.engine, meaning.row, name, args, site, frame)
+                handled = EFFECTS[meaning.effect](self.engine, meaning.row, name, args, site, frame)
                 if handled is not None:
                     return handled
         requires_grad = keyword_arg(args, api.REQUIRES_GRAD.name)
@@ -45,7 +45,7 @@ class ExternalCalls(Memo):
             return frozenset([replace(argument_data(args), requires_grad=True)])
         for meaning in meanings:
             if meaning.effect not in REACH_EFFECTS:
-                handled = handler(meaning.effect)(self.engine, meaning.row, name, args, site, frame)
+                handled = EFFECTS[meaning.effect](self.engine, meaning.row, name, args, site, frame)
                 if handled is not None:
                     return handled
         if not api.is_torch(name):

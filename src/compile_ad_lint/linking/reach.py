@@ -62,7 +62,6 @@ class Reach(ContainerStores, FrameworkEffects):
         self._own_submodules_kept: dict[object, tuple[frozenset, dict[object, int], int]] = {}
         #: ``has_project_member`` by value and member name.
         self._project_members: dict[tuple[object, str], bool] = {}
-        self._framework_effects = self.framework_effects()
 
     # -- what a value is --------------------------------------------------------------------
 

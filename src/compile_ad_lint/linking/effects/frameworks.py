@@ -1,10 +1,13 @@
 """What the training frameworks do (``knowledge.frameworks`` rows): their prepared objects and
 wrappers, precision and backend settings, ``fit``/``train`` entry points and the backward they run.
-``Reach`` is built on it; a framework behaviour is a row and, where it needs code, a method here."""
+A framework behaviour is a row and, where it needs code, a handler here: the framework classes'
+(``Effect.FRAMEWORK_CLASS``) and each ``FrameworkEffect`` of their methods, registered like the other
+effects (``registry.py``). ``Reach`` is built on ``FrameworkEffects``: which attributes are framework
+methods, and the autocast state an ``if <flag>:`` arm refines."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -38,7 +41,7 @@ from ..values import (
     Wrapper,
     normalize,
 )
-from .registry import register
+from .registry import register, register_framework_method
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
@@ -166,9 +169,199 @@ def framework_backend_launched(row: fw.FrameworkClass, args: Args) -> str:
     return compilation.environment
 
 
+def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
+    """The argument the method's row names."""
+    return argument_or_none(args, *call.method.argument) if call.method.argument is not None else None
+
+
+@register_framework_method(fw.FrameworkEffect.AUTOCAST)
+def framework_autocast(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    state = call.owner.autocast if call.owner is not None else None
+    return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
+
+
+@register_framework_method(fw.FrameworkEffect.BACKWARD)
+def framework_backward(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    receivers = framework_argument(call, args) or frozenset()
+    kind = call.owner.kind if call.owner is not None else call.method.kind
+    engine.record_backward(receivers, site, f"{kind.rsplit('.', 1)[-1]}.{call.name}()", frame)
+    return frozenset([ConstVal(None)])
+
+
+@register_framework_method(fw.FrameworkEffect.PREPARE)
+@register_framework_method(fw.FrameworkEffect.SETUP)
+def framework_prepare(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    owner = call.owner
+    if owner is None:
+        return UNKNOWN_VALUES
+    items = [values for keyword, values in args if keyword is None] or [
+        framework_argument(call, args) or UNKNOWN_VALUES
+    ]
+    compiles = call.method.effect is fw.FrameworkEffect.PREPARE
+    prepared = [prepare(engine, values, owner, site, call.name, compiles) for values in items]
+    if len(prepared) == 1:
+        return prepared[0]
+    return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
+
+
+@register_framework_method(fw.FrameworkEffect.FIT)
+def framework_fit(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    if call.owner is None:
+        return UNKNOWN_VALUES
+    lightning_fit(engine, call.owner, call.method, framework_argument(call, args) or frozenset(), site, span, frame)
+    return frozenset([ConstVal(None)])
+
+
+@register_framework_method(fw.FrameworkEffect.TRAIN)
+def framework_train(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    if call.owner is None:
+        return UNKNOWN_VALUES
+    hf_train(engine, call.owner, call.method, site, span, frame)
+    return frozenset([Data()])
+
+
+def prepare(
+    engine: EngineContext, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool
+) -> Values:
+    """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
+    framework compiles what it prepares when ``compiles`` and the object was set to."""
+    kind = owner.kind.rsplit(".", 1)[-1]
+    label = f"{kind}.{method}()"
+    result = set()
+    for value in values:
+        if not engine.reach.is_module_value(value):
+            result.add(value)
+            continue
+        autocast = (
+            replace(
+                owner.autocast,
+                source=site,
+                origin=f"{label} runs the forward under autocast: {owner.autocast.origin}",
+            )
+            if owner.autocast
+            else None
+        )
+        wrapped = Wrapper(frozenset([value]), label, site, autocast)
+        if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
+            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
+            dynamo = (
+                "a dynamo backend from the environment"
+                if owner.compile_backend == UNKNOWN_BACKEND
+                else f"dynamo backend {owner.compile_backend!r}"
+            )
+            launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
+            result.add(
+                Compiled(
+                    wrapped,
+                    owner.compile_backend,
+                    site,
+                    f"{label} ({dynamo})",
+                    conditions=launched,
+                    how=CompileHow.FRAMEWORK,
+                )
+            )
+        else:
+            result.add(wrapped)
+    return frozenset(result)
+
+
+def lightning_fit(
+    engine: EngineContext,
+    trainer: FrameworkObject,
+    method: fw.FrameworkMethod,
+    models: Values,
+    site: Location,
+    span: ir.Span,
+    frame: Frame,
+) -> None:
+    """``Trainer.fit(model)``: the module's step (``training_step``) under the precision's
+    autocast, then (automatic optimization) the backward of its loss here, outside autocast."""
+    interp = engine
+    saved = frame.ctx
+    step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
+    for model in sorted(models, key=repr):
+        compiled = model if isinstance(model, Compiled) else None
+        module = compiled.target if compiled is not None else model
+        if not isinstance(module, Instance):
+            continue
+        steps = interp.find_member(module.cls, method.step) if method.step is not None else None
+        if steps is None or method.step is None:
+            continue
+        for hook in fw.FIT_HOOKS:  # ``configure_model`` compiling blocks, ``setup`` building them
+            members = interp.find_member(module.cls, hook.method)
+            if members is not None:
+                hook_args = tuple((None, frozenset([ConstVal(a)])) for a in hook.arguments)
+                interp.call_values(interp.bind_methods(members, module), hook_args, span, frame, ir.Ref(hook.method))
+        bound = interp.bind_methods(steps, module)
+        if trainer.autocast is not None:
+            frame.ctx = replace(saved, autocast=trainer.autocast)
+        try:
+            if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
+                step = frozenset(
+                    replace(
+                        compiled,
+                        target=b,
+                        spelling=f"{compiled.spelling}; Lightning compiles {method.step}",
+                        edit=None,  # Lightning's compile of training_step has no call a fix can edit
+                    )
+                    for b in bound
+                )
+                loss = interp.call_values(step, step_args, span, frame, ir.Ref(method.step))
+            else:
+                loss = interp.call_values(bound, step_args, span, frame, ir.Ref(method.step))
+        finally:
+            frame.ctx = saved
+        manual = interp.instance_attribute(module.cls, method.automatic_flag) if method.automatic_flag else None
+        if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
+            continue
+        interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
+
+
+def hf_train(
+    engine: EngineContext,
+    trainer: FrameworkObject,
+    method: fw.FrameworkMethod,
+    site: Location,
+    span: ir.Span,
+    frame: Frame,
+) -> None:
+    """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
+    a batch, and ``accelerator.backward(loss)`` outside autocast."""
+    interp = engine
+    prepared = prepare(engine, trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
+    callee = ir.Ref(method.calls or method.method)
+    outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
+    interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
+
+
+@register_framework_method(fw.FrameworkEffect.NULL_CONTEXT)
+def framework_null_context(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    return frozenset([NullContext()])
+
+
+@register_framework_method(fw.FrameworkEffect.SAME)
+def framework_same(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    return framework_argument(call, args) or UNKNOWN_VALUES
+
+
 class FrameworkEffects:
+    """``Reach``'s part: the framework methods a value has, and refined autocast states."""
+
     interp: EngineContext
-    _framework_effects: dict[fw.FrameworkEffect, Callable[..., Values]]
 
     def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
@@ -181,176 +374,6 @@ class FrameworkEffects:
                     if method is not None:
                         return frozenset([FrameworkCall(None, name, method)])
         return None
-
-    def call_framework(self, call: FrameworkCall, args: Args, span: ir.Span, frame: Frame) -> Values:
-        site = self.interp.loc(frame.path, span)
-        return self._framework_effects[call.method.effect](call, args, site, span, frame)
-
-    def framework_effects(self) -> dict[fw.FrameworkEffect, Callable[..., Values]]:
-        """The implementation of each ``knowledge.frameworks`` effect: (call, args, site, span, frame)."""
-        effect = fw.FrameworkEffect
-        return {
-            effect.AUTOCAST: self.framework_autocast,
-            effect.BACKWARD: self.framework_backward,
-            effect.NULL_CONTEXT: lambda call, args, site, span, frame: frozenset([NullContext()]),
-            effect.SAME: lambda call, args, site, span, frame: self.framework_argument(call, args) or UNKNOWN_VALUES,
-            effect.PREPARE: self.framework_prepare,
-            effect.SETUP: self.framework_prepare,
-            effect.FIT: self.framework_fit,
-            effect.TRAIN: self.framework_train,
-        }
-
-    @staticmethod
-    def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
-        """The argument the method's row names."""
-        return argument_or_none(args, *call.method.argument) if call.method.argument is not None else None
-
-    def framework_autocast(
-        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
-    ) -> Values:
-        state = call.owner.autocast if call.owner is not None else None
-        return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
-
-    def framework_backward(
-        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
-    ) -> Values:
-        receivers = self.framework_argument(call, args) or frozenset()
-        kind = call.owner.kind if call.owner is not None else call.method.kind
-        self.interp.record_backward(receivers, site, f"{kind.rsplit('.', 1)[-1]}.{call.name}()", frame)
-        return frozenset([ConstVal(None)])
-
-    def framework_prepare(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        owner = call.owner
-        if owner is None:
-            return UNKNOWN_VALUES
-        items = [values for keyword, values in args if keyword is None] or [
-            self.framework_argument(call, args) or UNKNOWN_VALUES
-        ]
-        compiles = call.method.effect is fw.FrameworkEffect.PREPARE
-        prepared = [self.prepare(values, owner, site, call.name, compiles) for values in items]
-        if len(prepared) == 1:
-            return prepared[0]
-        return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
-
-    def framework_fit(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        if call.owner is None:
-            return UNKNOWN_VALUES
-        self.lightning_fit(
-            call.owner, call.method, self.framework_argument(call, args) or frozenset(), site, span, frame
-        )
-        return frozenset([ConstVal(None)])
-
-    def framework_train(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        if call.owner is None:
-            return UNKNOWN_VALUES
-        self.hf_train(call.owner, call.method, site, span, frame)
-        return frozenset([Data()])
-
-    def prepare(self, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool) -> Values:
-        """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
-        framework compiles what it prepares when ``compiles`` and the object was set to."""
-        kind = owner.kind.rsplit(".", 1)[-1]
-        label = f"{kind}.{method}()"
-        result = set()
-        for value in values:
-            if not self.is_module_value(value):
-                result.add(value)
-                continue
-            autocast = (
-                replace(
-                    owner.autocast,
-                    source=site,
-                    origin=f"{label} runs the forward under autocast: {owner.autocast.origin}",
-                )
-                if owner.autocast
-                else None
-            )
-            wrapped = Wrapper(frozenset([value]), label, site, autocast)
-            if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
-                # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-                dynamo = (
-                    "a dynamo backend from the environment"
-                    if owner.compile_backend == UNKNOWN_BACKEND
-                    else f"dynamo backend {owner.compile_backend!r}"
-                )
-                launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
-                result.add(
-                    Compiled(
-                        wrapped,
-                        owner.compile_backend,
-                        site,
-                        f"{label} ({dynamo})",
-                        conditions=launched,
-                        how=CompileHow.FRAMEWORK,
-                    )
-                )
-            else:
-                result.add(wrapped)
-        return frozenset(result)
-
-    def lightning_fit(
-        self,
-        trainer: FrameworkObject,
-        method: fw.FrameworkMethod,
-        models: Values,
-        site: Location,
-        span: ir.Span,
-        frame: Frame,
-    ) -> None:
-        """``Trainer.fit(model)``: the module's step (``training_step``) under the precision's
-        autocast, then (automatic optimization) the backward of its loss here, outside autocast."""
-        interp = self.interp
-        saved = frame.ctx
-        step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
-        for model in sorted(models, key=repr):
-            compiled = model if isinstance(model, Compiled) else None
-            module = compiled.target if compiled is not None else model
-            if not isinstance(module, Instance):
-                continue
-            steps = interp.find_member(module.cls, method.step) if method.step is not None else None
-            if steps is None or method.step is None:
-                continue
-            for hook in fw.FIT_HOOKS:  # ``configure_model`` compiling blocks, ``setup`` building them
-                members = interp.find_member(module.cls, hook.method)
-                if members is not None:
-                    hook_args = tuple((None, frozenset([ConstVal(a)])) for a in hook.arguments)
-                    interp.call_values(
-                        interp.bind_methods(members, module), hook_args, span, frame, ir.Ref(hook.method)
-                    )
-            bound = interp.bind_methods(steps, module)
-            if trainer.autocast is not None:
-                frame.ctx = replace(saved, autocast=trainer.autocast)
-            try:
-                if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
-                    step = frozenset(
-                        replace(
-                            compiled,
-                            target=b,
-                            spelling=f"{compiled.spelling}; Lightning compiles {method.step}",
-                            edit=None,  # Lightning's compile of training_step has no call a fix can edit
-                        )
-                        for b in bound
-                    )
-                    loss = interp.call_values(step, step_args, span, frame, ir.Ref(method.step))
-                else:
-                    loss = interp.call_values(bound, step_args, span, frame, ir.Ref(method.step))
-            finally:
-                frame.ctx = saved
-            manual = interp.instance_attribute(module.cls, method.automatic_flag) if method.automatic_flag else None
-            if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
-                continue
-            interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
-
-    def hf_train(
-        self, trainer: FrameworkObject, method: fw.FrameworkMethod, site: Location, span: ir.Span, frame: Frame
-    ) -> None:
-        """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
-        a batch, and ``accelerator.backward(loss)`` outside autocast."""
-        interp = self.interp
-        prepared = self.prepare(trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
-        callee = ir.Ref(method.calls or method.method)
-        outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
-        interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
 
     def refine(self, origins: Iterable[CompiledOutput], frame: Frame) -> list[CompiledOutput]:
         """Inside ``if <flag>:``/``else:``, an autocast ``enabled=<flag>`` is known on or off."""
