@@ -22,7 +22,7 @@ ENGINE = (
     "linking.state",
     "linking.heap",
     "linking.names",
-    "linking.incremental",
+    "linking.incremental.memo",
     "linking.external_calls",
     "linking.calls",
     "linking.statements",
