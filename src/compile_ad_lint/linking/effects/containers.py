@@ -460,9 +460,6 @@ class ContainerStores:
     def requires_grad_argument(self, args: Args) -> bool | None:
         raise NotImplementedError
 
-    def submodules(self, value: object) -> frozenset:
-        raise NotImplementedError
-
     @staticmethod
     def without_graph(values: Values, keep: Data | None = None) -> Values:
         raise NotImplementedError

@@ -397,6 +397,3 @@ class FrameworkEffects:
 
     def is_framework_module_class(self, cls: ClassVal) -> bool:
         raise NotImplementedError
-
-    def is_module_value(self, value: object) -> bool:
-        raise NotImplementedError
