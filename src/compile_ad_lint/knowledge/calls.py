@@ -1,12 +1,12 @@
 """One index over every table that gives a called name a meaning: qualified name -> its meanings.
 
 The interpreter resolves a call to a qualified name and looks it up here once; each meaning names an
-effect and carries its table row, and the effect's one implementation (``Interpreter.call_external``
-for torch effects, ``Reach.external`` for the reach and framework effects) reads the row's fields.
-No code branches on a particular name: a new spelling is a row in ``torch_api`` or ``frameworks``.
+effect and carries its table row, and the effect's one handler (registered in ``linking/effects/``)
+reads the row's fields. No code branches on a particular name: a new spelling is a row in
+``torch_api`` or ``frameworks``.
 
 A name may have several meanings (``torch.autograd.functional.jacobian`` is both a forward-mode
-function and a second-order one); each implementation takes the meanings it knows, in table order.
+function and a second-order one); their handlers run in table order, the ``REACH_EFFECTS`` first.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def _index(*tables: tuple[Effect, Mapping[str, object] | Iterable[str]]) -> dict
     return index
 
 
-#: Effects ``Reach.external`` implements (module wrappers, grad modes, registries, frameworks, ...).
+#: Effects tried before anything else a name means (module wrappers, grad modes, registries,
+#: frameworks, ...): each may pass, and a call passing ``requires_grad=`` is a tensor factory first.
 REACH_EFFECTS = frozenset(
     {
         Effect.WRAPPER,

@@ -1,7 +1,7 @@
 """The behaviours a called name can have (``knowledge.calls`` indexes the rows that pick one).
 
-Each is implemented once in the engine (``linking/``); a table row names its effect, so a new
-spelling of a known behaviour is a row and only a new behaviour needs engine code.
+Each has one handler, registered by a behaviour module of ``linking/effects/``; a table row names
+its effect, so a new spelling of a known behaviour is a row and only a new behaviour needs code.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from .spelling import Anchor, Preceded
 
 
 class FrameworkEffect(enum.Enum):
-    """The effects a framework method can have (implemented in ``Reach.call_framework``)."""
+    """The effects a framework method can have (one handler each in ``linking/effects/frameworks.py``)."""
 
     #: Returns an autocast context manager with the object's precision.
     AUTOCAST = "autocast"

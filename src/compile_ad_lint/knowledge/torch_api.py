@@ -29,8 +29,8 @@ class TorchCall:
     anchors: tuple[Anchor, ...] = ()
 
 
-#: What each effect of a ``TorchCall`` means (implemented once in ``linking/interpreter.py`` or
-#: ``linking/reach.py``; ``tests/knowledge/test_knowledge.py`` has a case per row).
+#: What each effect of a ``TorchCall`` means (one handler each in ``linking/effects/``;
+#: ``tests/knowledge/test_knowledge.py`` has a case per row).
 CALL_EFFECTS = {
     Effect.COMPILE: "returns the compiled positional argument 0 (backend from ``backend=``), or a compiler without one",
     Effect.COMPILER: "returns a compiler whose backend is positional argument 0 or ``backend=``",

@@ -7,14 +7,16 @@ Reading the project: ``index`` (files to summaries, dotted names to files).
 The engine, a stack of classes, each over the one below (``Interpreter`` is the top)
     ``state`` (what one analysis knows; methods called up the stack declared), ``heap`` (versioned
     cells, object model: MRO, members, instance attributes, harvests), ``names`` (name resolution),
-    ``incremental/memo`` (walk memo, summaries and replay), ``effects/torch_calls``, ``calls``
-    (call dispatch, function walks), ``statements`` (statements and expressions), ``interpreter``.
-What library calls do: ``effects/`` (``torch_calls``: compile, forward AD, autocast and config,
-    autograd; ``containers``: containers, registries, attributes, import side effects;
-    ``frameworks``: the training frameworks' rows), with ``reach`` (module wrappers and moves,
-    grad and freezing, receiver methods) built on the last two and ``stores`` shared by them.
+    ``incremental/memo`` (walk memo, summaries and replay), ``external_calls`` (a called name's
+    meanings to their effects' handlers; backwards and config writes recorded), ``calls`` (call
+    dispatch, function walks), ``statements`` (statements and expressions), ``interpreter``.
+What library calls do: ``effects/``, one handler per ``Effect`` registered by table rows
+    (``effects/registry``) in a module per behaviour: ``compile``, ``forward_ad``, ``autocast`` (and
+    the functorch config), ``autograd``, ``modules`` (wrappers, collections), ``containers``
+    (getattr/setattr, registries: ``Reach`` is built on it), ``frameworks``, ``settings``. Each takes
+    the engine as ``engine_context.EngineContext``; ``stores`` holds what they share with ``reach``.
 Analyses the engine calls, holding it through ``engine_context.EngineContext`` (never importing it):
-    ``reach``, ``islands`` (fp32 islands, CAL002), ``results`` (compiled outputs, CAL005),
+    ``reach`` (module moves, freezing, receiver methods), ``islands`` (fp32 islands, CAL002), ``results`` (compiled outputs, CAL005),
     ``switches`` (run-time switches), ``dual_params`` (dual parameters).
 Across analyses: ``walks`` (walk summaries a long-lived front end keeps; ``incremental/memo`` replays).
 After the walk: ``call_order`` (plain calls before dual ones), ``suppressions`` (CAL901),

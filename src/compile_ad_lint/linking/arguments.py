@@ -7,8 +7,9 @@ The interpreter and ``Reach`` both read arguments through these helpers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
+from ..summary import model as ir
 from ..summary.model import DictLiteral
 from .values import ConstVal, Data, derived_from_sets
 
@@ -75,3 +76,18 @@ def fullgraph_of(args: Args, keyword: str) -> bool | None:
         return None
     constants = {bool(v.value) for v in values}
     return constants.pop() if len(constants) == 1 else None
+
+
+def written_argument(arguments: Sequence[ir.Arg], keyword: str, position: int | None) -> ir.Expr | None:
+    """The expression written as ``keyword=`` or, when it has one, in ``position`` (before any star)."""
+    for argument in arguments:
+        if argument.keyword == keyword:
+            return argument.value
+    if position is None:
+        return None
+    for index, argument in enumerate(arguments):
+        if argument.keyword is not None:
+            return None  # keywords and stars come after the positions
+        if index == position:
+            return argument.value
+    return None

@@ -10,15 +10,17 @@ from dataclasses import replace
 from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, argument_values, positional
+from .arguments import Args, Values, argument_data, argument_values, positional, written_argument
 from .cancellation import AnalysisCancelled
 from .contexts import AutocastContext, ConfigPatch, DualLevelContext, GradMode
-from .effects.torch_calls import TorchEffects, create_graph_of, written_argument, written_text
+from .effects.autograd import create_graph_of, written_text
+from .effects.registry import FRAMEWORK_METHODS
 from .events import (
     CompiledCallPlain,
     CompiledResult,
     Hop,
 )
+from .external_calls import ExternalCalls
 from .frames import Context, Frame, PendingCall, runs_once
 from .heap import each_version
 from .stores import compile_target
@@ -81,7 +83,7 @@ def describe_callee(func: ir.Expr | None) -> str:
     return "<expression>"
 
 
-class Calls(TorchEffects):
+class Calls(ExternalCalls):
     def eval_args(self, args: Sequence[ir.Arg], frame: Frame) -> Args:
         return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
 
@@ -216,7 +218,7 @@ class Calls(TorchEffects):
         if isinstance(callee, Wrapper):
             return self.reach.call_wrapper(callee, args, span, frame, func)
         if isinstance(callee, FrameworkCall):
-            return self.reach.call_framework(callee, args, span, frame)
+            return FRAMEWORK_METHODS[callee.method.effect](self.engine, callee, args, site, span, frame)
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)

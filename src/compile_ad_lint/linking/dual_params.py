@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, keyword_arg, positional
+from .arguments import Values, argument_data
 from .frames import Frame
-from .values import Collection, Compiled, ConstVal, Data, Instance, Wrapper, held_modules, normalize
+from .values import Collection, Compiled, Data, Instance, Wrapper, held_modules
 from .walk_records import DualParams
 
 if TYPE_CHECKING:
@@ -89,28 +89,3 @@ class DualParameters:
         """``model.weight = fwAD.make_dual(...)`` / ``setattr(model, name, dual)`` in ``region``."""
         if any(isinstance(v, Data) and v.dual for v in values):
             self.mark(bases, region)
-
-    def functional_call(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        """``functional_call(module, parameters, args, kwargs)``: the module runs on ``args`` with the
-        given parameters (torch/_functorch/functional_call.py ``functional_call(module,
-        parameter_and_buffer_dicts, args=None, kwargs=None, ...)``; a single non-tuple ``args`` is one
-        positional argument)."""
-        interp = self.interp
-        modules = positional(args, 0) or keyword_arg(args, "module") or frozenset()
-        parameters = positional(args, 1) or keyword_arg(args, "parameter_and_buffer_dicts") or frozenset()
-        if frame.ctx.region is not None and argument_data(((None, parameters),)).dual:
-            self.mark(modules, frame.ctx.region)
-        inputs = positional(args, 2) or keyword_arg(args, "args") or frozenset()
-        keywords = positional(args, 3) or keyword_arg(args, "kwargs") or frozenset()
-        spread: list[tuple[str | None, Values]] = []
-        for value in inputs:
-            if isinstance(value, Collection) and value.positions:
-                spread.extend((None, position) for position in value.positions)
-            elif isinstance(value, Collection) or isinstance(value, ConstVal):
-                spread.append(("*", interp.elements(frozenset([value]))))
-            else:
-                spread.append((None, frozenset([value])))
-        if keywords:
-            spread.append(("**", keywords))
-        span = ir.Span(site.line, site.column, site.end_line, site.end_column)
-        return normalize(interp.call_values(modules, tuple(spread), span, frame, ir.Ref(name.rsplit(".", 1)[-1])))

@@ -1,7 +1,9 @@
-"""What the engine's helpers (reach, islands, results, switches, dual parameters) ask of the engine.
+"""What the engine's helpers (reach, islands, results, switches, dual parameters) and the effects
+(``effects/``, one handler per ``Effect``) ask of the engine.
 
 They hold an ``EngineContext`` rather than the ``Interpreter`` itself, so none of them imports the
-engine: the interpreter builds them and satisfies this Protocol (mypy checks it where they are built).
+engine: the interpreter builds them and satisfies this Protocol (mypy checks it where they are built,
+and where the interpreter hands itself to the effects as ``engine``).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..core.locations import Location
+from ..core.locations import Location, StatementSite
 from ..summary import model as ir
 from .arguments import Args, Values
+from .contexts import ConfigState
+from .events import Event
 from .frames import Frame
 from .index import ModuleIndex
 from .values import ClassVal, FunctionVal, Instance
@@ -31,11 +35,15 @@ class ModuleReach(Protocol):
 
     def submodules(self, value: object) -> frozenset: ...
 
+    def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None: ...
+
 
 class DualParameterLog(Protocol):
     """Where a parameter given a dual in place is noted (``DualParameters``)."""
 
     def assigned(self, bases: Values, values: Values, region: Location) -> None: ...
+
+    def mark(self, values: Values, region: Location) -> None: ...
 
 
 class EngineContext(Protocol):
@@ -50,6 +58,8 @@ class EngineContext(Protocol):
     globals_run: set[tuple[Path, int]]
     instance_attrs: dict[tuple[ClassVal, str], Values]
     attributes_by_class: dict[ClassVal, dict[str, Values]]
+    #: ``torch.compile``'s spellings with the project's configured compile wrappers.
+    compile_names: frozenset[str]
 
     @property
     def reach(self) -> ModuleReach: ...
@@ -61,6 +71,14 @@ class EngineContext(Protocol):
     def summarizing(self) -> bool: ...
 
     def loc(self, path: Path, span: ir.Span) -> Location: ...
+
+    def site_of(self, frame: Frame, location: Location) -> StatementSite: ...
+
+    def record(self, event: Event, frame: Frame) -> None: ...
+
+    def record_config_writes(self, values: Values, site: Location, how: str) -> None: ...
+
+    def config_state(self, values: Values, site: Location, how: str) -> ConfigState: ...
 
     def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None: ...
 

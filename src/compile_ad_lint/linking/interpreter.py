@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.settings import Config
-from ..knowledge.effects import Effect
 from .arguments import Values
 from .call_order import with_plain_first
 from .dual_params import DualParameters
@@ -48,16 +47,14 @@ class Interpreter(Statements):
         walk_memory: WalkMemory | None = None,
     ) -> None:
         super().__init__(index, config, cancelled, walk_memory)
-        self._effects = self.torch_effects()
+        self.engine = self  # what the effects hold (``effects/registry.py``)
         #: CAL005: what compiled callables return, output by output.
         self.results = ResultAnalysis(self)
         #: Issue 11: wrappers, in-place and element changes, registries, frameworks.
         self.reach = Reach(self)
         self.islands = IslandScan(self)
         self.switches = Switches(self)
-        self._effects.update(self.switches.effects())
         self.dual_params = DualParameters(self)
-        self._effects[Effect.FUNCTIONAL_CALL] = self.dual_params.functional_call
 
     def analyze_module(self, path: Path, mentions: frozenset[str] = frozenset()) -> None:
         """Interpret ``path``'s module-level code, then, as entry points, the functions of its

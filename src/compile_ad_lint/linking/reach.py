@@ -12,15 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.locations import Location
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
-from ..knowledge.effects import Effect
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, argument_values, positional
-from .contexts import GradMode
+from .arguments import Args, Values, argument_data, argument_values
 from .effects.containers import ContainerStores
 from .effects.frameworks import FrameworkEffects
 from .frames import Frame
@@ -64,8 +62,6 @@ class Reach(ContainerStores, FrameworkEffects):
         self._own_submodules_kept: dict[object, tuple[frozenset, dict[object, int], int]] = {}
         #: ``has_project_member`` by value and member name.
         self._project_members: dict[tuple[object, str], bool] = {}
-        self._effects = self.reach_effects()
-        self._framework_effects = self.framework_effects()
 
     # -- what a value is --------------------------------------------------------------------
 
@@ -326,68 +322,6 @@ class Reach(ContainerStores, FrameworkEffects):
     # -- classes whose constructor stores keyword arguments (dataclasses) -------------------
 
     # -- torch and framework calls by qualified name ---------------------------------------
-
-    # The reach effects, one method each: (row, name, args, site, frame) -> values, or None to go on.
-
-    def reach_effects(self) -> dict[Effect, Callable[[Any, str, Args, Location, Frame], Values | None]]:
-        """The implementation of each of ``REACH_EFFECTS``."""
-        return {
-            Effect.WRAPPER: self.wrap_module,
-            Effect.SAME_MODULE: lambda row, name, args, site, frame: (
-                argument_or_none(args, "module", 0) or positional(args, 0) or UNKNOWN_VALUES
-            ),
-            Effect.GRAD_MODE: lambda row, name, args, site, frame: frozenset([GradMode(self.grad_mode(name, args))]),
-            Effect.DATACLASS: lambda row, name, args, site, frame: frozenset([External(name)]),
-            Effect.EMPTY_CONTAINER: lambda row, name, args, site, frame: (
-                None if args else frozenset([Collection(frozenset())])
-            ),
-            Effect.GETATTR: self.builtin_getattr,
-            Effect.SETATTR: self.builtin_setattr,
-            # The reverse-mode questions (CAL004) still apply: the torch effects go on.
-            Effect.FORWARD_MODE: lambda row, name, args, site, frame: self.forward_mode_call(name, args, site, frame),
-            Effect.FRAMEWORK_CLASS: lambda row, name, args, site, frame: frozenset(
-                [self.framework_object(row, args, site)]
-            ),
-        }
-
-    def grad_mode(self, name: str, args: Args) -> bool | None:
-        default = api.GRAD_MODES[name]
-        keyword = api.GRAD_MODE_ARGUMENT.get(name)
-        if keyword is None:
-            return default
-        values = argument_or_none(args, keyword, 0)
-        if values is None:
-            return False if default is False else None  # inference_mode() disables grad by default
-        constants = constants_of(values)
-        if constants is None or len(constants) != 1:
-            return None
-        flag = bool(constants.pop())
-        if default is False:  # inference_mode(mode): mode=False leaves grad as it was
-            return False if flag else None
-        return flag
-
-    def forward_mode_call(self, name: str, args: Args, site: Location, frame: Frame) -> None:
-        """``jacobian(f, x, strategy="forward-mode", vectorize=True)`` calls ``f`` on dual tensors inside
-        a ``dual_level`` of its own: a CAL001 region at this call."""
-        (keyword, index, value), (guard, guard_index) = api.FORWARD_MODE_FUNCTIONS[name]
-        if constants_of(argument_or_none(args, keyword, index)) != {value}:
-            return
-        vectorize = argument_or_none(args, guard, guard_index)
-        if vectorize is None or constants_of(vectorize) == {False}:
-            return  # without vectorize=True it raises NotImplementedError at once: loud
-        interp = self.interp
-        functions = argument_or_none(args, "func", 0) or frozenset()
-        saved = frame.ctx
-        frame.ctx = replace(saved, region=site)
-        start = len(frame.pending)
-        try:
-            span = ir.Span(site.line, site.column, site.end_line, site.end_column)
-            interp.call_values(
-                functions, ((None, frozenset([Data(dual=True)])),), span, frame, ir.Ref(name.rsplit(".", 1)[-1])
-            )
-        finally:
-            frame.ctx = saved
-        interp.finish_region(frame, site, start)
 
     # -- wrappers ---------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The engine's state: what one analysis knows (the heap, memo tables, events, budgets), set up once.
 
 The engine is a stack of classes, each a job over the one below: ``Heap`` (cells, object model),
-``Names``, ``Memo`` (incremental), ``TorchEffects``, ``Calls``, ``Statements``, ``Interpreter``. A
+``Names``, ``Memo`` (incremental), ``ExternalCalls``, ``Calls``, ``Statements``, ``Interpreter``. A
 call from a lower class up the stack goes through a method declared here."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from ..core.torch_versions import Series, TorchTarget
 from ..knowledge import torch_api as api
 from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
-from ..knowledge.effects import Effect
 from ..knowledge.versions import default_target
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data
@@ -85,8 +84,6 @@ class EngineState:
     islands: IslandScan
     switches: Switches
     dual_params: DualParameters
-    #: The implementation of each torch effect, the switches' and dual parameters' with them.
-    _effects: dict[Effect, Callable[[Any, str, Args, Location, Frame], Values]]
 
     def __init__(
         self,

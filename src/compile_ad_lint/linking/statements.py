@@ -17,6 +17,7 @@ from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
 from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode
+from .effects.compile import backend_of
 from .events import (
     CompiledCallInDualRegion,
     GradReset,
@@ -429,7 +430,7 @@ class Statements(Calls):
         args = self.eval_args(expr.args, frame)
         if overrides:  # the override's own body runs too
             self.call_values(self.attribute(frozenset(overrides), method), args, expr.span, frame, expr.func)
-        backend = self.backend_of(args, Effect.COMPILE)
+        backend = backend_of(args, Effect.COMPILE)
         fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
         site = self.loc(frame.path, expr.span)
         compiled = frozenset(

@@ -15,17 +15,14 @@ data, so its branch may still take either arm, but it is not named.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.findings import Condition
-from ..core.locations import Location
 from ..knowledge import switches as knowledge
-from ..knowledge.effects import Effect
 from ..summary import model as ir
-from .arguments import Args, Values, keyword_arg, positional
+from .arguments import Values
 from .frames import Context, Frame
 from .stores import flag_key
 from .values import (
@@ -56,22 +53,6 @@ class Switches:
 
     # -- values read from the launch settings ------------------------------------------------
 
-    def effects(self) -> dict[Effect, Callable[[Any, str, Args, Location, Frame], Values]]:
-        return {Effect.SETTINGS: self.settings_call, Effect.FIELD_DEFAULT: self.field_default}
-
-    def settings_call(self, row: knowledge.SettingsCall, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        """The launch settings; an instance of the config class the call fills (``tyro.cli(TrainConfig)``),
-        whose fields are switches with their defaults known."""
-        if row.builds is not None:
-            keyword, position = row.builds
-            given = keyword_arg(args, keyword) or positional(args, position)
-            built = [
-                Instance(v) if isinstance(v, ClassVal) else v for v in given if isinstance(v, (ClassVal, Instance))
-            ]
-            if built:
-                return frozenset(built)
-        return frozenset([Settings(row.kind)])
-
     def namespace_attribute(self, instance: Instance) -> Values | None:
         """An attribute a settings namespace class does not define (``args.torchcompile`` on a
         ``class TrainArgs(argparse.Namespace)``): a setting. None for other classes."""
@@ -79,17 +60,6 @@ class Switches:
             if isinstance(klass, External) and klass.name in knowledge.SETTINGS_BASES:
                 return frozenset([Settings(knowledge.SETTINGS_BASES[klass.name][0])])
         return None
-
-    def field_default(self, row: knowledge.FieldDefault, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        """``field(default_factory=ModelConfig)`` in a config class body: the factory's result."""
-        default = keyword_arg(args, row.default)
-        if default is not None:
-            return default
-        factory = keyword_arg(args, row.factory)
-        if factory:
-            span = ir.Span(site.line, site.column, site.end_line, site.end_column)
-            return self.interp.call_values(factory, (), span, frame, ir.Ref(row.factory))
-        return frozenset([Data()])
 
     def parameter_settings(self, function: FunctionVal) -> Settings | None:
         """What a parameter no caller binds holds in a function decorated by a command-line or config

@@ -4,17 +4,15 @@ forwards and in-place changes elsewhere, the import side effects that fill regis
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.locations import Location
 from ...knowledge import torch_api as api
-from ...knowledge.calls import REACH_EFFECTS, Meaning
 from ...knowledge.effects import Effect
 from ...summary import model as ir
-from ..arguments import Args, Values, argument_data, keyword_arg, positional
+from ..arguments import Args, Values, positional
 from ..frames import Context, Frame
 from ..stores import (
     MAX_SIDE_EFFECT_MODULES,
@@ -40,11 +38,10 @@ from ..values import (
 )
 from ..walk_records import MergeAttribute, ReplaceEverywhere, SideEffectsRun, StoreGlobal
 from ..walks import SIDE_EFFECTS
+from .registry import register
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
-
-#: Most modules whose import side effects (registrations) are run for one analysis.
 
 
 class ContainerStores:
@@ -53,7 +50,6 @@ class ContainerStores:
     side_effects_done: set[str]
     _keyword_fields: dict[ClassVal, bool]
     _module_values: dict[ClassVal, tuple[int, frozenset]]
-    _effects: dict[Effect, Callable[[Any, str, Args, Location, Frame], Values | None]]
 
     def module_values_of(self, klass: ClassVal) -> frozenset:
         """The module-valued instance attribute values stored for ``klass`` (and the collections,
@@ -450,49 +446,6 @@ class ContainerStores:
             if keyword not in (None, "*", "**"):
                 self.set_attribute(instance, frozenset([ConstVal(keyword)]), values)
 
-    def external(
-        self, name: str, meanings: tuple[Meaning, ...], args: Args, site: Location, frame: Frame
-    ) -> Values | None:
-        """Calls whose ``knowledge.calls`` meanings are effects this module implements (``REACH_EFFECTS``),
-        and calls passing ``requires_grad=`` (a tensor factory); None for the others."""
-        for meaning in meanings:
-            if meaning.effect in REACH_EFFECTS:
-                handled = self._effects[meaning.effect](meaning.row, name, args, site, frame)
-                if handled is not None:
-                    return handled
-        requires_grad = keyword_arg(args, api.REQUIRES_GRAD.name)
-        if requires_grad is not None and constants_of(requires_grad) != {False}:
-            return frozenset([replace(argument_data(args), requires_grad=True)])
-        return None
-
-    def wrap_module(self, wrapper: api.ModuleWrapper, name: str, args: Args, site: Location, frame: Frame) -> Values:
-        inner = argument_or_none(args, "module", 0) or UNKNOWN_VALUES
-        # ``DDP(DDP(m))`` from code walked again is ``DDP(m)``.
-        inner = frozenset(
-            i for v in inner for i in (v.inner if isinstance(v, Wrapper) and v.kind == wrapper.label else (v,))
-        )
-        return frozenset([Wrapper(normalize(inner), wrapper.label, site)])
-
-    def builtin_getattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
-        if len(args) < 2:
-            return None
-        interp = self.interp
-        objects, names = positional(args, 0), positional(args, 1)
-        constants = constants_of(names)
-        default = positional(args, 2)
-        if constants is not None and all(isinstance(c, str) for c in constants):
-            return normalize(frozenset().union(*(interp.attribute(objects, c) for c in constants)) | default)
-        modules = [o for o in objects if isinstance(o, Instance) and interp.is_module_class(o.cls)]
-        return normalize(frozenset().union(*(self.submodules(o) for o in modules)) | default | UNKNOWN_VALUES)
-
-    def builtin_setattr(self, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values | None:
-        if len(args) < 3:
-            return None
-        if frame.ctx.region is not None:
-            self.interp.dual_params.assigned(positional(args, 0), positional(args, 2), frame.ctx.region)
-        self.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
-        return frozenset([ConstVal(None)])
-
     # -- ``Reach``'s, declared for the methods here ---------------------------------------
 
     def freeze_expr(self, expr: ir.Expr, frame: Frame, span: ir.Span, frozen: bool) -> None:
@@ -507,9 +460,50 @@ class ContainerStores:
     def requires_grad_argument(self, args: Args) -> bool | None:
         raise NotImplementedError
 
-    def submodules(self, value: object) -> frozenset:
-        raise NotImplementedError
-
     @staticmethod
     def without_graph(values: Values, keep: Data | None = None) -> Values:
         raise NotImplementedError
+
+
+# -- the effects registered here: ``(engine, row, name, args, site, frame) -> values``, or None --
+
+
+@register(Effect.GETATTR)
+def builtin_getattr(
+    engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
+) -> Values | None:
+    if len(args) < 2:
+        return None
+    objects, names = positional(args, 0), positional(args, 1)
+    constants = constants_of(names)
+    default = positional(args, 2)
+    if constants is not None and all(isinstance(c, str) for c in constants):
+        return normalize(frozenset().union(*(engine.attribute(objects, c) for c in constants)) | default)
+    modules = [o for o in objects if isinstance(o, Instance) and engine.is_module_class(o.cls)]
+    return normalize(frozenset().union(*(engine.reach.submodules(o) for o in modules)) | default | UNKNOWN_VALUES)
+
+
+@register(Effect.SETATTR)
+def builtin_setattr(
+    engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
+) -> Values | None:
+    if len(args) < 3:
+        return None
+    if frame.ctx.region is not None:
+        engine.dual_params.assigned(positional(args, 0), positional(args, 2), frame.ctx.region)
+    engine.reach.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
+    return frozenset([ConstVal(None)])
+
+
+@register(Effect.EMPTY_CONTAINER)
+def empty_container(
+    engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
+) -> Values | None:
+    return None if args else frozenset([Collection(frozenset())])
+
+
+@register(Effect.DATACLASS)
+def dataclass_decorator(
+    engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
+) -> Values:
+    return frozenset([External(name)])

@@ -1,16 +1,20 @@
 """What the training frameworks do (``knowledge.frameworks`` rows): their prepared objects and
 wrappers, precision and backend settings, ``fit``/``train`` entry points and the backward they run.
-``Reach`` is built on it; a framework behaviour is a row and, where it needs code, a method here."""
+A framework behaviour is a row and, where it needs code, a handler here: the framework classes'
+(``Effect.FRAMEWORK_CLASS``) and each ``FrameworkEffect`` of their methods, registered like the other
+effects (``registry.py``). ``Reach`` is built on ``FrameworkEffects``: which attributes are framework
+methods, and the autocast state an ``if <flag>:`` arm refines."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...core.findings import Condition
 from ...core.locations import Location
 from ...knowledge import frameworks as fw
+from ...knowledge.effects import Effect
 from ...knowledge.torch_api import CompileHow
 from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, spread_keyword
@@ -37,128 +41,327 @@ from ..values import (
     Wrapper,
     normalize,
 )
+from .registry import register, register_framework_method
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
 
-#: Most modules whose import side effects (registrations) are run for one analysis.
+
+@register(Effect.FRAMEWORK_CLASS)
+def framework_class(
+    engine: EngineContext, row: fw.FrameworkClass, name: str, args: Args, site: Location, frame: Frame
+) -> Values:
+    """A framework's object (``Accelerator(...)``, ``Trainer(...)``): its precision and compile settings."""
+    return frozenset([framework_object(row, args, site)])
+
+
+def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
+    autocast = framework_precision(row, args, site)
+    backend = framework_backend(row, args)
+    held = (
+        frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
+        if row.holds
+        else frozenset()
+    )
+    launched_by = framework_backend_launched(row, args) if backend is not None else ""
+    precision_site = site if autocast is not None else None
+    for keyword, index in row.settings_from:
+        for value in argument_or_none(args, keyword, index) or ():
+            if isinstance(value, FrameworkObject):
+                autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
+                launched_by = value.compile_launched_by
+    return FrameworkObject(
+        row.kind,
+        site,
+        autocast,
+        backend,
+        held=normalize(held),
+        precision_site=precision_site,
+        compile_launched_by=launched_by,
+    )
+
+
+def framework_precision(row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
+    precision = row.precision
+    if precision is None:
+        return None
+    device = None
+    if precision.device_argument is not None:
+        constants = constants_of(keyword_arg(args, precision.device_argument))
+        if constants is not None and len(constants) == 1:
+            device = dict(precision.device_values).get(str(constants.pop()))
+    origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
+    maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
+    if precision.flags:
+        for flag, flag_dtype in precision.flags:
+            values = keyword_arg(args, flag)
+            if values is None:
+                continue
+            constants = constants_of(values)
+            if constants is None or len(constants) != 1:
+                return maybe
+            if constants.pop():
+                return AutocastState(True, device, flag_dtype, site, f"{origin} ({flag}=True)")
+        return None
+    values = argument_or_none(args, precision.argument, None)
+    if values is None:
+        values = spread_keyword(args, precision.argument)  # ``Fabric(**fabric_kwargs)``
+    if values is None:
+        if precision.absent == "unknown":
+            return replace(
+                maybe,
+                origin=f"{origin} (not set in the code: {precision.set_elsewhere} may enable it)",
+                launched_by=precision.environment,
+            )
+        return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
+    constants = constants_of(values)
+    table = dict(precision.values)
+    if constants is None or len(constants) != 1 or next(iter(constants)) not in table:
+        return maybe
+    written = constants.pop()
+    dtype = table[written]
+    if dtype is None:
+        return None
+    dtype = next((used for on, given, used in precision.device_dtypes if (on, given) == (device, dtype)), dtype)
+    return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
+
+
+def framework_backend(row: fw.FrameworkClass, args: Args) -> str | None:
+    """The backend the framework compiles prepared models with, None when it does not."""
+    compilation = row.compilation
+    if compilation is None:
+        return None
+    for keyword in compilation.backend_arguments:
+        values = keyword_arg(args, keyword)
+        if values is not None:
+            constants = constants_of(values)
+            if constants is None or len(constants) != 1:
+                return UNKNOWN_BACKEND
+            backend = str(constants.pop()).lower()
+            return None if backend == "no" else backend
+    for keyword in compilation.plugin_arguments:
+        for value in keyword_arg(args, keyword) or ():
+            if isinstance(value, FrameworkObject):
+                return value.compile_backend
+    for flag in compilation.flags:
+        values = keyword_arg(args, flag)
+        if values is not None:
+            constants = constants_of(values)
+            if constants == {True}:
+                return compilation.default_backend
+            return None if constants == {False} else UNKNOWN_BACKEND
+    return compilation.absent_backend
+
+
+def framework_backend_launched(row: fw.FrameworkClass, args: Args) -> str:
+    """The environment variable that decides whether the framework compiles, when no argument
+    in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
+    compilation = row.compilation
+    if compilation is None:
+        return ""
+    if any(keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)):
+        return ""
+    for keyword in compilation.plugin_arguments:
+        plugins = keyword_arg(args, keyword)
+        if plugins is not None:
+            found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
+            return found.pop() if len(found) == 1 else ""
+    return compilation.environment
+
+
+def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
+    """The argument the method's row names."""
+    return argument_or_none(args, *call.method.argument) if call.method.argument is not None else None
+
+
+@register_framework_method(fw.FrameworkEffect.AUTOCAST)
+def framework_autocast(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    state = call.owner.autocast if call.owner is not None else None
+    return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
+
+
+@register_framework_method(fw.FrameworkEffect.BACKWARD)
+def framework_backward(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    receivers = framework_argument(call, args) or frozenset()
+    kind = call.owner.kind if call.owner is not None else call.method.kind
+    engine.record_backward(receivers, site, f"{kind.rsplit('.', 1)[-1]}.{call.name}()", frame)
+    return frozenset([ConstVal(None)])
+
+
+@register_framework_method(fw.FrameworkEffect.PREPARE)
+@register_framework_method(fw.FrameworkEffect.SETUP)
+def framework_prepare(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    owner = call.owner
+    if owner is None:
+        return UNKNOWN_VALUES
+    items = [values for keyword, values in args if keyword is None] or [
+        framework_argument(call, args) or UNKNOWN_VALUES
+    ]
+    compiles = call.method.effect is fw.FrameworkEffect.PREPARE
+    prepared = [prepare(engine, values, owner, site, call.name, compiles) for values in items]
+    if len(prepared) == 1:
+        return prepared[0]
+    return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
+
+
+@register_framework_method(fw.FrameworkEffect.FIT)
+def framework_fit(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    if call.owner is None:
+        return UNKNOWN_VALUES
+    lightning_fit(engine, call.owner, call.method, framework_argument(call, args) or frozenset(), site, span, frame)
+    return frozenset([ConstVal(None)])
+
+
+@register_framework_method(fw.FrameworkEffect.TRAIN)
+def framework_train(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    if call.owner is None:
+        return UNKNOWN_VALUES
+    hf_train(engine, call.owner, call.method, site, span, frame)
+    return frozenset([Data()])
+
+
+def prepare(
+    engine: EngineContext, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool
+) -> Values:
+    """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
+    framework compiles what it prepares when ``compiles`` and the object was set to."""
+    kind = owner.kind.rsplit(".", 1)[-1]
+    label = f"{kind}.{method}()"
+    result = set()
+    for value in values:
+        if not engine.reach.is_module_value(value):
+            result.add(value)
+            continue
+        autocast = (
+            replace(
+                owner.autocast,
+                source=site,
+                origin=f"{label} runs the forward under autocast: {owner.autocast.origin}",
+            )
+            if owner.autocast
+            else None
+        )
+        wrapped = Wrapper(frozenset([value]), label, site, autocast)
+        if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
+            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
+            dynamo = (
+                "a dynamo backend from the environment"
+                if owner.compile_backend == UNKNOWN_BACKEND
+                else f"dynamo backend {owner.compile_backend!r}"
+            )
+            launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
+            result.add(
+                Compiled(
+                    wrapped,
+                    owner.compile_backend,
+                    site,
+                    f"{label} ({dynamo})",
+                    conditions=launched,
+                    how=CompileHow.FRAMEWORK,
+                )
+            )
+        else:
+            result.add(wrapped)
+    return frozenset(result)
+
+
+def lightning_fit(
+    engine: EngineContext,
+    trainer: FrameworkObject,
+    method: fw.FrameworkMethod,
+    models: Values,
+    site: Location,
+    span: ir.Span,
+    frame: Frame,
+) -> None:
+    """``Trainer.fit(model)``: the module's step (``training_step``) under the precision's
+    autocast, then (automatic optimization) the backward of its loss here, outside autocast."""
+    interp = engine
+    saved = frame.ctx
+    step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
+    for model in sorted(models, key=repr):
+        compiled = model if isinstance(model, Compiled) else None
+        module = compiled.target if compiled is not None else model
+        if not isinstance(module, Instance):
+            continue
+        steps = interp.find_member(module.cls, method.step) if method.step is not None else None
+        if steps is None or method.step is None:
+            continue
+        for hook in fw.FIT_HOOKS:  # ``configure_model`` compiling blocks, ``setup`` building them
+            members = interp.find_member(module.cls, hook.method)
+            if members is not None:
+                hook_args = tuple((None, frozenset([ConstVal(a)])) for a in hook.arguments)
+                interp.call_values(interp.bind_methods(members, module), hook_args, span, frame, ir.Ref(hook.method))
+        bound = interp.bind_methods(steps, module)
+        if trainer.autocast is not None:
+            frame.ctx = replace(saved, autocast=trainer.autocast)
+        try:
+            if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
+                step = frozenset(
+                    replace(
+                        compiled,
+                        target=b,
+                        spelling=f"{compiled.spelling}; Lightning compiles {method.step}",
+                        edit=None,  # Lightning's compile of training_step has no call a fix can edit
+                    )
+                    for b in bound
+                )
+                loss = interp.call_values(step, step_args, span, frame, ir.Ref(method.step))
+            else:
+                loss = interp.call_values(bound, step_args, span, frame, ir.Ref(method.step))
+        finally:
+            frame.ctx = saved
+        manual = interp.instance_attribute(module.cls, method.automatic_flag) if method.automatic_flag else None
+        if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
+            continue
+        interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
+
+
+def hf_train(
+    engine: EngineContext,
+    trainer: FrameworkObject,
+    method: fw.FrameworkMethod,
+    site: Location,
+    span: ir.Span,
+    frame: Frame,
+) -> None:
+    """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
+    a batch, and ``accelerator.backward(loss)`` outside autocast."""
+    interp = engine
+    prepared = prepare(engine, trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
+    callee = ir.Ref(method.calls or method.method)
+    outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
+    interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
+
+
+@register_framework_method(fw.FrameworkEffect.NULL_CONTEXT)
+def framework_null_context(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    return frozenset([NullContext()])
+
+
+@register_framework_method(fw.FrameworkEffect.SAME)
+def framework_same(
+    engine: EngineContext, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
+) -> Values:
+    return framework_argument(call, args) or UNKNOWN_VALUES
 
 
 class FrameworkEffects:
+    """``Reach``'s part: the framework methods a value has, and refined autocast states."""
+
     interp: EngineContext
-    _framework_effects: dict[fw.FrameworkEffect, Callable[..., Values]]
-
-    def framework_object(self, row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
-        autocast = self.framework_precision(row, args, site)
-        backend = self.framework_backend(row, args)
-        held = (
-            frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
-            if row.holds
-            else frozenset()
-        )
-        launched_by = self.framework_backend_launched(row, args) if backend is not None else ""
-        precision_site = site if autocast is not None else None
-        for keyword, index in row.settings_from:
-            for value in argument_or_none(args, keyword, index) or ():
-                if isinstance(value, FrameworkObject):
-                    autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
-                    launched_by = value.compile_launched_by
-        return FrameworkObject(
-            row.kind,
-            site,
-            autocast,
-            backend,
-            held=normalize(held),
-            precision_site=precision_site,
-            compile_launched_by=launched_by,
-        )
-
-    def framework_precision(self, row: fw.FrameworkClass, args: Args, site: Location) -> AutocastState | None:
-        precision = row.precision
-        if precision is None:
-            return None
-        device = None
-        if precision.device_argument is not None:
-            constants = constants_of(keyword_arg(args, precision.device_argument))
-            if constants is not None and len(constants) == 1:
-                device = dict(precision.device_values).get(str(constants.pop()))
-        origin = f"`{row.kind.rsplit('.', 1)[-1]}(...)` mixed precision"
-        maybe = AutocastState(True, device, None, site, f"{origin} (may be enabled: not a literal in the code)")
-        if precision.flags:
-            for flag, flag_dtype in precision.flags:
-                values = keyword_arg(args, flag)
-                if values is None:
-                    continue
-                constants = constants_of(values)
-                if constants is None or len(constants) != 1:
-                    return maybe
-                if constants.pop():
-                    return AutocastState(True, device, flag_dtype, site, f"{origin} ({flag}=True)")
-            return None
-        values = argument_or_none(args, precision.argument, None)
-        if values is None:
-            values = spread_keyword(args, precision.argument)  # ``Fabric(**fabric_kwargs)``
-        if values is None:
-            if precision.absent == "unknown":
-                return replace(
-                    maybe,
-                    origin=f"{origin} (not set in the code: {precision.set_elsewhere} may enable it)",
-                    launched_by=precision.environment,
-                )
-            return None if precision.absent is None else AutocastState(True, device, precision.absent, site, origin)
-        constants = constants_of(values)
-        table = dict(precision.values)
-        if constants is None or len(constants) != 1 or next(iter(constants)) not in table:
-            return maybe
-        written = constants.pop()
-        dtype = table[written]
-        if dtype is None:
-            return None
-        dtype = next((used for on, given, used in precision.device_dtypes if (on, given) == (device, dtype)), dtype)
-        return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
-
-    def framework_backend(self, row: fw.FrameworkClass, args: Args) -> str | None:
-        """The backend the framework compiles prepared models with, None when it does not."""
-        compilation = row.compilation
-        if compilation is None:
-            return None
-        for keyword in compilation.backend_arguments:
-            values = keyword_arg(args, keyword)
-            if values is not None:
-                constants = constants_of(values)
-                if constants is None or len(constants) != 1:
-                    return UNKNOWN_BACKEND
-                backend = str(constants.pop()).lower()
-                return None if backend == "no" else backend
-        for keyword in compilation.plugin_arguments:
-            for value in keyword_arg(args, keyword) or ():
-                if isinstance(value, FrameworkObject):
-                    return value.compile_backend
-        for flag in compilation.flags:
-            values = keyword_arg(args, flag)
-            if values is not None:
-                constants = constants_of(values)
-                if constants == {True}:
-                    return compilation.default_backend
-                return None if constants == {False} else UNKNOWN_BACKEND
-        return compilation.absent_backend
-
-    def framework_backend_launched(self, row: fw.FrameworkClass, args: Args) -> str:
-        """The environment variable that decides whether the framework compiles, when no argument
-        in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
-        compilation = row.compilation
-        if compilation is None:
-            return ""
-        if any(
-            keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)
-        ):
-            return ""
-        for keyword in compilation.plugin_arguments:
-            plugins = keyword_arg(args, keyword)
-            if plugins is not None:
-                found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
-                return found.pop() if len(found) == 1 else ""
-        return compilation.environment
 
     def framework_attribute(self, value: object, name: str) -> Values | None:
         if isinstance(value, FrameworkObject):
@@ -171,176 +374,6 @@ class FrameworkEffects:
                     if method is not None:
                         return frozenset([FrameworkCall(None, name, method)])
         return None
-
-    def call_framework(self, call: FrameworkCall, args: Args, span: ir.Span, frame: Frame) -> Values:
-        site = self.interp.loc(frame.path, span)
-        return self._framework_effects[call.method.effect](call, args, site, span, frame)
-
-    def framework_effects(self) -> dict[fw.FrameworkEffect, Callable[..., Values]]:
-        """The implementation of each ``knowledge.frameworks`` effect: (call, args, site, span, frame)."""
-        effect = fw.FrameworkEffect
-        return {
-            effect.AUTOCAST: self.framework_autocast,
-            effect.BACKWARD: self.framework_backward,
-            effect.NULL_CONTEXT: lambda call, args, site, span, frame: frozenset([NullContext()]),
-            effect.SAME: lambda call, args, site, span, frame: self.framework_argument(call, args) or UNKNOWN_VALUES,
-            effect.PREPARE: self.framework_prepare,
-            effect.SETUP: self.framework_prepare,
-            effect.FIT: self.framework_fit,
-            effect.TRAIN: self.framework_train,
-        }
-
-    @staticmethod
-    def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
-        """The argument the method's row names."""
-        return argument_or_none(args, *call.method.argument) if call.method.argument is not None else None
-
-    def framework_autocast(
-        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
-    ) -> Values:
-        state = call.owner.autocast if call.owner is not None else None
-        return frozenset([AutocastContext(replace(state, source=site)) if state is not None else NullContext()])
-
-    def framework_backward(
-        self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame
-    ) -> Values:
-        receivers = self.framework_argument(call, args) or frozenset()
-        kind = call.owner.kind if call.owner is not None else call.method.kind
-        self.interp.record_backward(receivers, site, f"{kind.rsplit('.', 1)[-1]}.{call.name}()", frame)
-        return frozenset([ConstVal(None)])
-
-    def framework_prepare(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        owner = call.owner
-        if owner is None:
-            return UNKNOWN_VALUES
-        items = [values for keyword, values in args if keyword is None] or [
-            self.framework_argument(call, args) or UNKNOWN_VALUES
-        ]
-        compiles = call.method.effect is fw.FrameworkEffect.PREPARE
-        prepared = [self.prepare(values, owner, site, call.name, compiles) for values in items]
-        if len(prepared) == 1:
-            return prepared[0]
-        return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
-
-    def framework_fit(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        if call.owner is None:
-            return UNKNOWN_VALUES
-        self.lightning_fit(
-            call.owner, call.method, self.framework_argument(call, args) or frozenset(), site, span, frame
-        )
-        return frozenset([ConstVal(None)])
-
-    def framework_train(self, call: FrameworkCall, args: Args, site: Location, span: ir.Span, frame: Frame) -> Values:
-        if call.owner is None:
-            return UNKNOWN_VALUES
-        self.hf_train(call.owner, call.method, site, span, frame)
-        return frozenset([Data()])
-
-    def prepare(self, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool) -> Values:
-        """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
-        framework compiles what it prepares when ``compiles`` and the object was set to."""
-        kind = owner.kind.rsplit(".", 1)[-1]
-        label = f"{kind}.{method}()"
-        result = set()
-        for value in values:
-            if not self.is_module_value(value):
-                result.add(value)
-                continue
-            autocast = (
-                replace(
-                    owner.autocast,
-                    source=site,
-                    origin=f"{label} runs the forward under autocast: {owner.autocast.origin}",
-                )
-                if owner.autocast
-                else None
-            )
-            wrapped = Wrapper(frozenset([value]), label, site, autocast)
-            if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
-                # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-                dynamo = (
-                    "a dynamo backend from the environment"
-                    if owner.compile_backend == UNKNOWN_BACKEND
-                    else f"dynamo backend {owner.compile_backend!r}"
-                )
-                launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
-                result.add(
-                    Compiled(
-                        wrapped,
-                        owner.compile_backend,
-                        site,
-                        f"{label} ({dynamo})",
-                        conditions=launched,
-                        how=CompileHow.FRAMEWORK,
-                    )
-                )
-            else:
-                result.add(wrapped)
-        return frozenset(result)
-
-    def lightning_fit(
-        self,
-        trainer: FrameworkObject,
-        method: fw.FrameworkMethod,
-        models: Values,
-        site: Location,
-        span: ir.Span,
-        frame: Frame,
-    ) -> None:
-        """``Trainer.fit(model)``: the module's step (``training_step``) under the precision's
-        autocast, then (automatic optimization) the backward of its loss here, outside autocast."""
-        interp = self.interp
-        saved = frame.ctx
-        step_args = ((None, frozenset([PARAMETER])), (None, frozenset([Data()])))
-        for model in sorted(models, key=repr):
-            compiled = model if isinstance(model, Compiled) else None
-            module = compiled.target if compiled is not None else model
-            if not isinstance(module, Instance):
-                continue
-            steps = interp.find_member(module.cls, method.step) if method.step is not None else None
-            if steps is None or method.step is None:
-                continue
-            for hook in fw.FIT_HOOKS:  # ``configure_model`` compiling blocks, ``setup`` building them
-                members = interp.find_member(module.cls, hook.method)
-                if members is not None:
-                    hook_args = tuple((None, frozenset([ConstVal(a)])) for a in hook.arguments)
-                    interp.call_values(
-                        interp.bind_methods(members, module), hook_args, span, frame, ir.Ref(hook.method)
-                    )
-            bound = interp.bind_methods(steps, module)
-            if trainer.autocast is not None:
-                frame.ctx = replace(saved, autocast=trainer.autocast)
-            try:
-                if compiled is not None:  # ``from_compiled`` compiles training_step with the same dynamo context
-                    step = frozenset(
-                        replace(
-                            compiled,
-                            target=b,
-                            spelling=f"{compiled.spelling}; Lightning compiles {method.step}",
-                            edit=None,  # Lightning's compile of training_step has no call a fix can edit
-                        )
-                        for b in bound
-                    )
-                    loss = interp.call_values(step, step_args, span, frame, ir.Ref(method.step))
-                else:
-                    loss = interp.call_values(bound, step_args, span, frame, ir.Ref(method.step))
-            finally:
-                frame.ctx = saved
-            manual = interp.instance_attribute(module.cls, method.automatic_flag) if method.automatic_flag else None
-            if manual and all(isinstance(v, ConstVal) and v.value is False for v in manual):
-                continue
-            interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
-
-    def hf_train(
-        self, trainer: FrameworkObject, method: fw.FrameworkMethod, site: Location, span: ir.Span, frame: Frame
-    ) -> None:
-        """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
-        a batch, and ``accelerator.backward(loss)`` outside autocast."""
-        interp = self.interp
-        prepared = self.prepare(trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
-        callee = ir.Ref(method.calls or method.method)
-        outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
-        interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
 
     def refine(self, origins: Iterable[CompiledOutput], frame: Frame) -> list[CompiledOutput]:
         """Inside ``if <flag>:``/``else:``, an autocast ``enabled=<flag>`` is known on or off."""
@@ -363,7 +396,4 @@ class FrameworkEffects:
     # -- ``Reach``'s, declared for the methods here ---------------------------------------
 
     def is_framework_module_class(self, cls: ClassVal) -> bool:
-        raise NotImplementedError
-
-    def is_module_value(self, value: object) -> bool:
         raise NotImplementedError

@@ -1,0 +1,86 @@
+"""``torch.compile`` and its spellings (``knowledge.torch_api.TORCH_CALLS``): compiled callables and
+compilers, ``torch._dynamo.optimize``, ``functools.partial(torch.compile, ...)`` and ``disable``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...core.locations import Location
+from ...knowledge import torch_api as api
+from ...knowledge.effects import Effect
+from ...knowledge.torch_api import CompileHow
+from ..arguments import Args, Values, fullgraph_of, keyword_arg, positional
+from ..frames import Frame
+from ..stores import compile_target
+from ..values import (
+    DEFAULT_BACKEND,
+    UNKNOWN_BACKEND,
+    UNKNOWN_VALUES,
+    Compiled,
+    Compiler,
+    ConstVal,
+    Disabled,
+    Disabler,
+    External,
+)
+from .registry import register
+
+if TYPE_CHECKING:
+    from ..engine_context import EngineContext
+
+
+def backend_of(args: Args, compile_effect: Effect) -> str:
+    """The backend a compile call names (``knowledge.torch_api.BACKEND_ARGUMENTS``)."""
+    keyword, positional_index = api.BACKEND_ARGUMENTS[compile_effect]
+    values = keyword_arg(args, keyword)
+    if values is None and positional_index is not None:
+        values = positional(args, positional_index) or None
+    if values is None:
+        return DEFAULT_BACKEND
+    strings = {v.value for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
+    return strings.pop() if len(strings) == 1 and len(values) == 1 else UNKNOWN_BACKEND
+
+
+@register(Effect.COMPILE)
+def compile_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+    backend = backend_of(args, Effect.COMPILE)
+    fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
+    targets = positional(args, 0)
+    if targets and frame.ctx.harvest:
+        return targets  # a method nothing may call: its compile does not count
+    how = CompileHow.CALL if name in api.COMPILE else CompileHow.WRAPPER
+    edit = api.BACKEND_EDITS.get(how)
+    if targets:
+        return frozenset(
+            Compiled(compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit)
+            for t in targets
+        )
+    return frozenset([Compiler(backend, site, name, fullgraph, how, edit)])
+
+
+@register(Effect.COMPILER)
+def compiler_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+    fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILER])
+    backend = backend_of(args, Effect.COMPILER)
+    return frozenset(
+        [Compiler(backend, site, name, fullgraph, CompileHow.OPTIMIZE, api.BACKEND_EDITS[CompileHow.OPTIMIZE])]
+    )
+
+
+@register(Effect.PARTIAL)
+def partial_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+    first = positional(args, 0)
+    if any(isinstance(f, External) and f.name in engine.compile_names for f in first):
+        backend = backend_of(args, Effect.COMPILE)
+        fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
+        edit = api.BACKEND_EDITS[CompileHow.PARTIAL]
+        return frozenset(
+            [Compiler(backend, site, "functools.partial(torch.compile)", fullgraph, CompileHow.PARTIAL, edit)]
+        )
+    return first or UNKNOWN_VALUES
+
+
+@register(Effect.DISABLE)
+def disable_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+    targets = positional(args, 0)
+    return frozenset(Disabled(t) for t in targets) if targets else frozenset([Disabler()])
