@@ -148,7 +148,7 @@ def _apply_group(
                 first.setdefault(display, position)
         taken.append(position)
     rendered = (
-        {display: (parsed.data, parsed.encode(module)) for display, (parsed, module) in changes.render().items()}
+        {display: (parsed.data, parsed.encode(text)) for display, (parsed, text) in changes.render().items()}
         if taken
         else {}
     )
