@@ -708,7 +708,9 @@ def _fix(args: argparse.Namespace, scope: Scope, report, analyzer, baseline, con
         return narrowed(again, scope)
 
     root = config.root or default_root(scope.paths)
-    fixed = run_fix(args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths))
+    fixed = run_fix(
+        args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths), jobs=analyzer.jobs
+    )
     if not isinstance(fixed, Fixed):
         raise _Stop(fixed)
     return fixed.report, fixed.lines

@@ -8,6 +8,7 @@ and check through what a run loads that a replay did not carry the fixes out aga
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import subprocess
@@ -185,3 +186,41 @@ def test_a_second_diff_neither_parses_for_fixes_nor_analyzes(project: Path) -> N
     assert report.returncode == 0, report.stderr
     assert "LOADED []" in report.stderr
     assert json.loads(report.stdout)["findings"] == []
+
+
+def _parsed_in_subprocess(root: Path, *arguments: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """A run in a process of its own, and the files it parsed with LibCST for fixes."""
+    code = (
+        "import sys, compile_ad_lint.cli as c, compile_ad_lint.fixes.parsed as p\n"
+        "seen, real = [], p.ParsedModule.__init__\n"
+        "def init(self, display, data):\n"
+        "    seen.append(display)\n"
+        "    real(self, display, data)\n"
+        "p.ParsedModule.__init__ = init\n"
+        f"rc = c.main(['check', '.', *{list(arguments)!r}])\n"
+        "print('PARSED', sorted(seen), file=sys.stderr)\n"
+        "sys.exit(rc)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    parsed = [line for line in run.stderr.splitlines() if line.startswith("PARSED ")]
+    assert len(parsed) == 1, run.stderr
+    return run, ast.literal_eval(parsed[0].removeprefix("PARSED "))
+
+
+def test_a_diff_after_a_json_report_carries_one_file_plans_out_from_their_edits(project: Path, tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    shutil.copytree(project, reference)
+    cold = subprocess.run(
+        [sys.executable, "-m", "compile_ad_lint", "check", ".", "--diff", "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=reference,
+    )
+    report, parsed = _parsed_in_subprocess(project, "--format", "json")
+    assert report.returncode == 1 and parsed, report.stderr  # the report built every fix's edits
+    diff, parsed = _parsed_in_subprocess(project, "--diff")
+    # The scripts' plans each edit their own file: applied from the edits the report kept. The two
+    # plans in common.py share an added import: carried out together, which parses the file.
+    assert parsed == ["common.py"]
+    assert (diff.returncode, diff.stdout) == (cold.returncode, cold.stdout)
+    assert diff.stderr.replace(f"PARSED {parsed!r}\n", "") == cold.stderr

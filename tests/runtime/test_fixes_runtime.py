@@ -111,8 +111,8 @@ def _apply(directory: Path, kind: type) -> list[object]:
             if isinstance(fix.plan, kind) and fix.plan not in applied:
                 changes.add(ops_for(fix.plan, sources))
                 applied.append(fix.plan)
-    for display, (parsed, module) in changes.render().items():
-        sources.path(display).write_bytes(parsed.encode(module))
+    for display, (parsed, text) in changes.render().items():
+        sources.path(display).write_bytes(parsed.encode(text))
     return applied
 
 

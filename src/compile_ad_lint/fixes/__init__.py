@@ -101,9 +101,8 @@ def _edits_for(plan: plans.FixPlan, sources: Sources) -> tuple[Edit, ...]:
     return edits
 
 
-def plan_reads(plan: plans.FixPlan, sources: Sources) -> tuple[str, ...] | None:
-    """The files the cached edits of ``plan`` were built from, when they hold on ``sources``;
-    None when the cache has no such edits."""
+def stored_plan(plan: plans.FixPlan, sources: Sources) -> ResolvedPlan | None:
+    """The cached edits of ``plan``, when every file they were built from holds on ``sources``."""
     if sources.cache is None:
         return None
     stored = sources.cache.load(_plan_key(plan), ResolvedPlan)
@@ -111,7 +110,14 @@ def plan_reads(plan: plans.FixPlan, sources: Sources) -> tuple[str, ...] | None:
         sources.digest(display) == digest and sources.fresh(display) for display, digest in stored.read
     ):
         return None
-    return tuple(display for display, _ in stored.read)
+    return stored
+
+
+def plan_reads(plan: plans.FixPlan, sources: Sources) -> tuple[str, ...] | None:
+    """The files the cached edits of ``plan`` were built from, when they hold on ``sources``;
+    None when the cache has no such edits."""
+    stored = stored_plan(plan, sources)
+    return None if stored is None else tuple(display for display, _ in stored.read)
 
 
 def resolve_fix(fix: Fix, sources: Sources, memo: dict | None = None) -> Fix | None:
@@ -185,4 +191,4 @@ def _resolve_here(findings: Sequence[Finding], sources: Sources) -> tuple[Findin
     return tuple(resolved)
 
 
-__all__ = ["Changes", "PlanError", "Sources", "ops_for", "plan_reads", "resolve", "resolve_fix"]
+__all__ = ["Changes", "PlanError", "Sources", "ops_for", "plan_reads", "resolve", "resolve_fix", "stored_plan"]

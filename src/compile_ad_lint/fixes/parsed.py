@@ -35,6 +35,17 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+class _Wrapper(MetadataWrapper):
+    """LibCST's wrapper, less an empty visit: resolving a provider that is not batchable (positions)
+    ends with a batched visit of the whole tree with no visitor in it, as long as the codegen."""
+
+    def visit_batched(self, visitors, before_visit=None, after_leave=None):  # type: ignore[no-untyped-def]
+        visitors = list(visitors)
+        if not visitors and before_visit is None and after_leave is None:
+            return self.module
+        return super().visit_batched(visitors, before_visit, after_leave)
+
+
 class ParsedModule:
     """One file's LibCST module with positions (parents on request, scopes when first asked)."""
 
@@ -42,9 +53,11 @@ class ParsedModule:
         self.display = display
         self.data = data
         # The module was just parsed and is ours alone: no defensive deep copy (a fifth of the cost).
-        self.wrapper = MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True)
+        self.wrapper = _Wrapper(cst.parse_module(data), unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        self.text = self.module.code
+        # What LibCST parsed: the bytes decoded as it decodes them, which its code generation
+        # reproduces exactly (``Module.code`` would render the whole file again to say so).
+        self.text = data.decode(self.module.encoding)
         self.positions: Mapping[cst.CSTNode, CodeRange] = self.wrapper.resolve(PositionProvider)
         #: Parents found so far (``parent``), None for a node that is not in the module.
         self._parents: dict[cst.CSTNode, cst.CSTNode | None] = {}
@@ -53,9 +66,9 @@ class ParsedModule:
     def scopes(self) -> Mapping[cst.CSTNode, object]:
         return self.wrapper.resolve(ScopeProvider)
 
-    def encode(self, module: cst.Module) -> bytes:
-        """A transformed module as bytes, in the file's own encoding."""
-        return module.bytes
+    def encode(self, text: str) -> bytes:
+        """A transformed module's text as bytes, in the file's own encoding (``Module.bytes``)."""
+        return text.encode(self.module.encoding)
 
     @cached_property
     def lines(self) -> tuple[list[str], list[int]]:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import io
 import os
+import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -131,6 +133,16 @@ def _apply_group(
         replayed = _replay(stored, sources) if stored is not None else None
         if replayed is not None:
             return replayed, {file.display: file.first for file in stored.files}
+    single = _from_edits(plans, sources)
+    if single is not None:
+        done, read = single
+        if cache is not None:
+            files = tuple(
+                RenderedFile(display, content_digest(before), content_digest(after), line_hunks(before, after), 0)
+                for display, (before, after) in done.rendered.items()
+            )
+            cache.store(key, RoundRecord(done.taken, files, read))
+        return done, dict.fromkeys(done.rendered, 0)
     from . import ops_for
     from .transform import Changes, PlanError
 
@@ -148,7 +160,7 @@ def _apply_group(
                 first.setdefault(display, position)
         taken.append(position)
     rendered = (
-        {display: (parsed.data, parsed.encode(module)) for display, (parsed, module) in changes.render().items()}
+        {display: (parsed.data, parsed.encode(text)) for display, (parsed, text) in changes.render().items()}
         if taken
         else {}
     )
@@ -162,6 +174,30 @@ def _apply_group(
         )
         cache.store(key, RoundRecord(tuple(taken), files, read))
     return Round(tuple(taken), rendered), first
+
+
+def _from_edits(plans: Sequence[FixPlan], sources: Sources) -> tuple[Round, tuple[tuple[str, str | None], ...]] | None:
+    """A round of one plan whose cached edits change the one file they were built from: that
+    file's text with those edits, as carrying the plan out gives (its edits are the difference
+    between the two), without LibCST. With what the round read; None otherwise."""
+    from . import stored_plan
+    from .transform import apply_edits
+
+    if len(plans) != 1:
+        return None
+    stored = stored_plan(plans[0], sources)
+    if stored is None or not stored.edits or len(stored.read) != 1:
+        return None
+    [(display, _)] = stored.read
+    before = sources.data(display)
+    if before is None or any(edit.path != display for edit in stored.edits):
+        return None
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(before).readline)[0]
+        after = apply_edits(before.decode(encoding), stored.edits).encode(encoding)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return None
+    return Round((0,), {display: (before, after)}), stored.read
 
 
 def _round_key(plans: Sequence[FixPlan]) -> str:

@@ -23,6 +23,7 @@ from ..core.findings import Edit
 from ..summary.outline import split_lines
 from .parsed import ParsedModule
 from .source import Sources
+from .splice import spliced_code
 
 
 class PlanError(Exception):
@@ -121,14 +122,9 @@ class Changes:
     def displays(self) -> list[str]:
         return list(self._files)
 
-    def render(self) -> dict[str, tuple[ParsedModule, cst.Module]]:
-        """Each changed file's parsed original and transformed module."""
-        rendered = {}
-        for display, file in self._files.items():
-            module = file.parsed.module.visit(_Apply(file))
-            assert isinstance(module, cst.Module)
-            rendered[display] = (file.parsed, module)
-        return rendered
+    def render(self) -> dict[str, tuple[ParsedModule, str]]:
+        """Each changed file's parsed original and new text."""
+        return {display: (file.parsed, _new_text(file)) for display, file in self._files.items()}
 
     def edits(self) -> tuple[Edit, ...]:
         """The changes as minimal edits of the files' current text."""
@@ -136,11 +132,19 @@ class Changes:
         for display, file in self._files.items():
             local = _node_edits(display, file)
             if local is None:
-                module = file.parsed.module.visit(_Apply(file))
-                assert isinstance(module, cst.Module)
-                local = edits_between(display, file.parsed.text, module.code)
+                local = edits_between(display, file.parsed.text, _new_text(file))
             found += local
         return tuple(sorted(found))
+
+
+def _new_text(file: _FileOps) -> str:
+    """The file's text with its operations carried out: the original text with the changed
+    statements' code in place (``splice.py``), or the transformed module's whole code."""
+    apply = _Apply(file)
+    module = file.parsed.module.visit(apply)
+    assert isinstance(module, cst.Module)
+    spliced = spliced_code(file.parsed, module, apply.on_paths.difference(file.replaces))
+    return spliced if spliced is not None else module.code
 
 
 def _node_edits(display: str, file: _FileOps) -> list[Edit] | None:
