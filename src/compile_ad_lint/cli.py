@@ -708,9 +708,7 @@ def _fix(args: argparse.Namespace, scope: Scope, report, analyzer, baseline, con
         return narrowed(again, scope)
 
     root = config.root or default_root(scope.paths)
-    fixed = run_fix(
-        args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths), jobs=analyzer.jobs
-    )
+    fixed = run_fix(args, scope, report, reanalyze, write_report, root, analyzer.cache_for(scope.paths))
     if not isinstance(fixed, Fixed):
         raise _Stop(fixed)
     return fixed.report, fixed.lines

@@ -75,7 +75,6 @@ def run_fix(
     emit: Callable[[str, str | None], bool],
     root: Path,
     cache: Any = None,
-    jobs: int = 1,
 ) -> Fixed | int:
     """``--fix`` or ``--diff``: an exit status when the run ends here (``--diff``, stdin, an
     internal error), else what remains to report. ``cache`` (the check's ``SummaryCache``) keeps
@@ -90,7 +89,6 @@ def run_fix(
             args.unsafe_fixes,
             buffers=scope.sources if stdin else None,
             cache=None if stdin else cache,
-            jobs=jobs,
         )
     except Exception:
         print("compile-ad-lint: internal error while fixing, please report it:", file=sys.stderr)

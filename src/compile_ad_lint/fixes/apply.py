@@ -65,14 +65,14 @@ def fix_loop(  # type: ignore[no-untyped-def]
     unsafe: bool,
     buffers: Mapping[Path, bytes] | None = None,
     cache: SummaryCache | None = None,
-    jobs: int = 1,
 ) -> FixOutcome:
     """Apply fixes to ``report``'s findings; ``analyze(contents)`` re-analyzes with ``contents``
     (resolved path -> bytes) in place of the files on disk. ``buffers`` are contents the analysis
     read instead of the disk (stdin). ``cache`` keeps the fixes' edits and each round's outcome
-    (``rounds.py``), so that fixing the same contents again needs no LibCST. ``jobs``: worker
-    processes for building the fixes' edits (``resolve``); with a cache, a round whose plans each
-    edit one file of their own applies those edits without parsing the file again."""
+    (``rounds.py``), so that fixing the same contents again needs no LibCST; with a cache, a round
+    whose plans each edit one file of their own applies those edits without parsing the file again.
+    The edits are built in this process: worker processes made the first ``--diff`` slower on the
+    framework corpus (docs/performance.md)."""
     base = dict(buffers or {})
     contents: dict[Path, bytes] = {}
     original: dict[Path, tuple[str, bytes]] = {}
@@ -93,7 +93,7 @@ def fix_loop(  # type: ignore[no-untyped-def]
                 for d in paths_of(fix.plan)
                 if not is_notebook(d) and not sources.fresh(d)
             }
-        findings = resolve(report.findings, sources, jobs=jobs if cache is not None else 1)
+        findings = resolve(report.findings, sources)
         marks = Fingerprints(read=sources.data)
         applied = 0
         #: Fixes that are text edits without a plan (CAL901's), applied after the plans' changes.
