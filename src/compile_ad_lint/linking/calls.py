@@ -22,7 +22,7 @@ from .events import (
 )
 from .external_calls import ExternalCalls
 from .frames import Context, Frame, PendingCall, runs_once
-from .heap import each_version
+from .incremental import ResultKeys, ResultSize, each_version
 from .stores import compile_target
 from .values import (
     PARAMETER,
@@ -51,7 +51,6 @@ from .values import (
     in_stable_order,
     normalize,
 )
-from .walk_records import ResultKeys, ResultSize
 
 _NONE_SET = frozenset([ConstVal(None)])
 
@@ -295,7 +294,7 @@ class Calls(ExternalCalls):
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
-        fresh = cached is None or not self.still_valid(cached[2])
+        fresh = cached is None or not self.still_valid(cached.reads)
         if fresh and self.walks_spent:
             self.stopped_walking = True  # the root's analysis says it is incomplete
             self._depends_on_walk(None)
@@ -305,9 +304,9 @@ class Calls(ExternalCalls):
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
-        if cached[2]:  # the caller's result depends on what this walk read
-            self.depend_on_reads(each_version(cached[2]))
-        returns, pending = cached[0], cached[1]
+        if cached.reads:  # the caller's result depends on what this walk read
+            self.depend_on_reads(each_version(cached.reads))
+        returns, pending = cached.returns, cached.pending
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns

@@ -15,10 +15,10 @@ from .effects.autograd import in_order
 from .effects.registry import EFFECTS
 from .events import BackwardThroughCompiled, ConfigWrite
 from .frames import Frame
+from .incremental import RequestEntry
 from .incremental.memo import Memo
 from .stores import constants_of
 from .values import ConstVal, ExternalInstance, derived
-from .walk_records import RequestEntry
 
 if TYPE_CHECKING:
     from .engine_context import EngineContext

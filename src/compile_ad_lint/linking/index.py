@@ -18,7 +18,7 @@ from ..layout import LayoutFacts, PackageLayout
 from ..project import display_path
 from ..summary.model import ClassSummary, Definition, FunctionSummary, Stmt
 from ..summary.view import ModuleView
-from .walks import Recording
+from .incremental import Recording
 
 ViewProvider = Callable[[Path, str, str, bool], ModuleView]
 

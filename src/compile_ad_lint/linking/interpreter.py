@@ -18,6 +18,7 @@ from .arguments import Values
 from .call_order import with_plain_first
 from .dual_params import DualParameters
 from .frames import Context, Frame
+from .incremental import WalkMemory
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach
@@ -29,9 +30,6 @@ from .values import (
     Collection,
     FunctionVal,
     Instance,
-)
-from .walks import (
-    WalkMemory,
 )
 
 

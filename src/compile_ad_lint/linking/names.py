@@ -10,6 +10,7 @@ from ..summary import model as ir
 from .arguments import Values
 from .frames import Context, Frame
 from .heap import Heap
+from .incremental import GlobalCell
 from .values import (
     UNKNOWN_VALUES,
     ClassVal,
@@ -55,7 +56,7 @@ class Names(Heap):
                 self.globals_run.add((path, index))
                 # On the statements it runs (and on what they read), not on the rest of the file.
                 self.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
-        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
+        self.read_cell(GlobalCell(path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 
     def module_getattr(self, path: Path, name: str) -> Values | None:

@@ -28,6 +28,7 @@ from .events import (
     OutputsEscape,
 )
 from .frames import Context, Frame, PendingCall
+from .incremental import Cell, EmitEvent, MemoEntry, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach
@@ -46,24 +47,6 @@ from .values import (
     derived,
     normalize,
 )
-from .walk_records import EmitEvent, RecordEvent, WalkEffect
-from .walks import (
-    Recording,
-    WalkMemory,
-    WalkSummary,
-)
-
-#: The heap cells a memoized walk depends on, with their versions then: a walk's own (its
-#: callees' merged in), or, for a replayed summary, its own with those of the calls it ran, shared
-#: rather than merged (merging them at every level of a replayed call tree took a quarter of an
-#: edit of pytorch-image-models' ``train.py``).
-Versions = dict[object, int] | tuple[dict[object, int], tuple[Any, ...]]
-
-
-#: A memoized walk: what it returned, the compiled calls left pending, the heap cells it read with
-#: their versions then, its summary (with a walk memory) and whether that summary may be kept
-#: across analyses (its outcome does not depend on the call stack above it).
-MemoEntry = tuple[Values, tuple[PendingCall, ...], Versions, WalkSummary | None, bool]
 
 
 def in_place_compiled_on(target: TorchTarget | None) -> tuple[Series, ...] | None:
@@ -110,7 +93,7 @@ class EngineState:
         #: the recorded one, and each cell's version with the recorded contents it was found to
         #: hold at that version.
         self._verified_parts: dict[tuple, object] = {}
-        self._verified: dict[tuple, tuple[int, object]] = {}
+        self._verified: dict[Cell, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
         self._derivations: dict[tuple, Recording] = {}
         #: Asked before each function walk and each replay of a walk's summary: the language
@@ -128,9 +111,7 @@ class EngineState:
         self.external_names = ExternalNames(MATCHED_NAMES | self.compile_names)
         self.globals: dict[Path, dict[str, Values]] = {}
         self.globals_run: set[tuple[Path, int]] = set()
-        #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
-        #: the compiled calls left pending, the heap cells it read with their versions then, and
-        #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
+        #: Each function's walk by (function, bound arguments, context, record flag).
         self._memo: dict[tuple, MemoEntry] = {}
         #: The summarized walks in progress, by memo key (``_note_call``).
         self._walking: dict[tuple, Recording] = {}
@@ -140,18 +121,14 @@ class EngineState:
         #: The entry points of the walks whose summaries are being replayed (innermost last): what
         #: a replayed ``RequestEntry`` asks for.
         self._replay_entries: list[tuple[Path, str]] = []
-        #: Version of each heap cell that can gain values while a root is analyzed: an instance
-        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
-        #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
-        #: every attribute's, a walk summary compares its contents), a module global a function
-        #: fills ``("global", path, name)``. A memoized walk is reused while
-        #: every cell it read keeps the version it read.
-        self._cell_versions: dict[object, int] = {}
+        #: Version of each heap cell that can gain values while a root is analyzed (``incremental.cells``):
+        #: a memoized walk is reused while every cell it read keeps the version it read.
+        self._cell_versions: dict[Cell, int] = {}
         #: How many times any heap cell has changed: cells found holding their versions when it
         #: was n still hold them while it is n (``Reach._kept`` checks nothing then).
         self.heap_changes = 0
         #: The cells each walk in progress has read (innermost last), with the version first read.
-        self._reading: list[dict[object, int]] = []
+        self._reading: list[dict[Cell, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         #: How many class bodies are running (their attributes are still being bound).
         self.class_bodies_running = 0

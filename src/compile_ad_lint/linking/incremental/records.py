@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.locations import Location
-from .arguments import Values
-from .events import Event
-from .values import ClassVal, Instance
+from ...core.locations import Location
+from ..arguments import Values
+from ..events import Event
+from ..values import ClassVal, Instance
+from .cells import Cell, Prerequisite
 
 
 @dataclass(frozen=True)
@@ -118,9 +119,9 @@ WalkEffect = (
 @dataclass(frozen=True)
 class Access:
     """A walk's first access to a heap cell (``Recording.access``): the cell, the lazy computation
-    run before reading it or how a store stored what (``walks.py``'s prerequisites), and what the
-    cell held then."""
+    run before reading it or how a store stored what (``cells.Prerequisite``), and what the cell
+    held then."""
 
-    cell: tuple
-    prerequisite: tuple | None
+    cell: Cell
+    prerequisite: Prerequisite
     contents: object
