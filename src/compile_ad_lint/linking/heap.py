@@ -54,7 +54,7 @@ class Heap(EngineState):
         if summary is None:
             return []
         frame = Frame(cls.path, {}, Context(), record=False)
-        return [v for base in summary.bases for v in self.eval(base, frame)]
+        return [v for base in summary.bases for v in self.engine.eval(base, frame)]
 
     def mro(self, cls: ClassVal, seen: frozenset = frozenset()) -> list[object]:
         """``cls`` and its bases, depth first (asked for on every attribute of an instance: memoized;
@@ -70,7 +70,7 @@ class Heap(EngineState):
                 order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
             return order
 
-        return self.cached(self._mros, cls, linearize) if not seen else linearize()
+        return self.engine.cached(self._mros, cls, linearize) if not seen else linearize()
 
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(
@@ -83,7 +83,7 @@ class Heap(EngineState):
             if isinstance(klass, ClassVal):
                 attrs = self.class_attributes(klass)
                 if name in attrs:
-                    return self.settle(attrs[name])
+                    return self.engine.settle(attrs[name])
         return None
 
     def bind_methods(self, members: Values, instance: Instance) -> Values:
@@ -121,12 +121,12 @@ class Heap(EngineState):
             if summary is not None:
                 self.class_bodies_running += 1
                 try:
-                    self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
+                    self.engine.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
                 finally:
                     self.class_bodies_running -= 1
             return env
 
-        return self.cached(self._class_attrs, cls, run_body, cycle=env)
+        return self.engine.cached(self._class_attrs, cls, run_body, cycle=env)
 
     def instance_attribute(self, cls: ClassVal, name: str) -> Values | None:
         """Values stored on ``self.<name>`` by any method of the class or its project bases."""
@@ -270,7 +270,7 @@ class Heap(EngineState):
                 function = FunctionVal(klass.path, qualname)
                 if not self.is_static(function):
                     frame = built if name in _CONSTRUCTORS else root
-                    self.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
+                    self.engine.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
         finally:
             if isolated:
                 self._pop_recording()

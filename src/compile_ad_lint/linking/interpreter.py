@@ -45,7 +45,9 @@ class Interpreter(Statements):
         walk_memory: WalkMemory | None = None,
     ) -> None:
         super().__init__(index, config, cancelled, walk_memory)
-        self.engine = self  # what the effects hold (``effects/registry.py``)
+        # What the effects hold (``effects/registry.py``) and the lower classes of its stack call up
+        # (``EngineCalls``).
+        self.engine = self
         #: CAL005: what compiled callables return, output by output.
         self.results = ResultAnalysis(self)
         #: Issue 11: wrappers, in-place and element changes, registries, frameworks.

@@ -2,14 +2,14 @@
 
 The engine is a stack of classes, each a job over the one below: ``Heap`` (cells, object model),
 ``Names``, ``Memo`` (incremental), ``ExternalCalls``, ``Calls``, ``Statements``, ``Interpreter``. A
-call from a lower class up the stack goes through a method declared here."""
+call from a lower class up the stack goes through ``engine``, the whole engine as the lower classes
+see it (``engine_context.EngineCalls``), which ``Interpreter`` sets to itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..core.locations import Location, StatementSite
 from ..core.settings import Config
@@ -22,12 +22,12 @@ from ..summary import model as ir
 from .arguments import Args, Values, argument_data
 from .contexts import ConfigState, config_value
 from .dual_params import DualParameters
+from .engine_context import EngineCalls
 from .events import (
     Event,
-    Hop,
     OutputsEscape,
 )
-from .frames import Context, Frame, PendingCall
+from .frames import Frame
 from .incremental import Cell, EmitEvent, MemoEntry, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
 from .islands import IslandScan
@@ -67,6 +67,8 @@ class EngineState:
     islands: IslandScan
     switches: Switches
     dual_params: DualParameters
+    #: The engine whose lower classes these are: what they call further up its stack.
+    engine: EngineCalls
 
     def __init__(
         self,
@@ -204,7 +206,7 @@ class EngineState:
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
-        self.record_config_writes(values, site, how)
+        self.engine.record_config_writes(values, site, how)
         frame.ctx = replace(frame.ctx, config=state)
 
     def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
@@ -236,50 +238,16 @@ class EngineState:
                 result.add(derived([value]))
         return result
 
-    # -- declared here, done further up the stack (``Interpreter``'s classes) --------------
-
-    def _pop_recording(self) -> None:
-        raise NotImplementedError
+    def log_effect(self, effect: WalkEffect) -> None:
+        """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
+        if self._recordings and not self._replaying:
+            self._recordings[-1].effect(effect)
 
     def _push_recording(self, recording: Recording) -> None:
-        raise NotImplementedError
+        """``recording`` is the innermost walk being summarized (the index notes its reads there)."""
+        self._recordings.append(recording)
+        self.index.recording = recording
 
-    def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
-        raise NotImplementedError
-
-    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
-        raise NotImplementedError
-
-    def call_values(
-        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
-    ) -> Values:
-        raise NotImplementedError
-
-    def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
-        raise NotImplementedError
-
-    def eval(self, expr: ir.Expr, frame: Frame) -> Values:
-        raise NotImplementedError
-
-    def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None:
-        raise NotImplementedError
-
-    def finish_region(self, frame: Frame, region: Location, start: int) -> None:
-        raise NotImplementedError
-
-    def log_effect(self, effect: WalkEffect) -> None:
-        raise NotImplementedError
-
-    def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
-        raise NotImplementedError
-
-    def record_config_writes(self, values: Values, site: Location, how: str) -> None:
-        raise NotImplementedError
-
-    def settle(self, values: Values) -> Values:
-        raise NotImplementedError
-
-    def walk_function(
-        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
-    ) -> tuple[Values, tuple[PendingCall, ...]]:
-        raise NotImplementedError
+    def _pop_recording(self) -> None:
+        self._recordings.pop()
+        self.index.recording = self._recordings[-1] if self._recordings else None

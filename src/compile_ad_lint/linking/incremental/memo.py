@@ -157,7 +157,7 @@ class Memo(Names):
         units = self._units
         self._units_below.append(0)
         try:
-            returns, pending = self.walk_function(function, summary, bound, frame)
+            returns, pending = self.engine.walk_function(function, summary, bound, frame)
         finally:
             reads = self._reading.pop()
             below = self._units_below.pop()
@@ -186,19 +186,6 @@ class Memo(Names):
             memory.put(memory_key, made)
         entry = self._memo[memo_key] = MemoEntry(returns, pending, reads, made, recording.storable)
         return entry
-
-    def log_effect(self, effect: WalkEffect) -> None:
-        """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
-        if self._recordings and not self._replaying:
-            self._recordings[-1].effect(effect)
-
-    def _push_recording(self, recording: Recording) -> None:
-        self._recordings.append(recording)
-        self.index.recording = recording
-
-    def _pop_recording(self) -> None:
-        self._recordings.pop()
-        self.index.recording = self._recordings[-1] if self._recordings else None
 
     def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
         """``store[key]``, computed the first time (``cycle`` stands for it while it is computed;
