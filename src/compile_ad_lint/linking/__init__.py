@@ -5,7 +5,7 @@ Values and where the engine stands
     ``arguments`` (a call's arguments and binding helpers), ``frames`` (context, frame, pending calls).
 Reading the project: ``index`` (files to summaries, dotted names to files).
 The engine, a stack of classes, each over the one below (``Interpreter`` is the top)
-    ``state`` (what one analysis knows; methods called up the stack declared), ``heap`` (versioned
+    ``state`` (what one analysis knows; lower classes call up via ``engine``), ``heap`` (versioned
     cells, object model: MRO, members, instance attributes, harvests), ``names`` (name resolution),
     ``incremental.memo`` (walk memo, summaries and replay), ``external_calls`` (a called name's
     meanings to their effects' handlers; backwards and config writes recorded), ``calls`` (call
