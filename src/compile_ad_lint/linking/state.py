@@ -28,7 +28,7 @@ from .events import (
     OutputsEscape,
 )
 from .frames import Frame
-from .incremental import Cell, EmitEvent, MemoEntry, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
+from .incremental import Cell, EmitEvent, MemoEntry, Part, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach
@@ -94,7 +94,7 @@ class EngineState:
         #: What checking summaries found so far in this analysis: each definition found equal to
         #: the recorded one, and each cell's version with the recorded contents it was found to
         #: hold at that version.
-        self._verified_parts: dict[tuple, object] = {}
+        self._verified_parts: dict[Part, object] = {}
         self._verified: dict[Cell, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
         self._derivations: dict[tuple, Recording] = {}

@@ -8,7 +8,8 @@ they use of it from here:
     ``GlobalCell``, ``SideEffectsCell``, ``DualParamsCell``, and the ``HarvestedCell`` marker) and
     what a walk did before its first access to one (``Harvest``, ``Store``).
 ``records``
-    The entries of a summary's log: ``Access`` and the effects (``WalkEffect``), one type each.
+    The entries of a summary's log: ``Access`` and the effects (``WalkEffect``), one type each;
+    the definitions a walk read (``Part``).
 ``walks``
     ``WalkSummary``, ``Closure``, ``Call``, the ``Recording`` of a walk in progress and the
     ``WalkMemory`` a long-lived front end (or a check's process) keeps across analyses.
@@ -40,6 +41,8 @@ from .records import (
     EmitEvent,
     JoinAttribute,
     MergeAttribute,
+    Part,
+    PartKind,
     RecordEvent,
     ReplaceEverywhere,
     RequestEntry,
@@ -68,6 +71,8 @@ __all__ = [
     "MemoEntry",
     "MergeAttribute",
     "ModulesCell",
+    "Part",
+    "PartKind",
     "Prerequisite",
     "RecordEvent",
     "Recording",

@@ -30,6 +30,7 @@ from .records import (
     EmitEvent,
     JoinAttribute,
     MergeAttribute,
+    Part,
     RecordEvent,
     ReplaceEverywhere,
     RequestEntry,
@@ -151,7 +152,7 @@ class Memo(Names):
         recording = None
         if memory is not None and (self._recordings or memory.summarizes(key_hash)):
             recording = Recording((function.path, function.qualname), len(frame.stack))
-            recording.parts[("function", function.path, function.qualname)] = summary
+            recording.parts[Part("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
             self._walking[memo_key] = recording
         units = self._units
@@ -173,7 +174,7 @@ class Memo(Names):
         made = WalkSummary(
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
-            tuple((path, self.index.identity(path)) for path in sorted({key[1] for key in recording.parts})),
+            tuple((path, self.index.identity(path)) for path in sorted({key.path for key in recording.parts})),
             frozenset(recording.absent),
             tuple(recording.log),
             returns,
@@ -421,7 +422,7 @@ class Memo(Names):
             for key, part in summary.parts:
                 if same_parts.get(key) is part:
                     continue
-                current = index.part(*key)
+                current = index.part(key)
                 if current is not part and current != part:
                     return False
                 same_parts[key] = part

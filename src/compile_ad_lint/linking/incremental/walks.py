@@ -46,7 +46,7 @@ from pathlib import Path
 
 from ...layout import LayoutFacts
 from .cells import Cell, Prerequisite, is_store, is_unread_store, read_after
-from .records import Access, SideEffectsRun, WalkEffect
+from .records import Access, Part, SideEffectsRun, WalkEffect
 
 #: The entries of a summary's log, in the order the walk did them:
 #: ``Access(cell, prerequisite, contents)``: its first access to a heap cell (``cells.py``), with
@@ -88,7 +88,7 @@ class Closure:
     something below changed."""
 
     files: tuple[tuple[Path, str], ...]
-    parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    parts: tuple[tuple[Part, object], ...]
     #: The views the parts were read from (``WalkSummary.part_files``); None for a file the
     #: summaries merged read in different views (its parts are compared one by one).
     part_files: tuple[tuple[Path, tuple | None], ...]
@@ -136,7 +136,7 @@ def _dependency_paths(summary: WalkSummary | Closure) -> frozenset[Path]:
     holding the definitions it read. Kept on the summary: a replay adds them to the analysis's
     dependencies from a set (a closure of the generated trainer's edit has 32 definitions, and a
     path's hash is a Python call each time it is taken from a tuple)."""
-    return frozenset(path for path, _ in summary.files) | frozenset(key[1] for key, _ in summary.parts)
+    return frozenset(path for path, _ in summary.files) | frozenset(key.path for key, _ in summary.parts)
 
 
 def closure_of(summary: WalkSummary) -> Closure:
@@ -194,7 +194,7 @@ class WalkSummary:
     files: tuple[tuple[Path, str], ...]
     #: Definitions it read (``ModuleIndex.part``), with what they were: a change elsewhere in
     #: their files (the edited script's other functions) leaves it valid.
-    parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    parts: tuple[tuple[Part, object], ...]
     #: The views of the files those definitions are in when it was made (``ModuleView.identity``):
     #: a definition is what its file's view makes of it, so where every one of these views is the
     #: same the parts need no comparing (``Memo._definitions_hold``; an edit of the
@@ -243,8 +243,8 @@ class Recording:
     #: The function's position in the frame stack (``len`` of its caller's stack; -1 without one).
     position: int
     files: set[Path] = field(default_factory=set)
-    #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
-    parts: dict[tuple[str, Path, str], object] = field(default_factory=dict)
+    #: Definitions read (``ModuleIndex.part``), to what they were.
+    parts: dict[Part, object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
     log: list[LogEntry] = field(default_factory=list)
     #: Where in ``log`` each cell's first access is.
@@ -295,7 +295,7 @@ class Recording:
         again)."""
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
-            parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
+            parts: Iterable[tuple[Part, object]] = other.parts.items()
         else:
             files = (path for path, _ in other.files)
             parts = other.parts
