@@ -250,7 +250,9 @@ class Heap(EngineState):
         method again under the harvest, and the walks that read the trainer's attributes (its
         ``__init__``) replay when the attributes hold what they held."""
         if self._recordings and not self._replaying:
-            self._recordings[-1].access(HarvestedCell(klass, instance_cls), Harvest(klass, instance_cls), None)
+            recording, cell = self._recordings[-1], HarvestedCell(klass, instance_cls)
+            if cell not in recording.accessed:  # the prerequisite made for the first access only
+                recording.access(cell, Harvest(klass, instance_cls), None)
         if (klass, instance_cls) in self._harvested:
             return
         self._harvested.add((klass, instance_cls))

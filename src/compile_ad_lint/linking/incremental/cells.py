@@ -4,16 +4,22 @@ A cell is a part of the heap that can gain values while a root is analyzed; each
 (``Heap.changed_cell``), and a memoized walk is reused while every cell it read keeps the version it
 read (``MemoEntry.reads``). A walk summary's log names the cells it accessed first (``Access``),
 with its prerequisite: the harvest it ran before reading (``Harvest``), or the store it made
-(``Store``). Cells are dictionary keys on every attribute read and memo hit, so each keeps its hash
-(computed when it is made: a cell is made to be looked up) and compares by kind, then fields.
-Cells never leave the process that made them (string hashes differ between processes)."""
+(``Store``).
+
+Cells are interned: making a cell gives the one object of that cell, so the dictionaries keyed by
+cells (versions, reads, a summary's accesses) hash and compare them by identity. They are looked up
+on every attribute read, store and memo hit, and with a fresh object per lookup each one compared
+its fields in Python: an edit of pytorch-image-models' ``train.py`` replayed 10 % slower than with
+tuples. The table keeps each cell made in the process (a few per class attribute and module global
+of the code analyzed); ``dict.setdefault`` keeps one object per cell across threads. Cells never
+leave the process (nothing pickles them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, TypeVar, cast
 
 from ...core.locations import Location
 from ..values import ClassVal
@@ -21,96 +27,98 @@ from ..values import ClassVal
 #: How a store joins what a heap cell held with what is stored (``stores.joined_store``).
 StoreRule = Callable[[frozenset, frozenset], frozenset]
 
+CellT = TypeVar("CellT")
 
-@dataclass(frozen=True, slots=True)
+
+def _interned(cls: type[CellT], table: dict[Any, CellT], key: Hashable, *fields: object) -> CellT:
+    """The one ``cls`` cell of ``fields`` (``key``: the table's key for them)."""
+    found = table.get(key)
+    if found is not None:
+        return found
+    cell = object.__new__(cls)
+    for name, value in zip(cls.__match_args__, fields, strict=True):  # type: ignore[attr-defined]
+        object.__setattr__(cell, name, value)
+    return table.setdefault(key, cell)
+
+
+_ATTR_CELLS: dict[tuple[ClassVal, str], AttrCell] = {}
+_CLASS_CELLS: dict[ClassVal, ClassCell] = {}
+_MODULES_CELLS: dict[ClassVal, ModulesCell] = {}
+_GLOBAL_CELLS: dict[tuple[Path, str], GlobalCell] = {}
+_SIDE_EFFECTS_CELLS: dict[str, SideEffectsCell] = {}
+_DUAL_PARAMS_CELLS: dict[Location, DualParamsCell] = {}
+_HARVESTED_CELLS: dict[tuple[ClassVal, ClassVal], HarvestedCell] = {}
+
+
+# ``eq=False``: compared and hashed by identity, one object per cell (``_interned``); ``init=False``:
+# made by ``__new__``, which returns the cell's object.
+
+
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class AttrCell:
     """The values ``cls``'s instances hold in attribute ``name`` (``Heap.instance_attrs``)."""
 
     cls: ClassVal
     name: str
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((AttrCell, self.cls, self.name)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, klass: ClassVal, name: str) -> AttrCell:
+        return _interned(cls, _ATTR_CELLS, (klass, name), klass, name)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class ClassCell:
     """All of ``cls``'s instance attributes, in the order first stored (``Heap.attributes_by_class``)."""
 
     cls: ClassVal
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((ClassCell, self.cls)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, klass: ClassVal) -> ClassCell:
+        return _interned(cls, _CLASS_CELLS, klass, klass)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class ModulesCell:
     """The module-valued attributes of ``cls``'s instances (what ``children()`` yields); its version
     follows every attribute's, a walk summary compares its contents."""
 
     cls: ClassVal
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((ModulesCell, self.cls)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, klass: ClassVal) -> ModulesCell:
+        return _interned(cls, _MODULES_CELLS, klass, klass)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class GlobalCell:
     """Module ``path``'s global ``name`` (a registry a function fills: ``Reach.store_global``)."""
 
     path: Path
     name: str
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((GlobalCell, self.path, self.name)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, path: Path, name: str) -> GlobalCell:
+        return _interned(cls, _GLOBAL_CELLS, (path, name), path, name)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class SideEffectsCell:
     """Whether ``package``'s import side effects have run (``Reach.run_import_side_effects``; the
     effect is ``SideEffectsRun``)."""
 
     package: str
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((SideEffectsCell, self.package)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, package: str) -> SideEffectsCell:
+        return _interned(cls, _SIDE_EFFECTS_CELLS, package, package)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class DualParamsCell:
     """The modules holding dual parameters in the ``dual_level`` region at ``region`` (``DualParameters``)."""
 
     region: Location
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((DualParamsCell, self.region)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, region: Location) -> DualParamsCell:
+        return _interned(cls, _DUAL_PARAMS_CELLS, region, region)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class HarvestedCell:
     """Not a cell of the heap: where a summarized walk needed ``cls``'s methods harvested with
     ``self`` an ``instance_cls`` (``Heap.harvest_instance_attributes``), which a check runs there.
@@ -118,13 +126,9 @@ class HarvestedCell:
 
     cls: ClassVal
     instance_cls: ClassVal
-    _hash: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((HarvestedCell, self.cls, self.instance_cls)))
-
-    def __hash__(self) -> int:
-        return self._hash
+    def __new__(cls, klass: ClassVal, instance_cls: ClassVal) -> HarvestedCell:
+        return _interned(cls, _HARVESTED_CELLS, (klass, instance_cls), klass, instance_cls)
 
 
 Cell = AttrCell | ClassCell | ModulesCell | GlobalCell | SideEffectsCell | DualParamsCell | HarvestedCell
