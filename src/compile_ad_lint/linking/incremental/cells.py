@@ -7,12 +7,11 @@ with its prerequisite: the harvest it ran before reading (``Harvest``), or the s
 (``Store``).
 
 Cells are interned: making a cell gives the one object of that cell, so the dictionaries keyed by
-cells (versions, reads, a summary's accesses) hash and compare them by identity. They are looked up
-on every attribute read, store and memo hit, and with a fresh object per lookup each one compared
-its fields in Python: an edit of pytorch-image-models' ``train.py`` replayed 10 % slower than with
-tuples. The table keeps each cell made in the process (a few per class attribute and module global
-of the code analyzed); ``dict.setdefault`` keeps one object per cell across threads. Cells never
-leave the process (nothing pickles them)."""
+cells (versions, reads, a summary's accesses) hash and compare them by identity, in C. They are
+looked up on every attribute read, store and memo hit, where a fresh object per lookup compared its
+fields in Python (an edit's replay slowed by a tenth: docs/performance.md). The tables keep each cell
+made in the process (a few per class attribute and module global of the code analyzed);
+``dict.setdefault`` keeps one object per cell across threads. Cells never leave the process."""
 
 from __future__ import annotations
 
