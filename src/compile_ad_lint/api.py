@@ -22,8 +22,8 @@ from .facts import Facts
 from .layout import LayoutFacts
 from .linking.cancellation import AnalysisCancelled
 from .linking.events import Event, ModuleFailure
+from .linking.incremental import WalkMemory
 from .linking.suppressions import unused_in_files
-from .linking.walks import WalkMemory
 from .notebook import cell_locations, notebook_for
 from .pipeline.callers import entry_points
 from .pipeline.results import CheckRecord, ResultReads, RootResult, by_folder, reads_key
@@ -78,7 +78,7 @@ class Analyzer:
         replay_repeated_walks: bool = True,
     ) -> None:
         """``memory`` keeps decoded cache entries across checks (a long-lived front end's);
-        ``walk_memory`` keeps function walks across them (``linking.walks``): an edit's check
+        ``walk_memory`` keeps function walks across them (``linking.incremental``): an edit's check
         replays the walks of the code it did not change; ``views`` keeps module views across them
         (``ViewMemory``): an edit's check builds only the edited files' views again. Without a
         ``walk_memory``, each process keeps one for the roots it analyzes in the check

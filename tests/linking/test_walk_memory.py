@@ -1,4 +1,4 @@
-"""Walks kept across analyses (``linking.walks``): an edit's check replays the walks of the code the
+"""Walks kept across analyses (``linking.incremental``): an edit's check replays the walks of the code the
 edit did not change, and finds exactly what a check walking everything finds.
 
 Each case checks a sequence of buffer versions twice, with one walk memory kept across the

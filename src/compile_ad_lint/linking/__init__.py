@@ -5,9 +5,9 @@ Values and where the engine stands
     ``arguments`` (a call's arguments and binding helpers), ``frames`` (context, frame, pending calls).
 Reading the project: ``index`` (files to summaries, dotted names to files).
 The engine, a stack of classes, each over the one below (``Interpreter`` is the top)
-    ``state`` (what one analysis knows; methods called up the stack declared), ``heap`` (versioned
+    ``state`` (what one analysis knows; lower classes call up via ``engine``), ``heap`` (versioned
     cells, object model: MRO, members, instance attributes, harvests), ``names`` (name resolution),
-    ``incremental/memo`` (walk memo, summaries and replay), ``external_calls`` (a called name's
+    ``incremental.memo`` (walk memo, summaries and replay), ``external_calls`` (a called name's
     meanings to their effects' handlers; backwards and config writes recorded), ``calls`` (call
     dispatch, function walks), ``statements`` (statements and expressions), ``interpreter``.
 What library calls do: ``effects/``, one handler per ``Effect`` registered by table rows
@@ -18,7 +18,8 @@ What library calls do: ``effects/``, one handler per ``Effect`` registered by ta
 Analyses the engine calls, holding it through ``engine_context.EngineContext`` (never importing it):
     ``reach`` (module moves, freezing, receiver methods), ``islands`` (fp32 islands, CAL002), ``results`` (compiled outputs, CAL005),
     ``switches`` (run-time switches), ``dual_params`` (dual parameters).
-Across analyses: ``walks`` (walk summaries a long-lived front end keeps; ``incremental/memo`` replays).
+Incremental, one entry (``incremental/__init__``): ``cells`` (heap cells, prerequisites), ``records``
+    (log entries), ``walks`` (summaries a long-lived front end keeps), ``entries`` (memoized walks).
 After the walk: ``call_order`` (plain calls before dual ones), ``suppressions`` (CAL901),
     ``cancellation`` (stopping an analysis without importing the engine).
 """

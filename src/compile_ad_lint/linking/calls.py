@@ -22,7 +22,7 @@ from .events import (
 )
 from .external_calls import ExternalCalls
 from .frames import Context, Frame, PendingCall, runs_once
-from .heap import each_version
+from .incremental import ResultKeys, ResultSize, each_version
 from .stores import compile_target
 from .values import (
     PARAMETER,
@@ -51,7 +51,6 @@ from .values import (
     in_stable_order,
     normalize,
 )
-from .walk_records import ResultKeys, ResultSize
 
 _NONE_SET = frozenset([ConstVal(None)])
 
@@ -85,13 +84,13 @@ def describe_callee(func: ir.Expr | None) -> str:
 
 class Calls(ExternalCalls):
     def eval_args(self, args: Sequence[ir.Arg], frame: Frame) -> Args:
-        return tuple((arg.keyword, self.eval(arg.value, frame)) for arg in args)
+        return tuple((arg.keyword, self.engine.eval(arg.value, frame)) for arg in args)
 
     def eval_call(self, call: ir.Call, frame: Frame) -> Values:
         if isinstance(call.func, ir.Attr) and call.func.attr in _TENSOR_METHODS:
             # ``None.backward()`` would raise: a path where the receiver is None (``loss = None``
             # when no targets are given) is not the one that runs it.
-            evaluated = self.eval(call.func.base, frame)
+            evaluated = self.engine.eval(call.func.base, frame)
             receivers = evaluated - _NONE_SET
             if receivers and all(isinstance(r, Data) for r in receivers):
                 args = self.eval_args(call.args, frame)
@@ -121,12 +120,12 @@ class Calls(ExternalCalls):
         if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == api.COPY_IN_PLACE.name:
             self.dual_params.copy_into(call, frame)  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter
         if isinstance(call.func, ir.Attr):
-            bases = self.eval(call.func.base, frame)
+            bases = self.engine.eval(call.func.base, frame)
             if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
-                self.note_leaf_reads(bases, call.func.attr, frame)
+                self.engine.note_leaf_reads(bases, call.func.attr, frame)
             callees = self.attribute(bases, call.func.attr)
         else:
-            callees = self.eval(call.func, frame)
+            callees = self.engine.eval(call.func, frame)
         args = self.eval_args(call.args, frame)
         saved, frame.call_args = frame.call_args, call.args
         try:
@@ -295,7 +294,7 @@ class Calls(ExternalCalls):
         bound = self.bind(function, summary, args)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
-        fresh = cached is None or not self.still_valid(cached[2])
+        fresh = cached is None or not self.still_valid(cached.reads)
         if fresh and self.walks_spent:
             self.stopped_walking = True  # the root's analysis says it is incomplete
             self._depends_on_walk(None)
@@ -305,9 +304,9 @@ class Calls(ExternalCalls):
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
-        if cached[2]:  # the caller's result depends on what this walk read
-            self.depend_on_reads(each_version(cached[2]))
-        returns, pending = cached[0], cached[1]
+        if cached.reads:  # the caller's result depends on what this walk read
+            self.depend_on_reads(each_version(cached.reads))
+        returns, pending = cached.returns, cached.pending
         if frame.record and hop is not None:
             frame.pending.extend(p.through(hop) for p in pending)
         return returns
@@ -320,7 +319,7 @@ class Calls(ExternalCalls):
         ctx = caller.ctx
         regions = []
         for values, site in self.entry_contexts(function, summary):
-            ctx = self.enter_contexts(values, ctx, site)
+            ctx = self.engine.enter_contexts(values, ctx, site)
             if ctx.region == site:
                 regions.append(site)
         frame = Frame(
@@ -332,9 +331,9 @@ class Calls(ExternalCalls):
             closure=dict(function.closure),
             function_lines=summary.lines,
         )
-        self.exec_block(summary.body, frame)
+        self.engine.exec_block(summary.body, frame)
         for region in regions:
-            self.finish_region(frame, region, 0)
+            self.engine.finish_region(frame, region, 0)
         returns = normalize(frame.returns) if frame.returns else frozenset([ConstVal(None)])
         if not caller.stack:  # returned to callers the analysis may not see
             self.escape(returns, self.loc(function.path, summary.span), frame)
@@ -350,7 +349,7 @@ class Calls(ExternalCalls):
             frame = Frame(function.path, {}, Context(), record=False)
             contexts = []
             for decorator in summary.decorators:
-                values = self.eval(decorator, frame)
+                values = self.engine.eval(decorator, frame)
                 # ``@torch.no_grad`` without parentheses works too.
                 values = frozenset(
                     GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v

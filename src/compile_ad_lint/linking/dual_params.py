@@ -6,7 +6,7 @@ forward-AD tutorial's ``setattr(model, name, fwAD.make_dual(p, t))`` (or ``model
 ``torch.func.functional_call(model, dual_params, (x,))``. A compiled call of such a module, or of
 one of its submodules, inside a ``dual_level`` region has dual inputs although its arguments look
 plain. Dual tensors keep their tangents inside their ``dual_level`` only, so the modules are dual
-per region: one heap cell each (``("dual_params", region)``), a memoized walk that asked is walked
+per region: one heap cell each (``DualParamsCell(region)``), a memoized walk that asked is walked
 again when it grows, and a walk summary logs what it marked.
 """
 
@@ -19,14 +19,12 @@ from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Values, argument_data
 from .frames import Frame
+from .incremental import DualParams, DualParamsCell
 from .values import Collection, Compiled, Data, Instance, Wrapper, held_modules
-from .walk_records import DualParams
 
 if TYPE_CHECKING:
     from .engine_context import EngineContext
 
-#: The kind of the heap cells of the dual modules, one per region.
-CELL = "dual_params"
 #: How many levels of submodules a dual module's parameters reach (blocks of a model's layers).
 _SUBMODULE_DEPTH = 3
 
@@ -39,7 +37,7 @@ class DualParameters:
 
     def holds(self, compiled: Compiled, region: Location) -> bool:
         """Whether the module ``compiled`` runs has dual parameters in ``region``."""
-        self.interp.read_cell((CELL, region))
+        self.interp.read_cell(DualParamsCell(region))
         dual = self.modules.get(region, frozenset())
         return bool(dual) and bool(held_modules(compiled) & dual)
 
@@ -64,10 +62,10 @@ class DualParameters:
         added = frozenset(found) - known
         if not added:
             return
-        interp.note_write((CELL, region))
+        interp.note_write(DualParamsCell(region))
         interp.log_effect(DualParams(added, region))
         self.modules[region] = known | added
-        interp.changed_cell((CELL, region))
+        interp.changed_cell(DualParamsCell(region))
 
     def copy_into(self, call: ir.Call, frame: Frame) -> None:
         """``p.copy_(fwAD.make_dual(...))`` with ``p`` from ``model.parameters()``: ``model`` is dual."""

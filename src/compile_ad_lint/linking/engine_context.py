@@ -1,9 +1,13 @@
 """What the engine's helpers (reach, islands, results, switches, dual parameters) and the effects
-(``effects/``, one handler per ``Effect``) ask of the engine.
+(``effects/``, one handler per ``Effect``) ask of the engine, and what the engine's lower classes
+call further up its stack.
 
 They hold an ``EngineContext`` rather than the ``Interpreter`` itself, so none of them imports the
 engine: the interpreter builds them and satisfies this Protocol (mypy checks it where they are built,
-and where the interpreter hands itself to the effects as ``engine``).
+and where the interpreter hands itself to the effects as ``engine``). The classes of the engine's
+stack (``state.py``) below a method's class reach it through that same ``engine`` reference, typed
+``EngineCalls``: abstract interpretation recurses (a class's attributes run its body's statements, a
+harvest walks its methods), so the heap calls the statements' layer.
 """
 
 from __future__ import annotations
@@ -16,14 +20,11 @@ from ..core.locations import Location, StatementSite
 from ..summary import model as ir
 from .arguments import Args, Values
 from .contexts import ConfigState
-from .events import Event
-from .frames import Frame
+from .events import Event, Hop
+from .frames import Context, Frame, PendingCall
+from .incremental import Cell, StoreRule, Versions, WalkEffect
 from .index import ModuleIndex
 from .values import ClassVal, FunctionVal, Instance
-from .walk_records import WalkEffect
-
-#: How a store joins what a heap cell held with what is stored (``Reach.joined_store``).
-StoreRule = Callable[[frozenset, frozenset], frozenset]
 
 
 class ModuleReach(Protocol):
@@ -112,19 +113,19 @@ class EngineContext(Protocol):
 
     def instance_attribute(self, cls: ClassVal, name: str) -> Values | None: ...
 
-    def depend_on_reads(self, reads: Iterable[tuple[object, int]]) -> None: ...
+    def depend_on_reads(self, reads: Iterable[tuple[Cell, int]]) -> None: ...
 
-    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None, contents: object = None) -> None: ...
+    def read_cell(self, cell: Cell, harvested_for: ClassVal | None = None, contents: object = None) -> None: ...
 
-    def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = ...) -> None: ...
+    def note_write(self, cell: Cell, rule: StoreRule | None = None, values: Values = ...) -> None: ...
 
-    def cell_version(self, cell: object) -> int: ...
+    def cell_version(self, cell: Cell) -> int: ...
 
-    def changed_cell(self, cell: object) -> None: ...
+    def changed_cell(self, cell: Cell) -> None: ...
 
     def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None: ...
 
-    def still_valid(self, reads: Any) -> bool: ...
+    def still_valid(self, reads: Versions) -> bool: ...
 
     def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None: ...
 
@@ -153,3 +154,21 @@ class EngineContext(Protocol):
         ask_callers: bool = True,
         returns_gradients: bool = False,
     ) -> None: ...
+
+
+class EngineCalls(EngineContext, Protocol):
+    """The engine as the classes of its stack see it: what the effects see (``EngineContext``) and
+    what the lower classes (state, heap, names, memo, external calls, calls) call further up the
+    stack. ``Interpreter`` sets ``engine`` to itself (mypy checks it there)."""
+
+    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values: ...
+
+    def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context: ...
+
+    def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None: ...
+
+    def settle(self, values: Values) -> Values: ...
+
+    def walk_function(
+        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
+    ) -> tuple[Values, tuple[PendingCall, ...]]: ...

@@ -5,7 +5,6 @@ records that effects share (backwards, config writes, caller requests) are kept 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ..core.locations import Location
 from ..knowledge import torch_api as api
@@ -15,18 +14,14 @@ from .effects.autograd import in_order
 from .effects.registry import EFFECTS
 from .events import BackwardThroughCompiled, ConfigWrite
 from .frames import Frame
+from .incremental import RequestEntry
 from .incremental.memo import Memo
 from .stores import constants_of
 from .values import ConstVal, ExternalInstance, derived
-from .walk_records import RequestEntry
-
-if TYPE_CHECKING:
-    from .engine_context import EngineContext
 
 
 class ExternalCalls(Memo):
-    #: The interpreter, as the effects see it (set by ``Interpreter``, which satisfies the Protocol).
-    engine: EngineContext
+    # ``engine`` (``EngineState``), an ``EngineContext``, is what the effects are handed.
 
     def call_external(self, name: str, args: Args, site: Location, frame: Frame) -> Values:
         """A call of a name outside the project: what the knowledge tables say it means (one lookup in

@@ -4,18 +4,33 @@ store (harvests). Each cell read or written is noted for the incremental memo.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Values
-from .engine_context import StoreRule
 from .frames import Context, Frame
-from .state import EngineState, Versions
+from .incremental import (
+    AttrCell,
+    Cell,
+    ClassCell,
+    DualParamsCell,
+    GlobalCell,
+    Harvest,
+    HarvestedCell,
+    JoinAttribute,
+    ModulesCell,
+    Recording,
+    SideEffectsCell,
+    Store,
+    StoreRule,
+    Versions,
+    each_version,
+)
+from .state import EngineState
 from .stores import joined_store
 from .values import (
     ClassVal,
@@ -25,60 +40,9 @@ from .values import (
     Instance,
     normalize,
 )
-from .walk_records import JoinAttribute
-from .walks import (
-    SIDE_EFFECTS,
-    STORED,
-    WRITTEN,
-    Recording,
-)
-
-#: The kind of the pseudo-cell a summarized walk "reads" where it needed a harvest (``_harvest_cell``).
-_HARVESTED = "harvested"
-
 
 #: Methods that run whenever an instance exists (``harvest_instance_attributes``).
 _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
-
-
-def each_version(reads: Versions) -> Iterable[tuple[object, int]]:
-    """Every (cell, version) ``reads`` holds, each shared part once (a walk's own: its items)."""
-    return reads.items() if isinstance(reads, dict) else _each_shared_version(reads)
-
-
-def _each_shared_version(reads: Versions) -> Iterator[tuple[object, int]]:
-    seen: set[int] = set()
-    pending: list[Versions] = [reads]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            yield from node.items()
-        elif id(node) not in seen:
-            seen.add(id(node))
-            pending.append(node[0])
-            pending.extend(node[1])
-
-
-def _harvest(klass: ClassVal, instance_cls: ClassVal) -> tuple:
-    """The prerequisite of a read that followed a harvest: ``harvest_instance_attributes`` runs first."""
-    return ("harvest", klass, instance_cls)
-
-
-def _harvest_cell(klass: ClassVal, instance_cls: ClassVal) -> tuple:
-    """The pseudo-cell a walk reads where it needed a harvest (``harvest_instance_attributes``)."""
-    return (_HARVESTED, klass, instance_cls)
-
-
-def same_after_store(prerequisite: tuple | None, now: object, found: object) -> bool:
-    """Whether the walk's first access to a cell was a store (``(WRITTEN, rule, values)``) that
-    makes what the cell holds ``now`` into what it made of what the walk ``found`` there:
-    everything the walk read from the cell afterwards is then the same (later stores only add)."""
-    if prerequisite is None or prerequisite[0] != WRITTEN:
-        return False
-    _, rule, values = prerequisite
-    if rule is None or not values:
-        return False
-    return rule(cast(frozenset, now or frozenset()), values) == rule(cast(frozenset, found or frozenset()), values)
 
 
 class Heap(EngineState):
@@ -90,7 +54,7 @@ class Heap(EngineState):
         if summary is None:
             return []
         frame = Frame(cls.path, {}, Context(), record=False)
-        return [v for base in summary.bases for v in self.eval(base, frame)]
+        return [v for base in summary.bases for v in self.engine.eval(base, frame)]
 
     def mro(self, cls: ClassVal, seen: frozenset = frozenset()) -> list[object]:
         """``cls`` and its bases, depth first (asked for on every attribute of an instance: memoized;
@@ -106,7 +70,7 @@ class Heap(EngineState):
                 order.extend(self.mro(base, seen | {cls}) if isinstance(base, ClassVal) else [base])
             return order
 
-        return self.cached(self._mros, cls, linearize) if not seen else linearize()
+        return self.engine.cached(self._mros, cls, linearize) if not seen else linearize()
 
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(
@@ -119,7 +83,7 @@ class Heap(EngineState):
             if isinstance(klass, ClassVal):
                 attrs = self.class_attributes(klass)
                 if name in attrs:
-                    return self.settle(attrs[name])
+                    return self.engine.settle(attrs[name])
         return None
 
     def bind_methods(self, members: Values, instance: Instance) -> Values:
@@ -157,12 +121,12 @@ class Heap(EngineState):
             if summary is not None:
                 self.class_bodies_running += 1
                 try:
-                    self.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
+                    self.engine.exec_block(summary.body, Frame(cls.path, env, Context(), record=False))
                 finally:
                     self.class_bodies_running -= 1
             return env
 
-        return self.cached(self._class_attrs, cls, run_body, cycle=env)
+        return self.engine.cached(self._class_attrs, cls, run_body, cycle=env)
 
     def instance_attribute(self, cls: ClassVal, name: str) -> Values | None:
         """Values stored on ``self.<name>`` by any method of the class or its project bases."""
@@ -170,11 +134,11 @@ class Heap(EngineState):
         for klass in self.mro(cls):
             if isinstance(klass, ClassVal):
                 self.harvest_instance_attributes(klass, cls)
-                self.read_cell(("attr", klass, name), harvested_for=cls)
+                self.read_cell(AttrCell(klass, name), harvested_for=cls)
                 found |= self.instance_attrs.get((klass, name), frozenset())
         return normalize(found) if found else None
 
-    def depend_on_reads(self, reads: Iterable[tuple[object, int]]) -> None:
+    def depend_on_reads(self, reads: Iterable[tuple[Cell, int]]) -> None:
         """The walk in progress depends on these heap cells, at these versions, as if it had read
         them itself: what it reuses (a memoized walk, ``Reach.submodules``) was computed from them."""
         if self._reading:
@@ -182,7 +146,7 @@ class Heap(EngineState):
             for cell, version in reads:
                 outer.setdefault(cell, version)
 
-    def read_cell(self, cell: tuple, harvested_for: ClassVal | None = None, contents: object = None) -> None:
+    def read_cell(self, cell: Cell, harvested_for: ClassVal | None = None, contents: object = None) -> None:
         """Note that the walk in progress read ``cell`` (at its current version, if first read);
         ``harvested_for``: the instance class whose harvest of the cell's class preceded the read;
         ``contents``: what the cell holds, when the caller has just computed it (else looked up)."""
@@ -191,42 +155,45 @@ class Heap(EngineState):
         if self._recordings and not self._replaying:
             recording = self._recordings[-1]
             if cell not in recording.accessed:
-                prerequisite = _harvest(cell[1], harvested_for) if harvested_for is not None else None
+                prerequisite = None
+                if harvested_for is not None:
+                    assert isinstance(cell, (AttrCell, ModulesCell))  # an instance's attribute cells
+                    prerequisite = Harvest(cell.cls, harvested_for)
                 recording.access(cell, prerequisite, self.cell_contents(cell) if contents is None else contents)
             else:
                 recording.read_again(cell)
 
-    def note_write(self, cell: tuple, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
+    def note_write(self, cell: Cell, rule: StoreRule | None = None, values: Values = frozenset()) -> None:
         """The walk being summarized is about to store into ``cell``: what it finds there decides
         what the cell holds afterwards, and so what the walk reads from it later. ``rule`` combines
         what the cell holds with the stored ``values`` (the store's own; None: the cell is compared
         as found), so that finding other contents that the store turns into the same ones (another
-        walk stored the same values first) leaves the walk's summary valid (``same_after_store``);
-        with a rule, what the cell held matters only if the cell is read afterwards (``STORED``)."""
+        walk stored the same values first) leaves the walk's summary valid (``Store.same_after``);
+        with a rule, what the cell held matters only if the cell is read afterwards (``Store.read_after``)."""
         if self._recordings and not self._replaying:
             recording = self._recordings[-1]
             if cell not in recording.accessed:
-                recording.access(
-                    cell, (STORED if rule is not None else WRITTEN, rule, values), self.cell_contents(cell)
-                )
+                recording.access(cell, Store(rule, values, read_after=rule is None), self.cell_contents(cell))
 
-    def cell_contents(self, cell: tuple) -> object:
+    def cell_contents(self, cell: Cell) -> object:
         """What ``cell`` holds now (what a walk reading it sees)."""
-        if cell[0] == _HARVESTED:
-            return None  # a harvest that ran (its prerequisite) holds nothing itself
-        if cell[0] == "attr":
-            return self.instance_attrs.get((cell[1], cell[2]))
-        if cell[0] == "class":
-            return tuple(self.attributes_by_class.get(cell[1], {}).items())
-        if cell[0] == "modules":
-            return self.reach.module_values_of(cell[1])
-        if cell[0] == SIDE_EFFECTS:
-            return cell[1] in self.reach.side_effects_done
-        if cell[0] == "dual_params":
-            return self.dual_params.modules.get(cell[1], frozenset())
-        return self.globals.get(cell[1], {}).get(cell[2])
+        match cell:
+            case AttrCell(cls, name):
+                return self.instance_attrs.get((cls, name))
+            case GlobalCell(path, name):
+                return self.globals.get(path, {}).get(name)
+            case ClassCell(cls):
+                return tuple(self.attributes_by_class.get(cls, {}).items())
+            case ModulesCell(cls):
+                return self.reach.module_values_of(cls)
+            case SideEffectsCell(package):
+                return package in self.reach.side_effects_done
+            case DualParamsCell(region):
+                return self.dual_params.modules.get(region, frozenset())
+            case HarvestedCell():
+                return None  # a harvest that ran (its prerequisite) holds nothing itself
 
-    def cell_version(self, cell: object) -> int:
+    def cell_version(self, cell: Cell) -> int:
         """How many times ``cell`` changed in this analysis (what a memoized result records)."""
         return self._cell_versions.get(cell, 0)
 
@@ -235,13 +202,13 @@ class Heap(EngineState):
         """Whether a walk is being summarized for the walk memory (it reads each cell itself)."""
         return bool(self._recordings)
 
-    def changed_cell(self, cell: object) -> None:
+    def changed_cell(self, cell: Cell) -> None:
         self._cell_versions[cell] = self._cell_versions.get(cell, 0) + 1
         self.heap_changes += 1
 
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
-        self.note_write(("attr", cls, name), joined_store, values)  # before the store, in a summary's log
+        self.note_write(AttrCell(cls, name), joined_store, values)  # before the store, in a summary's log
         self.log_effect(JoinAttribute(cls, name, values))
         known = self.instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that
@@ -258,9 +225,9 @@ class Heap(EngineState):
 
     def changed_attribute(self, cls: ClassVal, name: str) -> None:
         """``cls``'s instances may hold more values in attribute ``name``."""
-        self.changed_cell(("attr", cls, name))
-        self.changed_cell(("class", cls))
-        self.changed_cell(("modules", cls))
+        self.changed_cell(AttrCell(cls, name))
+        self.changed_cell(ClassCell(cls))
+        self.changed_cell(ModulesCell(cls))
 
     def still_valid(self, reads: Versions) -> bool:
         """Whether every heap cell in ``reads`` still has the version recorded there."""
@@ -270,7 +237,7 @@ class Heap(EngineState):
     def set_global(self, path: Path, name: str, current: Values, updated: Values) -> None:
         """Module ``path``'s global ``name`` now holds ``updated`` (it held ``current``)."""
         self.globals.setdefault(path, {})[name] = updated
-        self.changed_cell(("global", path, name))
+        self.changed_cell(GlobalCell(path, name))
 
     def harvest_instance_attributes(self, klass: ClassVal, instance_cls: ClassVal) -> None:
         """Walk every method of ``klass`` with ``self`` an ``instance_cls``, once per analysis, for
@@ -278,12 +245,14 @@ class Heap(EngineState):
 
         With a walk memory, the walk that needed the harvest depends on it only through the cells
         it then reads (each checked after the harvest ran again: ``read_cell``'s ``harvested_for``)
-        and on the harvest running at that point (the ``("harvested", ...)`` entry of its reads), not
+        and on the harvest running at that point (the ``HarvestedCell`` entry of its reads), not
         on what the harvest's own walks read: an edit of one method of the trainer walks that
         method again under the harvest, and the walks that read the trainer's attributes (its
         ``__init__``) replay when the attributes hold what they held."""
         if self._recordings and not self._replaying:
-            self._recordings[-1].access(_harvest_cell(klass, instance_cls), _harvest(klass, instance_cls), None)
+            recording, cell = self._recordings[-1], HarvestedCell(klass, instance_cls)
+            if cell not in recording.accessed:  # the prerequisite made for the first access only
+                recording.access(cell, Harvest(klass, instance_cls), None)
         if (klass, instance_cls) in self._harvested:
             return
         self._harvested.add((klass, instance_cls))
@@ -303,7 +272,7 @@ class Heap(EngineState):
                 function = FunctionVal(klass.path, qualname)
                 if not self.is_static(function):
                     frame = built if name in _CONSTRUCTORS else root
-                    self.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
+                    self.engine.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
         finally:
             if isolated:
                 self._pop_recording()

@@ -18,7 +18,7 @@ from ..layout import LayoutFacts, PackageLayout
 from ..project import display_path
 from ..summary.model import ClassSummary, Definition, FunctionSummary, Stmt
 from ..summary.view import ModuleView
-from .walks import Recording
+from .incremental import Part, Recording
 
 ViewProvider = Callable[[Path, str, str, bool], ModuleView]
 
@@ -111,7 +111,7 @@ class ModuleIndex:
         """A function's summary; the walk being summarized depends on that definition only."""
         found = self._function_summary(path, qualname)
         if self.recording is not None:
-            self.recording.parts.setdefault(("function", path, qualname), found)
+            self.recording.parts.setdefault(Part("function", path, qualname), found)
         return found
 
     def callee(self, path: Path, qualname: str) -> FunctionSummary | None:
@@ -120,7 +120,7 @@ class ModuleIndex:
         the callee's own summary (``walks.Call``)."""
         found = self._function_summary(path, qualname)
         if self.recording is not None:
-            self.recording.parts.setdefault(("signature", path, qualname), _signature(found))
+            self.recording.parts.setdefault(Part("signature", path, qualname), _signature(found))
         return found
 
     def definition(self, path: Path, qualname: str) -> Definition | None:
@@ -130,7 +130,7 @@ class ModuleIndex:
         summary = self._function_summary(path, qualname)
         found = summary.definition if summary is not None else None
         if self.recording is not None:
-            self.recording.parts.setdefault(("definition", path, qualname), found)
+            self.recording.parts.setdefault(Part("definition", path, qualname), found)
         return found
 
     def _function_summary(self, path: Path, qualname: str) -> FunctionSummary | None:
@@ -143,14 +143,14 @@ class ModuleIndex:
         and on what they read, not on the rest of the file."""
         found = self._view(path).block(index).body
         if self.recording is not None:
-            self.recording.parts.setdefault(("block", path, str(index)), found)
+            self.recording.parts.setdefault(Part("block", path, str(index)), found)
         return found
 
     def class_(self, path: Path, qualname: str) -> ClassSummary | None:
         """A class's summary (its methods' bodies are their own definitions)."""
         found = self._view(path).class_(qualname)
         if self.recording is not None:
-            self.recording.parts.setdefault(("class", path, qualname), found)
+            self.recording.parts.setdefault(Part("class", path, qualname), found)
         return found
 
     def imports(self, path: Path) -> tuple[str, ...] | None:
@@ -158,7 +158,7 @@ class ModuleIndex:
         view = self._view(path)
         found = view.outline.imports if view.failure is None else None
         if self.recording is not None:
-            self.recording.parts.setdefault(("imports", path, ""), found)
+            self.recording.parts.setdefault(Part("imports", path, ""), found)
         return found
 
     def rebindable(self, path: Path) -> frozenset[str]:
@@ -166,13 +166,13 @@ class ModuleIndex:
         view = self._view(path)
         found = view.outline.rebindable if view.failure is None else frozenset()
         if self.recording is not None:
-            self.recording.parts.setdefault(("rebindable", path, ""), found)
+            self.recording.parts.setdefault(Part("rebindable", path, ""), found)
         return found
 
     def star_imports(self, path: Path) -> tuple[str, ...]:
         found = self._view(path).star_imports
         if self.recording is not None:
-            self.recording.parts.setdefault(("star_imports", path, ""), found)
+            self.recording.parts.setdefault(Part("star_imports", path, ""), found)
         return found
 
     def module_name(self, path: Path) -> str:
@@ -192,24 +192,27 @@ class ModuleIndex:
         neither the analysis nor the walk being summarized depends on it."""
         return (self._views.get(path) or self._load(path)).identity
 
-    def part(self, kind: str, path: Path, name: str) -> object:
+    def part(self, part: Part) -> object:
         """What ``function``, ``callee`` (``signature``), ``definition``, ``class_``, ``block_body``, ``imports``,
         ``rebindable`` or ``star_imports`` answers now."""
-        if kind == "function":
-            return self.function(path, name)
-        if kind == "signature":
-            return _signature(self.callee(path, name))
-        if kind == "definition":
-            return self.definition(path, name)
-        if kind == "class":
-            return self.class_(path, name)
-        if kind == "block":
-            return self.block_body(path, int(name))
-        if kind == "imports":
-            return self.imports(path)
-        if kind == "rebindable":
-            return self.rebindable(path)
-        return self.star_imports(path)
+        path, name = part.path, part.name
+        match part.kind:
+            case "function":
+                return self.function(path, name)
+            case "signature":
+                return _signature(self.callee(path, name))
+            case "definition":
+                return self.definition(path, name)
+            case "class":
+                return self.class_(path, name)
+            case "block":
+                return self.block_body(path, int(name))
+            case "imports":
+                return self.imports(path)
+            case "rebindable":
+                return self.rebindable(path)
+            case "star_imports":
+                return self.star_imports(path)
 
     def _view(self, path: Path) -> ModuleView:
         self.accessed.add(path)

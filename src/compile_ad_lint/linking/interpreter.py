@@ -18,6 +18,7 @@ from .arguments import Values
 from .call_order import with_plain_first
 from .dual_params import DualParameters
 from .frames import Context, Frame
+from .incremental import WalkMemory
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach
@@ -29,9 +30,6 @@ from .values import (
     Collection,
     FunctionVal,
     Instance,
-)
-from .walks import (
-    WalkMemory,
 )
 
 
@@ -47,7 +45,9 @@ class Interpreter(Statements):
         walk_memory: WalkMemory | None = None,
     ) -> None:
         super().__init__(index, config, cancelled, walk_memory)
-        self.engine = self  # what the effects hold (``effects/registry.py``)
+        # What the effects hold (``effects/registry.py``) and the lower classes of its stack call up
+        # (``EngineCalls``).
+        self.engine = self
         #: CAL005: what compiled callables return, output by output.
         self.results = ResultAnalysis(self)
         #: Issue 11: wrappers, in-place and element changes, registries, frameworks.

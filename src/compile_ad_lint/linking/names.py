@@ -10,6 +10,7 @@ from ..summary import model as ir
 from .arguments import Values
 from .frames import Context, Frame
 from .heap import Heap
+from .incremental import GlobalCell
 from .values import (
     UNKNOWN_VALUES,
     ClassVal,
@@ -54,8 +55,8 @@ class Names(Heap):
             if (path, index) not in self.globals_run:
                 self.globals_run.add((path, index))
                 # On the statements it runs (and on what they read), not on the rest of the file.
-                self.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
-        self.read_cell(("global", path, name))  # a registry a function fills (``Reach.store_global``)
+                self.engine.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
+        self.read_cell(GlobalCell(path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 
     def module_getattr(self, path: Path, name: str) -> Values | None:
@@ -64,7 +65,7 @@ class Names(Heap):
         if not hook:
             return None
         frame = Frame(path, {}, Context(), record=False)
-        return self.call_values(hook, ((None, frozenset([ConstVal(name)])),), ir.Span(1, 1, 1, 1), frame)
+        return self.engine.call_values(hook, ((None, frozenset([ConstVal(name)])),), ir.Span(1, 1, 1, 1), frame)
 
     def settle(self, values: Values) -> Values:
         """Resolve the imports among ``values`` (lazily: only names that are used get resolved)."""
@@ -119,7 +120,7 @@ class Names(Heap):
             return values
 
         # An import cycle sees "unknown".
-        return self.cached(self._qualified, key, resolve, cycle=UNKNOWN_VALUES)
+        return self.engine.cached(self._qualified, key, resolve, cycle=UNKNOWN_VALUES)
 
     def attribute(self, bases: Values, name: str) -> Values:
         result: set = set()

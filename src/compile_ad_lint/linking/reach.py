@@ -22,6 +22,7 @@ from .arguments import Args, Values, argument_data, argument_values
 from .effects.containers import ContainerStores
 from .effects.frameworks import FrameworkEffects
 from .frames import Frame
+from .incremental import Cell, ModulesCell
 from .stores import (
     argument_or_none,
     constants_of,
@@ -54,12 +55,12 @@ class Reach(ContainerStores, FrameworkEffects):
         #: Top-level packages whose import side effects already ran in this analysis.
         self.side_effects_done: set[str] = set()
         self._keyword_fields: dict[ClassVal, bool] = {}
-        #: ``module_values_of`` by class, with the version of the class's ``("modules", klass)`` cell.
+        #: ``module_values_of`` by class, with the version of the class's ``ModulesCell``.
         self._module_values: dict[ClassVal, tuple[int, frozenset]] = {}
         #: ``submodules`` by value, and ``_own_submodules`` by module: the result, the cells it read
         #: with their versions then, and ``heap_changes`` when they last held those versions.
-        self._submodules: dict[object, tuple[frozenset, dict[object, int], int]] = {}
-        self._own_submodules_kept: dict[object, tuple[frozenset, dict[object, int], int]] = {}
+        self._submodules: dict[object, tuple[frozenset, dict[Cell, int], int]] = {}
+        self._own_submodules_kept: dict[object, tuple[frozenset, dict[Cell, int], int]] = {}
         #: ``has_project_member`` by value and member name.
         self._project_members: dict[tuple[object, str], bool] = {}
 
@@ -261,14 +262,14 @@ class Reach(ContainerStores, FrameworkEffects):
         cell where it happens (``read_cell``)."""
         own = self._own_submodules if self.interp.summarizing else self._kept_own_submodules
 
-        def held_submodules(reads: dict[object, int]) -> frozenset:
+        def held_submodules(reads: dict[Cell, int]) -> frozenset:
             return frozenset().union(*(own(module, reads) for module in held_modules(value)))
 
         if self.interp.summarizing:
             return held_submodules({})
         return self._kept(self._submodules, value, held_submodules)[0]
 
-    def _kept_own_submodules(self, module: object, reads: dict[object, int]) -> frozenset:
+    def _kept_own_submodules(self, module: object, reads: dict[Cell, int]) -> frozenset:
         """``_own_submodules`` of ``module``, kept; ``reads`` gets the cells it read, with their
         versions when it was computed (a changed one: computed again next time)."""
         found, own_reads = self._kept(self._own_submodules_kept, module, lambda r: self._own_submodules(module, r))
@@ -277,8 +278,8 @@ class Reach(ContainerStores, FrameworkEffects):
         return found
 
     def _kept(
-        self, store: dict, key: object, compute: Callable[[dict[object, int]], frozenset]
-    ) -> tuple[frozenset, dict[object, int]]:
+        self, store: dict, key: object, compute: Callable[[dict[Cell, int]], frozenset]
+    ) -> tuple[frozenset, dict[Cell, int]]:
         """``store[key]`` with the heap cells it read, while each keeps the version it had (the walk
         in progress then depends on them, as if it had read them itself); else computed again.
         Nothing is compared when no cell at all has changed since they last held (93 % of the 1.4 M
@@ -298,7 +299,7 @@ class Reach(ContainerStores, FrameworkEffects):
         store[key] = (found, reads, computed_at)
         return found, reads
 
-    def _own_submodules(self, value: object, reads: dict[object, int]) -> frozenset:
+    def _own_submodules(self, value: object, reads: dict[Cell, int]) -> frozenset:
         interp = self.interp
         found: set = set()
         if isinstance(value, Instance):
@@ -306,7 +307,7 @@ class Reach(ContainerStores, FrameworkEffects):
                 if isinstance(klass, ClassVal):
                     interp.harvest_instance_attributes(klass, value.cls)
                     modules = self.module_values_of(klass)
-                    cell = ("modules", klass)
+                    cell = ModulesCell(klass)
                     interp.read_cell(cell, harvested_for=value.cls, contents=modules)
                     reads.setdefault(cell, interp.cell_version(cell))
                     found |= modules

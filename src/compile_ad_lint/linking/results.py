@@ -17,6 +17,7 @@ named.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +31,43 @@ if TYPE_CHECKING:
     from .arguments import Args
     from .engine_context import EngineContext
 
-#: What an output's value may come from: ``("param", name)``, ``("self", attribute)``,
-#: ``("global", name)``, or one of the two below.
-Root = tuple[str, ...]
-_TOP: Root = ("top",)
-_SELF_ALL: Root = ("self*",)
+
+@dataclass(frozen=True, slots=True)
+class ParamRoot:
+    """An output's value may come from the function's parameter ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SelfRoot:
+    """An output's value may come from ``self.<attribute>``."""
+
+    attribute: str
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalRoot:
+    """An output's value may come from ``name`` in the function's closure or module."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnyRoot:
+    """An output's value may come from anything: a lambda, a local definition, an expression the
+    roots do not follow (the output is opaque)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WholeSelf:
+    """An output's value may come from ``self`` (or ``super()``) as a whole (the output is opaque)."""
+
+
+#: What an output's value may come from.
+Root = ParamRoot | SelfRoot | GlobalRoot | AnyRoot | WholeSelf
+_TOP: Root = AnyRoot()
+_SELF_ALL: Root = WholeSelf()
 #: Per returned position, the roots it depends on, the returned expression (where it is one display),
 #: and the keys of a returned dict display (empty for a tuple or list).
 ReturnShape = tuple[tuple[frozenset[Root], ...], tuple[ir.Expr | None, ...], tuple[str, ...]]
@@ -131,12 +164,12 @@ class _Returns:
             if name == self.self_name or name == "super":
                 return frozenset([_SELF_ALL])
             if name in self.params:
-                return frozenset([("param", name)])
-            return frozenset([("global", name)])
+                return frozenset([ParamRoot(name)])
+            return frozenset([GlobalRoot(name)])
         if isinstance(expr, ir.Attr):
             base = expr.base
             if isinstance(base, ir.Ref) and base.name == self.self_name and base.name not in env:
-                return frozenset([("self", expr.attr)])
+                return frozenset([SelfRoot(expr.attr)])
             return self.expr(base, env)
         if isinstance(expr, ir.Call):
             return self.expr(expr.func, env).union(*(self.expr(a.value, env) for a in expr.args))
@@ -232,40 +265,40 @@ class ResultAnalysis:
     # -- leaves -------------------------------------------------------------------------------
 
     def classify(
-        self, roots: frozenset, function: FunctionVal, owner: ClassVal | None, bound: dict, site: Location
+        self, roots: frozenset[Root], function: FunctionVal, owner: ClassVal | None, bound: dict, site: Location
     ) -> tuple[set[Leaf], bool]:
         leaves: set[Leaf] = set()
         opaque = False
         for root in roots:
-            kind = root[0]
-            if kind in ("top", "self*"):
-                opaque = True
-            elif kind == "self":
-                if owner is None:
+            match root:
+                case AnyRoot() | WholeSelf():
                     opaque = True
-                    continue
-                leaf, is_opaque = self.self_leaf(owner, root[1])
-                opaque = opaque or is_opaque
-                if leaf is not None:
-                    leaves.add(leaf)
-            elif kind == "param":
-                values = bound.get(root[1], frozenset())
-                if any(isinstance(v, (FunctionVal, ClassVal)) for v in values):
-                    opaque = True
-                elif values and self.holds_parameters(values):
-                    leaves.add(
-                        Leaf(root[1], f"argument {root[1]} at {site.path}:{site.line}:{site.column}", site, "argument")
-                    )
-            elif kind == "global":
-                values = dict(function.closure).get(root[1])
-                if values is None:
-                    values = self.interp.lookup_global(function.path, root[1])
-                if not values:
-                    continue
-                if any(isinstance(v, (FunctionVal, ClassVal, Disabled)) for v in values):
-                    opaque = True
-                elif self.holds_parameters(values):
-                    leaves.add(Leaf(root[1], f"{function.path}:{root[1]}", None, "global"))
+                case SelfRoot(attribute):
+                    if owner is None:
+                        opaque = True
+                        continue
+                    leaf, is_opaque = self.self_leaf(owner, attribute)
+                    opaque = opaque or is_opaque
+                    if leaf is not None:
+                        leaves.add(leaf)
+                case ParamRoot(name):
+                    values = bound.get(name, frozenset())
+                    if any(isinstance(v, (FunctionVal, ClassVal)) for v in values):
+                        opaque = True
+                    elif values and self.holds_parameters(values):
+                        leaves.add(
+                            Leaf(name, f"argument {name} at {site.path}:{site.line}:{site.column}", site, "argument")
+                        )
+                case GlobalRoot(name):
+                    values = dict(function.closure).get(name)
+                    if values is None:
+                        values = self.interp.lookup_global(function.path, name)
+                    if not values:
+                        continue
+                    if any(isinstance(v, (FunctionVal, ClassVal, Disabled)) for v in values):
+                        opaque = True
+                    elif self.holds_parameters(values):
+                        leaves.add(Leaf(name, f"{function.path}:{name}", None, "global"))
         return leaves, opaque
 
     def self_leaf(self, owner: ClassVal, attribute: str) -> tuple[Leaf | None, bool]:

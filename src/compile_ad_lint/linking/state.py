@@ -2,14 +2,14 @@
 
 The engine is a stack of classes, each a job over the one below: ``Heap`` (cells, object model),
 ``Names``, ``Memo`` (incremental), ``ExternalCalls``, ``Calls``, ``Statements``, ``Interpreter``. A
-call from a lower class up the stack goes through a method declared here."""
+call from a lower class up the stack goes through ``engine``, the whole engine as the lower classes
+see it (``engine_context.EngineCalls``), which ``Interpreter`` sets to itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..core.locations import Location, StatementSite
 from ..core.settings import Config
@@ -22,12 +22,13 @@ from ..summary import model as ir
 from .arguments import Args, Values, argument_data
 from .contexts import ConfigState, config_value
 from .dual_params import DualParameters
+from .engine_context import EngineCalls
 from .events import (
     Event,
-    Hop,
     OutputsEscape,
 )
-from .frames import Context, Frame, PendingCall
+from .frames import Frame
+from .incremental import Cell, EmitEvent, MemoEntry, Part, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
 from .islands import IslandScan
 from .reach import Reach
@@ -46,24 +47,6 @@ from .values import (
     derived,
     normalize,
 )
-from .walk_records import EmitEvent, RecordEvent, WalkEffect
-from .walks import (
-    Recording,
-    WalkMemory,
-    WalkSummary,
-)
-
-#: The heap cells a memoized walk depends on, with their versions then: a walk's own (its
-#: callees' merged in), or, for a replayed summary, its own with those of the calls it ran, shared
-#: rather than merged (merging them at every level of a replayed call tree took a quarter of an
-#: edit of pytorch-image-models' ``train.py``).
-Versions = dict[object, int] | tuple[dict[object, int], tuple[Any, ...]]
-
-
-#: A memoized walk: what it returned, the compiled calls left pending, the heap cells it read with
-#: their versions then, its summary (with a walk memory) and whether that summary may be kept
-#: across analyses (its outcome does not depend on the call stack above it).
-MemoEntry = tuple[Values, tuple[PendingCall, ...], Versions, WalkSummary | None, bool]
 
 
 def in_place_compiled_on(target: TorchTarget | None) -> tuple[Series, ...] | None:
@@ -84,6 +67,8 @@ class EngineState:
     islands: IslandScan
     switches: Switches
     dual_params: DualParameters
+    #: The engine whose lower classes these are: what they call further up its stack.
+    engine: EngineCalls
 
     def __init__(
         self,
@@ -109,8 +94,8 @@ class EngineState:
         #: What checking summaries found so far in this analysis: each definition found equal to
         #: the recorded one, and each cell's version with the recorded contents it was found to
         #: hold at that version.
-        self._verified_parts: dict[tuple, object] = {}
-        self._verified: dict[tuple, tuple[int, object]] = {}
+        self._verified_parts: dict[Part, object] = {}
+        self._verified: dict[Cell, tuple[int, object]] = {}
         #: What computing each ``cached`` value read and did, by (store, key), when anything.
         self._derivations: dict[tuple, Recording] = {}
         #: Asked before each function walk and each replay of a walk's summary: the language
@@ -128,9 +113,7 @@ class EngineState:
         self.external_names = ExternalNames(MATCHED_NAMES | self.compile_names)
         self.globals: dict[Path, dict[str, Values]] = {}
         self.globals_run: set[tuple[Path, int]] = set()
-        #: Each function's walk by (function, bound arguments, context, record flag): what it returned,
-        #: the compiled calls left pending, the heap cells it read with their versions then, and
-        #: (with a walk memory) its summary and whether its outcome is free of the stack above it.
+        #: Each function's walk by (function, bound arguments, context, record flag).
         self._memo: dict[tuple, MemoEntry] = {}
         #: The summarized walks in progress, by memo key (``_note_call``).
         self._walking: dict[tuple, Recording] = {}
@@ -140,18 +123,14 @@ class EngineState:
         #: The entry points of the walks whose summaries are being replayed (innermost last): what
         #: a replayed ``RequestEntry`` asks for.
         self._replay_entries: list[tuple[Path, str]] = []
-        #: Version of each heap cell that can gain values while a root is analyzed: an instance
-        #: attribute ``("attr", class, name)``, all attributes of a class ``("class", class)``, the
-        #: module-valued ones ``("modules", class)`` (what ``children()`` yields; its version follows
-        #: every attribute's, a walk summary compares its contents), a module global a function
-        #: fills ``("global", path, name)``. A memoized walk is reused while
-        #: every cell it read keeps the version it read.
-        self._cell_versions: dict[object, int] = {}
+        #: Version of each heap cell that can gain values while a root is analyzed (``incremental.cells``):
+        #: a memoized walk is reused while every cell it read keeps the version it read.
+        self._cell_versions: dict[Cell, int] = {}
         #: How many times any heap cell has changed: cells found holding their versions when it
         #: was n still hold them while it is n (``Reach._kept`` checks nothing then).
         self.heap_changes = 0
         #: The cells each walk in progress has read (innermost last), with the version first read.
-        self._reading: list[dict[object, int]] = []
+        self._reading: list[dict[Cell, int]] = []
         self._class_attrs: dict[ClassVal, dict[str, Values]] = {}
         #: How many class bodies are running (their attributes are still being bound).
         self.class_bodies_running = 0
@@ -227,7 +206,7 @@ class EngineState:
 
     def write_config(self, values: Values, site: Location, frame: Frame, how: str) -> None:
         state = self.config_state(values, site, how)
-        self.record_config_writes(values, site, how)
+        self.engine.record_config_writes(values, site, how)
         frame.ctx = replace(frame.ctx, config=state)
 
     def config_state(self, values: Values, site: Location, how: str) -> ConfigState:
@@ -259,50 +238,16 @@ class EngineState:
                 result.add(derived([value]))
         return result
 
-    # -- declared here, done further up the stack (``Interpreter``'s classes) --------------
-
-    def _pop_recording(self) -> None:
-        raise NotImplementedError
+    def log_effect(self, effect: WalkEffect) -> None:
+        """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
+        if self._recordings and not self._replaying:
+            self._recordings[-1].effect(effect)
 
     def _push_recording(self, recording: Recording) -> None:
-        raise NotImplementedError
+        """``recording`` is the innermost walk being summarized (the index notes its reads there)."""
+        self._recordings.append(recording)
+        self.index.recording = recording
 
-    def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
-        raise NotImplementedError
-
-    def call_function(self, function: FunctionVal, args: Args, frame: Frame, hop: Hop | None) -> Values:
-        raise NotImplementedError
-
-    def call_values(
-        self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None
-    ) -> Values:
-        raise NotImplementedError
-
-    def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
-        raise NotImplementedError
-
-    def eval(self, expr: ir.Expr, frame: Frame) -> Values:
-        raise NotImplementedError
-
-    def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None:
-        raise NotImplementedError
-
-    def finish_region(self, frame: Frame, region: Location, start: int) -> None:
-        raise NotImplementedError
-
-    def log_effect(self, effect: WalkEffect) -> None:
-        raise NotImplementedError
-
-    def note_leaf_reads(self, bases: Values, name: str, frame: Frame) -> None:
-        raise NotImplementedError
-
-    def record_config_writes(self, values: Values, site: Location, how: str) -> None:
-        raise NotImplementedError
-
-    def settle(self, values: Values) -> Values:
-        raise NotImplementedError
-
-    def walk_function(
-        self, function: FunctionVal, summary: ir.FunctionSummary, bound: tuple, caller: Frame
-    ) -> tuple[Values, tuple[PendingCall, ...]]:
-        raise NotImplementedError
+    def _pop_recording(self) -> None:
+        self._recordings.pop()
+        self.index.recording = self._recordings[-1] if self._recordings else None

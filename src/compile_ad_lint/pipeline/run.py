@@ -13,7 +13,7 @@ from ..cache import SummaryCache, content_digest
 from ..core.settings import Config
 from ..layout import LayoutFacts, LayoutProbe, PackageLayout
 from ..linking.cancellation import AnalysisCancelled
-from ..linking.walks import WalkMemory
+from ..linking.incremental import WalkMemory
 from ..project import SourceFile, import_roots, read_source
 from ..summary.view import ViewMemory
 from .callers import called_names_in, called_names_of, may_see, names_of, subclass_index, subclasses_of

@@ -14,7 +14,7 @@ from ..core.settings import Config
 from ..deepstack import RECURSION_LIMIT, call_with_deep_stack
 from ..layout import PackageLayout
 from ..linking.events import Event, ModuleFailure
-from ..linking.walks import WalkMemory
+from ..linking.incremental import WalkMemory
 from ..notebook import cell_failures
 from ..project import module_identity, read_source
 from ..summary.model import ParseFailure
@@ -75,7 +75,7 @@ class Workspace:
         self.extra_roots = extra_roots
         #: The checked files: a file the analysis could not read is reported in itself when checked.
         self.checked = frozenset(displays)
-        #: Walk summaries an earlier analysis left (``linking.walks``; a long-lived front end's),
+        #: Walk summaries an earlier analysis left (``linking.incremental``; a long-lived front end's),
         #: else this process's for the roots it analyzes, when they repeat walks (``for_check``).
         if walk_memory is None and replay_repeated_walks:
             walk_memory = WalkMemory.for_check()

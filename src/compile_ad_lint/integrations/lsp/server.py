@@ -74,7 +74,7 @@ class CompileAdLintServer(LanguageServer):
         #: Decoded cache entries kept between edits; what an analysis stores is written to disk once
         #: the buffers are idle (``_write_behind``).
         self._memory = EntryMemory(write_behind=True)
-        #: Function walks kept between edits, by project root and configuration (``linking.walks``):
+        #: Function walks kept between edits, by project root and configuration (``linking.incremental``):
         #: an edit's own pass replays the walks of the code the edit did not change.
         self._walk_memories: dict[tuple[Path, str], WalkMemory] = {}
         #: Module views kept between edits and passes (``ViewMemory``): a check builds only the
@@ -407,7 +407,7 @@ class CompileAdLintServer(LanguageServer):
         ``.compile_ad_lint_cache/`` (shared with the CLI and flake8); decoded entries also stay in
         ``self._memory``, so an edit re-analyzes only the anchors whose dependencies changed.
         With ``replay_walks`` (the open files' pass after an edit) the walks of the code the edit
-        did not change are replayed from the earlier passes' (``linking.walks``); the project
+        did not change are replayed from the earlier passes' (``linking.incremental``); the project
         pass analyzes as the CLI does, so what it publishes is what the CLI reports."""
         config = self._config(snapshot.root)
         walks = self._walk_memories.setdefault((snapshot.root, repr(config)), WalkMemory()) if replay_walks else None

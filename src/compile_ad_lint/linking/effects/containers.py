@@ -14,6 +14,16 @@ from ...knowledge.effects import Effect
 from ...summary import model as ir
 from ..arguments import Args, Values, positional
 from ..frames import Context, Frame
+from ..incremental import (
+    AttrCell,
+    ClassCell,
+    MergeAttribute,
+    ModulesCell,
+    ReplaceEverywhere,
+    SideEffectsCell,
+    SideEffectsRun,
+    StoreGlobal,
+)
 from ..stores import (
     MAX_SIDE_EFFECT_MODULES,
     argument_or_none,
@@ -36,8 +46,6 @@ from ..values import (
     Wrapper,
     normalize,
 )
-from ..walk_records import MergeAttribute, ReplaceEverywhere, SideEffectsRun, StoreGlobal
-from ..walks import SIDE_EFFECTS
 from .registry import register
 
 if TYPE_CHECKING:
@@ -53,10 +61,10 @@ class ContainerStores:
 
     def module_values_of(self, klass: ClassVal) -> frozenset:
         """The module-valued instance attribute values stored for ``klass`` (and the collections,
-        which may hold modules): what ``children()`` may yield, the heap cell ``("modules", klass)``.
+        which may hold modules): what ``children()`` may yield, the heap cell ``ModulesCell(klass)``.
         Kept per class until the cell changes (every ``children()`` of the class's instances asks,
         and every store of one of its attributes changes it)."""
-        version = self.interp.cell_version(("modules", klass))
+        version = self.interp.cell_version(ModulesCell(klass))
         known = self._module_values.get(klass)
         if known is not None and known[0] == version:
             return known[1]
@@ -177,7 +185,7 @@ class ContainerStores:
     def merge_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
-        interp.note_write(("attr", cls, name), merged_store, values)  # before the store, in a summary's log
+        interp.note_write(AttrCell(cls, name), merged_store, values)  # before the store, in a summary's log
         interp.log_effect(MergeAttribute(cls, name, values))
         known = interp.instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)
@@ -195,7 +203,7 @@ class ContainerStores:
             if not isinstance(klass, ClassVal):
                 continue
             interp.harvest_instance_attributes(klass, base.cls)
-            interp.note_write(("class", klass))
+            interp.note_write(ClassCell(klass))
             for name, held in list(interp.attributes_by_class.get(klass, {}).items()):
                 hit = held & sources or any(isinstance(h, Collection) and h.items & sources for h in held)
                 if not hit or values <= held:
@@ -347,7 +355,7 @@ class ContainerStores:
                 self.run_import_side_effects(package)
                 values = interp.eval(base, frame)
             # A walk summary depends on their having run here (by this walk, or before it).
-            interp.read_cell((SIDE_EFFECTS, package))
+            interp.read_cell(SideEffectsCell(package))
             if self.empty_registry(values):
                 return frozenset([replace(PARAMETER, dual=False)])
         result: set = set()

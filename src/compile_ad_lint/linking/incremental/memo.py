@@ -17,18 +17,20 @@ from ..events import (
     Hop,
 )
 from ..frames import Frame
-from ..heap import same_after_store
 from ..names import Names
-from ..state import COMPUTED_AGAIN, MemoEntry, Versions
+from ..state import COMPUTED_AGAIN
 from ..values import (
     FunctionVal,
 )
-from ..walk_records import (
+from .cells import Cell, GlobalCell, Harvest, Prerequisite, Store, is_store, is_unread_store
+from .entries import MemoEntry, SharedVersions, Versions
+from .records import (
     Access,
     DualParams,
     EmitEvent,
     JoinAttribute,
     MergeAttribute,
+    Part,
     RecordEvent,
     ReplaceEverywhere,
     RequestEntry,
@@ -38,13 +40,11 @@ from ..walk_records import (
     StoreGlobal,
     WalkEffect,
 )
-from ..walks import (
+from .walks import (
     Call,
     Closure,
     Recording,
     WalkSummary,
-    is_store,
-    is_unread_store,
 )
 
 #: Data a walk may move (the outputs and origins of the arguments of the calls it makes) per walk
@@ -54,6 +54,8 @@ UNITS_PER_WALK = 500
 
 
 _MISSING = object()
+#: ``_verified``'s default: no version, contents no summary holds.
+_UNSEEN = (-1, _MISSING)
 
 
 class Memo(Names):
@@ -132,9 +134,9 @@ class Memo(Names):
                             memory.by_log_only.add(candidate)
                         memory.hits += 1
                         found = self._memo.get(memo_key)
-                        if found is not None and found is not before and self.still_valid(found[2]):
+                        if found is not None and found is not before and self.still_valid(found.reads):
                             return found  # checking it ran a harvest that walked or replayed this very walk
-                        entry: MemoEntry = (candidate.returns, candidate.pending, versions, candidate, True)
+                        entry = MemoEntry(candidate.returns, candidate.pending, versions, candidate, True)
                         self._memo[memo_key] = entry
                         return entry
                 finally:
@@ -144,18 +146,19 @@ class Memo(Names):
                         del self._checking[memo_key]
             memory.misses += 1
         self._walks += 1
-        self._memo[memo_key] = (fallback, (), {}, None, False)  # recursion through another path sees the fallback
+        # Recursion through another path sees the fallback.
+        self._memo[memo_key] = MemoEntry(fallback, (), {}, None, False)
         self._reading.append({})
         recording = None
         if memory is not None and (self._recordings or memory.summarizes(key_hash)):
             recording = Recording((function.path, function.qualname), len(frame.stack))
-            recording.parts[("function", function.path, function.qualname)] = summary
+            recording.parts[Part("function", function.path, function.qualname)] = summary
             self._push_recording(recording)
             self._walking[memo_key] = recording
         units = self._units
         self._units_below.append(0)
         try:
-            returns, pending = self.walk_function(function, summary, bound, frame)
+            returns, pending = self.engine.walk_function(function, summary, bound, frame)
         finally:
             reads = self._reading.pop()
             below = self._units_below.pop()
@@ -164,14 +167,14 @@ class Memo(Names):
                 del self._walking[memo_key]
         heavy = self._weigh(self._units - units, below)
         if recording is None:
-            entry = self._memo[memo_key] = (returns, pending, reads, None, False)
+            entry = self._memo[memo_key] = MemoEntry(returns, pending, reads, None, False)
             return entry
         assert memory is not None
         recording.walks += 1 + heavy
         made = WalkSummary(
             tuple((path, self.index.view_of(path).digest) for path in sorted(recording.files)),
             tuple(recording.parts.items()),
-            tuple((path, self.index.identity(path)) for path in sorted({key[1] for key in recording.parts})),
+            tuple((path, self.index.identity(path)) for path in sorted({key.path for key in recording.parts})),
             frozenset(recording.absent),
             tuple(recording.log),
             returns,
@@ -182,21 +185,8 @@ class Memo(Names):
         self._spent.add(made)
         if recording.storable:
             memory.put(memory_key, made)
-        entry = self._memo[memo_key] = (returns, pending, reads, made, recording.storable)
+        entry = self._memo[memo_key] = MemoEntry(returns, pending, reads, made, recording.storable)
         return entry
-
-    def log_effect(self, effect: WalkEffect) -> None:
-        """Add ``effect`` to the summary of the walk in progress (with a walk memory)."""
-        if self._recordings and not self._replaying:
-            self._recordings[-1].effect(effect)
-
-    def _push_recording(self, recording: Recording) -> None:
-        self._recordings.append(recording)
-        self.index.recording = recording
-
-    def _pop_recording(self) -> None:
-        self._recordings.pop()
-        self.index.recording = self._recordings[-1] if self._recordings else None
 
     def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
         """``store[key]``, computed the first time (``cycle`` stands for it while it is computed;
@@ -250,9 +240,9 @@ class Memo(Names):
         if walking is not None:
             self._depends_on_walk(walking)
             return
-        summary, storable = entry[3], entry[4]
+        summary, storable = entry.summary, entry.storable
         if summary is not None and storable:
-            self._recordings[-1].call(Call(memo_key, stack, fallback, entry[0], entry[1], summary))
+            self._recordings[-1].call(Call(memo_key, stack, fallback, entry.returns, entry.pending, summary))
             return
         if summary is not None:
             self._recordings[-1].absorb(summary, walked_here=fresh)
@@ -267,7 +257,7 @@ class Memo(Names):
         was (its function is gone, the walk budget is spent, its check is in progress further up)."""
         function, bound, ctx, record = call.key
         found = self._memo.get(call.key)
-        if found is not None and self.still_valid(found[2]):
+        if found is not None and self.still_valid(found.reads):
             return found
         if call.key in self._checking or self.walks_spent:
             return None
@@ -295,7 +285,7 @@ class Memo(Names):
                 return
             recording.storable = False
 
-    def _replayed_whole(self, closure: Closure) -> dict[object, int] | None:
+    def _replayed_whole(self, closure: Closure) -> dict[Cell, int] | None:
         """Replay a walk and everything below it at once when their closure holds: the files and
         definitions they read are unchanged and every cell they read first holds what it held
         (made ready the way the walk made it), then their effects, in order; the versions of the
@@ -313,7 +303,7 @@ class Memo(Names):
         try:
             for read in closure.checked_reads:
                 prerequisite = read.prerequisite
-                if prerequisite is not None and prerequisite[0] == "harvest" and prerequisite[1:] not in harvested:
+                if isinstance(prerequisite, Harvest) and (prerequisite.cls, prerequisite.instance_cls) not in harvested:
                     # A harvest runs where the walk ran it, after what came before it (the log's way):
                     # run here, before any of the effects, its method walks see another heap.
                     return None
@@ -322,7 +312,7 @@ class Memo(Names):
         finally:
             self._pop_recording()
         read_cells, stored_cells = closure.read_cells, closure.stored_cells
-        versions: dict[object, int] = dict(zip(read_cells, map(cell_versions.get, read_cells, repeat(0))))
+        versions: dict[Cell, int] = dict(zip(read_cells, map(cell_versions.get, read_cells, repeat(0))))
         self._replaying += 1
         try:
             for effect in closure.effects:
@@ -350,7 +340,7 @@ class Memo(Names):
 
         What the calls run reads and does stays theirs: the walk being summarized around this one
         depends on its outcome (``_note_call``)."""
-        versions: dict[object, int] = {}
+        versions: dict[Cell, int] = {}
         below: dict[int, Versions] = {}  # the calls', by identity
         stored = []
         callees: dict[int, WalkSummary] = {}
@@ -372,12 +362,17 @@ class Memo(Names):
                 elif isinstance(entry, Call):
                     call = entry
                     found = self._run_call(call, stack + call.stack[len(stack) :])
-                    if found is None or not found[4] or found[0] != call.returns or found[1] != call.pending:
+                    if (
+                        found is None
+                        or not found.storable
+                        or found.returns != call.returns
+                        or found.pending != call.pending
+                    ):
                         return None
-                    if found[2]:
-                        below[id(found[2])] = found[2]
-                    if found[3] is not call.summary and found[3] is not None:
-                        callees[at] = found[3]
+                    if found.reads:
+                        below[id(found.reads)] = found.reads
+                    if found.summary is not call.summary and found.summary is not None:
+                        callees[at] = found.summary
                 else:
                     applied = True
                     self._replaying += 1
@@ -395,7 +390,7 @@ class Memo(Names):
         for cell in stored:
             versions[cell] = cell_versions.get(cell, 0)
         self._spend((summary,))
-        return (versions, tuple(below.values())) if below else versions, callees
+        return (SharedVersions(versions, tuple(below.values())) if below else versions), callees
 
     def _spend(self, summaries: Iterable[WalkSummary]) -> None:
         """Count the walks of replayed ``summaries`` against ``max-function-walks``, each summary
@@ -427,7 +422,7 @@ class Memo(Names):
             for key, part in summary.parts:
                 if same_parts.get(key) is part:
                     continue
-                current = index.part(*key)
+                current = index.part(key)
                 if current is not part and current != part:
                     return False
                 same_parts[key] = part
@@ -437,23 +432,21 @@ class Memo(Names):
         """The analysis depends on the files, definitions and missing entries of a summary it replays."""
         self.index.depend_on(summary.dependency_paths, summary.absent)
 
-    def _cell_holds(self, cell: tuple, prerequisite: tuple | None, contents: object) -> bool:
+    def _cell_holds(self, cell: Cell, prerequisite: Prerequisite, contents: object) -> bool:
         """Whether ``cell`` holds what a summarized walk found there (``_replayed``)."""
         versions = self._cell_versions
-        seen = self._verified.get(cell)
-        if seen is not None and seen[1] is contents and seen[0] == versions.get(cell, 0):
+        seen_version, seen_contents = self._verified.get(cell, _UNSEEN)
+        if seen_contents is contents and seen_version == versions.get(cell, 0):
             return True
-        if is_store(prerequisite):
-            pass
-        elif prerequisite is not None:
-            self.harvest_instance_attributes(prerequisite[1], prerequisite[2])
-        elif cell[0] == "global":
-            self.module_global(cell[1], cell[2])
+        if isinstance(prerequisite, Harvest):
+            self.harvest_instance_attributes(prerequisite.cls, prerequisite.instance_cls)
+        elif prerequisite is None and isinstance(cell, GlobalCell):
+            self.module_global(cell.path, cell.name)
         now = self.cell_contents(cell)
         if now == contents:
             self._verified[cell] = (versions.get(cell, 0), contents)
             return True
-        return same_after_store(prerequisite, now, contents)
+        return isinstance(prerequisite, Store) and prerequisite.same_after(now, contents)
 
     def replay_effect(self, effect: WalkEffect) -> None:
         """Do again what a summarized walk did (``log_effect``): its stores are made again with

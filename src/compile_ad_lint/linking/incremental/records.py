@@ -7,11 +7,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, NamedTuple
 
-from ..core.locations import Location
-from .arguments import Values
-from .events import Event
-from .values import ClassVal, Instance
+from ...core.locations import Location
+from ..arguments import Values
+from ..events import Event
+from ..values import ClassVal, Instance
+from .cells import Cell, Prerequisite
+
+#: Which of the module index's answers a definition read is (``ModuleIndex.part``).
+PartKind = Literal["function", "signature", "definition", "class", "block", "imports", "rebindable", "star_imports"]
+
+
+class Part(NamedTuple):
+    """A definition a summarized walk read: what ``ModuleIndex.<kind>`` answered for ``name`` in
+    ``path`` (a block's index for ``block``; empty for what a whole module answers). A named tuple:
+    a key of every summary's definitions, hashed at every index answer while a walk is recorded."""
+
+    kind: PartKind
+    path: Path
+    name: str
 
 
 @dataclass(frozen=True)
@@ -118,9 +133,9 @@ WalkEffect = (
 @dataclass(frozen=True)
 class Access:
     """A walk's first access to a heap cell (``Recording.access``): the cell, the lazy computation
-    run before reading it or how a store stored what (``walks.py``'s prerequisites), and what the
-    cell held then."""
+    run before reading it or how a store stored what (``cells.Prerequisite``), and what the cell
+    held then."""
 
-    cell: tuple
-    prerequisite: tuple | None
+    cell: Cell
+    prerequisite: Prerequisite
     contents: object

@@ -5,13 +5,13 @@ model, data and framework code whose files did not change (nine tenths of the wa
 edit of the generated framework's trainer or of pytorch-image-models' ``train.py``). A walk's
 outcome is a function of what it was given (the function, its bound arguments, the context, whether
 it records, the call depth left), of the files it read, and of what it read from the heap (the
-values of instance attributes, class attributes and module globals, ``Interpreter.read_cell``).
+values of instance attributes, class attributes and module globals, ``Heap.read_cell``).
 ``WalkSummary`` keeps all of that with what the walk did to the interpreter (its effects, in order:
 attribute and global stores, events, caller requests, tuple sizes, import side effects run), so a
 later analysis given the same inputs replays the effects instead of walking again.
 
 A summary is used only when every file and definition it read is unchanged, and it is checked
-and replayed in the order the walk ran (``Interpreter._replayed``): each heap cell it read must
+and replayed in the order the walk ran (``Memo._replayed``): each heap cell it read must
 hold what it held then, asked through the same lazy accessors (a class's attributes are harvested
 first, a module's binding blocks run first: what the walk would have done), after the effects that
 preceded the read in the walk are applied again. A callee whose outcome did not depend on the call
@@ -44,50 +44,17 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from ..layout import LayoutFacts
-from .walk_records import Access, SideEffectsRun, WalkEffect
+from ...layout import LayoutFacts
+from .cells import Cell, Prerequisite, is_store, is_unread_store, read_after
+from .records import Access, Part, SideEffectsRun, WalkEffect
 
 #: The entries of a summary's log, in the order the walk did them:
-#: ``Access(cell, prerequisite, contents)``: its first access to a heap cell (``("attr", class,
-#: name)``, ``("class", class)``, ``("modules", class)``, ``("global", path, name)``,
-#: ``("side_effects", package)``: ``Interpreter._cell_versions``; or ``("harvested", class,
-#: instance class)``, holding nothing: where the walk needed that harvest, which a check runs
-#: there), with the lazy computation the walk ran before reading it (``("harvest", class, instance
-#: class)`` or None) or, when that access was a store, how it stored what (``(WRITTEN or STORED,
-#: how, values)``), and what the cell held then;
-#: a ``WalkEffect`` (``walk_records.py``): something it did to the interpreter
-#: (``Interpreter.replay_effect``);
+#: ``Access(cell, prerequisite, contents)``: its first access to a heap cell (``cells.py``), with
+#: what it did first (a ``Harvest`` it ran before reading, or the ``Store`` it made) and what the
+#: cell held then;
+#: a ``WalkEffect`` (``records.py``): something it did to the interpreter
+#: (``Memo.replay_effect``);
 #: a ``Call``: a call whose outcome it depends on.
-
-#: The walk's first access to a cell was a store, and it (or a callee) read the cell afterwards:
-#: what it found there decides what it read (``Interpreter.note_write``).
-WRITTEN = "written"
-#: The walk's first access to a cell was a store that joins what the cell holds with the stored
-#: values (``joined_store``, ``merged_store``), and nothing read the cell afterwards: what it found
-#: there changes nothing the walk did (the store is replayed as a join with what the heap holds
-#: then), so a check does not compare it. A read after the store makes it ``WRITTEN``.
-STORED = "stored"
-
-#: The kind of the heap cell that stands for a package's import side effects having run
-#: (``Reach.run_import_side_effects``; the effect is ``SideEffectsRun``).
-SIDE_EFFECTS = "side_effects"
-
-
-def is_unread_store(prerequisite: tuple | None) -> bool:
-    return prerequisite is not None and prerequisite[0] == STORED
-
-
-def is_store(prerequisite: tuple | None) -> bool:
-    """Whether a summarized read was the walk's first store into the cell (``note_write``)."""
-    return prerequisite is not None and prerequisite[0] in (WRITTEN, STORED)
-
-
-def read_after(prerequisite: tuple | None) -> tuple | None:
-    """The prerequisite of a walk's first access to a cell, once something read the cell."""
-    if is_unread_store(prerequisite):
-        assert prerequisite is not None
-        return (WRITTEN, *prerequisite[1:])
-    return prerequisite
 
 
 @dataclass(frozen=True)
@@ -95,9 +62,9 @@ class Call:
     """A call made by a summarized walk to a function whose walk did not depend on the stack above
     it: the caller depends on what it returned and left pending, not on what it read. A check runs
     the callee again with the same memo key and stack below the replayed walk
-    (``Interpreter._run_call``)."""
+    (``Memo._run_call``)."""
 
-    #: ``Interpreter._memo``'s key: the function, its bound arguments, the context, the record flag.
+    #: the memo key (``EngineState._memo``): the function, its bound arguments, the context, the record flag.
     key: tuple
     stack: tuple[tuple[Path, str], ...]
     #: What the call gives while its walk is in progress (recursion through another path).
@@ -117,11 +84,11 @@ class Closure:
     """What a walk and every call below it read and did, merged: the first access to each cell,
     each effect once, in order. Checked whole before any of its effects is replayed (what every
     summary was before calls were cut), it replays a subtree the edit did not touch in one go, where
-    the log replays its calls one by one (``Interpreter._replayed_whole``); the log is the way when
+    the log replays its calls one by one (``Memo._replayed_whole``); the log is the way when
     something below changed."""
 
     files: tuple[tuple[Path, str], ...]
-    parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    parts: tuple[tuple[Part, object], ...]
     #: The views the parts were read from (``WalkSummary.part_files``); None for a file the
     #: summaries merged read in different views (its parts are compared one by one).
     part_files: tuple[tuple[Path, tuple | None], ...]
@@ -130,7 +97,7 @@ class Closure:
     effects: tuple[WalkEffect, ...]
     #: The summaries merged, each once however many calls made it: a fresh analysis walks a
     #: callee once for all the calls with its key, so replaying them spends each one's walks once
-    #: (``Interpreter._spend``; counted per call, a function calling another twice, each level
+    #: (``Memo._spend``; counted per call, a function calling another twice, each level
     #: down, spent 2 ** depth walks).
     summaries: frozenset[WalkSummary]
     #: The roots the summaries merged are bound to (``WalkSummary.root``): replayed whole only
@@ -143,18 +110,18 @@ class Closure:
 
     @cached_property
     def checked_reads(self) -> tuple[Access, ...]:
-        """The reads a check compares: all but stores nothing read after (``STORED``), which are
+        """The reads a check compares: all but stores nothing read after (``Store.read_after`` false), which are
         replayed as joins with whatever the cell holds then."""
         return tuple(read for read in self.reads if not is_unread_store(read.prerequisite))
 
     @cached_property
-    def read_cells(self) -> tuple[tuple, ...]:
+    def read_cells(self) -> tuple[Cell, ...]:
         """The cells the walks read before storing into them: the outcome depends on their
         versions before the effects are replayed."""
         return tuple(read.cell for read in self.reads if not is_store(read.prerequisite))
 
     @cached_property
-    def stored_cells(self) -> tuple[tuple, ...]:
+    def stored_cells(self) -> tuple[Cell, ...]:
         """The cells the walks stored into first: the outcome depends on their versions after."""
         return tuple(read.cell for read in self.reads if is_store(read.prerequisite))
 
@@ -169,7 +136,7 @@ def _dependency_paths(summary: WalkSummary | Closure) -> frozenset[Path]:
     holding the definitions it read. Kept on the summary: a replay adds them to the analysis's
     dependencies from a set (a closure of the generated trainer's edit has 32 definitions, and a
     path's hash is a Python call each time it is taken from a tuple)."""
-    return frozenset(path for path, _ in summary.files) | frozenset(key[1] for key, _ in summary.parts)
+    return frozenset(path for path, _ in summary.files) | frozenset(key.path for key, _ in summary.parts)
 
 
 def closure_of(summary: WalkSummary) -> Closure:
@@ -180,7 +147,7 @@ def closure_of(summary: WalkSummary) -> Closure:
     part_files: dict[Path, tuple | None] = dict(summary.part_files)
     all_absent = set(summary.absent)
     all_summaries = {summary}
-    reads: dict[tuple, Access] = {}
+    reads: dict[Cell, Access] = {}
     effects: dict[WalkEffect, None] = {}
 
     def access(read: Access) -> None:
@@ -227,10 +194,10 @@ class WalkSummary:
     files: tuple[tuple[Path, str], ...]
     #: Definitions it read (``ModuleIndex.part``), with what they were: a change elsewhere in
     #: their files (the edited script's other functions) leaves it valid.
-    parts: tuple[tuple[tuple[str, Path, str], object], ...]
+    parts: tuple[tuple[Part, object], ...]
     #: The views of the files those definitions are in when it was made (``ModuleView.identity``):
     #: a definition is what its file's view makes of it, so where every one of these views is the
-    #: same the parts need no comparing (``Interpreter._definitions_hold``; an edit of the
+    #: same the parts need no comparing (``Memo._definitions_hold``; an edit of the
     #: generated framework's trainer checks 17 parts in 4 files per summary on average).
     part_files: tuple[tuple[Path, tuple], ...]
     #: ``ModuleIndex.absent`` entries its imports recorded (dependencies of the root's result).
@@ -276,34 +243,34 @@ class Recording:
     #: The function's position in the frame stack (``len`` of its caller's stack; -1 without one).
     position: int
     files: set[Path] = field(default_factory=set)
-    #: Definitions read (``ModuleIndex.part``): (kind, file, name) to what they were.
-    parts: dict[tuple[str, Path, str], object] = field(default_factory=dict)
+    #: Definitions read (``ModuleIndex.part``), to what they were.
+    parts: dict[Part, object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
     log: list[LogEntry] = field(default_factory=list)
     #: Where in ``log`` each cell's first access is.
-    accessed: dict[tuple, int] = field(default_factory=dict)
+    accessed: dict[Cell, int] = field(default_factory=dict)
     #: The effects in ``log`` (each is logged once).
     effects: set[WalkEffect] = field(default_factory=set)
     walks: int = 0
     #: False once its outcome is known to depend on the call stack above it.
     storable: bool = True
-    #: True once it ran the import side effects of a package (a ``side_effects`` effect): which
+    #: True once it ran the import side effects of a package (a ``SideEffectsRun`` effect): which
     #: modules those are depends on the root analyzed (its package chain and imports,
     #: ``Reach.run_import_side_effects``), so the walk's summary is replayed in that root only.
     #: Replayed in another root, it carried the files of the root that made it, and not the files
     #: of the root's own package: other dependencies than walking gives. A walk that found them
-    #: run (read the ``side_effects`` cell) depends on what they registered through the registry's
+    #: run (read its ``SideEffectsCell``) depends on what they registered through the registry's
     #: cell, compared like any other: it is replayed in any root where they have run too. A walk
     #: that absorbs one (``absorb``) takes in its effects, this one among them.
     root_dependent: bool = False
 
-    def access(self, cell: tuple, prerequisite: tuple | None, contents: object) -> None:
+    def access(self, cell: Cell, prerequisite: Prerequisite, contents: object) -> None:
         """The walk's first access to ``cell`` (nothing when it accessed the cell before)."""
         if cell not in self.accessed:
             self.accessed[cell] = len(self.log)
             self.log.append(Access(cell, prerequisite, contents))
 
-    def read_again(self, cell: tuple) -> None:
+    def read_again(self, cell: Cell) -> None:
         """A read of ``cell``, which the walk accessed before: a store then was not the last word."""
         at = self.accessed[cell]
         first = self.log[at]
@@ -328,7 +295,7 @@ class Recording:
         again)."""
         if isinstance(other, Recording):
             files: Iterable[Path] = other.files
-            parts: Iterable[tuple[tuple[str, Path, str], object]] = other.parts.items()
+            parts: Iterable[tuple[Part, object]] = other.parts.items()
         else:
             files = (path for path, _ in other.files)
             parts = other.parts
@@ -367,7 +334,7 @@ class WalkMemory:
     across its roots, 75 % of peft's: their checks take 15 % and 24 % less, diffusers'
     examples/dreambooth 28 %), where torch's own files repeat 9 % (none of whose summaries ever
     held) and pytorch-image-models' 30 %: summarizing there only cost time. Replaying a summary
-    gives what walking again gives (``Interpreter._replayed``), so the findings do not depend on
+    gives what walking again gives (``Memo._replayed``), so the findings do not depend on
     which roots a process analyzed before."""
 
     PER_KEY = 16
