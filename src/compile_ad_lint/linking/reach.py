@@ -9,25 +9,19 @@ torch and the frameworks do is read from the tables in ``knowledge.torch_api`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.locations import Location
-from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values
 from .effects.containers import ContainerStores
 from .effects.frameworks import FrameworkEffects
 from .frames import Frame
+from .grad import is_frozen, need_grad, requires_grad_argument, without_graph
 from .incremental import Cell, ModulesCell
-from .stores import (
-    argument_or_none,
-    constants_of,
-    target_of,
-)
 from .values import (
     UNKNOWN_VALUES,
     ClassVal,
@@ -35,8 +29,6 @@ from .values import (
     Compiled,
     ConstVal,
     Data,
-    External,
-    ExternalInstance,
     Instance,
     Wrapper,
     held_modules,
@@ -61,73 +53,18 @@ class Reach(ContainerStores, FrameworkEffects):
         #: with their versions then, and ``heap_changes`` when they last held those versions.
         self._submodules: dict[object, tuple[frozenset, dict[Cell, int], int]] = {}
         self._own_submodules_kept: dict[object, tuple[frozenset, dict[Cell, int], int]] = {}
-        #: ``has_project_member`` by value and member name.
         self._project_members: dict[tuple[object, str], bool] = {}
-
-    # -- what a value is --------------------------------------------------------------------
-
-    def is_module_value(self, value: object) -> bool:
-        """Whether ``value`` is an ``nn.Module`` (compiled or not, wrapped or not)."""
-        interp = self.interp
-        if isinstance(value, Wrapper):
-            return True
-        if isinstance(value, Compiled):
-            return value.target is None or isinstance(value.target, Data) or self.is_module_value(value.target)
-        if isinstance(value, Instance):
-            return interp.is_module_class(value.cls)
-        if isinstance(value, ExternalInstance):
-            return api.is_torch_nn(value.cls) and value.cls not in api.PARAMETER_FACTORIES
-        if isinstance(value, Collection):
-            return value.sequential
-        return False
-
-    def has_project_member(self, value: object, name: str) -> bool:
-        """A project class defines ``name`` itself (its own ``to``, ``train``, ``compile``, ...).
-
-        Kept per value and name: what a value holds and what a finished class body defines do not
-        change (a trainer state holding ~190 models was asked 240,000 times in one of composer's
-        test files). Not while a class body runs (its names are still being bound) or a walk is
-        summarized (it reads the class bodies itself)."""
-        interp = self.interp
-        if interp.summarizing or interp.class_bodies_running:
-            return self._defines_member(value, name)
-        known = self._project_members.get((value, name))
-        if known is None:
-            known = self._project_members[(value, name)] = self._defines_member(value, name)
-        return known
-
-    def _defines_member(self, value: object, name: str) -> bool:
-        return any(
-            isinstance(module, Instance) and self.interp.find_member(module.cls, name) is not None
-            for module in held_modules(value)
-        )
-
-    def is_framework_module_class(self, cls: ClassVal) -> bool:
-        return any(isinstance(b, External) and b.name in fw.FRAMEWORK_BASES for b in self.interp.mro(cls))
 
     # -- grad: frozen modules, no_grad, requires_grad ----------------------------------------
 
     def graded(self, values: Values, frame: Frame, requires_grad: bool = True) -> Values:
         """Results of a module call: they require grad, unless grad recording is off."""
         if not frame.ctx.grad_enabled:
-            return self.without_graph(values)
+            return without_graph(values)
         if not requires_grad:
             return values
         return frozenset(
             replace(v, requires_grad=True) if isinstance(v, Data) and not v.requires_grad else v for v in values
-        )
-
-    @staticmethod
-    def without_graph(values: Values, keep: Data | None = None) -> Values:
-        """The same data without autograd history (what ``no_grad`` or a frozen module yields);
-        ``keep``: the inputs' history, which a frozen module's output still carries."""
-        kept = keep.origins if keep is not None else frozenset()
-        elements = keep.elements if keep is not None else frozenset()
-        return frozenset(
-            replace(v, origins=v.origins & kept, requires_grad=False, elements=v.elements & elements, exact=frozenset())
-            if isinstance(v, Data)
-            else v
-            for v in values
         )
 
     def compiled_output(
@@ -136,63 +73,10 @@ class Reach(ContainerStores, FrameworkEffects):
         """A compiled call's result: no backward under ``no_grad``, or through a frozen module whose
         inputs do not require grad."""
         if not frame.ctx.grad_enabled:
-            return self.without_graph(output)
-        if self.frozen(compiled.target) and not self.need_grad(inputs, arguments):
-            return self.without_graph(output, inputs)
+            return without_graph(output)
+        if is_frozen(compiled.target) and not need_grad(inputs, arguments):
+            return without_graph(output, inputs)
         return frozenset(replace(v, requires_grad=True) if isinstance(v, Data) else v for v in output)
-
-    @staticmethod
-    def need_grad(inputs: Data, values: Iterable[object]) -> bool:
-        """Whether inputs require grad: module outputs, parameters (``nn.Parameter(...)``), explicit flags."""
-        return (
-            inputs.requires_grad
-            or bool(inputs.origins)
-            or any(isinstance(v, ExternalInstance) and v.cls in api.PARAMETER_FACTORIES for v in values)
-        )
-
-    @staticmethod
-    def frozen(value: object) -> bool:
-        return isinstance(value, Wrapper) and value.frozen
-
-    def freeze(self, values: Values, site: Location, frozen: bool) -> Values:
-        """``module.requires_grad_(frozen is False)``: the same modules, frozen or unfrozen."""
-        result: set[object] = set()
-        for value in values:
-            if isinstance(value, Wrapper) and value.frozen and not frozen:
-                result |= value.inner
-            elif frozen and self.is_module_value(value) and not self.frozen(value):
-                result.add(Wrapper(frozenset([value]), "requires_grad_(False)", site, frozen=True))
-            else:
-                result.add(value)
-        return frozenset(result)
-
-    def freeze_expr(self, expr: ir.Expr, frame: Frame, span: ir.Span, frozen: bool) -> None:
-        """Rebind what ``expr`` names to its frozen (or unfrozen) version. Unfreezing a part
-        (``model.head.requires_grad_(True)``, ``model.get_classifier().parameters()``) unfreezes the
-        whole: it trains again, partly."""
-        if not frozen:
-            root = expr
-            while isinstance(root, (ir.Attr, ir.Call, ir.Item)):
-                root = root.base if isinstance(root, (ir.Attr, ir.Item)) else root.func
-            if root is not expr and isinstance(root, ir.Ref):
-                self.freeze_expr(root, frame, span, frozen=False)
-        target = target_of(expr)
-        if target is None:
-            return
-        values = self.interp.eval(expr, frame)
-        if isinstance(target, ir.AttrTarget):
-            self.replace_attribute(
-                target, values, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame
-            )
-        else:
-            self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
-
-    def requires_grad_argument(self, args: Args) -> bool | None:
-        values = argument_or_none(args, api.REQUIRES_GRAD.name, 0)
-        if values is None:
-            return True
-        constants = constants_of(values)
-        return bool(constants.pop()) if constants and len(constants) == 1 else None
 
     # -- receiver methods: ``.cuda()``, ``.children()``, ``.get()``, ``register_module`` -----
 
@@ -214,7 +98,7 @@ class Reach(ContainerStores, FrameworkEffects):
                 and not self.has_project_member(receiver, name)
             ):
                 if name == "requires_grad_":
-                    grad = self.requires_grad_argument(args)
+                    grad = requires_grad_argument(args)
                     result |= (
                         self.freeze(frozenset([receiver]), site, frozen=True)
                         if grad is False
@@ -233,14 +117,14 @@ class Reach(ContainerStores, FrameworkEffects):
                 and self.is_module_value(receiver)
                 and not self.has_project_member(receiver, name)
             ):
-                result.add(Data(requires_grad=not self.frozen(receiver)))
+                result.add(Data(requires_grad=not is_frozen(receiver)))
             elif name in api.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
                 result |= self.container_elements(func.base, frozenset([receiver]), frame)
             elif name in api.MODULE_REGISTRATION_METHODS and isinstance(receiver, (Instance, Collection)):
                 self.register_module(func.base, receiver, args, frame, call.span)
                 result.add(ConstVal(None))
             elif name == "requires_grad_" and isinstance(receiver, Data):
-                grad = self.requires_grad_argument(args)
+                grad = requires_grad_argument(args)
                 result.add(replace(receiver, requires_grad=grad is not False))
             else:
                 rest.add(receiver)
@@ -336,8 +220,8 @@ class Reach(ContainerStores, FrameworkEffects):
             frame.ctx = saved
         if wrapper.frozen:
             inputs = argument_data(args)
-            if not self.need_grad(inputs, argument_values(args)):
-                return self.without_graph(results, inputs)
+            if not need_grad(inputs, argument_values(args)):
+                return without_graph(results, inputs)
         return results
 
     def wrapper_attribute(self, wrapper: Wrapper, name: str) -> Values:

@@ -14,6 +14,7 @@ from ...knowledge.effects import Effect
 from ...summary import model as ir
 from ..arguments import Args, Values, positional
 from ..frames import Context, Frame
+from ..grad import is_frozen, requires_grad_argument, without_graph
 from ..incremental import (
     AttrCell,
     ClassCell,
@@ -24,6 +25,7 @@ from ..incremental import (
     SideEffectsRun,
     StoreGlobal,
 )
+from ..module_facts import ModuleFacts
 from ..stores import (
     MAX_SIDE_EFFECT_MODULES,
     argument_or_none,
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from ..engine_context import EngineContext
 
 
-class ContainerStores:
+class ContainerStores(ModuleFacts):
     interp: EngineContext
     root: Path | None
     side_effects_done: set[str]
@@ -271,7 +273,7 @@ class ContainerStores:
                 return False
             target = target_of(expr.func.base)
             assert target is not None
-            detached = self.without_graph(values)
+            detached = without_graph(values)
             if isinstance(target, ir.AttrTarget):
                 self.replace_attribute(target, values, detached, frame)
             else:
@@ -285,7 +287,7 @@ class ContainerStores:
         current = self.interp.eval(receiver, frame)
         if not any(self.is_module_value(v) and not self.has_project_member(v, "requires_grad_") for v in current):
             return False
-        grad = self.requires_grad_argument(self.interp.eval_args(expr.args, frame))
+        grad = requires_grad_argument(self.interp.eval_args(expr.args, frame))
         if grad is None:
             return True  # may or may not freeze: keep what may run a backward
         self.freeze_expr(receiver, frame, expr.span, frozen=not grad)
@@ -454,23 +456,40 @@ class ContainerStores:
             if keyword not in (None, "*", "**"):
                 self.set_attribute(instance, frozenset([ConstVal(keyword)]), values)
 
-    # -- ``Reach``'s, declared for the methods here ---------------------------------------
+    # -- freezing: ``requires_grad_()``, ``param.requires_grad = False`` --------------------
+
+    def freeze(self, values: Values, site: Location, frozen: bool) -> Values:
+        """``module.requires_grad_(frozen is False)``: the same modules, frozen or unfrozen."""
+        result: set[object] = set()
+        for value in values:
+            if isinstance(value, Wrapper) and value.frozen and not frozen:
+                result |= value.inner
+            elif frozen and self.is_module_value(value) and not is_frozen(value):
+                result.add(Wrapper(frozenset([value]), "requires_grad_(False)", site, frozen=True))
+            else:
+                result.add(value)
+        return frozenset(result)
 
     def freeze_expr(self, expr: ir.Expr, frame: Frame, span: ir.Span, frozen: bool) -> None:
-        raise NotImplementedError
-
-    def has_project_member(self, value: object, name: str) -> bool:
-        raise NotImplementedError
-
-    def is_module_value(self, value: object) -> bool:
-        raise NotImplementedError
-
-    def requires_grad_argument(self, args: Args) -> bool | None:
-        raise NotImplementedError
-
-    @staticmethod
-    def without_graph(values: Values, keep: Data | None = None) -> Values:
-        raise NotImplementedError
+        """Rebind what ``expr`` names to its frozen (or unfrozen) version. Unfreezing a part
+        (``model.head.requires_grad_(True)``, ``model.get_classifier().parameters()``) unfreezes the
+        whole: it trains again, partly."""
+        if not frozen:
+            root = expr
+            while isinstance(root, (ir.Attr, ir.Call, ir.Item)):
+                root = root.base if isinstance(root, (ir.Attr, ir.Item)) else root.func
+            if root is not expr and isinstance(root, ir.Ref):
+                self.freeze_expr(root, frame, span, frozen=False)
+        target = target_of(expr)
+        if target is None:
+            return
+        values = self.interp.eval(expr, frame)
+        if isinstance(target, ir.AttrTarget):
+            self.replace_attribute(
+                target, values, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame
+            )
+        else:
+            self.interp.assign(target, self.freeze(values, self.interp.loc(frame.path, span), frozen), frame, span)
 
 
 # -- the effects registered here: ``(engine, row, name, args, site, frame) -> values``, or None --

@@ -20,6 +20,7 @@ from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, spread_keyword
 from ..contexts import AutocastContext, AutocastState, NullContext
 from ..frames import Frame
+from ..module_facts import ModuleFacts
 from ..stores import (
     argument_or_none,
     constants_of,
@@ -28,7 +29,6 @@ from ..values import (
     PARAMETER,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
-    ClassVal,
     Collection,
     Compiled,
     CompiledOutput,
@@ -358,7 +358,7 @@ def framework_same(
     return framework_argument(call, args) or UNKNOWN_VALUES
 
 
-class FrameworkEffects:
+class FrameworkEffects(ModuleFacts):
     """``Reach``'s part: the framework methods a value has, and refined autocast states."""
 
     interp: EngineContext
@@ -392,8 +392,3 @@ class FrameworkEffects:
         return AutocastState(
             False, source=state.source, origin=f"{state.origin} with `{state.condition}` false on this path"
         )
-
-    # -- ``Reach``'s, declared for the methods here ---------------------------------------
-
-    def is_framework_module_class(self, cls: ClassVal) -> bool:
-        raise NotImplementedError
