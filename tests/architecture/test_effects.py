@@ -28,10 +28,10 @@ ENGINE = (
     "linking.statements",
     "linking.interpreter",
     "linking.reach",
-    "linking.islands",
-    "linking.results",
-    "linking.switches",
-    "linking.dual_params",
+    "linking.analyses.islands",
+    "linking.analyses.results",
+    "linking.analyses.switches",
+    "linking.analyses.dual_params",
 )
 
 EFFECT_MODULES = sorted(name for name in modules() if name.startswith("linking.effects"))

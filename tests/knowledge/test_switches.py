@@ -1,4 +1,4 @@
-"""Run-time switches (``knowledge/switches.py``, ``linking/switches.py``): a branch on a value the
+"""Run-time switches (``knowledge/switches.py``, ``linking/analyses/switches.py``): a branch on a value the
 user sets at launch may take either arm, and a finding that holds on one arm names the condition.
 
 Every name of every row has a case here, analyzed through the public API: a small training step

@@ -37,6 +37,6 @@ class Effect(enum.Enum):
     FORWARD_MODE = "forward_mode"  # FORWARD_MODE_FUNCTIONS
     # ``frameworks.FRAMEWORK_CLASSES``
     FRAMEWORK_CLASS = "framework_class"
-    # ``switches``: settings the user sets at launch (``linking/switches.py``)
+    # ``switches``: settings the user sets at launch (``linking/analyses/switches.py``)
     SETTINGS = "settings"  # SETTINGS_CALLS
     FIELD_DEFAULT = "field_default"  # FIELD_DEFAULTS

@@ -5,7 +5,7 @@ default: ``if args.compile:`` with an argparse flag, ``if cfg.compile:`` with a 
 pydantic config field, ``if os.environ.get("COMPILE"):``, ``if compile:`` with a module global
 that ``exec(open("configurator.py").read())`` can rebind. A branch on a value nothing can rebind
 (a module constant in a script without such an override) is decided by the code. The interpreter
-(``linking/switches.py``) follows both arms of a switch and names the condition in the findings
+(``linking/analyses/switches.py``) follows both arms of a switch and names the condition in the findings
 that hold on one arm only.
 
 Each row names where the library defines the behaviour (read from its documentation or source);

@@ -45,7 +45,7 @@ CALL_EFFECTS = {
     Effect.GETATTR: "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
     Effect.SETATTR: "``setattr(object, name, value)``: stores the attribute",
     Effect.FUNCTIONAL_CALL: "calls positional argument 0 (a module) on argument 2 (and kwargs 3) with the parameters "
-    "of argument 1: dual parameters make the module dual (``linking/dual_params.py``)",
+    "of argument 1: dual parameters make the module dual (``linking/analyses/dual_params.py``)",
 }
 
 TORCH_CALLS: tuple[TorchCall, ...] = (

@@ -14,10 +14,11 @@ What library calls do: ``effects/``, one handler per ``Effect`` registered by ta
     (``effects/registry``) in a module per behaviour: ``compile``, ``forward_ad``, ``autocast`` (and
     the functorch config), ``autograd``, ``modules`` (wrappers, collections), ``containers``
     (getattr/setattr, registries: ``Reach`` is built on it), ``frameworks``, ``settings``. Each takes
-    the engine as ``engine_context.EngineContext``; ``stores`` holds what they share with ``reach``.
-Analyses the engine calls, holding it through ``engine_context.EngineContext`` (never importing it):
-    ``reach`` (module moves, freezing, receiver methods), ``islands`` (fp32 islands, CAL002), ``results`` (compiled outputs, CAL005),
-    ``switches`` (run-time switches), ``dual_params`` (dual parameters).
+    the engine as ``engine_context.EngineContext``; ``stores`` holds what they share with ``reach``
+    (module moves, receiver methods), ``grad`` (autograd history) and ``module_facts`` (what a value is).
+``analyses/``, run beside the walk through ``engine_context.EngineContext`` (never importing it):
+    ``islands`` (fp32 islands, CAL002), ``results`` (compiled outputs, CAL005), ``switches`` (run-time
+    switches), ``dual_params`` (dual parameters).
 Incremental, one entry (``incremental/__init__``): ``cells`` (heap cells, prerequisites), ``records``
     (log entries), ``walks`` (summaries a long-lived front end keeps), ``entries`` (memoized walks).
 After the walk: ``call_order`` (plain calls before dual ones), ``suppressions`` (CAL901),

@@ -14,17 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core.settings import Config
+from .analyses.dual_params import DualParameters
+from .analyses.islands import IslandScan
+from .analyses.results import ResultAnalysis
+from .analyses.switches import Switches
 from .arguments import Values
 from .call_order import with_plain_first
-from .dual_params import DualParameters
 from .frames import Context, Frame
 from .incremental import WalkMemory
 from .index import ModuleIndex
-from .islands import IslandScan
 from .reach import Reach
-from .results import ResultAnalysis
 from .statements import Statements
-from .switches import Switches
 from .values import (
     ClassVal,
     Collection,

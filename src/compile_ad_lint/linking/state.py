@@ -19,9 +19,12 @@ from ..knowledge.behaviour import in_place_compiles_torch_nn
 from ..knowledge.calls import MATCHED_NAMES, with_compile_wrappers
 from ..knowledge.versions import default_target
 from ..summary import model as ir
+from .analyses.dual_params import DualParameters
+from .analyses.islands import IslandScan
+from .analyses.results import ResultAnalysis
+from .analyses.switches import Switches
 from .arguments import Args, Values, argument_data
 from .contexts import ConfigState, config_value
-from .dual_params import DualParameters
 from .engine_context import EngineCalls
 from .events import (
     Event,
@@ -30,10 +33,7 @@ from .events import (
 from .frames import Frame
 from .incremental import Cell, EmitEvent, MemoEntry, Part, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
-from .islands import IslandScan
 from .reach import Reach
-from .results import ResultAnalysis
-from .switches import Switches
 from .values import (
     UNKNOWN_VALUES,
     ClassVal,

@@ -13,6 +13,8 @@ from ..knowledge import torch_api as api
 from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
+from .analyses.results import indexed_outputs
+from .analyses.switches import stamp_arm, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
@@ -24,9 +26,7 @@ from .events import (
     LeafRead,
 )
 from .frames import Context, Frame, runs_once
-from .results import indexed_outputs
 from .stores import compile_target, flag_key
-from .switches import stamp_arm, with_condition
 from .values import (
     DEFAULT_BACKEND,
     UNKNOWN_VALUES,

@@ -373,7 +373,7 @@ class FrameworkCall:
 class Settings:
     """What the user sets when launching the run (an argparse namespace, an OmegaConf or JSON config,
     the environment: ``knowledge.switches``), and anything read from it: a branch on it may take
-    either arm (``linking/switches.py``). Not a tensor: it carries no compiled history or tangent."""
+    either arm (``linking/analyses/switches.py``). Not a tensor: it carries no compiled history or tangent."""
 
     kind: str
 

@@ -218,7 +218,7 @@ class Branch:
     """Control flow with alternatives (if/else, try/except, loops as body-or-nothing, match).
 
     For ``if``, ``condition`` chooses between the two arms when it is a known constant that nothing
-    can rebind at launch (``linking/switches.py``); the first arm runs when it is true.
+    can rebind at launch (``linking/analyses/switches.py``); the first arm runs when it is true.
     """
 
     arms: tuple[tuple[Stmt, ...], ...]
@@ -288,7 +288,7 @@ class ClassSummary:
     body: tuple[Stmt, ...]
     span: Span
     #: Names the body declares with a scalar annotation (``compile: bool``, ``mode: str | None``) or
-    #: gives a literal default other than None: a config class's fields (``linking/switches.py``).
+    #: gives a literal default other than None: a config class's fields (``linking/analyses/switches.py``).
     fields: tuple[str, ...] = ()
 
 

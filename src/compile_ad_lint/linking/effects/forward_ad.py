@@ -42,7 +42,7 @@ def functional_call(engine: EngineContext, row: object, name: str, args: Args, s
     """``functional_call(module, parameters, args, kwargs)``: the module runs on ``args`` with the
     given parameters (torch/_functorch/functional_call.py ``functional_call(module,
     parameter_and_buffer_dicts, args=None, kwargs=None, ...)``; a single non-tuple ``args`` is one
-    positional argument). Dual parameters make the module dual (``linking/dual_params.py``)."""
+    positional argument). Dual parameters make the module dual (``linking/analyses/dual_params.py``)."""
     modules = positional(args, 0) or keyword_arg(args, "module") or frozenset()
     parameters = positional(args, 1) or keyword_arg(args, "parameter_and_buffer_dicts") or frozenset()
     if frame.ctx.region is not None and argument_data(((None, parameters),)).dual:

@@ -1,6 +1,6 @@
 """Settings the user sets at launch (``knowledge.switches``): the command-line and config frameworks'
 calls that return them (``tyro.cli(TrainConfig)``, ``parser.parse_args()``) and ``field(default=...)``
-in a config class; ``linking/switches.py`` reads them as run-time switches."""
+in a config class; ``linking/analyses/switches.py`` reads them as run-time switches."""
 
 from __future__ import annotations
 

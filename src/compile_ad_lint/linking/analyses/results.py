@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.locations import Location
-from ..knowledge import torch_api as api
-from ..summary import model as ir
-from .events import Leaf, ResultElement
-from .values import ClassVal, Collection, Compiled, Disabled, ExternalInstance, FunctionVal, Instance
+from ...core.locations import Location
+from ...knowledge import torch_api as api
+from ...summary import model as ir
+from ..events import Leaf, ResultElement
+from ..values import ClassVal, Collection, Compiled, Disabled, ExternalInstance, FunctionVal, Instance
 
 if TYPE_CHECKING:
-    from .arguments import Args
-    from .engine_context import EngineContext
+    from ..arguments import Args
+    from ..engine_context import EngineContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,7 +447,7 @@ def indexed_outputs(
     """``out[1]`` / ``out["aux"]`` of a compiled call's whole result: that output only (CAL005 then
     counts the others as unused); None when a value is not such a result, or the position is not
     known for every size (or key set) the call's result has."""
-    from .values import Data, OutputElement
+    from ..values import Data, OutputElement
 
     result = []
     for value in values:

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.locations import Location
-from ..knowledge import torch_api as api
-from ..summary import model as ir
-from .arguments import Values, argument_data
-from .frames import Frame
-from .incremental import DualParams, DualParamsCell
-from .values import Collection, Compiled, Data, Instance, Wrapper, held_modules
+from ...core.locations import Location
+from ...knowledge import torch_api as api
+from ...summary import model as ir
+from ..arguments import Values, argument_data
+from ..frames import Frame
+from ..incremental import DualParams, DualParamsCell
+from ..values import Collection, Compiled, Data, Instance, Wrapper, held_modules
 
 if TYPE_CHECKING:
-    from .engine_context import EngineContext
+    from ..engine_context import EngineContext
 
 #: How many levels of submodules a dual module's parameters reach (blocks of a model's layers).
 _SUBMODULE_DEPTH = 3

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from ..knowledge import torch_api as api
-from ..summary import model as ir
-from .events import Island
-from .frames import Context, Frame
-from .values import ClassVal, Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
+from ...knowledge import torch_api as api
+from ...summary import model as ir
+from ..events import Island
+from ..frames import Context, Frame
+from ..values import ClassVal, Collection, Compiled, CompiledOutput, ExternalInstance, FunctionVal, Instance, Wrapper
 
 if TYPE_CHECKING:
-    from .engine_context import EngineContext
+    from ..engine_context import EngineContext
 
 #: How many calls deep a compiled callable is read, and how many function bodies at most per analysis.
 MAX_DEPTH = 3

@@ -19,13 +19,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.findings import Condition
-from ..knowledge import switches as knowledge
-from ..summary import model as ir
-from .arguments import Values
-from .frames import Context, Frame
-from .stores import flag_key
-from .values import (
+from ...core.findings import Condition
+from ...knowledge import switches as knowledge
+from ...summary import model as ir
+from ..arguments import Values
+from ..frames import Context, Frame
+from ..stores import flag_key
+from ..values import (
     ClassVal,
     Compiled,
     ConstVal,
@@ -38,7 +38,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .engine_context import EngineContext
+    from ..engine_context import EngineContext
 
 #: The most switches a context keeps (the outermost): deeper nesting adds walks for little news.
 MAX_CONDITIONS = 4
