@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from .core.settings import Config
 from .core.torch_versions import Series, TargetError, TorchTarget, parse_setting
-from .knowledge.versions import KNOWN_SERIES, NEWEST, default_target, target_of
+from .knowledge.versions import NEWEST, default_target, target_of
 from .project import default_root
 
 if sys.version_info >= (3, 11):
@@ -289,10 +289,6 @@ def _environment(path: Path) -> Iterator[Pin]:
             yield Pin(path.name, SpecifierSet(spec))
         except InvalidSpecifier:
             continue
-
-
-def known_series_text() -> str:
-    return ", ".join(str(s) for s in KNOWN_SERIES)
 
 
 def with_target(config: Config, paths: Sequence[str] = (), *, setting: str | None = None, source: str = "") -> Config:

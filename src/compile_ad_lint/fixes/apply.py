@@ -15,10 +15,8 @@ in ``FixOutcome.stale``.
 from __future__ import annotations
 
 import difflib
-import io
 import os
 import tempfile
-import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +29,7 @@ from ..core.paths import is_notebook, real_path
 from ..core.plans import paths_of
 from . import resolve
 from .rounds import apply_plans
-from .source import Sources
+from .source import Sources, source_text
 
 if TYPE_CHECKING:
     from ..cache import SummaryCache
@@ -159,11 +157,10 @@ def _apply_text_fixes(data: bytes, findings: Sequence[Finding]) -> tuple[bytes, 
     """``data`` with the text edits of ``findings``' fixes, in order, stopping before the first
     that overlaps an earlier one (it waits for the next round): the new bytes and how many applied;
     None when the file cannot be decoded."""
-    try:
-        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-        text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError):
+    decoded = source_text(data)
+    if decoded is None:
         return None
+    text, encoding = decoded
     taken: list[Edit] = []
     count = 0
     for finding in findings:
@@ -229,11 +226,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def _decode(data: bytes) -> str:
-    try:
-        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-        return data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return data.decode("utf-8", errors="replace")
+    decoded = source_text(data)
+    return decoded[0] if decoded is not None else data.decode("utf-8", errors="replace")
 
 
 def unified_diff(outcome: FixOutcome) -> str:
@@ -290,12 +284,11 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str], root: Path
         if digests.get(str(path)) != content_digest(data):
             skipped += [(display, line, "the file changed since it was analyzed") for line in lines_codes]
             continue
-        try:
-            encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-            text = data.decode(encoding)
-        except (SyntaxError, LookupError, UnicodeDecodeError):
+        decoded = source_text(data)
+        if decoded is None:
             skipped += [(display, line, "cannot decode the file") for line in lines_codes]
             continue
+        text, encoding = decoded
         lines = split_lines(text)
         edits, refused = plan_noqa(lines, lines_codes)
         skipped += [(display, skip.line, skip.reason) for skip in refused]

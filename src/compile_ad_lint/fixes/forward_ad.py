@@ -33,10 +33,6 @@ from .transform import Op, PlanError, Replace
 _INDUCTOR_ONLY = ("mode", "options")
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 def _parsed(sources: Sources, display: str) -> ParsedModule:
     parsed = sources.parsed(display)
     if parsed is None:

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import io
 import os
-import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..cache import SummaryCache, build_digest, codec, content_digest
 from ..core.plans import FixPlan
-from .source import Sources
+from .source import Sources, source_text
 
 
 @dataclass(frozen=True)
@@ -192,10 +190,13 @@ def _from_edits(plans: Sequence[FixPlan], sources: Sources) -> tuple[Round, tupl
     before = sources.data(display)
     if before is None or any(edit.path != display for edit in stored.edits):
         return None
+    decoded = source_text(before)
+    if decoded is None:
+        return None
+    text, encoding = decoded
     try:
-        encoding = tokenize.detect_encoding(io.BytesIO(before).readline)[0]
-        after = apply_edits(before.decode(encoding), stored.edits).encode(encoding)
-    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        after = apply_edits(text, stored.edits).encode(encoding)
+    except (UnicodeError, ValueError):
         return None
     return Round((0,), {display: (before, after)}), stored.read
 

@@ -9,6 +9,8 @@ built or applied on anything else.
 
 from __future__ import annotations
 
+import io
+import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,6 +26,16 @@ if TYPE_CHECKING:
 #: Files larger than this get no fixes: LibCST with positions takes seconds and a GB per MB of
 #: source (docs/performance.md, "fixes"); the analysis itself uses ``ast``.
 MAX_FIX_FILE_BYTES = 1_000_000
+
+
+def source_text(data: bytes) -> tuple[str, str] | None:
+    """Python source bytes decoded as the interpreter decodes them (a BOM, a coding cookie, else
+    UTF-8), with that encoding; None when they cannot be."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        return data.decode(encoding), encoding
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
 
 
 @dataclass
