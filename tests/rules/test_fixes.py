@@ -20,7 +20,8 @@ from compile_ad_lint.core.findings import Applicability
 from compile_ad_lint.core.plans import CallUncompiled, CompileWithBackend, SetConfigAtModuleLevel, WrapInConfigPatch
 from compile_ad_lint.fixes import Sources, resolve
 from compile_ad_lint.fixes.apply import fix_loop, write_changes
-from compile_ad_lint.fixes.transform import apply_edits, edits_between
+from compile_ad_lint.fixes.source import apply_edits
+from compile_ad_lint.fixes.transform import edits_between
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

@@ -29,7 +29,7 @@ from ..core.paths import is_notebook, real_path
 from ..core.plans import paths_of
 from . import resolve
 from .rounds import apply_plans
-from .source import Sources, source_text
+from .source import Sources, apply_edits, source_text
 
 if TYPE_CHECKING:
     from ..cache import SummaryCache
@@ -324,18 +324,3 @@ def fix_preview(finding: Finding, read: Callable[[str], bytes | None]) -> list[s
         diff = difflib.unified_diff(old, new, fromfile=path, tofile=path, n=1)
         shown += [line.rstrip("\r\n") for line in diff][2:]  # the hunks; the file is the finding's
     return shown
-
-
-def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """``text`` with ``edits`` (1-based line and column ranges, end exclusive) applied, last first."""
-    from ..summary.outline import line_starts
-
-    starts = line_starts(text)
-
-    def offset(line: int, column: int) -> int:
-        return (starts[line - 1] if line - 1 < len(starts) else len(text)) + column - 1
-
-    for edit in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-        start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
-        text = text[:start] + edit.replacement + text[end:]
-    return text

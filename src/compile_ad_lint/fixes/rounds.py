@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..cache import SummaryCache, build_digest, codec, content_digest
 from ..core.plans import FixPlan
-from .source import Sources, source_text
+from .source import Sources, apply_edits, source_text
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,6 @@ def _from_edits(plans: Sequence[FixPlan], sources: Sources) -> tuple[Round, tupl
     file's text with those edits, as carrying the plan out gives (its edits are the difference
     between the two), without LibCST. With what the round read; None otherwise."""
     from . import stored_plan
-    from .transform import apply_edits
 
     if len(plans) != 1:
         return None

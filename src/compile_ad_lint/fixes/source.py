@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..cache import SummaryCache, content_digest
+from ..core.findings import Edit
 from ..core.paths import real_path
+from ..summary.outline import split_lines
 
 if TYPE_CHECKING:
     from .parsed import ParsedModule
@@ -36,6 +38,29 @@ def source_text(data: bytes) -> tuple[str, str] | None:
         return data.decode(encoding), encoding
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """``text`` with ``edits`` (positions in ``text``, none overlapping) applied."""
+    lines = split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        if line > len(lines):
+            return len(text)
+        return min(starts[line - 1] + column - 1, starts[line])
+
+    pieces, at = [], 0
+    for edit in sorted(edits, key=lambda e: (e.line, e.column, e.end_line, e.end_column)):
+        start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
+        if start < at:
+            raise ValueError("overlapping edits")
+        pieces += [text[at:start], edit.replacement]
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 @dataclass

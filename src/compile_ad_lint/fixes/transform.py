@@ -365,26 +365,3 @@ def _position(lines: list[str], starts: list[int], offset: int) -> tuple[int, in
             return len(lines), len(lines[-1]) + 1
         return len(lines) + 1, 1
     return index + 1, offset - starts[index] + 1
-
-
-def apply_edits(text: str, edits: Sequence[Edit]) -> str:
-    """``text`` with ``edits`` (positions in ``text``, none overlapping) applied."""
-    lines = split_lines(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(line: int, column: int) -> int:
-        if line > len(lines):
-            return len(text)
-        return min(starts[line - 1] + column - 1, starts[line])
-
-    pieces, at = [], 0
-    for edit in sorted(edits, key=lambda e: (e.line, e.column, e.end_line, e.end_column)):
-        start, end = offset(edit.line, edit.column), offset(edit.end_line, edit.end_column)
-        if start < at:
-            raise ValueError("overlapping edits")
-        pieces += [text[at:start], edit.replacement]
-        at = end
-    pieces.append(text[at:])
-    return "".join(pieces)
