@@ -92,16 +92,30 @@ def discover(
             subdirs[:] = sorted(
                 d for d in subdirs if not excluded(base, d) and not (ignored and ignored(folder, d, True))
             )
+            real_folder: str | None = None
             for name in sorted(names):
-                candidate = base / name
                 if (
-                    name.endswith(SOURCE_SUFFIXES)
-                    and not excluded(base, name)
-                    and not (ignored and ignored(folder, name, False))
+                    not name.endswith(SOURCE_SUFFIXES)
+                    or excluded(base, name)
+                    or (ignored and ignored(folder, name, False))
                 ):
-                    if candidate.is_dir():
-                        continue
-                    _add(files, problems, candidate)
+                    continue
+                candidate = base / name
+                try:
+                    mode = os.lstat(os.path.join(directory, name)).st_mode
+                except OSError:
+                    mode = None
+                if mode is None or stat.S_ISLNK(mode):
+                    if not candidate.is_dir():
+                        _add(files, problems, candidate)
+                    continue
+                if stat.S_ISDIR(mode):
+                    continue
+                # Not a link: the file's resolved path is its folder's, resolved once per folder
+                # (resolving each file's path again took most of a warm check's discovery).
+                if real_folder is None:
+                    real_folder = os.path.realpath(directory)
+                _add(files, problems, candidate, Path(os.path.join(real_folder, name)), mode)
     return sorted(files.values(), key=lambda f: f.display), problems
 
 
@@ -109,13 +123,23 @@ def discover(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-def _add(files: dict[Path, SourceFile], problems: list[DiscoveryProblem], path: Path) -> None:
-    try:
-        resolved = path.resolve(strict=True)
-        regular = stat.S_ISREG(resolved.stat().st_mode)
-    except (OSError, RuntimeError) as error:
-        problems.append(DiscoveryProblem(str(path), f"cannot resolve path: {error}"))
-        return
+def _add(
+    files: dict[Path, SourceFile],
+    problems: list[DiscoveryProblem],
+    path: Path,
+    resolved: Path | None = None,
+    mode: int | None = None,
+) -> None:
+    """Take ``path``; ``resolved`` and ``mode``: its resolved path and ``lstat`` mode when known
+    (not a link), else they are asked of the file system."""
+    if resolved is None or mode is None:
+        try:
+            resolved = path.resolve(strict=True)
+            mode = resolved.stat().st_mode
+        except (OSError, RuntimeError) as error:
+            problems.append(DiscoveryProblem(str(path), f"cannot resolve path: {error}"))
+            return
+    regular = stat.S_ISREG(mode)
     if not regular:  # a named pipe would block the read forever; sockets and devices cannot be read
         problems.append(DiscoveryProblem(str(path), "not a regular file"))
         return
