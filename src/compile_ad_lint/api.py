@@ -5,12 +5,14 @@ The CLI, the flake8 plugin and the language server are thin adapters over ``Anal
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import EntryMemory, SummaryCache, content_digest
 from .core.findings import Finding
@@ -18,24 +20,38 @@ from .core.locations import Location
 from .core.paths import real_path
 from .core.settings import Config, code_matches, valid_prefixes
 from .core.torch_versions import TorchTarget
-from .facts import Facts
 from .layout import LayoutFacts
 from .linking.cancellation import AnalysisCancelled
-from .linking.events import Event, ModuleFailure
-from .linking.incremental import WalkMemory
-from .linking.suppressions import unused_in_files
 from .notebook import cell_locations, notebook_for
-from .pipeline.callers import entry_points
-from .pipeline.results import CheckRecord, ResultReads, RootResult, by_folder, reads_key
+from .pipeline.results import CheckRecord, by_folder, reads_key
 from .pipeline.run import Run
-from .pipeline.workspace import load_view
 from .project import SourceFile, default_root, discover, display_path, read_source
-from .rules import ALL_RULES
-from .rules.unparsable_file import UnparsableFile
-from .rules.unused_noqa import UnusedNoqa
-from .summary.extract import find_suppressions
-from .summary.view import ViewMemory
 from .target import with_target
+
+# The engine, the rules and what they read are imported where a check analyzes: a check served
+# from its record (a warm run) loads none of them. ``__getattr__`` serves the names this module
+# re-exports from them.
+if TYPE_CHECKING:
+    from .linking.events import Event
+    from .linking.incremental import WalkMemory
+    from .pipeline.root_results import ResultReads, RootResult
+    from .pipeline.workspace import load_view
+    from .summary.view import ViewMemory
+
+_REEXPORTED = {
+    "ResultReads": "pipeline.root_results",
+    "RootResult": "pipeline.root_results",
+    "ViewMemory": "summary.view",
+    "WalkMemory": "linking.incremental",
+    "load_view": "pipeline.workspace",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _REEXPORTED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,7 @@ class Analyzer:
         remembered = self._remembered(run, files, started)
         if remembered is not None:
             return remembered
+        from .pipeline.callers import entry_points
 
         tasks = [(f, frozenset[str]()) for f in entry_points(files, contents)]
         asked: frozenset[tuple[str, str]] = frozenset()
@@ -188,6 +205,8 @@ class Analyzer:
         before = memory.misses
         files, _, _, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled  # asked before the first root, after reading every file
+        from .pipeline.callers import entry_points
+
         try:
             run.walk_again(entry_points(files, contents))
         finally:
@@ -213,7 +232,7 @@ class Analyzer:
         if self.config.torch is None:  # once per analyzer: the installed torch, else the project's pins
             self.config = with_target(self.config, paths)
         files, problems = discover(paths, self.config, virtual=overrides.keys())
-        events: list[Event] = [ModuleFailure(Location.point(p.display), p.reason) for p in problems]
+        events: list[Event] = [_failure(p.display, p.reason) for p in problems]
         contents = self._read(files, events, overrides)
         digests = {path: content_digest(source) for path, source in contents.items()}
         sizes = {path: len(source) for path, source in contents.items()}
@@ -246,9 +265,7 @@ class Analyzer:
                     overrides[source_file.path] if source_file.path in overrides else read_source(source_file.path)
                 )
             except OSError as error:
-                events.append(
-                    ModuleFailure(Location.point(source_file.display), f"cannot read: {error.strerror or error}")
-                )
+                events.append(_failure(source_file.display, f"cannot read: {error.strerror or error}"))
         return contents
 
     def _findings(
@@ -266,6 +283,13 @@ class Analyzer:
         A named path that is no file (it does not exist, or cannot be listed) is reported whatever
         the selection says: nothing was checked there, and a run must not pass silently for it.
         """
+        from .facts import Facts
+        from .linking.suppressions import unused_in_files
+        from .rules import ALL_RULES
+        from .rules.unparsable_file import UnparsableFile
+        from .rules.unused_noqa import UnusedNoqa
+        from .summary.extract import find_suppressions
+
         by_display = {f.display: f.path for f in files}
         suppressions: dict[str, dict[int, frozenset[str]]] = {}
         per_file: dict[str, frozenset[str]] = {}
@@ -319,6 +343,8 @@ class Analyzer:
 
     def _enabled_in(self, source_file: SourceFile) -> Callable[[str], bool]:
         """Whether every rule a code or prefix covers runs on ``source_file``."""
+        from .rules import ALL_RULES
+
         ignored = self._per_file_ignores(source_file.display, source_file.path)
         runs = {
             rule.code for rule in ALL_RULES if self.config.enables(rule.code) and not code_matches(rule.code, ignored)
@@ -371,6 +397,13 @@ def _stats(files: list[SourceFile], analyzed: set[str], run: Run, started: float
     seconds = round(time.perf_counter() - started, 3)
     torch = run.analyzer.config.torch
     return Stats(len(files), parsed, len(analyzed) - parsed, seconds, analyzed=len(analyzed), torch=torch)
+
+
+def _failure(display: str, reason: str) -> Event:
+    """A file that could not be checked, as the event the rules report (CAL900)."""
+    from .linking.events import ModuleFailure
+
+    return ModuleFailure(Location.point(display), reason)
 
 
 def _preference(finding: Finding) -> tuple:

@@ -25,8 +25,8 @@ from pathlib import Path, PurePath
 
 from .core.findings import Finding
 from .core.locations import Location
+from .core.text import LINE_END
 from .inputs import MAX_BASELINE_BYTES, InputError, read_regular
-from .summary.outline import LINE_END
 
 FORMAT_KEY = "compile-ad-lint-baseline"
 FORMAT_VERSION = 1

@@ -29,6 +29,7 @@ from .config import (
     parse_selection,
     read_config_file,
 )
+from .core.codes import CODES
 from .core.paths import real_path
 from .core.settings import DEFAULT_RULE_DOCS_URL, Config, ConfigError, valid_prefixes
 from .core.torch_versions import TargetError
@@ -588,8 +589,6 @@ def _config_start(args: argparse.Namespace) -> str:
 
 def _check_config(args: argparse.Namespace, start: str) -> Config:
     """The configuration file's settings with the command line's over them, and the torch they speak for."""
-    from .rules import ALL_RULES
-
     try:
         config = read_config_file(Path(args.config)) if args.config else load_config(Path(start))
         config = config.with_overrides(
@@ -611,7 +610,7 @@ def _check_config(args: argparse.Namespace, start: str) -> Config:
         config = with_target(config, args.paths or ["."], setting=args.target_torch, source="--target-torch")
     except TargetError as error:
         raise _Stop(_error(f"--target-torch: {error}")) from None
-    if not any(config.enables(rule.code) for rule in ALL_RULES):
+    if not any(config.enables(row.code) for row in CODES):
         select = ",".join(sorted(config.select or ["ALL"]))
         raise _Stop(
             _error(f"no rule is enabled: select {select} with ignore {','.join(sorted(config.ignore))} leaves none")

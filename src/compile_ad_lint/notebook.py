@@ -31,7 +31,7 @@ from pathlib import Path
 from .core.findings import Finding
 from .core.locations import Location
 from .core.paths import is_notebook
-from .summary.outline import line_starts, split_lines  # the line ends CPython and LibCST count
+from .core.text import line_starts, split_lines  # the line ends CPython and LibCST count
 
 #: Cell magics whose body is Python that IPython runs as such.
 PYTHON_CELL_MAGICS = frozenset(

@@ -22,19 +22,8 @@ from .config import find_pyproject
 from .core.paths import real_path
 from .core.settings import Config
 from .gitignore import GitIgnore
-from .knowledge.anchors import ANCHOR_WORDS
 from .layout import PackageLayout
-from .summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before, decode, nfkc
 
-#: The outline's anchor spellings in byte form, to pick candidate files without decoding them:
-#: one pattern each, starting with its literal text (a pattern that starts with ``\b``, or the
-#: alternation of all of them, is searched position by position, several times slower), with
-#: what must stand before the match (checked by hand: ``_stands_after``).
-_ANCHOR_SEARCHES = tuple((re.compile(spelling.pattern.encode()), spelling.before) for spelling in ANCHOR_SPELLINGS)
-#: The outline's whole pattern in byte form: where the check by hand cannot decide (``_stands_after``).
-_ANCHOR_BYTES = re.compile(ANCHOR_PATTERN.pattern.encode())
-#: Every anchor contains one of these words (``knowledge.anchors``); ``in`` finds them far faster than a regex.
-_ANCHOR_WORDS = tuple(word.encode() for word in ANCHOR_WORDS)
 #: What ``\w`` matches in a bytes pattern.
 WORD_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())
 
@@ -239,56 +228,6 @@ def read_source(path: Path) -> bytes:
 
         return module_source(path, data)
     return data
-
-
-def has_anchor(source: bytes) -> bool:
-    """Whether ``source`` has text that the outline's anchor pattern matches (then the file is
-    outlined), identifiers read as Python reads them (``outline.anchored_text``)."""
-    if _spelled_anchor(source):
-        return True
-    if source.isascii():
-        return False
-    try:
-        text = decode(source)
-    except (UnicodeDecodeError, LookupError, SyntaxError):
-        return False  # not decodable: nothing in it is analyzed
-    normal = nfkc(text)
-    return normal is not text and _spelled_anchor(normal.encode("utf-8", "surrogatepass"))
-
-
-def _spelled_anchor(source: bytes) -> bool:
-    if not any(word in source for word in _ANCHOR_WORDS):
-        return False
-    whole: list[bool] = []  # the whole pattern's answer, once asked
-    for pattern, before in _ANCHOR_SEARCHES:
-        if before is Before.ANYTHING:
-            if pattern.search(source) is not None:
-                return True
-            continue
-        for match in pattern.finditer(source):
-            stands = _stands_after(source, match.start(), before)
-            if stands is None:
-                if not whole:
-                    whole.append(_ANCHOR_BYTES.search(source) is not None)
-                return whole[0]
-            if stands:
-                return True
-    return False
-
-
-def _stands_after(source: bytes, position: int, before: Before) -> bool | None:
-    """Whether what stands before ``position`` is what ``before`` asks for; None when that cannot
-    be told from the line (a dot on an earlier line, with comments between, inside brackets)."""
-    if before is Before.WORD:
-        return at_word_boundary(source, position)
-    at = position - 1
-    while at >= 0 and source[at] in b" \t\x0c\\":
-        at -= 1
-    if at < 0:
-        return False
-    if source[at] == ord("."):
-        return True
-    return None if source[at] in b"\r\n" else False
 
 
 def matches_starting(

@@ -291,7 +291,7 @@ NOT_ANCHORED = [
 def test_anchors_mark_what_the_rows_give_a_meaning(text, tmp_path):
     """Through discovery and the outline: a file holding the text is analyzed (its anchored block),
     one without is not read past the prefilter."""
-    from compile_ad_lint.project import has_anchor
+    from compile_ad_lint.pipeline.callers import has_anchor
     from compile_ad_lint.summary.outline import ANCHOR_PATTERN
 
     assert has_anchor(text.encode()) and ANCHOR_PATTERN.search(text), text
@@ -299,7 +299,7 @@ def test_anchors_mark_what_the_rows_give_a_meaning(text, tmp_path):
 
 @pytest.mark.parametrize("text", NOT_ANCHORED)
 def test_near_misses_are_no_anchors(text):
-    from compile_ad_lint.project import has_anchor
+    from compile_ad_lint.pipeline.callers import has_anchor
     from compile_ad_lint.summary.outline import ANCHOR_PATTERN
 
     assert not has_anchor(text.encode()) and not ANCHOR_PATTERN.search(text), text

@@ -18,7 +18,6 @@ from robustness_helpers import count_analyses
 from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.pipeline import callers as prefilter
-from compile_ad_lint.pipeline import run as pipeline_run
 from compile_ad_lint.pipeline.workspace import Workspace
 
 DEFINING = Path("/project/pkg/train.py")
@@ -284,7 +283,7 @@ def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypat
         scanned.append(source)
         return original(source)
 
-    monkeypatch.setattr(pipeline_run, "called_names_of", scanning)
+    monkeypatch.setattr(prefilter, "called_names_of", scanning)
     first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
     assert len(scanned) == 3
     assert prefilter.called_names_of(b"X = 1\n") == frozenset()

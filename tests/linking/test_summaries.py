@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from compile_ad_lint.project import has_anchor
+from compile_ad_lint.core.text import LINE_END, line_starts, split_lines
+from compile_ad_lint.pipeline.callers import has_anchor
 from compile_ad_lint.summary.extract import summarize_block
-from compile_ad_lint.summary.outline import ANCHOR_PATTERN, LINE_END, line_starts, split_lines
+from compile_ad_lint.summary.outline import ANCHOR_PATTERN
 from compile_ad_lint.summary.view import ModuleView, ParseCounter
 
 REPO = Path(__file__).resolve().parents[2]

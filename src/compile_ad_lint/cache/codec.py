@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 import json
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -32,6 +34,10 @@ class SchemaError(ValueError):
     """The data does not describe a value of the expected type."""
 
 
+class _UnknownClass(SchemaError):
+    """The data names a class the schema does not admit."""
+
+
 @dataclasses.dataclass(frozen=True)
 class _Schema:
     """Classes a document may name, with each one's field names and checks."""
@@ -39,6 +45,10 @@ class _Schema:
     classes: dict[str, type]
     fields: dict[type, tuple[str, ...]]
     checks: dict[type, tuple[Callable[[Any], bool], ...]]
+    #: Modules that define subclasses of a base class reached (its ``SUBCLASS_MODULES``) and were
+    #: not imported when the schema was made: a document naming a class unknown here is decoded
+    #: again after importing them (a warm check loads the rules only to decode evidence).
+    deferred: tuple[str, ...] = ()
 
 
 def dumps(value: object) -> bytes:
@@ -51,7 +61,15 @@ def loads(data: bytes, expected: Any) -> Any:
     schema = _schema_for(expected)
     try:
         document = json.loads(data)
-        value = _decode(document, schema)
+        try:
+            value = _decode(document, schema)
+        except _UnknownClass:
+            if not schema.deferred:
+                raise
+            for module in schema.deferred:
+                importlib.import_module(module)
+            _schema_for.cache_clear()
+            value = _decode(document, _schema_for(expected))
     except SchemaError:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
@@ -139,7 +157,7 @@ def _decode(document: object, schema: _Schema) -> object:
         return complex(real, imaginary)
     cls = schema.classes.get(tag)
     if cls is None:
-        raise SchemaError(f"unexpected type {tag!r}")
+        raise _UnknownClass(f"unexpected type {tag!r}")
     if issubclass(cls, enum.Enum):
         try:
             return cls(payload)
@@ -174,6 +192,7 @@ def _str(payload: object) -> str:
 def _schema_for(expected: Any) -> _Schema:
     """Every dataclass reachable from ``expected`` through field annotations, with their checks."""
     classes: dict[str, type] = {}
+    deferred: dict[str, None] = {}
     pending = [expected]
     seen: set[int] = set()
     while pending:
@@ -187,13 +206,15 @@ def _schema_for(expected: Any) -> _Schema:
             if dataclasses.is_dataclass(hint):
                 pending.extend(_hints(hint).values())
         if isinstance(hint, type) and hint.__module__.startswith(_PACKAGE):
-            # A base class of ours (``Evidence``) admits the dataclasses derived from it.
+            # A base class of ours (``Evidence``) admits the dataclasses derived from it: those
+            # imported now, and those its ``SUBCLASS_MODULES`` define once they are.
+            deferred.update((m, None) for m in getattr(hint, "SUBCLASS_MODULES", ()) if m not in sys.modules)
             pending.extend(hint.__subclasses__())
         pending.extend(typing.get_args(hint))
     records = [cls for cls in classes.values() if dataclasses.is_dataclass(cls)]
     fields = {cls: _field_names(cls) for cls in records}
     checks = {cls: tuple(_checker(_hints(cls)[name]) for name in fields[cls]) for cls in records}
-    return _Schema(classes, fields, checks)
+    return _Schema(classes, fields, checks, tuple(deferred))
 
 
 @cache

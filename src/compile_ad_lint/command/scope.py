@@ -137,8 +137,8 @@ def stdin_failure(scope: Scope):  # type: ignore[no-untyped-def]
 
 def stdin_lines(scope: Scope):  # type: ignore[no-untyped-def]
     """``--show-source`` lines: stdin's own text for its findings, files on disk for the rest."""
+    from ..core.text import decode, split_lines
     from ..output.text import read_lines
-    from ..summary.outline import decode, split_lines
 
     assert scope.stdin is not None
     shown, data = scope.stdin

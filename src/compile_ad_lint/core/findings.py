@@ -9,6 +9,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 from .locations import Location, RelatedLocation, StatementSite, map_locations
 from .plans import FixPlan
@@ -177,12 +178,16 @@ class ConfirmResult:
 
 class Evidence:
     """What a rule established for one finding, as typed values: the base of each rule's frozen
-    evidence dataclass (``rules/evidence.py``).
+    evidence dataclass (defined beside its rule).
 
     Confirm mode reads it directly (the compiled call's location, the configs and autocast states as
     the interpreter knew them); the JSON and SARIF ``facts`` are rendered from it by ``facts()``, so
     the report and the runs can never disagree about what was found.
     """
+
+    #: Where the evidence classes are defined: the cache's codec imports it to decode a stored
+    #: finding's evidence (a check served from its record imports nothing else of the rules).
+    SUBCLASS_MODULES: ClassVar[tuple[str, ...]] = ("compile_ad_lint.rules",)
 
     def facts(self) -> tuple[tuple[str, str], ...]:
         """The finding's machine-readable facts, sorted ``(key, value)`` string pairs."""

@@ -232,7 +232,7 @@ def _decode(data: bytes) -> str:
 
 def unified_diff(outcome: FixOutcome) -> str:
     """The changes as one unified diff (``--- path`` / ``+++ path`` per file)."""
-    from ..summary.outline import split_lines
+    from ..core.text import split_lines
 
     chunks = []
     for _path, (display, before, after) in sorted(outcome.changed.items(), key=lambda item: item[1][0]):
@@ -257,7 +257,7 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str], root: Path
     """``--add-noqa``: a ``# noqa: CODE`` for every finding, on its line (extending a noqa comment
     already there). Files changed since the analysis, notebooks, and files outside ``root`` (the
     project's: reached through a symlink) are left alone."""
-    from ..summary.outline import split_lines
+    from ..core.text import split_lines
     from .noqa import plan_noqa
 
     by_file: dict[str, dict[int, list[str]]] = {}
@@ -307,7 +307,7 @@ def add_noqa(findings: Sequence[Finding], digests: Mapping[str, str], root: Path
 def fix_preview(finding: Finding, read: Callable[[str], bytes | None]) -> list[str]:
     """``finding``'s fix as unified diff lines (one line of context), for ``--show-fixes``;
     ``read`` gives a displayed file's bytes."""
-    from ..summary.outline import split_lines
+    from ..core.text import split_lines
 
     if finding.fix is None:
         return []

@@ -22,7 +22,8 @@ from libcst.metadata import (
 )
 
 from ..core.locations import Location
-from ..summary.outline import parse_module, split_lines
+from ..core.text import split_lines
+from ..summary.outline import parse_module
 
 
 def dotted(node: cst.BaseExpression) -> str | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..cache import SummaryCache, content_digest
 from ..core.findings import Edit
 from ..core.paths import real_path
-from ..summary.outline import split_lines
+from ..core.text import split_lines
 
 if TYPE_CHECKING:
     from .parsed import ParsedModule

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..core.findings import Edit
-from ..summary.outline import split_lines
+from ..core.text import split_lines
 from .parsed import ParsedModule
 from .source import Sources
 from .splice import spliced_code

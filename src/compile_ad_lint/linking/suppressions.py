@@ -110,7 +110,7 @@ def unused_suppressions(
 
 def _text_lines(source: bytes) -> list[str]:
     """The file's lines as the tokenizer numbered them (decoded, line ends dropped)."""
-    from ..summary.outline import decode, split_lines
+    from ..core.text import decode, split_lines
 
     try:
         return [line.rstrip("\r\n") for line in split_lines(decode(source))]

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ..api import Report
-from . import github, gitlab, json_format, junit, sarif, text
 
 Renderer = Callable[[Report], str]
 
+
+def _renderer(module: str) -> Renderer:
+    """The ``render`` of format module ``module``, imported when first used: a run loads only its
+    own format (SARIF's rule descriptors import every rule)."""
+
+    def render(report: Report) -> str:
+        rendered: str = importlib.import_module(f"{__name__}.{module}").render(report)
+        return rendered
+
+    return render
+
+
 FORMATS: dict[str, Renderer] = {
-    "text": text.render,
-    "json": json_format.render,
-    "sarif": sarif.render,
-    "github": github.render,
-    "gitlab": gitlab.render,
-    "junit": junit.render,
+    "text": _renderer("text"),
+    "json": _renderer("json_format"),
+    "sarif": _renderer("sarif"),
+    "github": _renderer("github"),
+    "gitlab": _renderer("gitlab"),
+    "junit": _renderer("junit"),
 }
 
 
@@ -41,5 +53,7 @@ def write_report(rendered: str, output: str | None) -> bool:
 def render(name: str, report: Report, *, docs_url: str) -> str:
     """``report`` in format ``name``; rule links point under ``docs_url`` (``rule-docs-url``)."""
     if name == "sarif":
+        from . import sarif
+
         return sarif.render(report, docs_url)
     return FORMATS[name](report)

@@ -18,10 +18,10 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from ..api import Report
+from ..core.codes import BY_CODE
 from ..core.findings import Finding, Severity
 from ..core.locations import Location
 from ..notebook import load
-from ..rules import RULES_BY_CODE
 from .confirm_view import confirm_text
 from .escape import printable
 
@@ -38,7 +38,7 @@ def escape_property(value: str) -> str:
 
 def format_finding(finding: Finding) -> str:
     location = finding.location
-    rule = RULES_BY_CODE.get(finding.code)
+    rule = BY_CODE.get(finding.code)
     title = f"{finding.code} {rule.name}" if rule is not None else finding.code
     properties = [("file", printable(PurePath(location.path).as_posix())), *_position(location), ("title", title)]
     message = printable(finding.message)

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Report
+from ..core.codes import BY_CODE
 from ..core.findings import Finding, Severity
 from ..core.locations import Location, RelatedLocation
 from ..core.paths import is_notebook
 from ..notebook import load
-from ..rules import RULES_BY_CODE
 from .confirm_view import confirm_text
 from .escape import printable
 
@@ -211,7 +211,7 @@ class _SourceLines:
 
 
 def read_lines(path: str) -> list[str] | None:
-    from ..summary.outline import decode, split_lines
+    from ..core.text import decode, split_lines
 
     try:
         return split_lines(decode(Path(path).read_bytes()))
@@ -229,7 +229,7 @@ def _statistics(findings: tuple[Finding, ...], unsafe: bool) -> list[str]:
     width = len(str(max(counts.values())))
     rows = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        rule = RULES_BY_CODE.get(code)
+        rule = BY_CODE.get(code)
         mark = "[*]" if code in fixable else "[ ]"
         rows.append(f"{count:>{width}}  {code}  {mark} {rule.name if rule is not None else ''}".rstrip())
     return rows

@@ -13,14 +13,9 @@ from ..cache import SummaryCache, content_digest
 from ..core.settings import Config
 from ..layout import LayoutFacts, LayoutProbe, PackageLayout
 from ..linking.cancellation import AnalysisCancelled
-from ..linking.incremental import WalkMemory
 from ..project import SourceFile, import_roots, read_source
-from ..summary.view import ViewMemory
-from .callers import called_names_in, called_names_of, may_see, names_of, subclass_index, subclasses_of
 from .results import (
     CheckRecord,
-    ResultReads,
-    RootResult,
     by_folder,
     called_names_key,
     check_key,
@@ -28,12 +23,16 @@ from .results import (
     reads_key,
     result_key,
     scope_digest,
-    store_result,
 )
-from .workspace import Workspace, analyze_in_worker, start_worker
 
+# What analyzing needs (the engine, the workers, caller discovery, root results) is imported where
+# it is used: a check served from its record (a warm run) loads none of it.
 if TYPE_CHECKING:
+    from ..linking.incremental import WalkMemory
+    from ..summary.view import ViewMemory
+    from .root_results import RootResult
     from .workers import WorkerPool
+    from .workspace import Workspace
 
 
 class Settings(Protocol):
@@ -197,6 +196,8 @@ class Run:
     def _workspace(self) -> Workspace:
         """The workspace that analyzes roots in this process (made once per check). Walk summaries
         kept from earlier checks are dropped when what their imports found changed."""
+        from .workspace import Workspace
+
         if self._local is None:
             memory = self.analyzer.walk_memory
             roots = self.workspace_arguments[2]
@@ -248,6 +249,8 @@ class Run:
         before (``WorkerPool``). One pool serves every round of the check (the callers of
         requested functions come in later rounds): a worker keeps the module views it has read,
         where a pool per round started the processes again and re-read every view."""
+        from .workspace import analyze_in_worker
+
         progress = self.analyzer.progress
         pool = self._workers()
         costs = self._expected_costs([Path(path) for path, _, _ in tasks])
@@ -270,6 +273,7 @@ class Run:
     def _workers(self) -> WorkerPool:
         if self._pool is None:
             from .workers import WorkerPool
+            from .workspace import start_worker
 
             self._pool = WorkerPool(self.analyzer.jobs, start_worker, self.workspace_arguments)
         return self._pool
@@ -294,6 +298,8 @@ class Run:
         """The files that may call ``requested`` functions, each with the names it may call them by:
         it calls the name (from a per-file index of called names, cached by digest) and can see
         the function (``may_see``)."""
+        from .callers import may_see, subclass_index, subclasses_of
+
         if self._called is None:
             self._called = self._called_names(contents)
         by_name: dict[str, list[tuple[Path, str, frozenset[str]]]] = {}
@@ -321,6 +327,8 @@ class Run:
         return found
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
+        from .callers import called_names_in, called_names_of, names_of
+
         # Kept as one NUL-joined string of names per file: encoded name by name, the torch tree's
         # 2,285 sets took 0.19 s to store and 0.21 s to load, in the main process between rounds.
         key = called_names_key(self.scope)
@@ -387,6 +395,8 @@ class Run:
         return found if found is not None else self._valid_result(derived_key(key))
 
     def _valid_result(self, key: str) -> RootResult | None:
+        from .root_results import ResultReads, RootResult
+
         assert self.cache is not None
         reads = self.cache.load(reads_key(key), ResultReads)
         if reads is not None and not self._unchanged(reads.dependencies, reads.absent, reads.layout):
@@ -408,6 +418,8 @@ class Run:
         memory only: on disk it would replace the result for the saved contents, which the next
         ``compile-ad-lint check`` needs (after a language-server session that typed without saving,
         the generated framework's check took 10-16 s instead of a warm run's 0.4 s)."""
+        from .root_results import store_result
+
         if self.cache is not None and result.cacheable:
             unsaved = self._unsaved_buffers()
             reads_unsaved = any(dependency in unsaved for dependency, _ in result.dependencies)

@@ -19,7 +19,8 @@ from ..notebook import cell_failures
 from ..project import module_identity, read_source
 from ..summary.model import ParseFailure
 from ..summary.view import ModuleView, ParseCounter, ViewMemory
-from .results import RootResult, by_folder, store_result
+from .results import by_folder
+from .root_results import RootResult, store_result
 from .tuning import fewer_collections
 
 

@@ -22,6 +22,7 @@ import tokenize
 from collections.abc import Iterable, Sequence
 
 from .. import pyast
+from ..core.text import LINE_END
 from ..suppression import suppression_comments
 from .model import (
     Arg,
@@ -60,7 +61,7 @@ from .model import (
     With,
     WithItem,
 )
-from .outline import LINE_END, TRY_STATEMENTS, resolve_relative
+from .outline import TRY_STATEMENTS, resolve_relative
 
 
 def find_suppressions(source: bytes) -> tuple[Suppression, ...]:

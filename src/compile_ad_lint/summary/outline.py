@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
-import itertools
 import re
 import sys
-import tokenize
-import unicodedata
 from collections import deque
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from .. import pyast
+from ..core.text import nfkc, split_lines
 from ..knowledge.anchors import ANCHORS
 from ..knowledge.spelling import Anchor, ImportAnchor, Preceded
 from ..knowledge.switches import GLOBAL_REBINDERS
@@ -87,19 +84,11 @@ def anchored_text(text: str) -> bool:
     return not text.isascii() and ANCHOR_PATTERN.search(nfkc(text)) is not None
 
 
-def nfkc(text: str) -> str:
-    """``text`` normalized as Python normalizes identifiers (NFKC), itself when already normal."""
-    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
-
-
 #: ``try`` statements: ``try``/``except*`` (``ast.TryStar``) exists from Python 3.11 on.
 if sys.version_info >= (3, 11):
     TRY_STATEMENTS = (ast.Try, ast.TryStar)
 else:
     TRY_STATEMENTS = (ast.Try,)
-#: Where a line ends, for CPython's tokenizer, LibCST and LSP alike (``str.splitlines`` also splits
-#: at form feeds and U+2028, which no tokenizer does).
-LINE_END = re.compile(r"\r\n|\r|\n")
 #: Longest run of module-level statements parsed as one block (bounds memory on generated files).
 _MAX_RUN_LINES = 300
 
@@ -149,13 +138,6 @@ def resolve_relative(name: str, module: str, is_package: bool) -> str:
     return ".".join([*package, rest] if rest else package)
 
 
-def decode(source: bytes) -> str:
-    """The text of a Python source file, honouring its coding declaration and BOM."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    text = source.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
-
-
 _LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 
@@ -180,31 +162,6 @@ def decode_failure(source: bytes, error: Exception) -> ParseFailure:
             return decode_failure(source, undecodable)
     line = source.count(b"\n", 0, cookie.start()) + 1 if cookie is not None else 1
     return ParseFailure(f"cannot decode: {error}", line, 1)
-
-
-#: A line with its ending (``LINE_END``), or the text after the last ending.
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split exactly where CPython's tokenizer counts new lines (every
-    view splits its file, the language server every buffer it places diagnostics in)."""
-    if "\r" in text:
-        return _LINE.findall(text)
-    lines = text.split("\n")  # most files end lines with \n alone: str.split is the fastest way
-    last = lines.pop()
-    lines = [line + "\n" for line in lines]
-    if last:
-        lines.append(last)
-    return lines
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset of each line's first character in ``text`` (lines as ``split_lines`` splits
-    them; a text ending with a line break has an empty last line, which starts at its end)."""
-    if "\r" in text:
-        return [0, *(match.end() for match in LINE_END.finditer(text))]
-    return list(itertools.accumulate(map((1).__add__, map(len, text.split("\n")[:-1])), initial=0))
 
 
 def parse_module(text: str) -> ast.Module | ParseFailure:

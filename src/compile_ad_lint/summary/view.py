@@ -19,17 +19,16 @@ from functools import cached_property
 from pathlib import Path
 
 from ..cache import SummaryCache, cache_key, content_digest
+from ..core.text import decode, split_lines
 from .extract import position_lines, summarize_block, summarize_statements
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
 from .outline import (
     Block,
     ModuleOutline,
-    decode,
     decode_failure,
     first_line_of,
     outline_of,
     parse_module,
-    split_lines,
 )
 
 

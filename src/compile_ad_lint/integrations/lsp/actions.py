@@ -13,6 +13,7 @@ from ...core.findings import Edit, Finding, Severity
 from ...core.locations import Location
 from ...core.paths import real_path
 from ...core.settings import DEFAULT_RULE_DOCS_URL
+from ...core.text import split_lines
 from ...fixes import Changes as FixChanges
 from ...fixes import PlanError as FixPlanError
 from ...fixes import Sources as FixSources
@@ -21,7 +22,6 @@ from ...fixes.noqa import plan_noqa
 from ...output.confirm_view import confirm_text, confirm_to_dict
 from ...output.escape import printable
 from ...rules import RULES_BY_CODE
-from ...summary.outline import split_lines
 from .documents import Document, Files, Snapshot
 from .positions import LineTable, lsp_range
 

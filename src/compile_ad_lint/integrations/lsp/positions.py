@@ -8,7 +8,7 @@ from collections.abc import Callable
 from lsprotocol import types
 
 from ...core.locations import Location
-from ...summary.outline import line_starts
+from ...core.text import line_starts
 
 
 def _unit_counter(encoding: str | None) -> Callable[[str], int]:
