@@ -166,7 +166,9 @@ class Facts:
     """One check's events (in the engine's order) and what the rules ask of them."""
 
     def __init__(self, events: Iterable[Fact], config: Config) -> None:
-        self.events: tuple[Fact, ...] = tuple(events)
+        # Once each: every root that reaches a fact reports it (the generated framework's check
+        # gathers 5,358 events, 779 of them distinct), and the rules' findings of equal events are equal.
+        self.events: tuple[Fact, ...] = tuple(dict.fromkeys(events))
         self.safe = api.SafeBackends.extended_by(config.extend_safe_backends)
         self._by_kind: dict[type, list] = {}
         self._compiled: dict[Compiled, CompiledFacts] = {}
