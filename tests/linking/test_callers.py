@@ -114,12 +114,19 @@ def _anchored_imports(source: bytes, name: str) -> list[bytes]:
         (b"from pkg import mains, main_, remain\nfrom . import (\n    a,\n    main,\n)\n", "main"),
         (b"from pkg.sub import setup, main\n", "main"),
         (b"", "main"),
+        (b"x = a-b\n", "a-b"),  # not one word: searched as text whatever was asked before
+        (b"x = a-bc\n", "a-b"),
     ],
 )
 def test_spellings_are_whole_words_as_the_boundary_patterns_find(source, word):
     """``_spelled`` and ``_imported_from`` search from the word (the regex engine's literal scan)
-    and check the boundary before it: they find what the patterns starting with ``\\b`` find."""
+    and check the boundary before it: they find what the patterns starting with ``\\b`` find;
+    so does a file asked about many words, which is looked up in the set of its words."""
     assert prefilter.spelled(source, word) is _anchored_spelled(source, word)
+    many = source + b"\n# many words\n"  # its own bytes object: its count of searches starts at 0
+    for other in [f"other{i}" for i in range(40)]:
+        assert prefilter.spelled(many, other) is _anchored_spelled(many, other)
+    assert prefilter.spelled(many, word) is _anchored_spelled(many, word)
     modules = _anchored_imports(source, word)
     for packages in (frozenset(), frozenset({"pkg"}), frozenset({"sub"})):
         expected = any(m.startswith(b".") or m.rsplit(b".", 1)[-1].decode() in packages for m in modules)
