@@ -170,12 +170,16 @@ class Run:
     def _compute_here(self, tasks: list[tuple[Path, frozenset[str]]]) -> list[RootResult]:
         """Analyze ``tasks`` in this process, sharing the work with other processes checking the
         same project at the same time (flake8's workers each check the whole project): a root
-        another process is analyzing is left for last, and by then usually read from the cache."""
+        another process is analyzing is left for last, and by then usually read from the cache.
+        Largest first, as the workers take them: a large root claimed last kept the other process
+        waiting for it, idle (docs/performance.md, "flake8")."""
         local = self._workspace()
         progress = self.analyzer.progress
         results: dict[int, RootResult] = {}
         deferred = []
-        for position, (path, mentions) in enumerate(tasks):
+        costs = self._expected_costs([path for path, _ in tasks])
+        for position in sorted(range(len(tasks)), key=lambda position: -costs[position]):
+            path, mentions = tasks[position]
             result = self._claim_and_compute(path, mentions, wait=False)
             if result is None:
                 deferred.append(position)
