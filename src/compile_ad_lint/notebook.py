@@ -20,7 +20,6 @@ unreadable file (CAL900), and the rest of the project is still analyzed.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import json
 import re
@@ -28,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import pyast
 from .core.findings import Finding
 from .core.locations import Location
 from .core.paths import is_notebook
@@ -188,7 +188,7 @@ def _parsed_alone(lines: list[str]) -> list[str]:
     as comments after its failure (``cell_failures``): an unterminated string in one cell does not
     swallow the cells after it."""
     try:
-        ast.parse("".join(lines))
+        pyast.parse("".join(lines))
         return lines
     except SyntaxError as error:
         line, column, message = error.lineno or 1, error.offset or 1, f"syntax error: {error.msg}"

@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "knowledge": KNOWLEDGE,
     # Reading files: parsing, summaries and their store, notebooks, the project and its settings.
     "pyast": SUMMARY,
+    "newer_syntax": SUMMARY,
     "suppression": SUMMARY,
     "summary": SUMMARY,
     "cache": SUMMARY,

@@ -61,15 +61,16 @@ def test_subclasses_are_found_through_every_spelling_of_the_base_and_transitivel
             b"class Mid(pkg.BaseTrainer):\n    pass\n",
             b"class Leaf(Generic[T], Mid, metaclass=Meta):\n    pass\n\n    class Nested(Leaf):\n        pass\n",
             b"class Other(object):\n    pass\n# class Fake(BaseTrainer) is text in a comment line\n",
+            b"class Typed[ModelT: nn.Module, OptT] (Mid):\n    pass\n",  # Python 3.12's type parameters
         ]
     )
-    assert prefilter.subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested"}
+    assert prefilter.subclasses_of("BaseTrainer", index) == {"Mid", "Leaf", "Nested", "Typed"}
     assert prefilter.subclasses_of("Leaf", index) == {"Nested"}
     assert prefilter.subclasses_of("Unrelated", index) == frozenset()
 
 
 #: What ``pipeline.callers.class_definitions`` must find: the matches of its pattern anchored at line starts.
-_ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+_ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(([^)]*)\)", re.MULTILINE)
 
 
 @pytest.mark.parametrize(
@@ -80,6 +81,7 @@ _ANCHORED_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MU
         b"x = 1; class Late(Base): pass\nsubclass Fake(Base)\nclassy = Fake(Base)\n",
         b"class Multi(\n    Base,\n    Other,\n):\n    pass\nclass Next(Base): pass\n",
         b"class A(B) class C(D)\r\nclass E(F)\r\n  \t class G(H)\n",
+        b"class Pipe[TIn, TOut](Base):\n    class Inner[T] (Pipe):\nclass Open[T\n](Base):\n",
         b'# class Comment(Base)\n"""\nclass InString(Base)\n"""\n',
         b"",
     ],

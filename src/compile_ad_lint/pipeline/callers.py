@@ -63,9 +63,10 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
     return any(spelled(source, name) for name in (parts[-2], *subclasses))
 
 
-#: ``class Name(bases)`` (bases up to the first closing parenthesis); a definition when only
-#: spaces or tabs precede it on its line (``class_definitions``).
-_CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
+#: ``class Name(bases)`` (bases up to the first closing parenthesis), or with type parameters on
+#: the line (``class Name[T](bases)``, Python 3.12); a definition when only spaces or tabs precede
+#: it on its line (``class_definitions``).
+_CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(([^)]*)\)")
 
 
 def _starts_line(source: bytes, position: int) -> bool:

@@ -16,7 +16,8 @@ class UnparsableFile(Rule):
     summary = "A file could not be read or parsed, so it was not analyzed."
     what_it_does = """
 Reports a file that cannot be read (permissions, a path that does not exist), decoded (bytes that are
-invalid in its declared encoding) or parsed (a syntax error, or syntax newer than the parser knows).
+invalid in its declared encoding) or parsed (a syntax error, or syntax newer than the parser knows;
+on Python 3.10 and 3.11, Python 3.12's type parameters and f-strings are read all the same).
 The run continues with the other files.
 
 It also reports a file whose analysis stopped before the end ("analysis incomplete: ..."): calls or
