@@ -286,6 +286,36 @@ def test_a_dynamo_backend_left_to_the_launcher_is_a_named_switch(constructor, ma
 
 
 @pytest.mark.parametrize(
+    ("setup", "conditions", "backend"),
+    [
+        # kohya-ss/sd-scripts' train_util.prepare_accelerator: "NO" unless --torch_compile.
+        (
+            "    backend = 'NO'\n    if args.torch_compile:\n        backend = args.dynamo_backend\n",
+            ["dynamo_backend != 'no'"],
+            "a dynamo backend the code does not fix",
+        ),
+        ("    backend = args.dynamo_backend\n", [], "a dynamo backend the code does not fix"),
+        ("    backend = 'inductor' if args.fast else 'aot_eager'\n", [], "a dynamo backend the code does not fix"),
+    ],
+)
+def test_a_dynamo_backend_the_code_computes_is_named_as_such(setup, conditions, backend, tmp_path):
+    """``Accelerator(dynamo_backend=backend)`` with a backend the code computes: the launcher does
+    not decide it (no ``ACCELERATE_DYNAMO_BACKEND`` condition, no "from the environment"), and where
+    it may be "no", the finding holds only when it is not, and says so."""
+    code = NET + "from accelerate import Accelerator\n\n\n"
+    code += f"def run(loader, args):\n{setup}    accelerator = Accelerator(mixed_precision='bf16', dynamo_backend=backend)\n"
+    code += "    model = accelerator.prepare(Net())\n"
+    code += "    for x in loader:\n        with accelerator.autocast():\n            loss = model(x)\n"
+    code += "        accelerator.backward(loss)  # expect: CAL002\n"
+    _check(code, tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert [c.expression for c in finding.conditions] == conditions
+    compiled = [r.message for r in finding.related if r.message.startswith("compiled here")]
+    assert compiled and all(backend in message for message in compiled), compiled
+    assert not any("environment" in r.message for r in finding.related)
+
+
+@pytest.mark.parametrize(
     ("kwargs", "marker"),
     [
         ("dict(devices=2)", "  # expect: CAL002"),

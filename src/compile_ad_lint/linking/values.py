@@ -351,6 +351,10 @@ class FrameworkObject:
     #: The environment variable that decides whether it compiles, when the code does not (a
     #: launcher's switch: ``ACCELERATE_DYNAMO_BACKEND``); "" when the code says.
     compile_launched_by: str = ""
+    #: The argument that may turn compiling off, when the code passes it a value that is not one
+    #: literal and may be the "off" one (``Accelerator(dynamo_backend=backend)`` with ``backend``
+    #: "NO" on one path): the condition findings through the compiled model hold under.
+    compile_switch: str = ""
     #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
     held: frozenset[Value] = frozenset()
     #: Where the precision setting was written (a related location of findings).

@@ -236,5 +236,5 @@ def on_path(finding: Finding, conditions: Iterable[Condition], shorter: Sequence
     message = headline(*full, f"{finding.message} (when {first})", finding.message)
     details = finding.details
     if not message.startswith(f"{named}: "):  # the headline names them briefly, or not at all
-        details = (f"{named}: a run-time switch the user sets at launch; without it this does not hold.", *details)
+        details = (f"{named}: decided at run time, not in the code; without it this does not hold.", *details)
     return replace(finding, message=message, details=details, conditions=ordered)

@@ -64,12 +64,13 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         else frozenset()
     )
     launched_by = framework_backend_launched(row, args) if backend is not None else ""
+    switch = framework_backend_switch(row, args) if backend is not None else ""
     precision_site = site if autocast is not None else None
     for keyword, index in row.settings_from:
         for value in argument_or_none(args, keyword, index) or ():
             if isinstance(value, FrameworkObject):
                 autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
-                launched_by = value.compile_launched_by
+                launched_by, switch = value.compile_launched_by, value.compile_switch
     return FrameworkObject(
         row.kind,
         site,
@@ -78,6 +79,7 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         held=normalize(held),
         precision_site=precision_site,
         compile_launched_by=launched_by,
+        compile_switch=switch,
     )
 
 
@@ -169,6 +171,32 @@ def framework_backend_launched(row: fw.FrameworkClass, args: Args) -> str:
     return compilation.environment
 
 
+def framework_backend_switch(row: fw.FrameworkClass, args: Args) -> str:
+    """The condition under which the framework compiles, when the code passes the argument that
+    decides it a value that may also turn compiling off (``dynamo_backend=backend`` where
+    ``backend`` is "NO" on one path and ``args.dynamo_backend`` on another: ``dynamo_backend !=
+    'no'``; a flag: its name); "" when it compiles whenever it runs. A value computed elsewhere
+    does not carry the switch it came from (``analyses/switches.py``): the argument is named."""
+    compilation = row.compilation
+    if compilation is None:
+        return ""
+    for keyword in compilation.backend_arguments:
+        values = keyword_arg(args, keyword)
+        if values is not None:
+            literals = {str(value.value).lower() for value in values if isinstance(value, ConstVal)}
+            return f"{keyword} != 'no'" if "no" in literals and len(values) > 1 else ""
+    for keyword in compilation.plugin_arguments:
+        plugins = keyword_arg(args, keyword)
+        if plugins is not None:
+            found = {value.compile_switch for value in plugins if isinstance(value, FrameworkObject)}
+            return found.pop() if len(found) == 1 else ""
+    for flag in compilation.flags:
+        values = keyword_arg(args, flag)
+        if values is not None:
+            return flag if len(values) > 1 and any(isinstance(v, ConstVal) and not v.value for v in values) else ""
+    return ""
+
+
 def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
     """The argument the method's row names."""
     return argument_or_none(args, *call.method.argument) if call.method.argument is not None else None
@@ -254,12 +282,17 @@ def prepare(
         wrapped = Wrapper(frozenset([value]), label, site, autocast)
         if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
             # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-            dynamo = (
-                "a dynamo backend from the environment"
-                if owner.compile_backend == UNKNOWN_BACKEND
-                else f"dynamo backend {owner.compile_backend!r}"
+            if owner.compile_backend != UNKNOWN_BACKEND:
+                dynamo = f"dynamo backend {owner.compile_backend!r}"
+            elif owner.compile_launched_by:
+                dynamo = "a dynamo backend from the environment"
+            else:  # an argument the code passes, not one literal
+                dynamo = "a dynamo backend the code does not fix"
+            launched = tuple(
+                Condition(expression, True, None)
+                for expression in (owner.compile_launched_by, owner.compile_switch)
+                if expression
             )
-            launched = (Condition(owner.compile_launched_by, True, None),) if owner.compile_launched_by else ()
             result.add(
                 Compiled(
                     wrapped,
