@@ -15,6 +15,7 @@ import pytest
 from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer, RootResult, WalkMemory
 from compile_ad_lint.linking.events import BackwardThroughCompiled
+from compile_ad_lint.pipeline import workspace as workspace_module
 from compile_ad_lint.pipeline.workspace import Workspace
 
 MODEL = """\
@@ -350,6 +351,35 @@ def test_a_check_summarizes_only_once_most_walk_keys_repeat():
     memory.root_walked({1, 2, 3, 4, 5, 6})  # 8 of 14
     assert memory.summarizing
     memory.root_walked({7, 8, 9, 10, 11, 12, 13, 14, 15, 16})  # 8 of 24: walks stopped repeating
+    assert not memory.summarizing
+
+
+def test_a_check_past_its_memory_budget_stops_summarizing_and_reports_the_same(tmp_path, monkeypatch, memories):
+    """A check's process whose resident memory passes the budget drops its summaries and makes no
+    more (microsoft/DeepSpeed's tests: 2.1 GB of summaries that saved no time); what it reports is
+    what walking everything gives."""
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path)
+    config = Config(root=tmp_path)
+    kept = Analyzer(config, jobs=1, use_cache=False).check(["."])
+    assert any(memory.hits for memory in memories), "no walk was replayed: the comparison proves nothing"
+    memories.clear()
+    monkeypatch.setattr(workspace_module, "WALK_SUMMARY_MEMORY_BYTES", 0)
+    retired = Analyzer(config, jobs=1, use_cache=False).check(["."])
+    assert retired.findings == kept.findings
+    (memory,) = memories
+    assert not memory.summarizing and memory.hits == 0
+
+
+def test_a_retired_memory_keeps_nothing_and_never_summarizes_again():
+    memory = WalkMemory.for_check()
+    memory.root_walked({1, 2})
+    memory.root_walked({1, 2})
+    assert memory.summarizing
+    memory.retire()
+    assert not memory.summarizing and not memory.candidates(("any",))
+    memory.root_walked({1, 2})
+    memory.root_walked({1, 2})
     assert not memory.summarizing
 
 

@@ -21,7 +21,7 @@ from ..summary.model import ParseFailure
 from ..summary.view import ModuleView, ParseCounter, ViewMemory
 from .results import by_folder
 from .root_results import RootResult, store_result
-from .tuning import fewer_collections
+from .tuning import WALK_SUMMARY_MEMORY_BYTES, fewer_collections, peak_resident_bytes
 
 
 def load_view(
@@ -104,9 +104,14 @@ class Workspace:
         ``AnalysisCancelled`` when ``cancelled`` says so before a function walk."""
         with fewer_collections():
             result = call_with_deep_stack(self._analyze, path, mentions, cancelled)
-        if self.walk_memory is not None:
+        memory = self.walk_memory
+        if memory is not None:
             absent = ((folder, entry) for folder, entries in result.absent for entry in entries)
-            self.walk_memory.note_layout(self.extra_roots, absent, result.layout)
+            memory.note_layout(self.extra_roots, absent, result.layout)
+            if not memory.every_walk and memory.summarizing:
+                peak = peak_resident_bytes()
+                if peak is not None and peak > WALK_SUMMARY_MEMORY_BYTES:
+                    memory.retire()
         return result
 
     def _analyze(self, path: Path, mentions: frozenset[str], cancelled: Callable[[], bool] | None = None) -> RootResult:

@@ -345,6 +345,7 @@ class WalkMemory:
     def __init__(self, capacity: int = 200_000, *, every_walk: bool = True) -> None:
         self.capacity = capacity
         self.every_walk = every_walk
+        self._retired = False
         #: The hashes of the walk keys of the roots analyzed so far (a check's memory only).
         self._walked: set[int] = set()
         self._keys = 0
@@ -393,9 +394,17 @@ class WalkMemory:
     def for_check(cls) -> WalkMemory:
         return cls(every_walk=False)
 
+    def retire(self) -> None:
+        """Forget every summary and make no more (a check's memory past its process's memory budget:
+        ``pipeline.tuning``); replaying gives what walking gives, so the findings stay the same."""
+        self.clear()
+        self._retired = True
+
     @property
     def summarizing(self) -> bool:
         """Whether the next root's walks are summarized (and summaries replayed) at all."""
+        if self._retired:
+            return False
         return self.every_walk or (self._keys > 0 and self._keys_repeated >= self.REPEATED_SHARE * self._keys)
 
     def summarizes(self, key_hash: int) -> bool:
