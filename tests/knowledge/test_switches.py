@@ -509,3 +509,66 @@ def test_a_notebook_config_field_defaulting_to_false(tmp_path):
     [finding] = report.findings
     assert (finding.code, finding.location.cell, finding.location.line) == ("CAL002", 4, 4)
     assert finding.conditions == (Condition("train_cfg.compile", True, False),)
+
+
+# -- autocast switched by a flag --------------------------------------------------------------------
+
+AMP_FLAG = """
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", default="none")
+args = parser.parse_args()
+
+
+def train(x, use_amp, step):
+    model = torch.compile(Net())
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "conditions"),
+    [
+        # The forward's autocast is on only when the flag is: so is the finding.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [Condition("use_amp", True, None)],
+        ),
+        # torchao's benchmark: ``enabled=amp != "none"`` with an argparse default of "none".
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.amp != "none"):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [Condition("args.amp != 'none'", True, None)],
+        ),
+        # The backward's autocast switched by a flag, the forward plain.
+        (
+            "    loss = model(x).sum()\n"
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=step.amp):\n'
+            "        loss.backward()  # expect: CAL002\n",
+            [Condition("step.amp", True, None)],
+        ),
+        # Inside ``if use_amp:`` the flag is known on: nothing to name.
+        (
+            "    if use_amp:\n"
+            '        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):\n'
+            "            loss = model(x).sum()\n        loss.backward()  # expect: CAL002\n",
+            [Condition("use_amp", True, None)],
+        ),
+        # A literal: on, unconditionally.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=True):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [],
+        ),
+    ],
+    ids=["parameter", "compared-setting", "backward-side", "inside-its-if", "literal"],
+)
+def test_an_autocast_switched_by_a_flag_names_it(body, conditions, tmp_path):
+    """A finding that takes ``torch.autocast(..., enabled=<flag>)`` as on holds only when the flag
+    is: it says so (torchao's benchmark_low_bit_adam claimed autocast on with ``--amp`` at its
+    default "none")."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + AMP_FLAG.format(body=body)})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [conditions]

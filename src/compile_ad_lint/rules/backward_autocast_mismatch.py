@@ -310,8 +310,13 @@ def train(x):
             )
         fixes = context.fixes(event, [m.output for m in mismatched])
         conditions = path_conditions(
-            (*event.conditions, *_launched(actual)),
-            [m.output.path_conditions() | frozenset(_launched(m.output.forward_autocast)) for m in mismatched],
+            (*event.conditions, *_launched(actual), *_switched(actual)),
+            [
+                m.output.path_conditions()
+                | frozenset(_launched(m.output.forward_autocast))
+                | frozenset(_switched(m.assumed) if m.assumed is m.output.forward_autocast else ())
+                for m in mismatched
+            ],
         )
         finding = Finding(
             code=self.code,
@@ -347,6 +352,12 @@ def _launched(state: AutocastState) -> tuple[Condition, ...]:
     """An autocast a launcher may turn on (``accelerate launch --mixed_precision``): the finding
     holds when the launch sets its environment variable."""
     return (Condition(state.launched_by, True, None),) if state.active and state.launched_by else ()
+
+
+def _switched(state: AutocastState) -> tuple[Condition, ...]:
+    """An autocast on only when a flag is (``torch.autocast(..., enabled=args.amp)``): the finding,
+    which took it as on, holds when the flag is set."""
+    return (Condition(state.condition, True, None),) if state.active and state.condition else ()
 
 
 def assumed_backward_autocast(origin: OutputFacts) -> AutocastState | None:

@@ -56,13 +56,26 @@ def autocast_state(name: str, args: Args, site: Location, frame: Frame | None = 
     # an ``if <flag>:`` arm.
     written = written_argument(frame.call_args if frame else (), keyword, enabled_position)
     known = all(isinstance(v, ConstVal) for v in enabled_values or ()) and len({bool(v) for v in enabled}) <= 1
-    condition = flag_key(written) if enabled_values and not known else None
+    condition = enabled_test(written) if enabled_values and not known else None
     if condition is not None and frame is not None and condition in frame.assumptions:
         enabled, condition = {frame.assumptions[condition]}, None
     active = enabled != {False}  # "may be autocast" counts as autocast
     return AutocastState(
         active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None
     )
+
+
+def enabled_test(expr: ir.Expr | None) -> str | None:
+    """An ``enabled=`` argument as written, when it is a flag (``args.amp``, ``self.use_amp``) or a
+    flag compared with a literal (``args.amp != 'none'``): what a finding needing it names."""
+    key = flag_key(expr)
+    if key is not None or not isinstance(expr, ir.Combine) or expr.op not in ("==", "!="):
+        return key
+    flag, literal = expr.parts if len(expr.parts) == 2 else (None, None)
+    name = flag_key(flag)
+    if name is None or not isinstance(literal, ir.Const) or not isinstance(literal.value, (str, int, bool)):
+        return None
+    return f"{name} {expr.op} {literal.value!r}"
 
 
 @register(Effect.AUTOCAST)
