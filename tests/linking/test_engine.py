@@ -12,7 +12,8 @@ import weakref
 from collections import Counter
 from pathlib import Path
 
-from compile_ad_lint import Location
+from compile_ad_lint import Config, Location
+from compile_ad_lint.api import Analyzer
 from compile_ad_lint.core.locations import StatementSite
 from compile_ad_lint.knowledge.calls import MATCHED_NAMES
 from compile_ad_lint.linking.arguments import argument_data
@@ -40,7 +41,7 @@ from compile_ad_lint.linking.values import (
     stable_text,
 )
 from compile_ad_lint.rules import Case
-from compile_ad_lint.testing import run_case
+from compile_ad_lint.testing import run_case, write_files
 
 from .test_reach import FORWARD_AD, STILL_REPORTED, WRAPPED_STATE, _check
 
@@ -496,3 +497,36 @@ def test_a_call_reaches_each_callee_once_through_nested_wrappers(tmp_path, monke
     calls = _count_module_calls(monkeypatch)
     _check(Case(code), tmp_path)
     assert dict(calls) == {("Net", code.splitlines().index("    return model(x)") + 1): 1}
+
+
+DEVICE_LIST = """\
+import torch
+
+
+def available_devices():
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    return devices
+
+
+DEVICE = available_devices(){index}
+
+
+def train(model, x):
+    model = torch.compile(model)
+    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+def test_a_string_appended_to_a_list_display_is_one_of_its_elements(tmp_path):
+    """pytorch/ao's ``get_available_devices()[-1]``: ``["cpu"]`` with ``"cuda"`` appended on one
+    path is "cpu" or "cuda", so no device is named; without the append it is "cpu"."""
+    write_files(tmp_path, {"train.py": DEVICE_LIST.format(index="[-1]")})
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert "autocast on (bfloat16)" in finding.message, finding.message
+    write_files(tmp_path, {"train.py": DEVICE_LIST.format(index="[-1]").replace('devices.append("cuda")', "pass")})
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert "autocast on (cpu, bfloat16)" in finding.message, finding.message

@@ -90,14 +90,17 @@ class ContainerStores(ModuleFacts):
         elif isinstance(receiver, Instance):
             self.set_attribute(frozenset([receiver]), argument_or_none(args, "name", 0), module)
 
-    def store_element(self, container: ir.Expr, values: Values, frame: Frame, span: ir.Span) -> None:
+    def store_element(
+        self, container: ir.Expr, values: Values, frame: Frame, span: ir.Span, literals: Values = frozenset()
+    ) -> None:
         """``container[key] = values`` (or an in-place change of one of its elements): iterating or
-        indexing ``container`` may now yield ``values`` too."""
+        indexing ``container`` may now yield ``values`` too, and the string ``literals`` kept."""
         interp = self.interp
         # Only what the rules can follow: modules, callables, specs, compiled outputs (plain data
         # stored in caches and tables would only grow the containers).
-        values = frozenset(
-            v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins)
+        values = (
+            frozenset(v for v in values if not isinstance(v, (Data, ConstVal)) or (isinstance(v, Data) and v.origins))
+            | literals
         )
         if not values:
             return
@@ -134,9 +137,16 @@ class ContainerStores(ModuleFacts):
             stored = interp.elements(stored) if stored else stored
         # Compiled outputs only (a ControlNet's residuals): appended modules and callables, followed
         # too, walked torchtitan's code for every layer list it builds (15,900 -> 18,900 walks).
+        # String literals appended to a list display are kept: ``devices = ["cpu"]`` then
+        # ``devices.append("cuda")`` made ``devices[-1]`` "cpu" alone, a device messages named.
+        literals = (
+            frozenset(v for v in stored if isinstance(v, ConstVal) and isinstance(v.value, str))
+            if any(isinstance(r, ConstVal) and isinstance(r.value, ir.ListLiteral) for r in receivers)
+            else frozenset()
+        )
         stored = frozenset(v for v in stored if isinstance(v, Data) and v.origins)
-        if stored:
-            self.store_element(func.base, stored, frame, call.span)
+        if stored or literals:
+            self.store_element(func.base, stored, frame, call.span, literals)
         rest = frozenset(r for r in receivers if not isinstance(r, ConstVal))
         if rest:  # what the call itself does (an unknown list's method may run anything)
             interp.call_values(interp.attribute(rest, func.attr), args, call.span, frame, func)
