@@ -8,8 +8,8 @@ parser rejects: huggingface/lerobot's five such modules and facebookresearch/lin
 were each a CAL900 "syntax error" and went unanalyzed when compile-ad-lint ran on Python 3.11.
 
 Positions are kept in lines and in UTF-8 bytes of each line (what ``ast`` counts): a blanked
-character becomes as many spaces as its bytes; a line break inside what is blanked continues its
-line with a backslash. Only a ``type`` alias's own name moves, to where ``type`` stood.
+character becomes as many spaces as its bytes (``_blanked``); a line break inside what is blanked
+continues its line with a backslash. Only a ``type`` alias's own name moves, to where ``type`` stood.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import io
 import tokenize
 
 #: Tokens after which a logical line starts (where a ``type`` statement may stand).
-_LINE_STARTS = frozenset({tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT})
+_LINE_STARTS = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 _OPENING = {"[": "]", "(": ")", "{": "}"}
-_CLOSING = frozenset(")]}")
+_CLOSING = frozenset(_OPENING.values())
 #: String prefixes (lower case); with ``f`` (or ``t``, Python 3.14) the string has replacement fields.
 _PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr", "rt"})
 
@@ -60,9 +60,14 @@ def without_fstring_contents(text: str) -> str | None:
             position += 1
     if not spans:
         return None
+    return _spliced(text, [(start, stop, _blanked(text[start:stop], triple)) for start, stop, triple in spans])
+
+
+def _spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, stop, replacement)`` (in order, not overlapping) made."""
     pieces, at = [], 0
-    for start, stop, triple in spans:
-        pieces += [text[at:start], _blanked(text[start:stop], triple)]
+    for start, stop, replacement in edits:
+        pieces += [text[at:start], replacement]
         at = stop
     pieces.append(text[at:])
     return "".join(pieces)
@@ -167,7 +172,7 @@ def _blanked(contents: str, triple: bool) -> str:
     for line in lines:
         body = line.rstrip("\r\n")
         ending = line[len(body) :]
-        blank = " " * len(body.encode("utf-8"))
+        blank = " " * _width(body)
         if ending and not triple:
             blank = blank[:-1] + "\\" if blank else "\\"
         out.append(blank + ending)
@@ -179,49 +184,43 @@ def _blanked(contents: str, triple: bool) -> str:
 
 def without_type_parameters(text: str) -> str | None:
     """``text`` with PEP 695's type parameter lists (after a ``class`` or ``def`` name, or a ``type``
-    alias's name) blanked and ``type X = ...`` made ``X = ...``; None when it has none. Every other token keeps its line and its column in UTF-8 bytes (what ``ast`` counts):
-    a blanked character becomes as many spaces as its bytes, a line break inside a blanked list
-    continues its line with a backslash. Only the alias's own name moves (to where ``type`` stood)."""
-    lines = [list(line) for line in io.StringIO(text, newline="").readlines()]
+    alias's name) blanked and ``type X = ...`` made ``X = ...``; None when it has none."""
+    lines = io.StringIO(text, newline="").readlines()
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: tuple[int, int]) -> int:
+        return starts[position[0] - 1] + position[1]
+
     tokens: list[tokenize.TokenInfo] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
-            if token.type != tokenize.COMMENT:
+            if token.type not in (tokenize.COMMENT, tokenize.NL):
                 tokens.append(token)
     except (tokenize.TokenError, SyntaxError):
         pass  # the tokens before the error are where they are; the parse reports the error
-    changed = False
-    previous: tokenize.TokenInfo | None = None
+    edits: list[tuple[int, int, str]] = []
     for index, token in enumerate(tokens):
-        following = tokens[index + 1 : index + 3]
-        if len(following) == 2 and following[0].type == tokenize.NAME and following[1].string == "[":
-            name, opening = following
-            is_alias = (
-                token.string == "type"
-                and token.type == tokenize.NAME
-                and (previous is None or previous.type in _LINE_STARTS or previous.string == ";")
-            )
-            if token.string in ("class", "def") or is_alias:
-                closing = _closing(tokens, index + 2)
-                if closing is None:
-                    return None
-                _blank(lines, opening.start, closing.end)
-                changed = True
-        if (
-            token.type == tokenize.NAME
-            and token.string == "type"
-            and (previous is None or previous.type in _LINE_STARTS or previous.string == ";")
-            and len(following) >= 1
-            and following[0].type == tokenize.NAME
-            and following[0].start[0] == token.start[0]
-            and len(tokens) > index + 2
-            and tokens[index + 2].string in ("=", "[")
-        ):
-            _move_name(lines, token, following[0])
-            changed = True
-        if token.type not in (tokenize.NL, tokenize.COMMENT):
-            previous = token
-    return "".join("".join(line) for line in lines) if changed else None
+        name, opening = (tokens[index + 1 : index + 3] + [None, None])[:2]
+        if token.type != tokenize.NAME or name is None or name.type != tokenize.NAME:
+            continue
+        previous = tokens[index - 1] if index else None
+        alias = token.string == "type" and (previous is None or previous.type in _LINE_STARTS or previous.string == ";")
+        if alias and opening is not None and opening.string in ("=", "[") and name.start[0] == token.start[0]:
+            begin, stop = offset(token.start), offset(name.end)
+            edits.append((begin, stop, name.string + " " * (_width(text[begin:stop]) - _width(name.string))))
+        if (alias or token.string in ("class", "def")) and opening is not None and opening.string == "[":
+            closing = _closing(tokens, index + 2)
+            if closing is None:
+                return None
+            begin, stop = offset(opening.start), offset(closing.end)
+            edits.append((begin, stop, _blanked(text[begin:stop], triple=False)))
+    return _spliced(text, edits) if edits else None
+
+
+def _width(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _closing(tokens: list[tokenize.TokenInfo], opening: int) -> tokenize.TokenInfo | None:
@@ -237,34 +236,3 @@ def _closing(tokens: list[tokenize.TokenInfo], opening: int) -> tokenize.TokenIn
             if not expected:
                 return token
     return None
-
-
-def _blank(lines: list[list[str]], start: tuple[int, int], end: tuple[int, int]) -> None:
-    """Blank the characters from ``start`` to ``end`` (tokenize's rows and columns), keeping the
-    lines: each line break in between is continued with a backslash."""
-    (first_row, first_column), (last_row, last_column) = start, end
-    for row in range(first_row, last_row + 1):
-        line = lines[row - 1]
-        begin = first_column if row == first_row else 0
-        stop = last_column if row == last_row else len(line)
-        body = line[begin:stop]
-        ending = "".join(body).endswith(("\r\n", "\n", "\r")) and row != last_row
-        text = "".join(body).rstrip("\r\n") if ending else "".join(body)
-        blanked = list(" " * len(text.encode("utf-8")))
-        if ending:
-            if blanked:
-                blanked[-1] = "\\"
-            else:
-                blanked = ["\\"]
-            blanked += list("".join(body)[len(text) :])
-        line[begin:stop] = blanked
-
-
-def _move_name(lines: list[list[str]], keyword: tokenize.TokenInfo, name: tokenize.TokenInfo) -> None:
-    """``type X`` -> ``X`` where ``type`` stood, padded to the same bytes (one line)."""
-    row, begin = keyword.start
-    stop = name.end[1]
-    line = lines[row - 1]
-    width = len("".join(line[begin:stop]).encode("utf-8"))
-    padded = name.string + " " * (width - len(name.string.encode("utf-8")))
-    line[begin:stop] = list(padded)

@@ -17,11 +17,10 @@ past what was rewritten.
 from __future__ import annotations
 
 import ast
-import io
 import sys
 import threading
-import tokenize
 
+from .core.text import decode
 from .newer_syntax import older_syntax
 
 _LOCK = threading.RLock()
@@ -55,8 +54,6 @@ def _text(source: str | bytes) -> str | None:
     if isinstance(source, str):
         return source
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        text = source.decode(encoding)
+        return decode(source)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
-    return text[1:] if text.startswith("\ufeff") else text

@@ -8,7 +8,7 @@ methods, and the autocast state an ``if <flag>:`` arm refines."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ...core.findings import Condition
@@ -57,14 +57,13 @@ def framework_class(
 
 def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
     autocast = framework_precision(row, args, site)
-    backend = framework_backend(row, args)
+    compiles = framework_compilation(row, args)
+    backend, launched_by, switch = compiles.backend, compiles.launched_by, compiles.switch
     held = (
         frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
         if row.holds
         else frozenset()
     )
-    launched_by = framework_backend_launched(row, args) if backend is not None else ""
-    switch = framework_backend_switch(row, args) if backend is not None else ""
     precision_site = site if autocast is not None else None
     for keyword, index in row.settings_from:
         for value in argument_or_none(args, keyword, index) or ():
@@ -128,73 +127,62 @@ def framework_precision(row: fw.FrameworkClass, args: Args, site: Location) -> A
     return AutocastState(True, device, dtype, site, f"{origin} ({precision.argument}={written!r})")
 
 
-def framework_backend(row: fw.FrameworkClass, args: Args) -> str | None:
-    """The backend the framework compiles prepared models with, None when it does not."""
+@dataclass(frozen=True)
+class CompileSetting:
+    """How a framework object compiles the models it prepares, read from its constructor call."""
+
+    #: The backend (``UNKNOWN_BACKEND``: not one literal); None when it does not compile.
+    backend: str | None = None
+    #: The environment variable that decides whether it compiles, when no argument in the code
+    #: does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``).
+    launched_by: str = ""
+    #: The condition it compiles under, when the argument that decides it may also be the value
+    #: that turns compiling off (``dynamo_backend=backend``, ``backend`` "NO" on one path and
+    #: ``args.dynamo_backend`` on another: ``dynamo_backend != 'no'``; a flag: its name). A value
+    #: computed elsewhere does not carry the switch it came from (``analyses/switches.py``): the
+    #: argument is named.
+    switch: str = ""
+
+
+def framework_compilation(row: fw.FrameworkClass, args: Args) -> CompileSetting:
+    """The backend argument, else the plugin, else the flag the code passes; else the row's default."""
     compilation = row.compilation
     if compilation is None:
-        return None
+        return CompileSetting()
     for keyword in compilation.backend_arguments:
         values = keyword_arg(args, keyword)
         if values is not None:
             constants = constants_of(values)
-            if constants is None or len(constants) != 1:
-                return UNKNOWN_BACKEND
-            backend = str(constants.pop()).lower()
-            return None if backend == "no" else backend
+            if constants is not None and len(constants) == 1:
+                backend = str(constants.pop()).lower()
+                return CompileSetting(None if backend == "no" else backend)
+            literals = {str(value.value).lower() for value in values if isinstance(value, ConstVal)}
+            return CompileSetting(UNKNOWN_BACKEND, switch=f"{keyword} != 'no'" if "no" in literals else "")
+    flags_given = any(keyword_arg(args, flag) is not None for flag in compilation.flags)
+    launched_by = "" if flags_given else compilation.environment
     for keyword in compilation.plugin_arguments:
-        for value in keyword_arg(args, keyword) or ():
-            if isinstance(value, FrameworkObject):
-                return value.compile_backend
+        given = keyword_arg(args, keyword)
+        if given is None:
+            continue
+        plugins = [value for value in given if isinstance(value, FrameworkObject)]
+        launched = {plugin.compile_launched_by for plugin in plugins}
+        switches = {plugin.compile_switch for plugin in plugins}
+        launched_by = launched.pop() if len(launched) == 1 and not flags_given else ""
+        if plugins:
+            return CompileSetting(plugins[0].compile_backend, launched_by, switches.pop() if len(switches) == 1 else "")
+        break
     for flag in compilation.flags:
         values = keyword_arg(args, flag)
         if values is not None:
             constants = constants_of(values)
             if constants == {True}:
-                return compilation.default_backend
-            return None if constants == {False} else UNKNOWN_BACKEND
-    return compilation.absent_backend
-
-
-def framework_backend_launched(row: fw.FrameworkClass, args: Args) -> str:
-    """The environment variable that decides whether the framework compiles, when no argument
-    in the code does (``Accelerator()``: ``ACCELERATE_DYNAMO_BACKEND``); "" when one does."""
-    compilation = row.compilation
-    if compilation is None:
-        return ""
-    if any(keyword_arg(args, keyword) is not None for keyword in (*compilation.backend_arguments, *compilation.flags)):
-        return ""
-    for keyword in compilation.plugin_arguments:
-        plugins = keyword_arg(args, keyword)
-        if plugins is not None:
-            found = {value.compile_launched_by for value in plugins if isinstance(value, FrameworkObject)}
-            return found.pop() if len(found) == 1 else ""
-    return compilation.environment
-
-
-def framework_backend_switch(row: fw.FrameworkClass, args: Args) -> str:
-    """The condition under which the framework compiles, when the code passes the argument that
-    decides it a value that may also turn compiling off (``dynamo_backend=backend`` where
-    ``backend`` is "NO" on one path and ``args.dynamo_backend`` on another: ``dynamo_backend !=
-    'no'``; a flag: its name); "" when it compiles whenever it runs. A value computed elsewhere
-    does not carry the switch it came from (``analyses/switches.py``): the argument is named."""
-    compilation = row.compilation
-    if compilation is None:
-        return ""
-    for keyword in compilation.backend_arguments:
-        values = keyword_arg(args, keyword)
-        if values is not None:
-            literals = {str(value.value).lower() for value in values if isinstance(value, ConstVal)}
-            return f"{keyword} != 'no'" if "no" in literals and len(values) > 1 else ""
-    for keyword in compilation.plugin_arguments:
-        plugins = keyword_arg(args, keyword)
-        if plugins is not None:
-            found = {value.compile_switch for value in plugins if isinstance(value, FrameworkObject)}
-            return found.pop() if len(found) == 1 else ""
-    for flag in compilation.flags:
-        values = keyword_arg(args, flag)
-        if values is not None:
-            return flag if len(values) > 1 and any(isinstance(v, ConstVal) and not v.value for v in values) else ""
-    return ""
+                return CompileSetting(compilation.default_backend)
+            if constants == {False}:
+                return CompileSetting()
+            off = len(values) > 1 and any(isinstance(v, ConstVal) and not v.value for v in values)
+            return CompileSetting(UNKNOWN_BACKEND, switch=flag if off else "")
+    absent = compilation.absent_backend
+    return CompileSetting(absent, launched_by if absent is not None else "")
 
 
 def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
