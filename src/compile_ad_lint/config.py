@@ -22,17 +22,39 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 
+def _searched(start: Path) -> list[Path]:
+    """The folders ``find_pyproject`` looks in, nearest first."""
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop, a vanished directory
+        start = Path.cwd()
+    return [start, *start.parents] if start.is_dir() else list(start.parents)
+
+
+def config_signature(start: Path) -> tuple[tuple[str, tuple[int, int, int, int] | None], ...]:
+    """What ``load_config(start)`` would read, as file system facts: each ``pyproject.toml`` it
+    looks at with its size, modification time, inode and device (None where there is none). A
+    process that loads the configuration again and again (the language server, once per edit)
+    loads it again only when this changes."""
+    facts = []
+    for directory in _searched(start):
+        candidate = directory / "pyproject.toml"
+        try:
+            found = candidate.stat()
+        except OSError:
+            facts.append((str(candidate), None))
+            continue
+        facts.append((str(candidate), (found.st_size, found.st_mtime_ns, found.st_ino, found.st_dev)))
+    return tuple(facts)
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` with our section, walking up from ``start``.
 
     A file that mentions the tool but cannot be decoded or parsed is returned too, so that loading
     it reports the problem instead of silently dropping the user's settings.
     """
-    try:
-        start = start.resolve()
-    except (OSError, RuntimeError):  # a symlink loop, a vanished directory
-        start = Path.cwd()
-    for directory in [start, *start.parents] if start.is_dir() else start.parents:
+    for directory in _searched(start):
         candidate = directory / "pyproject.toml"
         try:
             raw = read_regular(candidate, MAX_CONFIG_BYTES) if candidate.is_file() else None

@@ -281,6 +281,51 @@ def test_change_in_one_file_republishes_its_dependents(tmp_path: Path) -> None:
     _run(scenario())
 
 
+def test_a_closed_file_changed_on_disk_is_placed_as_it_now_reads(tmp_path: Path) -> None:
+    # The server keeps closed files' line tables between publishes: one rewritten on disk (a
+    # ``git checkout``) must be read again, or its related locations keep the old columns.
+    root, train, model = _project(tmp_path)
+
+    def compiled_here(diagnostic: types.Diagnostic) -> types.Position:
+        [start] = [
+            info.location.range.start
+            for info in diagnostic.related_information or ()
+            if info.location.uri == model and "compiled here" in info.message
+        ]
+        return start
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            client.open(train, HAZARD)
+            [diagnostic] = (await client.diagnostics(train)).diagnostics
+            assert compiled_here(diagnostic) == types.Position(2, 4)
+            # One code point outside the BMP before the compile: two UTF-16 code units.
+            (root / "model.py").write_text(MODEL.replace("f = ", 's = "\U0001f60b"; f = '), encoding="utf-8")
+            client.replace_all(train, HAZARD + "\n", version=2)
+            [diagnostic] = (await client.diagnostics(train, version=2)).diagnostics
+            assert compiled_here(diagnostic) == types.Position(2, len('s = "xx"; f = '))
+
+    _run(scenario())
+
+
+def test_a_configuration_changed_on_disk_applies_to_the_next_edit(tmp_path: Path) -> None:
+    # The server keeps each project's configuration while its pyproject.toml stays as read.
+    root, train, _model = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with _Client(root) as client:
+            client.open(train, HAZARD)
+            assert len((await client.diagnostics(train)).diagnostics) == 1
+            (root / "pyproject.toml").write_text('[tool.compile-ad-lint]\nignore = ["CAL001"]\n', encoding="utf-8")
+            client.replace_all(train, HAZARD + "\n", version=2)
+            assert list((await client.diagnostics(train, version=2)).diagnostics) == []
+            (root / "pyproject.toml").unlink()
+            client.replace_all(train, HAZARD + "\n\n", version=3)
+            assert len((await client.diagnostics(train, version=3)).diagnostics) == 1
+
+    _run(scenario())
+
+
 def test_ranges_count_utf16_code_units(tmp_path: Path) -> None:
     root, train, _model = _project(tmp_path)
 

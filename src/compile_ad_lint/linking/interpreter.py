@@ -96,7 +96,9 @@ class Interpreter(Statements):
                 break
             names |= here
         self.covered = names - mentions
-        self.events[:] = with_plain_first(self.events)  # one program: its plain calls, its dual calls
+        # One program: its plain calls, its dual calls; each fact once (a function walked again
+        # repeats its events), so that each dual call is joined once.
+        self.events[:] = with_plain_first(dict.fromkeys(self.events))
 
     def walk_returned_closures(self, returned: Values, path: Path, ctx: Context, walked: set[FunctionVal]) -> None:
         """Closures an entry point returns (a factory's ``jvp_fn``, a plugin's hook) are entry points

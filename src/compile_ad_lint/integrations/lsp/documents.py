@@ -118,10 +118,16 @@ class Files:
     locations point into it. Doing them per diagnostic made publishing quadratic.
     """
 
-    def __init__(self, open_documents: Mapping[Path, Document], encoding: str | None) -> None:
+    def __init__(
+        self,
+        open_documents: Mapping[Path, Document],
+        encoding: str | None,
+        closed: ClosedTables | None = None,
+    ) -> None:
         self._open = open_documents
         self._encoding = encoding
         self._files: dict[str, tuple[str, LineTable | None]] = {}
+        self._closed = closed
 
     def get(self, display: str) -> tuple[str, LineTable | None]:
         """The URI and line table of the file a finding displays as ``display``."""
@@ -142,11 +148,48 @@ class Files:
         document = self._open.get(path)
         if document is not None:
             return document.uri, document.line_table
+        if self._closed is not None:
+            return self._closed.get(path, self._encoding)
+        return _read_table(path, self._encoding)
+
+
+def _read_table(path: Path, encoding: str | None) -> tuple[str, LineTable | None]:
+    """The URI and line table of a file that is not open (no table when it cannot be read)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    except OSError:
+        return from_fs_path(str(path)), None
+    return from_fs_path(str(path)), LineTable(text, encoding)
+
+
+#: Closed files' line tables kept at most (``ClosedTables``).
+MAX_CLOSED_TABLES = 1024
+
+
+class ClosedTables:
+    """The line tables of files that are not open, kept between publishes while each file's size,
+    modification time and inode stay as they were: a CAL002 finding points into the dozens of
+    files its chain crosses, and reading and splitting them again took a fifth of each edit's time
+    in the server (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[Path, str | None], tuple[tuple[int, int, int, int], tuple[str, LineTable | None]]] = {}
+
+    def get(self, path: Path, encoding: str | None) -> tuple[str, LineTable | None]:
         try:
-            text = path.read_bytes().decode("utf-8-sig", errors="replace")
+            found = path.stat()
         except OSError:
-            return from_fs_path(str(path)), None
-        return from_fs_path(str(path)), LineTable(text, self._encoding)
+            return _read_table(path, encoding)
+        signature = (found.st_size, found.st_mtime_ns, found.st_ino, found.st_dev)
+        key = (path, encoding)
+        kept = self._tables.get(key)
+        if kept is not None and kept[0] == signature:
+            return kept[1]
+        table = _read_table(path, encoding)
+        if len(self._tables) >= MAX_CLOSED_TABLES:
+            self._tables.clear()  # a bound on what a long session keeps; they are cheap to rebuild
+        self._tables[key] = (signature, table)
+        return table
 
 
 def saved(snapshot: Snapshot) -> bool:

@@ -22,7 +22,7 @@ from pygls.workspace import TextDocument
 from ..._version import __version__
 from ...api import AnalysisCancelled, Analyzer, ViewMemory, WalkMemory
 from ...cache import EntryMemory, SummaryCache
-from ...config import load_config
+from ...config import config_signature, load_config
 from ...core.findings import Finding
 from ...core.paths import as_the_cli_names_it, real_path
 from ...core.settings import DEFAULT_RULE_DOCS_URL, Config, ConfigError
@@ -32,7 +32,7 @@ from ...fixes import resolve as resolve_fixes
 from ...project import project_root as shared_project_root
 from ...target import with_target
 from .actions import FIX_ALL_KIND, SOURCE, Published, code_actions, to_diagnostic
-from .documents import Buffer, Document, Files, ServerProtocol, Snapshot, path_of, saved, workspace_key
+from .documents import Buffer, ClosedTables, Document, Files, ServerProtocol, Snapshot, path_of, saved, workspace_key
 from .heap import collector_paused, settle_heap
 from .transport import FramedInput, terminate
 
@@ -71,6 +71,9 @@ class CompileAdLintServer(LanguageServer):
         self._reported_config_errors: set[str] = set()
         #: The torch target of each project and ``target-torch`` setting (``_with_target``).
         self._targets: dict[tuple[Path, str | None], TorchTarget] = {}
+        #: Each project's configuration and what it was read from (``config_signature``): read
+        #: again only when a ``pyproject.toml`` it looks at changes, not twice per edit.
+        self._configs: dict[Path, tuple[tuple, Config]] = {}
         #: Decoded cache entries kept between edits; what an analysis stores is written to disk once
         #: the buffers are idle (``_write_behind``).
         self._memory = EntryMemory(write_behind=True)
@@ -80,6 +83,8 @@ class CompileAdLintServer(LanguageServer):
         #: Module views kept between edits and passes (``ViewMemory``): a check builds only the
         #: views of the files whose bytes changed.
         self._views = ViewMemory()
+        #: Line tables of the files findings point into that are not open (``ClosedTables``).
+        self._closed_tables = ClosedTables()
         #: Workspace key of each document published for → what its diagnostics were computed from.
         self._published: dict[str, Published] = {}
         #: Workspace key of each open document → the stamp of its current text.
@@ -510,7 +515,7 @@ class CompileAdLintServer(LanguageServer):
         by_file: dict[Path, list[Finding]] = {}
         for finding in findings:
             by_file.setdefault(finding.location.file, []).append(finding)
-        files = Files(self._open_documents(), self.workspace.position_encoding)
+        files = Files(self._open_documents(), self.workspace.position_encoding, self._closed_tables)
         docs_url = self._config(snapshot.root).rule_docs_url
         for buffer in snapshot.buffers:
             own = tuple(by_file.get(real_path(buffer.path), ()))
@@ -525,6 +530,10 @@ class CompileAdLintServer(LanguageServer):
             )
 
     def _config(self, root: Path) -> Config:
+        signature = config_signature(root)
+        known = self._configs.get(root)
+        if known is not None and known[0] == signature:
+            return known[1]
         try:
             config = load_config(root)
         except ConfigError as error:
@@ -533,7 +542,9 @@ class CompileAdLintServer(LanguageServer):
                 self._reported_config_errors.add(message)
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
             config = Config(root=root)
-        return self._with_target(root, config)
+        config = self._with_target(root, config)
+        self._configs[root] = (signature, config)
+        return config
 
     def _with_target(self, root: Path, config: Config) -> Config:
         """``config`` with the torch it speaks for, resolved once per project and setting, and logged."""
@@ -569,7 +580,7 @@ class CompileAdLintServer(LanguageServer):
             published = None
         elif published is not None:
             published = self._resolved(uri, published)  # when asked before the background pass got to it
-        files = Files(self._open_documents(), self.workspace.position_encoding)
+        files = Files(self._open_documents(), self.workspace.position_encoding, self._closed_tables)
         return code_actions(params, document, published, files)
 
 
