@@ -36,7 +36,7 @@ def config_signature(start: Path) -> tuple[tuple[str, tuple[int, int, int, int] 
     looks at with its size, modification time, inode and device (None where there is none). A
     process that loads the configuration again and again (the language server, once per edit)
     loads it again only when this changes."""
-    facts = []
+    facts: list[tuple[str, tuple[int, int, int, int] | None]] = []
     for directory in _searched(start):
         candidate = directory / "pyproject.toml"
         try:
