@@ -15,6 +15,7 @@ import pytest
 from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer, RootResult, WalkMemory
 from compile_ad_lint.linking.events import BackwardThroughCompiled
+from compile_ad_lint.pipeline import tuning
 from compile_ad_lint.pipeline import workspace as workspace_module
 from compile_ad_lint.pipeline.workspace import Workspace
 
@@ -364,7 +365,7 @@ def test_a_check_past_its_memory_budget_stops_summarizing_and_reports_the_same(t
     kept = Analyzer(config, jobs=1, use_cache=False).check(["."])
     assert any(memory.hits for memory in memories), "no walk was replayed: the comparison proves nothing"
     memories.clear()
-    monkeypatch.setattr(workspace_module, "WALK_SUMMARY_MEMORY_BYTES", 0)
+    monkeypatch.setattr(workspace_module, "walk_summary_budget", lambda: 0)
     retired = Analyzer(config, jobs=1, use_cache=False).check(["."])
     assert retired.findings == kept.findings
     (memory,) = memories
@@ -381,6 +382,22 @@ def test_a_retired_memory_keeps_nothing_and_never_summarizes_again():
     memory.root_walked({1, 2})
     memory.root_walked({1, 2})
     assert not memory.summarizing
+
+
+@pytest.mark.parametrize(
+    ("gigabytes", "processors", "megabytes"),
+    [
+        (24, 2, 1536),  # this CI machine: half of 24 GB over 2 processors, past the ceiling
+        (32, 16, 1024),  # a workstation: its share
+        (64, 64, 768),  # many processors, each of whose workers walks: the floor
+    ],
+)
+def test_the_summaries_budget_is_a_share_of_the_machine_per_processor(monkeypatch, gigabytes, processors, megabytes):
+    page = 4096
+    pages = {"SC_PAGE_SIZE": page, "SC_PHYS_PAGES": gigabytes * (1 << 30) // page}
+    monkeypatch.setattr(tuning.os, "sysconf", pages.__getitem__)
+    monkeypatch.setattr(tuning.os, "cpu_count", lambda: processors)
+    assert tuning.walk_summary_budget() == megabytes * (1 << 20)
 
 
 def test_the_language_servers_memory_summarizes_every_walk():

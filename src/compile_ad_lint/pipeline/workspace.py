@@ -21,7 +21,7 @@ from ..summary.model import ParseFailure
 from ..summary.view import ModuleView, ParseCounter, ViewMemory
 from .results import by_folder
 from .root_results import RootResult, store_result
-from .tuning import WALK_SUMMARY_MEMORY_BYTES, fewer_collections, peak_resident_bytes
+from .tuning import fewer_collections, peak_resident_bytes, walk_summary_budget
 
 
 def load_view(
@@ -110,7 +110,7 @@ class Workspace:
             memory.note_layout(self.extra_roots, absent, result.layout)
             if not memory.every_walk and memory.summarizing:
                 peak = peak_resident_bytes()
-                if peak is not None and peak > WALK_SUMMARY_MEMORY_BYTES:
+                if peak is not None and peak > walk_summary_budget():
                     memory.retire()
         return result
 
