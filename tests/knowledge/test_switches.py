@@ -562,8 +562,35 @@ def train(x, use_amp, step):
             "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
             [],
         ),
+        # kylevedder/DenoisingZoo: on when a dtype was chosen.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=step.dtype is not None):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [Condition("step.dtype is not None", True, None)],
+        ),
+        # A flag that turns it off.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=not args.no_amp):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [Condition("not args.no_amp", True, None)],
+        ),
+        # Compared with what is not a literal: not a test the message can name; on, as before.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=step.dtype is not torch.float32):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [],
+        ),
     ],
-    ids=["parameter", "compared-setting", "backward-side", "inside-its-if", "literal"],
+    ids=[
+        "parameter",
+        "compared-setting",
+        "backward-side",
+        "inside-its-if",
+        "literal",
+        "is-not-none",
+        "not-flag",
+        "not-literal",
+    ],
 )
 def test_an_autocast_switched_by_a_flag_names_it(body, conditions, tmp_path):
     """A finding that takes ``torch.autocast(..., enabled=<flag>)`` as on holds only when the flag

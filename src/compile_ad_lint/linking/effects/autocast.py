@@ -66,16 +66,24 @@ def autocast_state(name: str, args: Args, site: Location, frame: Frame | None = 
 
 
 def enabled_test(expr: ir.Expr | None) -> str | None:
-    """An ``enabled=`` argument as written, when it is a flag (``args.amp``, ``self.use_amp``) or a
-    flag compared with a literal (``args.amp != 'none'``): what a finding needing it names."""
+    """An ``enabled=`` argument as written, when it is a flag (``args.amp``, ``self.use_amp``), its
+    negation (``not args.no_amp``) or a flag compared with a literal (``args.amp != 'none'``,
+    DenoisingZoo's ``settings.autocast_dtype is not None``): what a finding needing it names."""
     key = flag_key(expr)
-    if key is not None or not isinstance(expr, ir.Combine) or expr.op not in ("==", "!="):
+    if key is not None or not isinstance(expr, ir.Combine):
         return key
-    flag, literal = expr.parts if len(expr.parts) == 2 else (None, None)
-    name = flag_key(flag)
-    if name is None or not isinstance(literal, ir.Const) or not isinstance(literal.value, (str, int, bool)):
+    if expr.op == "not" and len(expr.parts) == 1:
+        negated = flag_key(expr.parts[0])
+        return f"not {negated}" if negated is not None else None
+    if expr.op not in ("==", "!=", "is", "is not") or len(expr.parts) != 2:
         return None
-    return f"{name} {expr.op} {literal.value!r}"
+    flag, literal = expr.parts
+    name = flag_key(flag)
+    if name is None or not isinstance(literal, ir.Const):
+        return None
+    value = literal.value
+    literal_kind = value is None or (expr.op in ("==", "!=") and isinstance(value, (str, int, bool)))
+    return f"{name} {expr.op} {value!r}" if literal_kind else None
 
 
 @register(Effect.AUTOCAST)
