@@ -511,6 +511,56 @@ def test_a_notebook_config_field_defaulting_to_false(tmp_path):
     assert finding.conditions == (Condition("train_cfg.compile", True, False),)
 
 
+# -- what a run computes is not a launch setting ----------------------------------------------------
+
+COMPUTED_TEST = """
+def measure(args, batches):
+    model = Net()
+    if args.compile:
+        model = torch.compile(model)
+    for x in batches:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum() if x is not None else None
+        if loss is not None:
+            loss.backward()  # expect: CAL002
+"""
+
+
+def test_a_branch_on_what_a_compiled_call_computed_is_not_named_as_a_setting(tmp_path):
+    """huggingface/nanoVLM's eval/measure_vram.py, walked as an entry point (its ``args`` unbound):
+    ``if loss is not None:`` on the compiled model's loss read as a launch switch, and the finding
+    said "When `args.compile` is set and `loss is not None` holds". The loss is what the run
+    computes; the branch may take either arm, and only ``args.compile`` is a setting."""
+    report, expected = _analyze(tmp_path, {"measure.py": NET + COMPUTED_TEST})
+    assert reported(report.findings) == expected
+    [finding] = report.findings
+    assert finding.conditions == (Condition("args.compile", True, None),)
+
+
+MANY_SWITCHES = """
+def train(settings, batches):
+    model = Net()
+    if settings.compile_the_model_before_distributed_wrapping:
+        model = torch.compile(model)
+    for x in batches:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=settings.autocast_dtype is not None):
+            loss = model(x).sum()
+        if settings.use_gradient_scaler:
+            loss.backward()  # expect: CAL002
+"""
+
+
+def test_a_headline_that_cannot_name_its_switches_counts_them(tmp_path):
+    """kylevedder/DenoisingZoo's train.py: three switches named in full did not fit a headline,
+    which then read as if the finding held on every run. It counts them; the details name them."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + MANY_SWITCHES})
+    assert reported(report.findings) == expected
+    [finding] = report.findings
+    assert len(finding.conditions) == 3
+    assert finding.message.startswith("When 3 run-time switches hold: ")
+    assert finding.details[0].startswith("When `settings.autocast_dtype is not None` holds and ")
+
+
 # -- autocast switched by a flag --------------------------------------------------------------------
 
 AMP_FLAG = """

@@ -233,8 +233,16 @@ def on_path(finding: Finding, conditions: Iterable[Condition], shorter: Sequence
     texts = (finding.message, *shorter)
     candidates = [f"{named}: {text}" for text in texts] + [f"{compact_conditions(ordered)}: {text}" for text in texts]
     full = [c for c in candidates if len(c) <= HEADLINE_LIMIT]
-    message = headline(*full, f"{finding.message} (when {first})", finding.message)
+    # Never a headline that reads as unconditional: kylevedder/DenoisingZoo's three switches fit
+    # neither way above, and its CAL002 read as if it held on every run.
+    counted = "a run-time switch holds" if len(ordered) == 1 else f"{len(ordered)} run-time switches hold"
+    message = headline(
+        *full,
+        f"{finding.message} (when {first})",
+        *(f"When {counted}: {text}" for text in texts),
+        f"{finding.message} (on some runs)",
+    )
     details = finding.details
-    if not message.startswith(f"{named}: "):  # the headline names them briefly, or not at all
+    if not message.startswith(f"{named}: "):  # the headline names them briefly, or counts them
         details = (f"{named}: decided at run time, not in the code; without it this does not hold.", *details)
     return replace(finding, message=message, details=details, conditions=ordered)

@@ -199,9 +199,12 @@ def _pure(expr: ir.Expr) -> bool:
 
 def _holds_settings(values: Values) -> bool:
     """Settings, or data from a parameter no analyzed caller binds (an entry point's ``cfg``: set by
-    whoever calls it, outside the analyzed program, as launch settings are)."""
+    whoever calls it, outside the analyzed program, as launch settings are). Not what a compiled
+    call returned, whatever its inputs were: a loss is computed by the run, not set at its launch
+    (huggingface/nanoVLM's ``if loss is not None:`` was named as a switch)."""
     return any(
-        isinstance(v, Settings) or (isinstance(v, Data) and v.from_parameter) for v in values
+        isinstance(v, Settings) or (isinstance(v, Data) and v.from_parameter and not (v.origins or v.elements))
+        for v in values
     ) or _settings_object(values)
 
 
