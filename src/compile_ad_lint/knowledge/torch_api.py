@@ -406,6 +406,13 @@ BACKEND_ARGUMENTS: dict[Effect, tuple[str, int | None]] = {
     # torch/_dynamo/eval_frame.py: `def optimize(*args, **kwargs)`: the backend is `args[0]` or `backend=`
     Effect.COMPILER: ("backend", 0),
 }
+#: A backend written in the checked code that returns the graph module it is given, or its
+#: ``forward``, compiles as this one does: torch/_dynamo/backends/debugging.py `def eager(gm,
+#: fake_tensor_inputs, **kwargs)`: `return gm.forward` (no AOTAutograd: autograd runs as in eager).
+#: Tests' counting and printing backends are written so (NVIDIA/physicsnemo's `counting_backend`).
+PASS_THROUGH_BACKEND = "eager"
+#: What such a backend may return: the graph module itself, or these attributes of it.
+PASS_THROUGH_ATTRIBUTES = frozenset({"forward", "__call__"})
 #: Every class torch.nn defines is a module (torch/nn/modules/module.py ``class Module``, subclassed by
 #: all of torch/nn/modules/), except the tensors ``PARAMETER_FACTORIES`` makes.
 TORCH_NN = "torch.nn."

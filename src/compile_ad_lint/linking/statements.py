@@ -430,7 +430,7 @@ class Statements(Calls):
         args = self.eval_args(expr.args, frame)
         if overrides:  # the override's own body runs too
             self.call_values(self.attribute(frozenset(overrides), method), args, expr.span, frame, expr.func)
-        backend = backend_of(args, Effect.COMPILE)
+        backend = backend_of(args, Effect.COMPILE, self.engine)
         fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
         site = self.loc(frame.path, expr.span)
         compiled = frozenset(

@@ -161,6 +161,21 @@ f = torch.compile(torch.sin, backend="eager")
             """
 import torch
 
+graphs = []
+
+def counting_backend(graph_module, example_inputs):
+    graphs.append(graph_module)
+    return graph_module.forward
+
+f = torch.compile(torch.sin, backend=counting_backend)
+(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+""",
+            note="a backend that hands the graph back as torch's eager backend does (NVIDIA/physicsnemo's tests)",
+        ),
+        Case(
+            """
+import torch
+
 def field(x):
     return (x * x * x).sin().sum()
 
@@ -250,6 +265,21 @@ def inner_step(x, y, params, second_order):
     return torch.autograd.grad(loss, params, create_graph=second_order)  # expect: CAL004
 """,
             note="create_graph not constant: may be true",
+        ),
+        Case(
+            """
+import torch
+from torch._dynamo.backends.common import aot_autograd
+
+def inspecting_backend(graph_module, example_inputs):
+    if example_inputs:
+        return aot_autograd(fw_compiler=lambda gm, _: gm.forward)(graph_module, example_inputs)
+    return graph_module.forward
+
+f = torch.compile(torch.sin, backend=inspecting_backend)
+(g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)  # expect: CAL004
+""",
+            note="a backend of the checked code that may hand the graph to AOTAutograd",
         ),
     )
 

@@ -3,12 +3,14 @@ compilers, ``torch._dynamo.optimize``, ``functools.partial(torch.compile, ...)``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...core.locations import Location
 from ...knowledge import torch_api as api
 from ...knowledge.effects import Effect
 from ...knowledge.torch_api import CompileHow
+from ...summary import model as ir
 from ..arguments import Args, Values, fullgraph_of, keyword_arg, positional
 from ..frames import Frame
 from ..stores import compile_target
@@ -22,6 +24,7 @@ from ..values import (
     Disabled,
     Disabler,
     External,
+    FunctionVal,
 )
 from .registry import register
 
@@ -29,8 +32,10 @@ if TYPE_CHECKING:
     from ..engine_context import EngineContext
 
 
-def backend_of(args: Args, compile_effect: Effect) -> str:
-    """The backend a compile call names (``knowledge.torch_api.BACKEND_ARGUMENTS``)."""
+def backend_of(args: Args, compile_effect: Effect, engine: EngineContext | None = None) -> str:
+    """The backend a compile call names (``knowledge.torch_api.BACKEND_ARGUMENTS``); with the
+    ``engine``, a backend function of the checked code that hands the graph back as it came is
+    torch's eager backend (``api.PASS_THROUGH_BACKEND``)."""
     keyword, positional_index = api.BACKEND_ARGUMENTS[compile_effect]
     values = keyword_arg(args, keyword)
     if values is None and positional_index is not None:
@@ -38,12 +43,50 @@ def backend_of(args: Args, compile_effect: Effect) -> str:
     if values is None:
         return DEFAULT_BACKEND
     strings = {v.value for v in values if isinstance(v, ConstVal) and isinstance(v.value, str)}
-    return strings.pop() if len(strings) == 1 and len(values) == 1 else UNKNOWN_BACKEND
+    if len(strings) == 1 and len(values) == 1:
+        return strings.pop()
+    if engine is not None and values and all(_passes_graph_through(engine, v) for v in values):
+        return api.PASS_THROUGH_BACKEND
+    return UNKNOWN_BACKEND
+
+
+def _passes_graph_through(engine: EngineContext, value: object) -> bool:
+    """``value`` is a function of the checked code whose every ``return`` gives back its first
+    parameter (the graph module) or its ``forward``, as torch's eager backend does."""
+    if not isinstance(value, FunctionVal) or value.bound_self is not None:
+        return False
+    summary = engine.index.function(value.path, value.qualname)
+    if summary is None or not summary.params:
+        return False
+    graph = summary.params[0]
+    returned = list(_returns(summary.body))
+    return bool(returned) and all(
+        isinstance(expr, ir.Ref)
+        and expr.name == graph
+        or isinstance(expr, ir.Attr)
+        and isinstance(expr.base, ir.Ref)
+        and expr.base.name == graph
+        and expr.attr in api.PASS_THROUGH_ATTRIBUTES
+        for expr in returned
+    )
+
+
+def _returns(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Expr | None]:
+    """The values the ``return`` statements of a function body give (None for a bare ``return``),
+    in every arm of its branches; not those of functions defined inside it."""
+    for statement in body:
+        if isinstance(statement, ir.Return):
+            yield statement.value
+        elif isinstance(statement, ir.Branch):
+            for arm in statement.arms:
+                yield from _returns(arm)
+        elif isinstance(statement, ir.With):
+            yield from _returns(statement.body)
 
 
 @register(Effect.COMPILE)
 def compile_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-    backend = backend_of(args, Effect.COMPILE)
+    backend = backend_of(args, Effect.COMPILE, engine)
     fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
     targets = positional(args, 0)
     if targets and frame.ctx.harvest:
@@ -61,7 +104,7 @@ def compile_call(engine: EngineContext, row: object, name: str, args: Args, site
 @register(Effect.COMPILER)
 def compiler_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
     fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILER])
-    backend = backend_of(args, Effect.COMPILER)
+    backend = backend_of(args, Effect.COMPILER, engine)
     return frozenset(
         [Compiler(backend, site, name, fullgraph, CompileHow.OPTIMIZE, api.BACKEND_EDITS[CompileHow.OPTIMIZE])]
     )
@@ -71,7 +114,7 @@ def compiler_call(engine: EngineContext, row: object, name: str, args: Args, sit
 def partial_call(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
     first = positional(args, 0)
     if any(isinstance(f, External) and f.name in engine.compile_names for f in first):
-        backend = backend_of(args, Effect.COMPILE)
+        backend = backend_of(args, Effect.COMPILE, engine)
         fullgraph = fullgraph_of(args, api.FULLGRAPH_KEYWORDS[Effect.COMPILE])
         edit = api.BACKEND_EDITS[CompileHow.PARTIAL]
         return frozenset(
