@@ -101,8 +101,10 @@ class CompiledCallableInDualLevel(Rule):
 Flags a call inside a forward-mode AD region (`with torch.autograd.forward_ad.dual_level():` or a
 function decorated with `@dual_level()`) that reaches, directly or through a chain of calls across
 functions and modules, a callable compiled with a tangent-dropping backend (inductor, the default, or
-a backend that cannot be determined statically), when dual tensors can flow into it and the target
-torch gives a wrong tangent or an exception for it.
+a backend that cannot be determined statically; a backend function of the checked code that
+returns the graph module it is given, or its `forward`, runs it as torch's eager backend does and is
+not one), when dual tensors can flow into it and the target torch gives a wrong tangent or an
+exception for it.
 
 What happens depends on the torch version and on call order (the Versions table below):
 

@@ -91,8 +91,10 @@ message and its `conditions` ("when `second_order` is set"), and says the second
 it is true. Related locations name the compiled call and the compile site.
 
 Not flagged: first-order `grad`/`backward`; `torch.func` transforms (`grad`, `jacrev`, `jacfwd`,
-`hessian`, `jvp`, `vjp`) over a compiled callable; `backend="eager"` (and `extend-safe-backends`);
-a function decorated with `torch.compiler.disable` instead of being compiled.
+`hessian`, `jvp`, `vjp`) over a compiled callable; `backend="eager"` (and `extend-safe-backends`),
+and a backend function of the checked code that returns the graph module it is given, or its
+`forward`, as torch's own eager backend does (tests' counting backends); a function decorated with
+`torch.compiler.disable` instead of being compiled.
 """
     why_bad = """
 AOTAutograd's compiled backward is an `autograd.Function` whose own backward raises. With
