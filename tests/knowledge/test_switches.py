@@ -561,6 +561,36 @@ def test_a_headline_that_cannot_name_its_switches_counts_them(tmp_path):
     assert finding.details[0].startswith("When `settings.autocast_dtype is not None` holds and ")
 
 
+ARM_CONTEXT = """
+import argparse
+from contextlib import nullcontext
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default="fp32")
+args = parser.parse_args()
+
+
+def train(x):
+    model = torch.compile(Net())
+    if args.precision == "bf16":
+        precision_context = torch.autocast("cpu", dtype=torch.bfloat16)
+    else:
+        precision_context = nullcontext()
+    with precision_context:
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+def test_an_autocast_made_on_a_switchs_arm_and_entered_after_it_names_the_arm(tmp_path):
+    """NVIDIA/physicsnemo's darcy trainer makes ``precision_context`` on its ``cfg.precision`` arms
+    and enters it after the branch: its CAL002 claimed the bf16 autocast on every run."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + ARM_CONTEXT})
+    assert reported(report.findings) == expected
+    [finding] = report.findings
+    assert [(c.expression, c.holds) for c in finding.conditions] == [("args.precision == 'bf16'", True)]
+
+
 # -- autocast switched by a flag --------------------------------------------------------------------
 
 AMP_FLAG = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.findings import Condition
 from ..core.locations import Location
 from ..knowledge import torch_api as api
 from ..summary.model import DictLiteral, ListLiteral, LiteralValue, Symbol
@@ -33,6 +34,9 @@ class AutocastState:
     #: The environment variable a launcher sets that makes it active (a framework's precision the
     #: code does not set: ``ACCELERATE_MIXED_PRECISION``): a run-time switch findings name.
     launched_by: str = ""
+    #: The arms of run-time switches it was made on (``precision_context = torch.autocast(...)`` under
+    #: ``if cfg.precision == "bf16":``, entered after the branch): it exists only where they hold.
+    switches: tuple[Condition, ...] = ()
 
     def key(self) -> tuple:
         return (self.active, self.device, self.dtype)

@@ -355,9 +355,12 @@ def _launched(state: AutocastState) -> tuple[Condition, ...]:
 
 
 def _switched(state: AutocastState) -> tuple[Condition, ...]:
-    """An autocast on only when a flag is (``torch.autocast(..., enabled=args.amp)``): the finding,
-    which took it as on, holds when the flag is set."""
-    return (Condition(state.condition, True, None),) if state.active and state.condition else ()
+    """An autocast on only when a flag is (``torch.autocast(..., enabled=args.amp)``), or made on
+    an arm of a switch and entered after it (``precision_context``): the finding, which took it as
+    on, holds when the flag is set and on that arm."""
+    if not state.active:
+        return ()
+    return ((Condition(state.condition, True, None),) if state.condition else ()) + state.switches
 
 
 def assumed_backward_autocast(origin: OutputFacts) -> AutocastState | None:

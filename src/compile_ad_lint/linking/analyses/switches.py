@@ -23,6 +23,7 @@ from ...core.findings import Condition
 from ...knowledge import switches as knowledge
 from ...summary import model as ir
 from ..arguments import Values
+from ..contexts import AutocastContext
 from ..frames import Context, Frame
 from ..stores import flag_key
 from ..values import (
@@ -224,16 +225,28 @@ def with_condition(conditions: tuple[Condition, ...], condition: Condition) -> t
 
 
 def stamp_arm(env: dict[str, Values], before: dict[str, Values], condition: Condition) -> None:
-    """The compiled values an arm of a switch bound (a helper called there compiled them, outside
-    the arm's frame) exist on that arm only: they carry its condition."""
+    """The compiled values and autocast contexts an arm of a switch bound (a helper called there
+    compiled them, outside the arm's frame; ``precision_context = torch.autocast(...)`` under ``if
+    cfg.precision == "bf16":``, entered after the branch) exist on that arm only: they carry its
+    condition (NVIDIA/physicsnemo's darcy trainer claimed its bf16 autocast on every run)."""
     for name, values in env.items():
         known = before.get(name)
         if values is known:
             continue
-        fresh = [v for v in values if isinstance(v, Compiled) and condition not in v.conditions]
+        fresh = [v for v in values if _unstamped(v, condition)]
         if known is not None:
             fresh = [v for v in fresh if v not in known]
         if fresh:
-            env[name] = values.difference(fresh).union(
-                replace(v, conditions=with_condition(v.conditions, condition)) for v in fresh
-            )
+            env[name] = values.difference(fresh).union(_stamped(v, condition) for v in fresh)
+
+
+def _unstamped(value: object, condition: Condition) -> bool:
+    if isinstance(value, Compiled):
+        return condition not in value.conditions
+    return isinstance(value, AutocastContext) and value.state.active and condition not in value.state.switches
+
+
+def _stamped(value: Compiled | AutocastContext, condition: Condition) -> Compiled | AutocastContext:
+    if isinstance(value, Compiled):
+        return replace(value, conditions=with_condition(value.conditions, condition))
+    return AutocastContext(replace(value.state, switches=with_condition(value.state.switches, condition)))
