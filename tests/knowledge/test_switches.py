@@ -591,6 +591,33 @@ def test_an_autocast_made_on_a_switchs_arm_and_entered_after_it_names_the_arm(tm
     assert [(c.expression, c.holds) for c in finding.conditions] == [("args.precision == 'bf16'", True)]
 
 
+COMPUTED_LOCALS = """
+def distill(batches, num_output_frames, exit_flags, accumulation):
+    model = torch.compile(Net())
+    start_gradient_frame_index = max(0, num_output_frames - 21)
+    current_start_frame = 0
+    for index, x in enumerate(batches):
+        exit_flag = index == exit_flags[0]
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum()
+        if current_start_frame < start_gradient_frame_index and exit_flag:
+            loss.backward()  # expect: CAL002
+        current_start_frame += 1
+"""
+
+
+def test_a_branch_on_what_a_function_computes_from_its_parameters_is_not_a_switch(tmp_path):
+    """hao-ai-lab/FastVideo's distillation pipeline, walked as an entry point: a frame counter, a
+    bound computed from a parameter and a flag comparing the loop's index were named as run-time
+    switches ("When `current_start_frame < start_gradient_frame_index` does not hold and
+    `exit_flag` is set..."). They are computed by the run; the branch may go either way, unnamed.
+    A local that reads a parameter's setting still is one (V-JEPA 2's ``compile_model``, above)."""
+    report, expected = _analyze(tmp_path, {"distill.py": NET + COMPUTED_LOCALS})
+    assert reported(report.findings) == expected
+    [finding] = report.findings
+    assert finding.conditions == ()
+
+
 # -- autocast switched by a flag --------------------------------------------------------------------
 
 AMP_FLAG = """

@@ -15,6 +15,7 @@ data, so its branch may still take either arm, but it is not named.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +52,8 @@ class Switches:
         self._config_classes: dict[ClassVal, bool] = {}
         self._config_fields: dict[ClassVal, frozenset[str]] = {}
         self._settings_parameters: dict[tuple[Path, str], Settings | None] = {}
+        #: (function, its span, a name) -> whether the name holds what the function's caller set.
+        self._read_locals: dict[tuple, bool] = {}
 
     # -- values read from the launch settings ------------------------------------------------
 
@@ -106,14 +109,22 @@ class Switches:
         """Whether ``expr`` reads a run-time switch directly. Calls are not made again: only names
         and attribute chains are evaluated (what the test's own evaluation looked up)."""
         if isinstance(expr, ir.Ref):
-            return self.rebindable(expr.name, frame) or _holds_settings(self.interp.lookup(expr.name, frame))
+            if self.rebindable(expr.name, frame):
+                return True
+            return _holds_settings(
+                self.interp.lookup(expr.name, frame), lambda: self.read_from_caller(expr.name, frame)
+            )
         if isinstance(expr, ir.Attr):
             if _pure(expr):
                 interp = self.interp
+
+                def read() -> bool:
+                    return self.read_from_caller(_root(expr), frame)
+
                 bases = interp.eval(expr.base, frame)
-                if _holds_settings(bases) or self.config_field(bases, expr.attr):
+                if _holds_settings(bases, read) or self.config_field(bases, expr.attr):
                     return True
-                if _holds_settings(interp.attribute(bases, expr.attr)):  # ``args.flag`` of a Namespace subclass
+                if _holds_settings(interp.attribute(bases, expr.attr), read):  # ``args.flag`` of a Namespace subclass
                     return True
             return self.reads_switch(expr.base, frame)
         if isinstance(expr, ir.Call):
@@ -130,6 +141,23 @@ class Switches:
         if isinstance(expr, ir.Item):
             return self.reads_switch(expr.base, frame)
         return False
+
+    def read_from_caller(self, name: str | None, frame: Frame) -> bool:
+        """``name``, holding data from a parameter no analyzed caller binds, holds what that caller
+        set: it is a parameter of the function walked (``cfg``, ``self``), or a local every
+        assignment of which reads one (V-JEPA 2's ``compile_model = args.get("model").get(...)``).
+        Not a local the function computes (hao-ai-lab/FastVideo's ``current_start_frame += 1``,
+        ``exit_flag = index == exit_flags[0]``, a loop's variable), which was named as a switch."""
+        if name is None or not frame.stack:
+            return name is not None
+        function = self.interp.index.function(*frame.stack[-1])
+        if function is None:
+            return True
+        key = (function.qualname, function.span, name)
+        known = self._read_locals.get(key)
+        if known is None:
+            known = self._read_locals[key] = _read_from_parameters(name, function, depth=3)
+        return known
 
     def rebindable(self, name: str, frame: Frame) -> bool:
         """``name`` read here is a module global that a rebinder of its module may change."""
@@ -191,6 +219,13 @@ class Switches:
         return frozenset(interp.cached(self._config_fields, cls, collect))
 
 
+def _root(expr: ir.Expr) -> str | None:
+    """The name an attribute chain starts from (``cfg`` of ``cfg.train.compile``)."""
+    while isinstance(expr, ir.Attr):
+        expr = expr.base
+    return expr.name if isinstance(expr, ir.Ref) else None
+
+
 def _pure(expr: ir.Expr) -> bool:
     """A name or an attribute chain on one: evaluating it calls nothing."""
     while isinstance(expr, ir.Attr):
@@ -198,15 +233,95 @@ def _pure(expr: ir.Expr) -> bool:
     return isinstance(expr, (ir.Ref, ir.Import))
 
 
-def _holds_settings(values: Values) -> bool:
+def _holds_settings(values: Values, read_from_caller: Callable[[], bool]) -> bool:
     """Settings, or data from a parameter no analyzed caller binds (an entry point's ``cfg``: set by
-    whoever calls it, outside the analyzed program, as launch settings are). Not what a compiled
-    call returned, whatever its inputs were: a loss is computed by the run, not set at its launch
-    (huggingface/nanoVLM's ``if loss is not None:`` was named as a switch)."""
-    return any(
-        isinstance(v, Settings) or (isinstance(v, Data) and v.from_parameter and not (v.origins or v.elements))
-        for v in values
-    ) or _settings_object(values)
+    whoever calls it, outside the analyzed program, as launch settings are) when the name read holds
+    what the caller set (``read_from_caller``). Not what a compiled call returned, whatever its
+    inputs were: a loss is computed by the run, not set at its launch (huggingface/nanoVLM's ``if
+    loss is not None:`` was named as a switch)."""
+    if any(isinstance(v, Settings) for v in values) or _settings_object(values):
+        return True
+    return (
+        any(isinstance(v, Data) and v.from_parameter and not (v.origins or v.elements) for v in values)
+        and read_from_caller()
+    )
+
+
+#: Calls that read a setting: ``cfg.get("compile", False)``, ``getattr(args, "amp")``, ``bool(...)``.
+_READING_METHODS = frozenset({"get", "getattr", "__getitem__", "pop"})
+_READING_FUNCTIONS = frozenset({"getattr", "bool", "int", "float", "str"})
+_COMPARISONS = frozenset({"==", "!=", "is", "is not", "in", "not in"})
+
+
+def _read_from_parameters(name: str, function: ir.FunctionSummary, depth: int) -> bool:
+    """``name`` is a parameter of ``function``, or a local each assignment of which reads one
+    (``_reads``); a loop's variable or a value computed from one is not."""
+    if name in function.params:
+        return True
+    values = list(_assignments(function.body, name))
+    return (
+        bool(values) and depth > 0 and all(value is not None and _reads(value, function, depth - 1) for value in values)
+    )
+
+
+def _assignments(body: tuple[ir.Stmt, ...], name: str) -> Iterator[ir.Expr | None]:
+    """What each assignment to ``name`` in ``body`` assigns (None: a loop's variable, an unpacked
+    element), branches included, not nested functions."""
+    for statement in body:
+        if isinstance(statement, ir.Assign):
+            for target in statement.targets:
+                if isinstance(target, ir.NameTarget) and target.name == name:
+                    yield statement.value
+                elif isinstance(target, ir.MultiTarget) and _binds(target, name):
+                    yield None
+        elif isinstance(statement, ir.Branch):
+            for position, arm in enumerate(statement.arms):
+                if statement.loop and position == 0 and arm and isinstance(arm[0], ir.Assign):
+                    if any(_binds(target, name) for target in arm[0].targets):
+                        yield None  # ``for name in ...``
+                    arm = arm[1:]
+                yield from _assignments(arm, name)
+        elif isinstance(statement, ir.With):
+            for item in statement.items:
+                if item.target is not None and _binds(item.target, name):
+                    yield None
+            yield from _assignments(statement.body, name)
+
+
+def _binds(target: ir.Target, name: str) -> bool:
+    if isinstance(target, ir.NameTarget):
+        return target.name == name
+    return isinstance(target, ir.MultiTarget) and any(_binds(t, name) for t in target.targets)
+
+
+def _reads(expr: ir.Expr, function: ir.FunctionSummary, depth: int) -> bool:
+    """``expr`` reads a setting from what the caller passed: a literal default, a parameter or a
+    local that reads one, its attributes, items and ``get``s, and their comparisons with literals."""
+    if isinstance(expr, ir.Const):
+        return True
+    if isinstance(expr, ir.Ref):
+        return _read_from_parameters(expr.name, function, depth)
+    if isinstance(expr, ir.Attr):
+        return _reads(expr.base, function, depth)
+    if isinstance(expr, ir.Item):
+        return _reads(expr.base, function, depth)
+    if isinstance(expr, ir.Choice):
+        return all(_reads(option, function, depth) for option in expr.options)
+    if isinstance(expr, ir.Call):
+        func = expr.func
+        if isinstance(func, ir.Attr) and func.attr in _READING_METHODS:
+            return _reads(func.base, function, depth)
+        if isinstance(func, ir.Ref) and func.name in _READING_FUNCTIONS and expr.args:
+            return _reads(expr.args[0].value, function, depth)
+        return False
+    if isinstance(expr, ir.Combine):
+        if expr.op == "not" and len(expr.parts) == 1:
+            return _reads(expr.parts[0], function, depth)
+        if expr.op in _COMPARISONS and len(expr.parts) == 2:
+            return any(isinstance(part, ir.Const) for part in expr.parts) and all(
+                _reads(part, function, depth) for part in expr.parts
+            )
+    return False
 
 
 def _settings_object(values: Values) -> bool:
