@@ -310,3 +310,48 @@ def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     piece of it (a name not followed by ``(`` is not tried again one character shorter)."""
     source = b"fit(x)\nself.step (y)\nmodel_2(z)\n1e5(w)\n0x1f(v)\nconfig\nstep_fn  \n  (u)\n_private()\nx.y\n"
     assert prefilter.called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}
+
+
+BACKWARD_HELPER = """
+import torch
+
+
+def backward(total_loss, scaler):
+    if scaler is not None:
+        scaler.scale(total_loss).backward()
+    else:
+        total_loss.backward()
+
+
+def train_one_epoch(model, data, scaler):
+    for x in data:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum()
+        backward(loss, scaler)
+"""
+
+COMPILING_MAIN = """
+import torch
+from train import train_one_epoch
+
+
+def main():
+    model = torch.compile(torch.nn.Linear(4, 4))
+    train_one_epoch(model, [torch.randn(2, 4)], None)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_backward_helper_reused_from_another_entry_asks_for_that_entrys_callers(tmp_path, monkeypatch):
+    """mlfoundations/open_lm: ``train_one_epoch`` backwards through a ``backward(loss, scaler)``
+    helper of its file, and the model is compiled in ``main.py``. The helper, an entry point of its
+    own, was walked first and asked for its own callers; ``train_one_epoch``'s call reused that
+    walk and asked for nothing, so ``main.py`` was never analyzed and the hazard was missed."""
+    (tmp_path / "train.py").write_text(BACKWARD_HELPER)
+    (tmp_path / "main.py").write_text(COMPILING_MAIN)
+    monkeypatch.chdir(tmp_path)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "train.py", 9)]

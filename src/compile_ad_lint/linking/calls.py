@@ -302,6 +302,11 @@ class Calls(ExternalCalls):
             return fallback
         if cached is None or fresh:
             cached = self._walk_or_replay(memo_key, function, summary, bound, frame, fallback)
+        elif cached.requests:
+            # The walk, reused from another entry point, asked for that entry's callers: this
+            # entry's callers bind what it depends on too (open_lm's ``backward(loss, scaler)``
+            # helper, walked first as an entry of its own, then from ``train_one_epoch``).
+            self.request_callers(frame)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
         if cached.reads:  # the caller's result depends on what this walk read

@@ -65,6 +65,7 @@ class ExternalCalls(Memo):
         if frame.record and frame.stack:
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
+            self._entry_requests += 1
             self.log_effect(RequestEntry())
 
     def record_backward(

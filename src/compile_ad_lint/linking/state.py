@@ -160,6 +160,8 @@ class EngineState:
         #: Functions (defining file, qualified name) whose anchors depend on parameters: their
         #: callers are worth analyzing.
         self.caller_requests: set[tuple[str, str]] = set()
+        #: How many times a walk asked for its entry's callers (``MemoEntry.requests``).
+        self._entry_requests = 0
         #: Names beyond the mentions whose callers in the root file were analyzed as entry points.
         self.covered: frozenset[str] = frozenset()
         #: CAL005: the tuple sizes of what compiled callables return, per call site.

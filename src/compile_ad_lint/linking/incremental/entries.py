@@ -40,6 +40,9 @@ class MemoEntry:
     #: Whether the summary may be kept across analyses: its outcome does not depend on the call
     #: stack above it.
     storable: bool
+    #: Whether the walk asked for the callers of the entry it was walked from (an anchor that
+    #: depends on a parameter): reused from another entry, it asks for that entry's callers too.
+    requests: bool = False
 
 
 def each_version(reads: Versions) -> Iterable[tuple[Cell, int]]:

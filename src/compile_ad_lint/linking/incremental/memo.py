@@ -98,6 +98,7 @@ class Memo(Names):
         memory = self.walk_memory
         memory_key: tuple = ()
         key_hash = 0
+        requests_before = self._entry_requests
         if memory is not None or self.walk_keys is not None:  # a check's memory counts keys while not summarizing
             memory_key = (*memo_key, len(frame.stack))  # the depth left bounds what the walk reaches
         if self.walk_keys is not None:
@@ -136,7 +137,14 @@ class Memo(Names):
                         found = self._memo.get(memo_key)
                         if found is not None and found is not before and self.still_valid(found.reads):
                             return found  # checking it ran a harvest that walked or replayed this very walk
-                        entry = MemoEntry(candidate.returns, candidate.pending, versions, candidate, True)
+                        entry = MemoEntry(
+                            candidate.returns,
+                            candidate.pending,
+                            versions,
+                            candidate,
+                            True,
+                            self._entry_requests > requests_before,
+                        )
                         self._memo[memo_key] = entry
                         return entry
                 finally:
@@ -167,7 +175,9 @@ class Memo(Names):
                 del self._walking[memo_key]
         heavy = self._weigh(self._units - units, below)
         if recording is None:
-            entry = self._memo[memo_key] = MemoEntry(returns, pending, reads, None, False)
+            entry = self._memo[memo_key] = MemoEntry(
+                returns, pending, reads, None, False, self._entry_requests > requests_before
+            )
             return entry
         assert memory is not None
         recording.walks += 1 + heavy
@@ -185,7 +195,9 @@ class Memo(Names):
         self._spent.add(made)
         if recording.storable:
             memory.put(memory_key, made)
-        entry = self._memo[memo_key] = MemoEntry(returns, pending, reads, made, recording.storable)
+        entry = self._memo[memo_key] = MemoEntry(
+            returns, pending, reads, made, recording.storable, self._entry_requests > requests_before
+        )
         return entry
 
     def cached(self, store: dict, key: object, compute: Callable[[], Any], cycle: object = COMPUTED_AGAIN) -> Any:
@@ -258,6 +270,10 @@ class Memo(Names):
         function, bound, ctx, record = call.key
         found = self._memo.get(call.key)
         if found is not None and self.still_valid(found.reads):
+            if found.requests:  # walked from another entry: the replayed one's callers too
+                path, qualname = self._replay_entries[-1]
+                self.caller_requests.add((str(path), qualname))
+                self._entry_requests += 1
             return found
         if call.key in self._checking or self.walks_spent:
             return None
@@ -469,6 +485,7 @@ class Memo(Names):
             case RequestEntry():
                 path, qualname = self._replay_entries[-1]
                 self.caller_requests.add((str(path), qualname))
+                self._entry_requests += 1
             case ResultSize(site, size):
                 self._result_sizes.setdefault(site, set()).add(size)
             case ResultKeys(site, keys):
