@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .core.paths import file_status
 from .core.settings import ALL, DEFAULT_EXCLUDES, SECTION, Config, ConfigError, check_code
 from .core.torch_versions import TargetError, parse_setting
 from .inputs import MAX_CONFIG_BYTES, InputError, read_regular
@@ -31,20 +32,18 @@ def _searched(start: Path) -> list[Path]:
     return [start, *start.parents] if start.is_dir() else list(start.parents)
 
 
-def config_signature(start: Path) -> tuple[tuple[str, tuple[int, int, int, int] | None], ...]:
+def config_signature(start: Path) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
     """What ``load_config(start)`` would read, as file system facts: each ``pyproject.toml`` it
-    looks at with its size, modification time, inode and device (None where there is none). A
-    process that loads the configuration again and again (the language server, once per edit)
-    loads it again only when this changes."""
-    facts: list[tuple[str, tuple[int, int, int, int] | None]] = []
+    looks at with its ``file_status`` (None where there is none). A process that loads the
+    configuration again and again (the language server, once per edit) loads it again only when
+    this changes."""
+    facts: list[tuple[str, tuple[int, ...] | None]] = []
     for directory in _searched(start):
         candidate = directory / "pyproject.toml"
         try:
-            found = candidate.stat()
+            facts.append((str(candidate), file_status(candidate)))
         except OSError:
             facts.append((str(candidate), None))
-            continue
-        facts.append((str(candidate), (found.st_size, found.st_mtime_ns, found.st_ino, found.st_dev)))
     return tuple(facts)
 
 

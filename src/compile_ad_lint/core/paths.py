@@ -58,3 +58,10 @@ def interned(path: Path) -> Path:
     tuples and dictionaries compare them by identity. The table grows with the files analyzed, not
     with the analyses."""
     return _INTERNED.setdefault(path, path)
+
+
+def file_status(path: str | os.PathLike[str]) -> tuple[int, ...]:
+    """What changes when a file is written: device, inode, size, modification and change times
+    (``OSError`` when there is no file). What a long-lived process compares before reading again."""
+    found = os.stat(path)
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)

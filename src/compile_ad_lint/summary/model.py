@@ -9,6 +9,7 @@ and shared between processes; the linker (``compile_ad_lint.linking``) interpret
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Union
@@ -241,6 +242,19 @@ class Define:
 
 
 Stmt = Union[Assign, Evaluate, With, Return, Branch, Define]
+
+
+def statements_in(body: Iterable[Stmt]) -> Iterator[Stmt]:
+    """Every statement of ``body`` in order, those in ``with`` blocks and in the arms of branches
+    (loops, ``try``) included, each compound statement before its own; not those of the functions
+    and classes it defines."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, With):
+            yield from statements_in(statement.body)
+        elif isinstance(statement, Branch):
+            for arm in statement.arms:
+                yield from statements_in(arm)
 
 
 # ---------------------------------------------------------------------------------------------

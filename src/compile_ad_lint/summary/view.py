@@ -8,7 +8,6 @@ unchanged reads only its results; one that re-analyzes roots parses just the blo
 from __future__ import annotations
 
 import ast
-import os
 import re
 import time
 from bisect import bisect_left, bisect_right
@@ -19,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..cache import SummaryCache, cache_key, content_digest
+from ..core.paths import file_status
 from ..core.text import decode, split_lines
 from .extract import position_lines, summarize_block, summarize_statements
 from .model import BlockSummary, ClassSummary, FunctionSummary, ParseFailure
@@ -249,7 +249,7 @@ class ViewMemory:
         times) is what it was when read, long enough after its last change (``SETTLED_NS``): an
         edit changes one buffer, and reading and hashing every file again cost each edit."""
         path = key[0]
-        status = _status(path)
+        status = file_status(path)
         known = self._read.get(key)
         if known is not None and known[0] == status:
             kept = self._views.get(known[1])
@@ -283,9 +283,3 @@ class ViewMemory:
         while len(self._views) > self.capacity:
             self._views.popitem(last=False)
         return made
-
-
-def _status(path: Path) -> tuple[int, ...]:
-    """What changes when a file is written: device, inode, size, modification and change times."""
-    found = os.stat(path)
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)

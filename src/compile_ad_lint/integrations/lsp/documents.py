@@ -15,7 +15,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
 from ...core.locations import Location
-from ...core.paths import as_the_cli_names_it, real_path
+from ...core.paths import as_the_cli_names_it, file_status, real_path
 from .positions import LineTable
 
 
@@ -167,20 +167,19 @@ MAX_CLOSED_TABLES = 1024
 
 
 class ClosedTables:
-    """The line tables of files that are not open, kept between publishes while each file's size,
-    modification time and inode stay as they were: a CAL002 finding points into the dozens of
-    files its chain crosses, and reading and splitting them again took a fifth of each edit's time
-    in the server (docs/performance.md)."""
+    """The line tables of files that are not open, kept between publishes while each file's
+    ``file_status`` stays as it was: a CAL002 finding points into the dozens of files its chain
+    crosses, and reading and splitting them again took a fifth of each edit's time in the server
+    (docs/performance.md)."""
 
     def __init__(self) -> None:
-        self._tables: dict[tuple[Path, str | None], tuple[tuple[int, int, int, int], tuple[str, LineTable | None]]] = {}
+        self._tables: dict[tuple[Path, str | None], tuple[tuple[int, ...], tuple[str, LineTable | None]]] = {}
 
     def get(self, path: Path, encoding: str | None) -> tuple[str, LineTable | None]:
         try:
-            found = path.stat()
+            signature = file_status(path)
         except OSError:
             return _read_table(path, encoding)
-        signature = (found.st_size, found.st_mtime_ns, found.st_ino, found.st_dev)
         key = (path, encoding)
         kept = self._tables.get(key)
         if kept is not None and kept[0] == signature:

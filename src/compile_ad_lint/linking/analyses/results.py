@@ -386,18 +386,13 @@ class ResultAnalysis:
 
 def _self_assignments(statements: Iterable[ir.Stmt], self_name: str, nested: bool = False):
     """``(target, value, span)`` of every ``self.<attr> = value`` (``nested``: also ``self.a.b = ...``)."""
-    for statement in statements:
+    for statement in ir.statements_in(statements):
         if isinstance(statement, ir.Assign):
             for target in _flat_targets(statement.targets):
                 if isinstance(target, ir.AttrTarget):
                     direct = isinstance(target.base, ir.Ref) and target.base.name == self_name
                     if direct or (nested and _self_chain(target.base, self_name) is not None):
                         yield target, statement.value, statement.span
-        elif isinstance(statement, ir.With):
-            yield from _self_assignments(statement.body, self_name, nested)
-        elif isinstance(statement, ir.Branch):
-            for arm in statement.arms:
-                yield from _self_assignments(arm, self_name, nested)
 
 
 def _flat_targets(targets: Iterable[ir.Target]):

@@ -219,18 +219,22 @@ class Switches:
         return frozenset(interp.cached(self._config_fields, cls, collect))
 
 
-def _root(expr: ir.Expr) -> str | None:
-    """The name an attribute chain starts from (``cfg`` of ``cfg.train.compile``)."""
+def _chain_base(expr: ir.Expr) -> ir.Expr:
+    """What an attribute chain starts from (``cfg`` of ``cfg.train.compile``)."""
     while isinstance(expr, ir.Attr):
         expr = expr.base
-    return expr.name if isinstance(expr, ir.Ref) else None
+    return expr
+
+
+def _root(expr: ir.Expr) -> str | None:
+    """The name an attribute chain starts from, if a name."""
+    base = _chain_base(expr)
+    return base.name if isinstance(base, ir.Ref) else None
 
 
 def _pure(expr: ir.Expr) -> bool:
     """A name or an attribute chain on one: evaluating it calls nothing."""
-    while isinstance(expr, ir.Attr):
-        expr = expr.base
-    return isinstance(expr, (ir.Ref, ir.Import))
+    return isinstance(_chain_base(expr), (ir.Ref, ir.Import))
 
 
 def _holds_settings(values: Values, read_from_caller: Callable[[], bool]) -> bool:
@@ -266,26 +270,22 @@ def _read_from_parameters(name: str, function: ir.FunctionSummary, depth: int) -
 
 def _assignments(body: tuple[ir.Stmt, ...], name: str) -> Iterator[ir.Expr | None]:
     """What each assignment to ``name`` in ``body`` assigns (None: a loop's variable, an unpacked
-    element), branches included, not nested functions."""
-    for statement in body:
-        if isinstance(statement, ir.Assign):
+    element, a ``with ... as`` target), branches included, not nested functions."""
+    loop_variables: list[ir.Assign] = []  # a loop's first statement binds its variable
+    for statement in ir.statements_in(body):
+        if isinstance(statement, ir.Branch) and statement.loop and statement.arms and statement.arms[0]:
+            first = statement.arms[0][0]
+            if isinstance(first, ir.Assign):
+                loop_variables.append(first)
+        elif isinstance(statement, ir.With):
+            if any(item.target is not None and _binds(item.target, name) for item in statement.items):
+                yield None
+        elif isinstance(statement, ir.Assign):
             for target in statement.targets:
                 if isinstance(target, ir.NameTarget) and target.name == name:
-                    yield statement.value
+                    yield None if any(statement is loop for loop in loop_variables) else statement.value
                 elif isinstance(target, ir.MultiTarget) and _binds(target, name):
                     yield None
-        elif isinstance(statement, ir.Branch):
-            for position, arm in enumerate(statement.arms):
-                if statement.loop and position == 0 and arm and isinstance(arm[0], ir.Assign):
-                    if any(_binds(target, name) for target in arm[0].targets):
-                        yield None  # ``for name in ...``
-                    arm = arm[1:]
-                yield from _assignments(arm, name)
-        elif isinstance(statement, ir.With):
-            for item in statement.items:
-                if item.target is not None and _binds(item.target, name):
-                    yield None
-            yield from _assignments(statement.body, name)
 
 
 def _binds(target: ir.Target, name: str) -> bool:

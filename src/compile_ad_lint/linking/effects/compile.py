@@ -3,7 +3,6 @@ compilers, ``torch._dynamo.optimize``, ``functools.partial(torch.compile, ...)``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...core.locations import Location
@@ -59,7 +58,7 @@ def _passes_graph_through(engine: EngineContext, value: object) -> bool:
     if summary is None or not summary.params:
         return False
     graph = summary.params[0]
-    returned = list(_returns(summary.body))
+    returned = [statement.value for statement in ir.statements_in(summary.body) if isinstance(statement, ir.Return)]
     return bool(returned) and all(
         isinstance(expr, ir.Ref)
         and expr.name == graph
@@ -69,19 +68,6 @@ def _passes_graph_through(engine: EngineContext, value: object) -> bool:
         and expr.attr in api.PASS_THROUGH_ATTRIBUTES
         for expr in returned
     )
-
-
-def _returns(body: tuple[ir.Stmt, ...]) -> Iterator[ir.Expr | None]:
-    """The values the ``return`` statements of a function body give (None for a bare ``return``),
-    in every arm of its branches; not those of functions defined inside it."""
-    for statement in body:
-        if isinstance(statement, ir.Return):
-            yield statement.value
-        elif isinstance(statement, ir.Branch):
-            for arm in statement.arms:
-                yield from _returns(arm)
-        elif isinstance(statement, ir.With):
-            yield from _returns(statement.body)
 
 
 @register(Effect.COMPILE)

@@ -271,9 +271,7 @@ class Memo(Names):
         found = self._memo.get(call.key)
         if found is not None and self.still_valid(found.reads):
             if found.requests:  # walked from another entry: the replayed one's callers too
-                path, qualname = self._replay_entries[-1]
-                self.caller_requests.add((str(path), qualname))
-                self._entry_requests += 1
+                self._request_replay_entry()
             return found
         if call.key in self._checking or self.walks_spent:
             return None
@@ -464,6 +462,12 @@ class Memo(Names):
             return True
         return isinstance(prerequisite, Store) and prerequisite.same_after(now, contents)
 
+    def _request_replay_entry(self) -> None:
+        """Ask for the callers of the entry a replay runs under (``RequestEntry``)."""
+        path, qualname = self._replay_entries[-1]
+        self.caller_requests.add((str(path), qualname))
+        self._entry_requests += 1
+
     def replay_effect(self, effect: WalkEffect) -> None:
         """Do again what a summarized walk did (``log_effect``): its stores are made again with
         what they stored, joined with what the heap holds now, as the walk itself would."""
@@ -483,9 +487,7 @@ class Memo(Names):
             case EmitEvent(event):
                 self.events.append(event)
             case RequestEntry():
-                path, qualname = self._replay_entries[-1]
-                self.caller_requests.add((str(path), qualname))
-                self._entry_requests += 1
+                self._request_replay_entry()
             case ResultSize(site, size):
                 self._result_sizes.setdefault(site, set()).add(size)
             case ResultKeys(site, keys):
