@@ -204,16 +204,19 @@ def test_fixtures_deterministic_across_path_order(fixture_copy):
     assert {k[2:] for k in forward} == {k[2:] for k in tree}
 
 
-HASH_ORDER_PROJECT = Path(__file__).resolve().parents[1] / "data" / "hash_order"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-def test_findings_do_not_depend_on_string_hashing(tmp_path):
+@pytest.mark.parametrize("name", ["hash_order", "hash_order_autocast"])
+def test_findings_do_not_depend_on_string_hashing(tmp_path, name):
     """One generic compile site reached with four block classes: sets of compiled values then tie
     on every position, and their order came from string hashing, which differs per process
     (``PYTHONHASHSEED``): the message, its island and the related locations changed from one run
-    (or worker process) to the next. Four seeds must give one report."""
+    (or worker process) to the next. Likewise two autocast states alike but for where they come
+    from (mlfoundations/open_lm's ``get_autocast``: the class, or a lambda making one): the forward
+    autocast context named either. Four seeds must give one report."""
     project = tmp_path / "project"
-    shutil.copytree(HASH_ORDER_PROJECT, project)
+    shutil.copytree(DATA / name, project)
     (project / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")
     reports = set()
     for seed in ("1", "2", "3", "4"):

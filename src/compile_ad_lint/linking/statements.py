@@ -263,9 +263,17 @@ class Statements(Calls):
         """The context inside ``with <values>:`` (or a function decorated with them)."""
         if any(isinstance(v, DualLevelContext) for v in values):
             ctx = replace(ctx, region=site)
+        # Ties broken by where each state comes from: a set's order differs between processes,
+        # and mlfoundations/open_lm named either of its two autocast sites from one run to the next.
         autocasts = sorted(
             (v.state for v in values if isinstance(v, AutocastContext)),
-            key=lambda s: (not s.active, s.device or "", s.dtype or ""),
+            key=lambda s: (
+                not s.active,
+                s.device or "",
+                s.dtype or "",
+                s.source.sort_key() if s.source is not None else ("", 0, 0, 0),
+                s.origin,
+            ),
         )
         if autocasts:
             ctx = replace(ctx, autocast=autocasts[0])
