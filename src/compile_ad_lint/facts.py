@@ -201,4 +201,7 @@ class Facts:
         return found
 
     def outputs(self, outputs: Iterable[CompiledOutput]) -> list[OutputFacts]:
-        return [self.output(output) for output in outputs]
+        """The facts of ``outputs``, each distinct one once, in order: outputs that differ only in
+        what the rules do not read are one fact (a backward of the generated framework's trainer
+        reaches 742 outputs, 154 distinct facts, and every edit built each finding from all)."""
+        return list(dict.fromkeys(self.output(output) for output in outputs))

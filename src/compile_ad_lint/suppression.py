@@ -149,6 +149,12 @@ def suppressions_in(comment: Comment) -> tuple[SuppressionComment, ...]:
     return tuple(found)
 
 
+def may_suppress(line: bytes) -> bool:
+    """Whether a line's bytes hold text a suppression comment starts with: a line without it holds
+    none, so a finding there needs no tokenizing of its file."""
+    return _MAY_SUPPRESS.search(line) is not None
+
+
 def suppression_comments(source: bytes) -> tuple[SuppressionComment, ...]:
     """Every suppression comment in a file's bytes (decoded by its coding declaration).
 

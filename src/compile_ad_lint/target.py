@@ -21,6 +21,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -59,11 +60,23 @@ class Pin:
 
 def admitted(specifier: SpecifierSet) -> list[Series]:
     """The release series (of 1.x, 2.x and 3.0-3.9) with at least one release the specifier admits."""
-    return [
+    return list(_admitted(str(specifier)))
+
+
+@lru_cache(maxsize=64)
+def _admitted(specifier: str) -> tuple[Series, ...]:
+    # Kept per spelling: the language server resolves the target at every edit (760 versions).
+    admits = SpecifierSet(specifier)
+    return tuple(
         series
         for series in _CANDIDATE_SERIES
-        if any(specifier.contains(Version(f"{series}.{patch}"), prereleases=True) for patch in _PATCHES)
-    ]
+        if any(admits.contains(version, prereleases=True) for version in _candidate_versions(series))
+    )
+
+
+@cache
+def _candidate_versions(series: Series) -> tuple[Version, ...]:
+    return tuple(Version(f"{series}.{patch}") for patch in _PATCHES)
 
 
 def target_from(specifier: SpecifierSet, spec: str, source: str) -> TorchTarget:

@@ -226,6 +226,29 @@ def test_suppression_comments(comment, codes, tmp_path):
     assert reported == expected
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_only_a_comment_on_the_findings_own_line_suppresses_it(newline, tmp_path):
+    """A finding's line is looked at before its file is tokenized: text that looks like a
+    suppression in a string on that line, or a comment on another line, suppresses nothing, under
+    every line ending Python accepts."""
+    from compile_ad_lint.api import Analyzer
+
+    call = "with fwAD.dual_level():\n    f(fwAD.make_dual(x, t))"
+    variants = {
+        "comment": (call + "  # noqa: CAL001\n", 0),
+        "string": (call + ', "# noqa: CAL001"\n', 1),
+        "next line": (call + "\n# noqa: CAL001\n", 1),
+        "line before": ("# noqa: CAL001\n" + call + "\n", 1),
+    }
+    for name, (tail, count) in variants.items():
+        folder = tmp_path / name.replace(" ", "_")
+        folder.mkdir()
+        text = FWAD + "f = torch.compile(torch.sin)\n" + tail
+        (folder / "case.py").write_bytes(text.replace("\n", newline).encode())
+        findings = Analyzer(Config(), use_cache=False, jobs=1).check([str(folder)]).findings
+        assert [f.code for f in findings if f.code == "CAL001"] == ["CAL001"] * count, name
+
+
 def test_max_call_depth_limits_reach(tmp_path):
     chain = "".join(f"def hop{i}(x):\n    return hop{i + 1}(x)\n\n" for i in range(5))
     code = FWAD + "f = torch.compile(torch.sin)\n\n" + chain + "def hop5(x):\n    return f(x)\n\n"
