@@ -1,5 +1,5 @@
 """Ruff's configuration flags on the command line, through the real CLI: ``--extend-select``,
-``--per-file-ignores``, ``--exclude``/``--extend-exclude``, ``--show-files``, ``--show-settings``."""
+``--per-file-ignores``, ``--exclude``/``--extend-exclude``, ``--show-files``, ``--show-settings``, ``--output-format``."""
 
 from __future__ import annotations
 
@@ -116,3 +116,20 @@ def test_no_cache_from_the_environment(project: Path, value: str):
     assert not (project / ".compile_ad_lint_cache").exists()
     cli(project, "check", ".", env={"COMPILE_AD_LINT_NO_CACHE": "0"})
     assert (project / ".compile_ad_lint_cache").is_dir()
+
+
+def test_output_format_is_rufs_spelling_of_format(project: Path):
+    """``--output-format`` takes every ``--format`` and Ruff's two text reports: ``concise`` (one
+    line per finding) and ``full`` (the chain under each)."""
+    import json
+
+    as_json = cli(project, "check", "hazard.py", "--output-format", "json")
+    assert [f["code"] for f in json.loads(as_json.stdout)["findings"]] == ["CAL001"]
+    concise = cli(project, "check", "hazard.py", "--output-format", "concise")
+    full = cli(project, "check", "hazard.py", "--output-format", "full")
+    findings = lambda completed: completed.stdout.splitlines()[:-1]
+    assert findings(concise) == findings(cli(project, "check", "hazard.py", "--concise"))
+    assert findings(full) == findings(cli(project, "check", "hazard.py"))
+    assert len(findings(full)) > len(findings(concise)) > 0
+    bad = cli(project, "check", "hazard.py", "--output-format", "jsn")
+    assert bad.returncode == 2 and "--output-format: invalid choice: 'jsn'" in bad.stderr
