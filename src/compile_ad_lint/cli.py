@@ -19,7 +19,7 @@ from typing import TextIO, TypeVar
 
 from ._version import __version__
 from .command.scope import STDIN, Scope, build_scope, narrowed, reader, stdin_failure, stdin_lines
-from .command.usage import Parser
+from .command.usage import Parser, add_output_format
 from .config import (
     CALL_DEPTHS,
     FUNCTION_WALKS,
@@ -79,13 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report = check.add_argument_group("report")
     report.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
-    report.add_argument(
-        "--output-format",
-        choices=[*_format_names(), *_RUFF_TEXT_FORMATS],
-        action=_OutputFormat,
-        dest="format",
-        help="Ruff's spelling of --format; 'full' is text, 'concise' is text with --concise",
-    )
+    add_output_format(report, _format_names())
     report.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     report.add_argument("--concise", action="store_true", help="text: one line per finding, without the chain under it")
     report.add_argument("--show-source", action="store_true", help="text: print the flagged line with a caret range")
@@ -282,21 +276,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="wait this long after an edit before analyzing (default: 300)",
     )
     return parser
-
-
-#: Ruff's ``--output-format`` values for its text report: ``full`` (the chain under each finding) and ``concise``.
-_RUFF_TEXT_FORMATS = ("concise", "full")
-
-
-class _OutputFormat(argparse.Action):
-    """``--output-format``: ``--format`` as Ruff spells it, its text variants as ``--concise`` or not."""
-
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
-        if values in _RUFF_TEXT_FORMATS:
-            namespace.format = "text"
-            namespace.concise = values == "concise"
-        else:
-            namespace.format = values
 
 
 def _format_names() -> list[str]:

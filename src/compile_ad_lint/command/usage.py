@@ -108,3 +108,29 @@ class Parser(argparse.ArgumentParser):
             else:
                 words.append(name)
         return " ".join(words)
+
+
+#: Ruff's ``--output-format`` values for its text report: ``full`` (the chain under each finding) and ``concise``.
+RUFF_TEXT_FORMATS = ("concise", "full")
+
+
+class OutputFormat(argparse.Action):
+    """``--output-format``: ``--format`` as Ruff spells it, its text variants as ``--concise`` or not."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        if values in RUFF_TEXT_FORMATS:
+            namespace.format = "text"
+            namespace.concise = values == "concise"
+        else:
+            namespace.format = values
+
+
+def add_output_format(group: Any, formats: Sequence[str]) -> None:
+    """``--output-format`` in ``group``, beside the ``--format`` it sets (a Ruff user's spelling)."""
+    group.add_argument(
+        "--output-format",
+        choices=[*formats, *RUFF_TEXT_FORMATS],
+        action=OutputFormat,
+        dest="format",
+        help="Ruff's spelling of --format; 'full' is text, 'concise' is text with --concise",
+    )
