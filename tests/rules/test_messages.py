@@ -130,3 +130,63 @@ def test_flake8_and_the_text_report_show_the_same_headline(tmp_path: Path):
     }
     assert shown == expected, flake8.stdout
     assert all(len(text.split(" ", 1)[1]) <= 120 for *_, text in shown)
+
+
+ONE_OF_TWO_AUTOCASTS = """\
+import argparse
+from contextlib import nullcontext
+
+import torch
+
+
+def get_autocast_context(precision):
+    if precision == "float16":
+        return torch.autocast("cuda", dtype=torch.float16)
+    elif precision == "bfloat16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision", default="float16")
+    args = parser.parse_args()
+    model = torch.compile(torch.nn.Linear(4, 4))
+    x = torch.randn(2, 4)
+    with get_autocast_context(args.precision):
+        loss = model(x).sum()
+    loss.backward()
+    with torch.autocast("cuda", dtype=torch.float16):
+        # Traced for float16 or bfloat16 autocast, as the config says: no finding claims either.
+        model(x).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "said"),
+    [
+        (ONE_OF_TWO_AUTOCASTS, "autocast on (cuda)"),
+        # The near miss: a helper with one autocast names its dtype.
+        (ONE_OF_TWO_AUTOCASTS.replace("torch.bfloat16", "torch.float16"), "autocast on (cuda, float16)"),
+    ],
+    ids=["float16-or-bfloat16", "float16-only"],
+)
+def test_a_with_over_one_of_several_autocasts_names_no_dtype_they_do_not_share(tmp_path: Path, helper, said):
+    """``with get_autocast_context(precision):`` (NVIDIA/physicsnemo's transformer trainer) enters
+    float16 or bfloat16 autocast by the run's config: the forward's dtype is unknown, so the backward
+    outside it is flagged without naming a dtype, and one under float16 autocast is not flagged."""
+    from compile_ad_lint import Config
+    from compile_ad_lint.api import Analyzer
+
+    write_files(tmp_path, {"train.py": helper})
+    findings = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    cal002 = [f for f in findings if f.code == "CAL002"]
+    assert [f.location.line for f in cal002] == [23], [(f.location.line, f.message) for f in cal002]
+    texts = [cal002[0].message, *cal002[0].details, *(r.message for r in cal002[0].related)]
+    assert said in cal002[0].message
+    if "torch.bfloat16" in helper:
+        assert not any("float16" in text for text in texts), texts

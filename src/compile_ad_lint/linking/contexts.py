@@ -66,6 +66,38 @@ class AutocastState:
 NO_AUTOCAST = AutocastState(active=False)
 
 
+def one_of(states: list[AutocastState]) -> AutocastState:
+    """The state a ``with`` over one of ``states`` (in order of preference) enters: the first, with
+    what the others made on the same run-time switches do not share left unknown. NVIDIA/physicsnemo's
+    transformer trainer enters ``get_autocast_context(precision)``, float16 or bfloat16 autocast by
+    the config: a finding named bfloat16 under the float16 branch's condition. States made on other
+    switches' arms stay apart: the first holds on its own arms, which a finding names (its darcy
+    trainer's bfloat16 autocast under ``cfg.precision == "bf16"``)."""
+    first = states[0]
+    alike = [s for s in states if s.switches == first.switches]
+    if all(s.key() == first.key() and s.condition == first.condition for s in alike):
+        return first
+    actives = [s for s in alike if s.active]
+
+    def shared(field: str) -> str | None:
+        return getattr(first, field) if all(getattr(s, field) == getattr(first, field) for s in actives) else None
+
+    device, dtype, condition = shared("device"), shared("dtype"), shared("condition")
+    launched_by = first.launched_by if all(s.launched_by == first.launched_by for s in actives) else ""
+    if (device, dtype, condition, launched_by) == (first.device, first.dtype, first.condition, first.launched_by):
+        return first  # the others differ in nothing it claims
+    return AutocastState(
+        first.active,
+        device,
+        dtype,
+        first.source,
+        f"{first.origin} (one of {len({s.key() for s in alike})} autocast states it may enter)",
+        condition,
+        launched_by,
+        first.switches,
+    )
+
+
 @dataclass(frozen=True)
 class AutocastContext:
     state: AutocastState

@@ -18,7 +18,7 @@ from .analyses.switches import stamp_arm, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
-from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode
+from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode, one_of
 from .effects.compile import backend_of
 from .events import (
     CompiledCallInDualRegion,
@@ -276,7 +276,7 @@ class Statements(Calls):
             ),
         )
         if autocasts:
-            ctx = replace(ctx, autocast=autocasts[0])
+            ctx = replace(ctx, autocast=one_of(autocasts))
         modes = {v.enabled for v in values if isinstance(v, GradMode)}
         mode = next(iter(modes)) if len(modes) == 1 else None
         if mode is not None and all(isinstance(v, GradMode) for v in values):
