@@ -289,7 +289,7 @@ class Analyzer:
         from .rules.unparsable_file import UnparsableFile
         from .rules.unused_noqa import UnusedNoqa
         from .summary.extract import find_suppressions
-        from .suppression import may_suppress
+        from .suppression import byte_lines, may_suppress
 
         by_display = {f.display: f.path for f in files}
         suppressions: dict[str, dict[int, frozenset[str]]] = {}
@@ -297,19 +297,19 @@ class Analyzer:
         #: display -> line -> the codes of its suppression that silenced a finding (``*``: all).
         used: dict[str, dict[int, set[str]]] = {}
 
-        #: display -> the file's lines (as the tokenizer counts them), split once.
-        lines: dict[str, list[bytes]] = {}
+        #: display -> the file's lines (as its text's lines count; None: only tokenizing tells), split once.
+        lines: dict[str, list[bytes] | None] = {}
 
         def suppressed(finding: Finding) -> bool:
             path = finding.location.path
             if path not in suppressions:
                 source = contents.get(by_display.get(path, Path()), b"")
                 if path not in lines:
-                    lines[path] = source.splitlines()
-                number = finding.location.line
+                    lines[path] = byte_lines(source)
+                known, number = lines[path], finding.location.line
                 # A line without a suppression's text holds none: the file is tokenized only for one
                 # that may (the language server re-checks an edited trainer at every keystroke).
-                if not (0 < number <= len(lines[path]) and may_suppress(lines[path][number - 1])):
+                if known is not None and not (0 < number <= len(known) and may_suppress(known[number - 1])):
                     return False
                 suppressions[path] = {s.line: s.codes for s in find_suppressions(source)}
             codes = suppressions[path].get(finding.location.line)

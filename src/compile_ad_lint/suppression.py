@@ -10,6 +10,7 @@ string, which neither suppresses anything nor is extended by a fix.
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -153,6 +154,27 @@ def may_suppress(line: bytes) -> bool:
     """Whether a line's bytes hold text a suppression comment starts with: a line without it holds
     none, so a finding there needs no tokenizing of its file."""
     return _MAY_SUPPRESS.search(line) is not None
+
+
+#: PEP 263's coding declaration, looked for in a file's first two lines.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+#: Codecs whose bytes split into the lines their text has (others can write a line end as other
+#: bytes: utf-7's ``+AAo-``, unicode_escape's ``\\n``).
+_LINE_KEEPING = frozenset({"utf-8", "utf-8-sig", "ascii", "iso8859-1", "cp1252"})
+
+
+def byte_lines(source: bytes) -> list[bytes] | None:
+    """A file's lines split on its bytes, numbered as its text's lines are, when its encoding
+    keeps them so; None for one that may not (then only tokenizing its text can tell)."""
+    declared = _CODING.search(b"\n".join(source.splitlines()[:2]))
+    if declared is not None:
+        try:
+            name = codecs.lookup(declared.group(1).decode("ascii")).name
+        except (LookupError, UnicodeDecodeError):
+            return None
+        if name not in _LINE_KEEPING:
+            return None
+    return source.splitlines()
 
 
 def suppression_comments(source: bytes) -> tuple[SuppressionComment, ...]:

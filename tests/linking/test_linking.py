@@ -249,6 +249,25 @@ def test_only_a_comment_on_the_findings_own_line_suppresses_it(newline, tmp_path
         assert [f.code for f in findings if f.code == "CAL001"] == ["CAL001"] * count, name
 
 
+@pytest.mark.parametrize(
+    ("coding", "line_end"), [("utf-7", b"+AAo-"), ("unicode_escape", b"\\n")], ids=["utf-7", "unicode-escape"]
+)
+def test_a_noqa_suppresses_under_a_coding_that_spells_line_ends_otherwise(coding, line_end, tmp_path):
+    """Under a coding whose bytes write a line end as other bytes, the finding's line is its text's,
+    not the bytes': its noqa still suppresses it (and CAL901 does not call it unused)."""
+    from compile_ad_lint.api import Analyzer
+
+    source = (
+        f"# coding: {coding}\n".encode()
+        + b"import torch"
+        + line_end
+        + b"import torch.autograd.forward_ad as fwAD\n"
+        + b"f = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    f(fwAD.make_dual(x, t))  # noqa: CAL001\n"
+    )
+    (tmp_path / "case.py").write_bytes(source)
+    assert Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings == ()
+
+
 def test_max_call_depth_limits_reach(tmp_path):
     chain = "".join(f"def hop{i}(x):\n    return hop{i + 1}(x)\n\n" for i in range(5))
     code = FWAD + "f = torch.compile(torch.sin)\n\n" + chain + "def hop5(x):\n    return f(x)\n\n"
