@@ -207,14 +207,16 @@ def test_fixtures_deterministic_across_path_order(fixture_copy):
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-@pytest.mark.parametrize("name", ["hash_order", "hash_order_autocast"])
+@pytest.mark.parametrize("name", ["hash_order", "hash_order_autocast", "hash_order_switches"])
 def test_findings_do_not_depend_on_string_hashing(tmp_path, name):
     """One generic compile site reached with four block classes: sets of compiled values then tie
     on every position, and their order came from string hashing, which differs per process
     (``PYTHONHASHSEED``): the message, its island and the related locations changed from one run
     (or worker process) to the next. Likewise two autocast states alike but for where they come
     from (mlfoundations/open_lm's ``get_autocast``: the class, or a lambda making one): the forward
-    autocast context named either. Four seeds must give one report."""
+    autocast context named either; and two alike but for the switch arms they were made on (a
+    helper's bfloat16 autocast on both arms of ``if args.a:``): the finding came and went. Four seeds
+    must give one report."""
     project = tmp_path / "project"
     shutil.copytree(DATA / name, project)
     (project / "pyproject.toml").write_text("[tool.compile-ad-lint]\n")

@@ -75,7 +75,7 @@ def one_of(states: list[AutocastState]) -> AutocastState:
     trainer's bfloat16 autocast under ``cfg.precision == "bf16"``)."""
     first = states[0]
     alike = [s for s in states if s.switches == first.switches]
-    if all(s.key() == first.key() and s.condition == first.condition for s in alike):
+    if all((s.key(), s.condition, s.launched_by) == (first.key(), first.condition, first.launched_by) for s in alike):
         return first
     actives = [s for s in alike if s.active]
 
@@ -91,7 +91,7 @@ def one_of(states: list[AutocastState]) -> AutocastState:
         device,
         dtype,
         first.source,
-        f"{first.origin} (one of {len({s.key() for s in alike})} autocast states it may enter)",
+        f"{first.origin} (one of {len({(s.key(), s.condition) for s in alike})} autocast states it may enter)",
         condition,
         launched_by,
         first.switches,

@@ -273,6 +273,9 @@ class Statements(Calls):
                 s.dtype or "",
                 s.source.sort_key() if s.source is not None else ("", 0, 0, 0),
                 s.origin,
+                s.condition or "",
+                s.launched_by,
+                tuple((c.expression, c.holds, str(c.default)) for c in s.switches),
             ),
         )
         if autocasts:
