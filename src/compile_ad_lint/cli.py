@@ -19,7 +19,7 @@ from typing import TextIO, TypeVar
 
 from ._version import __version__
 from .command.scope import STDIN, Scope, build_scope, narrowed, reader, stdin_failure, stdin_lines
-from .command.usage import Parser, add_output_format
+from .command.usage import Parser, add_output_format, concise_report
 from .config import (
     CALL_DEPTHS,
     FUNCTION_WALKS,
@@ -235,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ignore", type=_codes("ignore"), metavar="CODES", help="codes or prefixes to skip (default: none)"
     )
     run.add_argument("--format", choices=_format_names(), default="text", help="report format (default: text)")
+    add_output_format(run, _format_names(), text_variants=False)
     run.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     run.add_argument(
         "--quiet", "-q", action="store_true", help="print the findings only; the command's output is not shown"
@@ -747,7 +748,7 @@ def _rendered(args: argparse.Namespace, report, scope: Scope, config: Config, fi
 
     if args.format == "text":
         options = TextOptions(
-            concise=args.concise,
+            concise=concise_report(args),
             show_source=args.show_source,
             statistics=args.statistics,
             quiet=args.quiet,

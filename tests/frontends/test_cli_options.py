@@ -133,3 +133,12 @@ def test_output_format_is_rufs_spelling_of_format(project: Path):
     assert len(findings(full)) > len(findings(concise)) > 0
     bad = cli(project, "check", "hazard.py", "--output-format", "jsn")
     assert bad.returncode == 2 and "--output-format: invalid choice: 'jsn'" in bad.stderr
+    # The last of --format and --output-format wins; an explicit --concise stays.
+    last = cli(project, "check", "hazard.py", "--output-format", "concise", "--format", "json")
+    assert json.loads(last.stdout)["findings"], last.stderr
+    assert findings(cli(project, "check", "hazard.py", "--format", "json", "--output-format", "concise")) == findings(
+        concise
+    )
+    assert findings(cli(project, "check", "hazard.py", "--concise", "--output-format", "full")) == findings(concise)
+    refused = cli(project, "check", "hazard.py", "--output-format", "json", "--concise")
+    assert refused.returncode == 2 and "--concise applies to --format text, not json" in refused.stderr

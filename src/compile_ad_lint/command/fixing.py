@@ -21,6 +21,7 @@ from typing import Any
 
 from ..rules import RULES_BY_CODE
 from .scope import Scope
+from .usage import concise_report
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -142,7 +143,9 @@ def _fixed_stdin(args: argparse.Namespace, scope: Scope, outcome: Any) -> int:
     remaining = outcome.report
     if not args.quiet or remaining.findings:
         lines = fixed_lines(outcome, 1 if fixed is not None else 0, args.show_fixes)
-        options = TextOptions(concise=args.concise, quiet=args.quiet, unsafe_fixes=args.unsafe_fixes, fixed=lines)
+        options = TextOptions(
+            concise=concise_report(args), quiet=args.quiet, unsafe_fixes=args.unsafe_fixes, fixed=lines
+        )
         stats = replace(remaining.stats, files=1)
         sys.stderr.write(render(replace(remaining, stats=stats), options))
     return EXIT_FINDINGS if remaining.findings and not args.exit_zero else EXIT_CLEAN

@@ -115,22 +115,29 @@ RUFF_TEXT_FORMATS = ("concise", "full")
 
 
 class OutputFormat(argparse.Action):
-    """``--output-format``: ``--format`` as Ruff spells it, its text variants as ``--concise`` or not."""
+    """``--output-format``: ``--format`` as Ruff spells it (the last of the two given wins), with
+    Ruff's text variants: ``full`` is the text report, ``concise`` the text report with
+    ``--concise`` (``concise_report``)."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
-        if values in RUFF_TEXT_FORMATS:
-            namespace.format = "text"
-            namespace.concise = values == "concise"
-        else:
-            namespace.format = values
+        namespace.output_format = values
+        namespace.format = "text" if values in RUFF_TEXT_FORMATS else values
 
 
-def add_output_format(group: Any, formats: Sequence[str]) -> None:
-    """``--output-format`` in ``group``, beside the ``--format`` it sets (a Ruff user's spelling)."""
+def add_output_format(group: Any, formats: Sequence[str], text_variants: bool = True) -> None:
+    """``--output-format`` in ``group``, beside the ``--format`` it sets (a Ruff user's spelling);
+    Ruff's ``concise`` and ``full`` where the text report has ``--concise``."""
     group.add_argument(
         "--output-format",
-        choices=[*formats, *RUFF_TEXT_FORMATS],
+        choices=[*formats, *(RUFF_TEXT_FORMATS if text_variants else ())],
         action=OutputFormat,
         dest="format",
-        help="Ruff's spelling of --format; 'full' is text, 'concise' is text with --concise",
+        help="Ruff's spelling of --format"
+        + ("; 'full' is text, 'concise' is text with --concise" if text_variants else ""),
     )
+
+
+def concise_report(args: argparse.Namespace) -> bool:
+    """Whether the text report is the concise one: ``--concise``, or ``--output-format concise``
+    when that is the format the command line settled on."""
+    return bool(args.concise) or (args.format == "text" and getattr(args, "output_format", None) == "concise")
