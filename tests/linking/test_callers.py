@@ -43,6 +43,18 @@ DEFINING = Path("/project/pkg/train.py")
         (b"make_step()(x)\nstep(x)\n", "make.<locals>.step", False),
         (b"model.eval()\n", "_test_rosenbrock.<locals>.eval", False),
         (b"from pkg.train import Outer\nOuter.Inner().step(x)\n", "Outer.Inner.step", True),
+        # The module's name as prose, a call or a variable is no import of it (huggingface/peft).
+        (b"import os\n# train fast\nmain(model)\n", "main", False),
+        (b"train = load()\nmain(model)\n", "main", False),
+        (b"from pkg import train\ntrain.main(model)\n", "main", True),
+        (b"import pkg\npkg.train.main(model)\n", "main", True),
+        (b"from pkg import (\n    train,\n)\ntrain.main(model)\n", "main", True),
+        (b"from pkg.train import train\ntrain(cfg)\n", "train", True),
+        (b"from pkg import train\ntrain.train(cfg)\n", "train", True),
+        (b"import pkg.train\npkg.train.train(cfg)\n", "train", True),
+        (b"from .train import train as run\nrun(cfg)\ntrain (cfg)\n", "train", True),
+        (b"model.train()\nmodel.train (False)\n", "train", False),
+        (b"def train(cfg):\n    model.train()\n\n\ntrain(cfg)\n", "train", False),
     ],
 )
 def test_what_a_caller_spells(source, qualname, seen):

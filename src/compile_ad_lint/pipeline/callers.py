@@ -59,7 +59,7 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
         return False
     if len(parts) == 1:
         module = defining.parent.name if defining.stem == "__init__" else defining.stem
-        return spelled(source, module) or imported_from(source, parts[0], frozenset(defining.parent.parts))
+        return module_referenced(source, module) or imported_from(source, parts[0], frozenset(defining.parent.parts))
     return any(spelled(source, name) for name in (parts[-2], *subclasses))
 
 
@@ -114,6 +114,24 @@ def spelled(source: bytes, word: str) -> bool:
     return next(matches_starting(_word_pattern(word), source, at_word_boundary), None) is not None
 
 
+def module_referenced(source: bytes, module: str) -> bool:
+    """A module's name where code can reach the module: in an import statement's line, as a
+    dotted path's part (``pkg.run``, ``from .run import``, ``run.train(...)``), not as the name of
+    a call (``model.train()``) nor as a word of prose: huggingface/peft's tests were analyzed as
+    callers of ``run.py``'s ``train`` because their comments say "they run really fast"."""
+    for match in matches_starting(_word_pattern(module), source, at_word_boundary):
+        start, end = match.start(), match.end()
+        if _CALL_AFTER.match(source, end) is not None:
+            continue
+        if source[end : end + 1] == b"." or (start > 0 and source[start - 1 : start] == b"."):
+            return True
+        line = source[source.rfind(b"\n", 0, start) + 1 : start].lstrip(b" \t")
+        if line.startswith((b"import ", b"from ")):
+            return True
+    return False
+
+
+_CALL_AFTER = re.compile(rb"[ \t]*\(")
 #: A file searched for more words than this gets the set of its words: the callers of the examples
 #: corpus's 330 ``main`` functions were each searched for the 330 script names (25,726 searches, a
 #: tenth of its cold check), while a torch file is searched a few times.
