@@ -156,8 +156,6 @@ def may_suppress(line: bytes) -> bool:
     return _MAY_SUPPRESS.search(line) is not None
 
 
-#: PEP 263's coding declaration, looked for in a file's first two lines.
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 #: Codecs whose bytes split into the lines their text has (others can write a line end as other
 #: bytes: utf-7's ``+AAo-``, unicode_escape's ``\\n``).
 _LINE_KEEPING = frozenset({"utf-8", "utf-8-sig", "ascii", "iso8859-1", "cp1252"})
@@ -166,15 +164,11 @@ _LINE_KEEPING = frozenset({"utf-8", "utf-8-sig", "ascii", "iso8859-1", "cp1252"}
 def byte_lines(source: bytes) -> list[bytes] | None:
     """A file's lines split on its bytes, numbered as its text's lines are, when its encoding
     keeps them so; None for one that may not (then only tokenizing its text can tell)."""
-    declared = _CODING.search(b"\n".join(source.splitlines()[:2]))
-    if declared is not None:
-        try:
-            name = codecs.lookup(declared.group(1).decode("ascii")).name
-        except (LookupError, UnicodeDecodeError):
-            return None
-        if name not in _LINE_KEEPING:
-            return None
-    return source.splitlines()
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return None
+    return source.splitlines() if codecs.lookup(encoding).name in _LINE_KEEPING else None
 
 
 def suppression_comments(source: bytes) -> tuple[SuppressionComment, ...]:

@@ -3,6 +3,7 @@ context managers, ``backward_pass_autocast`` config states and patches, grad mod
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..core.findings import Condition
@@ -66,24 +67,30 @@ class AutocastState:
 NO_AUTOCAST = AutocastState(active=False)
 
 
-def one_of(states: list[AutocastState]) -> AutocastState:
-    """The state a ``with`` over one of ``states`` (in order of preference) enters: the first, with
-    what the others made on the same run-time switches do not share left unknown. NVIDIA/physicsnemo's
-    transformer trainer enters ``get_autocast_context(precision)``, float16 or bfloat16 autocast by
-    the config: a finding named bfloat16 under the float16 branch's condition. States made on other
-    switches' arms stay apart: the first holds on its own arms, which a finding names (its darcy
-    trainer's bfloat16 autocast under ``cfg.precision == "bf16"``)."""
-    first = states[0]
-    alike = [s for s in states if s.switches == first.switches]
-    if all((s.key(), s.condition, s.launched_by) == (first.key(), first.condition, first.launched_by) for s in alike):
-        return first
+def one_of(states: Iterable[AutocastState]) -> AutocastState | None:
+    """The state a ``with`` over one of ``states`` enters (None: none): the first in a fixed order
+    (active first; ties broken by where each comes from, never by a set's order, which differs
+    between processes), with what the others made on the same run-time switches do not share left
+    unknown. NVIDIA/physicsnemo's transformer trainer enters ``get_autocast_context(precision)``,
+    float16 or bfloat16 by the config: a finding named bfloat16 under the float16 branch's
+    condition. States made on other switches' arms stay apart: the first holds on its own arms,
+    which a finding names (its darcy trainer's bfloat16 autocast under ``cfg.precision == "bf16"``)."""
+    ordered = sorted(states, key=_preference)
+    if not ordered:
+        return None
+    first = ordered[0]
+    alike = [s for s in ordered if s.switches == first.switches]
     actives = [s for s in alike if s.active]
 
     def shared(field: str) -> str | None:
         return getattr(first, field) if all(getattr(s, field) == getattr(first, field) for s in actives) else None
 
-    device, dtype, condition = shared("device"), shared("dtype"), shared("condition")
-    launched_by = first.launched_by if all(s.launched_by == first.launched_by for s in actives) else ""
+    device, dtype, condition, launched_by = (
+        shared("device"),
+        shared("dtype"),
+        shared("condition"),
+        shared("launched_by"),
+    )
     if (device, dtype, condition, launched_by) == (first.device, first.dtype, first.condition, first.launched_by):
         return first  # the others differ in nothing it claims
     return AutocastState(
@@ -93,8 +100,21 @@ def one_of(states: list[AutocastState]) -> AutocastState:
         first.source,
         f"{first.origin} (one of {len({(s.key(), s.condition) for s in alike})} autocast states it may enter)",
         condition,
-        launched_by,
+        launched_by or "",
         first.switches,
+    )
+
+
+def _preference(state: AutocastState) -> tuple:
+    return (
+        not state.active,
+        state.device or "",
+        state.dtype or "",
+        state.source.sort_key() if state.source is not None else ("", 0, 0, 0),
+        state.origin,
+        state.condition or "",
+        state.launched_by,
+        tuple((c.expression, c.holds, str(c.default)) for c in state.switches),
     )
 
 

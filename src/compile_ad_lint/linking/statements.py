@@ -263,23 +263,9 @@ class Statements(Calls):
         """The context inside ``with <values>:`` (or a function decorated with them)."""
         if any(isinstance(v, DualLevelContext) for v in values):
             ctx = replace(ctx, region=site)
-        # Ties broken by where each state comes from: a set's order differs between processes,
-        # and mlfoundations/open_lm named either of its two autocast sites from one run to the next.
-        autocasts = sorted(
-            (v.state for v in values if isinstance(v, AutocastContext)),
-            key=lambda s: (
-                not s.active,
-                s.device or "",
-                s.dtype or "",
-                s.source.sort_key() if s.source is not None else ("", 0, 0, 0),
-                s.origin,
-                s.condition or "",
-                s.launched_by,
-                tuple((c.expression, c.holds, str(c.default)) for c in s.switches),
-            ),
-        )
-        if autocasts:
-            ctx = replace(ctx, autocast=one_of(autocasts))
+        autocast = one_of(v.state for v in values if isinstance(v, AutocastContext))
+        if autocast is not None:
+            ctx = replace(ctx, autocast=autocast)
         modes = {v.enabled for v in values if isinstance(v, GradMode)}
         mode = next(iter(modes)) if len(modes) == 1 else None
         if mode is not None and all(isinstance(v, GradMode) for v in values):
