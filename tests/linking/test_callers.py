@@ -55,6 +55,17 @@ DEFINING = Path("/project/pkg/train.py")
         (b"from .train import train as run\nrun(cfg)\ntrain (cfg)\n", "train", True),
         (b"model.train()\nmodel.train (False)\n", "train", False),
         (b"def train(cfg):\n    model.train()\n\n\ntrain(cfg)\n", "train", False),
+        # The module imported by name in a list over several lines, aliased, or by an import call.
+        (b"from pkg import (\n    helpers,\n    train as t,\n)\nt.main(model)\n", "main", True),
+        (b"from pkg import (  # noqa: F401\n    train as t,  # the loop\n)\nt.main(model)\n", "main", True),
+        (b"from pkg import helpers, \\\n    train as t\nt.main(model)\n", "main", True),
+        (b"from other import (\n    train as t,\n)\nt.main(model)\n", "main", False),
+        (b"try: import train as t\nexcept ImportError: t = None\nt.main(model)\n", "main", True),
+        (b"import os; import train as t\nt.main(model)\n", "main", True),
+        (b"t = importlib.import_module('train')\nt.main(model)\n", "main", True),
+        (b't = __import__("train")\nt.main(model)\n', "main", True),
+        (b'print("train")\nlabel = "train: done"\nmain(model)\n', "main", False),
+        (b"# later: import the train loop\nmain(model)\n", "main", False),
     ],
 )
 def test_what_a_caller_spells(source, qualname, seen):
@@ -109,7 +120,11 @@ def _anchored_spelled(source: bytes, word: str) -> bool:
 
 def _anchored_imports(source: bytes, name: str) -> list[bytes]:
     word = re.escape(name.encode())
-    pattern = rb"\bfrom[ \t]+([.\w]+)[ \t]+import(?:[ \t]+[\w \t,\\]*?|[ \t]*\([\w\s,]*?)\b" + word + rb"\b"
+    pattern = (
+        rb"\bfrom[ \t]+([.\w]+)[ \t]+import(?:[ \t]+(?:[\w \t,]|\\\r?\n)*?|[ \t]*\((?:[\w\s,]|#[^\n]*\n)*?)\b"
+        + word
+        + rb"\b"
+    )
     return [m.group(1) for m in re.finditer(pattern, source)]
 
 
@@ -127,6 +142,10 @@ def _anchored_imports(source: bytes, name: str) -> list[bytes]:
         (b"xfrom a import (b,\nfrom pkg import main\n", "main"),  # a rejected match spans a real one
         (b"from pkg import mains, main_, remain\nfrom . import (\n    a,\n    main,\n)\n", "main"),
         (b"from pkg.sub import setup, main\n", "main"),
+        (b"from pkg import setup, \\\n    main as m\nfrom . import (  # re-exported\n    main,\n)\n", "main"),
+        (b"from pkg import setup \\ main\nfrom pkg import (setup) # main\n", "main"),
+        # A long comment in the parentheses, the name not there: one way to match it (no backtracking).
+        (b"from pkg import (  # " + b"words and more words " * 8 + b"\n    setup,\n)\n", "main"),
         (b"", "main"),
         (b"x = a-b\n", "a-b"),  # not one word: searched as text whatever was asked before
         (b"x = a-bc\n", "a-b"),
@@ -249,6 +268,32 @@ def test_a_name_asked_again_for_another_function_reaches_that_functions_callers(
         ("CAL002", "finetune.py"),
         ("CAL002", "train.py"),
     ]
+
+
+@pytest.mark.parametrize(
+    "importing",
+    [
+        "from pkg import (\n    helpers,\n    train as loop,  # the training loop\n)\n",
+        "from pkg import helpers, \\\n    train as loop\n",
+        "try: import train as loop\nexcept ImportError: loop = None\n",
+    ],
+)
+def test_a_caller_importing_the_module_under_another_name_is_analyzed(tmp_path, monkeypatch, importing):
+    """The script reaches ``pkg/train.py``'s ``main`` only through an alias of its module: the
+    hazard in ``main`` depends on the compiled model the script passes."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(TRAIN)
+    run = "import torch\n\n" + importing + "\nloop.main(torch.compile(torch.nn.Linear(4, 4)), torch.randn(2, 4))\n"
+    (tmp_path / "run.py").write_text(run)
+    top_level = "from pkg" not in importing  # ``import train``: a module of that name beside the script
+    if top_level:
+        (tmp_path / "train.py").write_text(TRAIN)
+    monkeypatch.chdir(tmp_path)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    found = [(f.code, f.location.path, f.location.line) for f in report.findings]
+    assert found == [("CAL002", "train.py" if top_level else "pkg/train.py", 7)]
 
 
 #: A training script: ``train_one_epoch``'s hazard depends on what ``main`` (in the same file) passes.

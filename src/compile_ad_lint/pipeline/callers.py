@@ -59,7 +59,13 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
         return False
     if len(parts) == 1:
         module = defining.parent.name if defining.stem == "__init__" else defining.stem
-        return module_referenced(source, module) or imported_from(source, parts[0], frozenset(defining.parent.parts))
+        packages = frozenset(defining.parent.parts)
+        return (
+            module_referenced(source, module)
+            or imported_from(source, parts[0], packages)
+            # The module imported by name in a list over several lines, aliased (``run as r``).
+            or imported_from(source, module, packages)
+        )
     return any(spelled(source, name) for name in (parts[-2], *subclasses))
 
 
@@ -115,23 +121,32 @@ def spelled(source: bytes, word: str) -> bool:
 
 
 def module_referenced(source: bytes, module: str) -> bool:
-    """A module's name where code can reach the module: in an import statement's line, as a
-    dotted path's part (``pkg.run``, ``from .run import``, ``run.train(...)``), not as the name of
-    a call (``model.train()``) nor as a word of prose: huggingface/peft's tests were analyzed as
-    callers of ``run.py``'s ``train`` because their comments say "they run really fast"."""
+    """A module's name where code can reach the module: in an import statement (``import run``,
+    ``try: import run``, ``x = 1; import run``), as a dotted path's part (``pkg.run``, ``from .run
+    import``, ``run.train(...)``), as the string an import call is given (``import_module("run")``,
+    ``__import__("run")``); not as the name of a call (``model.train()``) nor as a word of prose:
+    huggingface/peft's tests were analyzed as callers of ``run.py``'s ``train`` because their
+    comments say "they run really fast". (``may_see`` finds it imported by name in a list.)"""
     for match in matches_starting(_word_pattern(module), source, at_word_boundary):
         start, end = match.start(), match.end()
         if _CALL_AFTER.match(source, end) is not None:
             continue
         if source[end : end + 1] == b"." or (start > 0 and source[start - 1 : start] == b"."):
             return True
-        line = source[source.rfind(b"\n", 0, start) + 1 : start].lstrip(b" \t")
-        if line.startswith((b"import ", b"from ")):
+        line = source[source.rfind(b"\n", 0, start) + 1 : start]
+        if b"#" in line:
+            continue  # in a comment (or after a string holding ``#``: not worth telling apart)
+        if _IMPORT_BEFORE.search(line) is not None or _IMPORT_CALL_BEFORE.search(line) is not None:
             return True
     return False
 
 
 _CALL_AFTER = re.compile(rb"[ \t]*\(")
+#: An import statement begun earlier on the line: at its start or after ``;`` or a compound
+#: statement's ``:``.
+_IMPORT_BEFORE = re.compile(rb"(?:^|[;:])[ \t]*(?:import|from)[ \t]")
+#: The module's name as the string an import call is given, right after its opening quote.
+_IMPORT_CALL_BEFORE = re.compile(rb"(?:import_module|__import__)\([ \t]*[rRuU]?[\"']$")
 #: A file searched for more words than this gets the set of its words: the callers of the examples
 #: corpus's 330 ``main`` functions were each searched for the 330 script names (25,726 searches, a
 #: tenth of its cold check), while a torch file is searched a few times.
@@ -166,9 +181,15 @@ def _word_pattern(word: str) -> re.Pattern[bytes]:
 
 @lru_cache(maxsize=4096)
 def _import_pattern(name: str) -> re.Pattern[bytes]:
-    """``from <module> import name`` (``imported_from`` checks that ``from`` starts a word)."""
+    """``from <module> import name`` (``imported_from`` checks that ``from`` starts a word). A
+    comment in the parentheses runs to its line's end: one way to match it (a comment that could
+    end anywhere made a failed search backtrack exponentially: minutes on one file)."""
     word = re.escape(name.encode())
-    return re.compile(rb"from[ \t]+([.\w]+)[ \t]+import(?:[ \t]+[\w \t,\\]*?|[ \t]*\([\w\s,]*?)\b" + word + rb"\b")
+    return re.compile(
+        rb"from[ \t]+([.\w]+)[ \t]+import(?:[ \t]+(?:[\w \t,]|\\\r?\n)*?|[ \t]*\((?:[\w\s,]|#[^\n]*\n)*?)\b"
+        + word
+        + rb"\b"
+    )
 
 
 def imported_from(source: bytes, name: str, packages: frozenset[str]) -> bool:
