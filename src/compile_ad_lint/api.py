@@ -285,7 +285,7 @@ class Analyzer:
         """
         from .facts import Facts
         from .linking.suppressions import unused_in_files
-        from .rules import ALL_RULES
+        from .rules.running import rule_findings
         from .rules.unparsable_file import UnparsableFile
         from .rules.unused_noqa import UnusedNoqa
         from .summary.extract import find_suppressions
@@ -327,12 +327,9 @@ class Analyzer:
             return code_matches(finding.code, per_file[path])
 
         best: dict[tuple[str, Location], Finding] = {}
-        facts = Facts(events, self.config)
-        for rule_class in ALL_RULES:
+        for rule_class, found in rule_findings(events, self.config, frozenset(checked)):
             enabled = self.config.enables(rule_class.code)
-            if not enabled and rule_class.code != UnparsableFile.code:
-                continue
-            for finding in rule_class(self.config).findings(facts, reported_in=checked):
+            for finding in found:
                 path = finding.location.path
                 if path not in checked:
                     continue
