@@ -208,7 +208,7 @@ class Heap(EngineState):
 
     def join_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``self.<name> = values``: ``cls``'s instances may now hold ``values`` too."""
-        self.note_write(AttrCell(cls, name), joined_store, values)  # before the store, in a summary's log
+        self.note_write(AttrCell(cls, name), StoreRule.JOIN, values)  # before the store, in a summary's log
         self.log_effect(JoinAttribute(cls, name, values))
         known = self.instance_attrs.get((cls, name), frozenset())
         # Compared after the merge: data weaker than the known data adds nothing, and a store that

@@ -24,6 +24,7 @@ from ..incremental import (
     SideEffectsCell,
     SideEffectsRun,
     StoreGlobal,
+    StoreRule,
 )
 from ..module_facts import ModuleFacts
 from ..stores import (
@@ -197,7 +198,7 @@ class ContainerStores(ModuleFacts):
     def merge_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """Add ``values`` to what ``cls``'s instances hold in ``name`` (containers kept as one)."""
         interp = self.interp
-        interp.note_write(AttrCell(cls, name), merged_store, values)  # before the store, in a summary's log
+        interp.note_write(AttrCell(cls, name), StoreRule.MERGE, values)  # before the store, in a summary's log
         interp.log_effect(MergeAttribute(cls, name, values))
         known = interp.instance_attrs.get((cls, name), frozenset())
         updated = merged_store(known, values)

@@ -15,16 +15,34 @@ made in the process (a few per class attribute and module global of the code ana
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ...core.locations import Location
+from ..stores import joined_store, merged_store
 from ..values import ClassVal
 
-#: How a store joins what a heap cell held with what is stored (``stores.joined_store``).
-StoreRule = Callable[[frozenset, frozenset], frozenset]
+
+class StoreRule(enum.Enum):
+    """How a store joins what a heap cell held with what is stored: a named kind, so that what a
+    summary logs is data (a function in a record is not)."""
+
+    #: ``stores.joined_store``: the union, normalized.
+    JOIN = "join"
+    #: ``stores.merged_store``: the union, a container's stored elements kept in one collection.
+    MERGE = "merge"
+
+    def __call__(self, current: frozenset, added: frozenset) -> frozenset:
+        return _STORES[self](current, added)
+
+
+_STORES: dict[StoreRule, Callable[[frozenset, frozenset], frozenset]] = {
+    StoreRule.JOIN: joined_store,
+    StoreRule.MERGE: merged_store,
+}
 
 CellT = TypeVar("CellT")
 
