@@ -62,7 +62,7 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
         if imported_from(source, parts[0], packages):
             return True
         # Both need the module's name as a word, which most files asked about do not spell: the set
-        # of a file's words answers that (the examples corpus asks each file about 330 scripts).
+        # of a file's words answers that (docs/performance.md, "the callers round's questions").
         return spelled(source, module) and (
             module_referenced(source, module)
             # The module imported by name in a list over several lines, aliased (``run as r``).
@@ -192,8 +192,8 @@ def _word_pattern(word: str) -> re.Pattern[bytes]:
 @lru_cache(maxsize=4096)
 def _import_pattern(name: str) -> re.Pattern[bytes]:
     """``from <module> import name`` (``imported_from`` checks that ``from`` starts a word). A
-    comment in the parentheses runs to its line's end: one way to match it (a comment that could
-    end anywhere made a failed search backtrack exponentially: minutes on one file)."""
+    comment in the parentheses runs to its line's end, so it matches one way only: a comment that
+    could end anywhere made a failed search backtrack exponentially."""
     word = re.escape(name.encode())
     return re.compile(
         rb"from[ \t]+([.\w]+)[ \t]+import(?:[ \t]+(?:[\w \t,]|\\\r?\n)*?|[ \t]*\((?:[\w\s,]|#[^\n]*\n)*?)\b"

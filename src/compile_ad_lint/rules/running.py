@@ -2,9 +2,8 @@
 
 What the rules find is a function of the events, the configuration and the files reported in. The
 language server checks the edited buffer at each keystroke, and most edits leave the events as
-they were (a changed string, a comment: the generated framework trainer's 758 events are equal
-from one edit to the next); those edits take the findings from here instead of running the rules
-again (docs/performance.md, "the rules at each edit").
+they were (a changed string, a comment); those edits take the findings from here instead of
+running the rules again (docs/performance.md, "the rules at each edit").
 """
 
 from __future__ import annotations
