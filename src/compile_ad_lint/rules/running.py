@@ -32,20 +32,24 @@ def rule_findings(events: Sequence[Event], config: Config, reported_in: frozense
     """Each rule that runs under ``config`` (the enabled ones, and ``UnparsableFile``, whose
     findings outside the checked files are always reported) with what it finds in ``events``,
     in ``ALL_RULES`` order; the same findings again for equal arguments."""
-    key = (config, reported_in, tuple(events))
+    key = (config, reported_in, tuple(events))  # events are hashable: ``Facts`` keeps each once
     with _lock:
         found = _remembered.get(key)
         if found is not None:
             _remembered.move_to_end(key)
             return found
-    facts = Facts(events, config)
-    found = tuple(
-        (rule_class, tuple(rule_class(config).findings(facts, reported_in=reported_in)))
-        for rule_class in ALL_RULES
-        if config.enables(rule_class.code) or rule_class.code == UnparsableFile.code
-    )
+    found = _found(events, config, reported_in)
     with _lock:
         _remembered[key] = found
         while len(_remembered) > REMEMBERED:
             _remembered.popitem(last=False)
     return found
+
+
+def _found(events: Sequence[Event], config: Config, reported_in: frozenset[str]) -> RuleFindings:
+    facts = Facts(events, config)
+    return tuple(
+        (rule_class, tuple(rule_class(config).findings(facts, reported_in=reported_in)))
+        for rule_class in ALL_RULES
+        if config.enables(rule_class.code) or rule_class.code == UnparsableFile.code
+    )
