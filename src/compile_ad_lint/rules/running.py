@@ -8,9 +8,8 @@ running the rules again (docs/performance.md, "the rules at each edit").
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..core.findings import Finding
 from ..core.settings import Config
@@ -24,29 +23,16 @@ REMEMBERED = 4
 
 RuleFindings = tuple[tuple[type[Rule], tuple[Finding, ...]], ...]
 
-_lock = threading.Lock()
-_remembered: OrderedDict[tuple[Config, frozenset[str], tuple[Event, ...]], RuleFindings] = OrderedDict()
-
 
 def rule_findings(events: Sequence[Event], config: Config, reported_in: frozenset[str]) -> RuleFindings:
     """Each rule that runs under ``config`` (the enabled ones, and ``UnparsableFile``, whose
     findings outside the checked files are always reported) with what it finds in ``events``,
     in ``ALL_RULES`` order; the same findings again for equal arguments."""
-    key = (config, reported_in, tuple(events))  # events are hashable: ``Facts`` keeps each once
-    with _lock:
-        found = _remembered.get(key)
-        if found is not None:
-            _remembered.move_to_end(key)
-            return found
-    found = _found(events, config, reported_in)
-    with _lock:
-        _remembered[key] = found
-        while len(_remembered) > REMEMBERED:
-            _remembered.popitem(last=False)
-    return found
+    return _found(tuple(events), config, reported_in)  # events are hashable: ``Facts`` keeps each once
 
 
-def _found(events: Sequence[Event], config: Config, reported_in: frozenset[str]) -> RuleFindings:
+@lru_cache(maxsize=REMEMBERED)
+def _found(events: tuple[Event, ...], config: Config, reported_in: frozenset[str]) -> RuleFindings:
     facts = Facts(events, config)
     return tuple(
         (rule_class, tuple(rule_class(config).findings(facts, reported_in=reported_in)))
