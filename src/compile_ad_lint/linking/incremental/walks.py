@@ -328,10 +328,11 @@ class WalkMemory:
     so that an edit's check replays all the code the edit did not change. A check's (``for_check``:
     one per process, kept across the roots that process analyzes) summarizes only what is likely
     to be walked again, since summarizing a walk costs about what walking it costs: a walk whose
-    key an earlier root walked (with everything it calls), and only while the roots so far repeat
-    at least ``REPEATED_SHARE`` of their walk keys. The entry points of a training framework reach
-    the same trainer, models and data code (81 % of the generated framework's walk keys repeat
-    across its roots, 75 % of peft's: their checks take 15 % and 24 % less, diffusers'
+    key an earlier root walked (with everything it calls), and only while the roots so far (the
+    process's first aside: it has nothing to repeat) repeat at least ``REPEATED_SHARE`` of their
+    walk keys. The entry points of a training framework reach the same trainer, models and data
+    code (81 % of the generated framework's walk keys repeat across its roots, 75 % of peft's:
+    their checks take 15 % and 24 % less, diffusers'
     examples/dreambooth 28 %), where torch's own files repeat 9 % (none of whose summaries ever
     held) and pytorch-image-models' 30 %: summarizing there only cost time. Replaying a summary
     gives what walking again gives (``Memo._replayed``), so the findings do not depend on
@@ -416,8 +417,9 @@ class WalkMemory:
         """A root's analysis is over: these are the hashes of its walks' keys (walked or replayed)."""
         if self.every_walk:
             return
-        self._keys += len(key_hashes)
-        self._keys_repeated += len(key_hashes & self._walked)
+        if self._walked:  # a process's first root has no earlier root to repeat: it does not count
+            self._keys += len(key_hashes)
+            self._keys_repeated += len(key_hashes & self._walked)
         self._walked |= key_hashes
 
     def candidates(self, key: tuple) -> tuple[WalkSummary, ...]:
