@@ -23,7 +23,7 @@ from .core.torch_versions import TorchTarget
 from .layout import LayoutFacts
 from .linking.cancellation import AnalysisCancelled
 from .notebook import cell_locations, notebook_for
-from .pipeline.results import CheckRecord, by_folder, reads_key
+from .pipeline.results import CheckRecord, reads_key, sorted_groups
 from .pipeline.run import Run
 from .project import SourceFile, default_root, discover, display_path, read_source
 from .target import with_target
@@ -142,7 +142,7 @@ class Analyzer:
         #: The names each file was analyzed as a caller of (a later round asks it about new ones only).
         mentioned: dict[Path, frozenset[str]] = {}
         analyzed: set[str] = set()
-        absent: set[tuple[str, str]] = set()
+        absent: dict[str, set[str]] = {}  # missing candidates by folder, as each result holds them
         packages: set[tuple[str, bool]] = set()
         links: set[tuple[str, str]] = set()
         cacheable = True
@@ -155,7 +155,8 @@ class Analyzer:
                     events.extend(result.events)
                     analyzed.update(dependency for dependency, _ in result.dependencies)
                     read.update(result.dependencies)
-                    absent.update((folder, entry) for folder, entries in result.absent for entry in entries)
+                    for folder, entries in result.absent:
+                        absent.setdefault(folder, set()).update(entries)
                     packages.update(result.layout.packages)
                     links.update(result.layout.links)
                     cacheable = cacheable and result.cacheable
@@ -181,7 +182,11 @@ class Analyzer:
         report = Report(self._located(findings, files), stats, tuple(sorted(read.items())))
         if cacheable:
             record = CheckRecord(
-                findings, tuple(sorted(analyzed)), report.digests, by_folder(absent), LayoutFacts.of(packages, links)
+                findings,
+                tuple(sorted(analyzed)),
+                report.digests,
+                sorted_groups(absent),
+                LayoutFacts.of(packages, links),
             )
             run.remember_check(record)
         return report

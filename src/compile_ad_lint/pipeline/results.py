@@ -44,6 +44,11 @@ def by_folder(entries: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str,
     grouped: dict[str, set[str]] = {}
     for folder, entry in entries:
         grouped.setdefault(folder, set()).add(entry)
+    return sorted_groups(grouped)
+
+
+def sorted_groups(grouped: dict[str, set[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Entries grouped by folder as a stable record: folders and their entries sorted."""
     return tuple((folder, tuple(sorted(names))) for folder, names in sorted(grouped.items()))
 
 

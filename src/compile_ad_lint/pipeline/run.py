@@ -4,7 +4,7 @@ and the rounds' caller discovery over the checked files."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -16,7 +16,6 @@ from ..linking.cancellation import AnalysisCancelled
 from ..project import SourceFile, import_roots, read_source
 from .results import (
     CheckRecord,
-    by_folder,
     called_names_key,
     check_key,
     derived_key,
@@ -206,7 +205,7 @@ class Run:
             memory = self.analyzer.walk_memory
             roots = self.workspace_arguments[2]
             if memory is not None and not memory.layout_holds(
-                roots, lambda absent, layout: self._unchanged((), by_folder(absent), layout)
+                roots, lambda absent, layout: self._unchanged((), absent, layout)
             ):
                 memory.clear()
             self._local = Workspace(
@@ -371,7 +370,7 @@ class Run:
             self.cache.store(check_key(self.scope, self.checked_contents), record)
 
     def _unchanged(
-        self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Sequence[str]]], layout: LayoutFacts
+        self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Collection[str]]], layout: LayoutFacts
     ) -> bool:
         """Every file in ``read`` still has its digest, none of the entries ``absent`` names has
         been created in its folder, and the package markers and links are as ``layout`` found them. The files given as contents (editor buffers: what an edit

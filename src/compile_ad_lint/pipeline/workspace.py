@@ -106,8 +106,7 @@ class Workspace:
             result = call_with_deep_stack(self._analyze, path, mentions, cancelled)
         memory = self.walk_memory
         if memory is not None:
-            absent = ((folder, entry) for folder, entries in result.absent for entry in entries)
-            memory.note_layout(self.extra_roots, absent, result.layout)
+            memory.note_layout(self.extra_roots, result.absent, result.layout)
             if not memory.every_walk and memory.summarizing:
                 peak = peak_resident_bytes()
                 if peak is not None and peak > walk_summary_budget():

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -364,22 +364,27 @@ class WalkMemory:
         #: memory holds only while their import roots, missing candidates, package markers and
         #: links are what they were.
         self._roots: tuple[Path, ...] | None = None
-        self._absent: set[tuple[str, str]] = set()
+        #: Missing candidates by folder (a root's result records them so: thousands per root).
+        self._absent: dict[str, set[str]] = {}
         self._layout = LayoutFacts()
 
-    def note_layout(self, roots: Iterable[Path], absent: Iterable[tuple[str, str]], layout: LayoutFacts) -> None:
-        """An analysis with these import ``roots`` that walked with this memory found this."""
+    def note_layout(
+        self, roots: Iterable[Path], absent: Iterable[tuple[str, Iterable[str]]], layout: LayoutFacts
+    ) -> None:
+        """An analysis with these import ``roots`` that walked with this memory found this
+        (``absent``: each folder with the candidate entries found missing in it)."""
         self._roots = tuple(roots)
-        self._absent.update(absent)
+        for folder, entries in absent:
+            self._absent.setdefault(folder, set()).update(entries)
         if not (set(layout.packages) <= set(self._layout.packages) and set(layout.links) <= set(self._layout.links)):
             self._layout = self._layout.union(layout)
 
     def layout_holds(
-        self, roots: Iterable[Path], holds: Callable[[Iterable[tuple[str, str]], LayoutFacts], bool]
+        self, roots: Iterable[Path], holds: Callable[[Sequence[tuple[str, Collection[str]]], LayoutFacts], bool]
     ) -> bool:
         """Whether an analysis with import ``roots`` may replay the kept summaries: ``holds`` says
         whether the missing candidates and layout facts noted are still so."""
-        return self._roots is None or (self._roots == tuple(roots) and holds(self._absent, self._layout))
+        return self._roots is None or (self._roots == tuple(roots) and holds(tuple(self._absent.items()), self._layout))
 
     def clear(self) -> None:
         """Forget every summary (the file system changed under them: ``layout_holds``)."""
