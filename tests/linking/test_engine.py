@@ -530,3 +530,50 @@ def test_a_string_appended_to_a_list_display_is_one_of_its_elements(tmp_path):
     write_files(tmp_path, {"train.py": DEVICE_LIST.format(index="[-1]").replace('devices.append("cuda")', "pass")})
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert "autocast on (cpu, bfloat16)" in finding.message, finding.message
+
+
+CLASS_AND_STATIC_METHODS = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.fn = torch.compile(self.lin)
+
+    @classmethod
+    def from_config(cls, config):
+        return cls()
+
+    @staticmethod
+    def default_config():
+        return {}
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+net = Net()
+with torch.autocast("cpu"):
+    y = net(torch.randn(2, 2))
+y.sum().backward()  # expect: CAL002
+"""
+
+
+def test_the_harvest_of_instance_attributes_walks_no_class_or_static_method(tmp_path, monkeypatch):
+    """A class or static method gets no instance, so it stores nothing on ``self``: the harvest
+    skips them (peft's ``PeftModel.from_pretrained`` was walked with ``cls`` an instance, for six
+    model classes, in every test file that builds one)."""
+    harvested: list[str] = []
+    walk = Interpreter.walk_function
+
+    def recorded(self, function, summary, bound, frame):
+        if frame.ctx.harvest:
+            harvested.append(function.qualname)
+        return walk(self, function, summary, bound, frame)
+
+    monkeypatch.setattr(Interpreter, "walk_function", recorded)
+    _check(Case(CLASS_AND_STATIC_METHODS), tmp_path)
+    assert "Net.forward" in harvested  # the harvest ran: the comparison proves something
+    assert "Net.from_config" not in harvested and "Net.default_config" not in harvested

@@ -111,6 +111,10 @@ class Heap(EngineState):
         definition = self.index.definition(function.path, function.qualname)
         return definition is not None and definition.is_staticmethod
 
+    def is_class_method(self, function: FunctionVal) -> bool:
+        definition = self.index.definition(function.path, function.qualname)
+        return definition is not None and definition.is_classmethod
+
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
         if not self._recordings and cls in self._class_attrs:  # the common case, asked on every member
             return self._class_attrs[cls]
@@ -270,7 +274,8 @@ class Heap(EngineState):
         try:
             for name, qualname in summary.methods:
                 function = FunctionVal(klass.path, qualname)
-                if not self.is_static(function):
+                # Static and class methods get no instance: they store nothing on ``self``.
+                if not self.is_static(function) and not self.is_class_method(function):
                     frame = built if name in _CONSTRUCTORS else root
                     self.engine.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
         finally:

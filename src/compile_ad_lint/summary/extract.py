@@ -338,6 +338,7 @@ class _Summarizer:
                 span=self.positions.name_span(node),
                 owner_class=owner_class,
                 is_staticmethod=any(isinstance(d, Ref) and d.name == "staticmethod" for d in decorators),
+                is_classmethod=any(isinstance(d, Ref) and d.name == "classmethod" for d in decorators),
                 lines=(node.lineno + self.positions.offset, (node.end_lineno or node.lineno) + self.positions.offset),
             )
         )

@@ -264,12 +264,13 @@ def statements_in(body: Iterable[Stmt]) -> Iterator[Stmt]:
 @dataclass(frozen=True)
 class Definition:
     """What executing a function's ``def`` statement reads of it: its decorators (applied in
-    order), where it is (the site of what they make of it), whether it is a static method. A
-    walk that runs a class body depends on these of each method, not on their bodies."""
+    order), where it is (the site of what they make of it), whether it is a static or a class
+    method. A walk that runs a class body depends on these of each method, not on their bodies."""
 
     decorators: tuple[Expr, ...]
     span: Span
     is_staticmethod: bool
+    is_classmethod: bool = False
 
 
 @dataclass(frozen=True)
@@ -283,13 +284,15 @@ class FunctionSummary:
     #: Qualified name of the class this function is a method of, if any.
     owner_class: str | None = None
     is_staticmethod: bool = False
+    #: ``@classmethod``: its first parameter is the class it is looked up on (``cls()`` builds one).
+    is_classmethod: bool = False
     #: First and last line of the definition (from ``def``, decorators excluded; a lambda's own).
     lines: tuple[int, int] | None = None
 
     @cached_property
     def definition(self) -> Definition:
         """One object per summary, so that walks recorded against it compare by identity."""
-        return Definition(self.decorators, self.span, self.is_staticmethod)
+        return Definition(self.decorators, self.span, self.is_staticmethod, self.is_classmethod)
 
 
 @dataclass(frozen=True)
