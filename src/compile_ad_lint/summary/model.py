@@ -284,7 +284,8 @@ class FunctionSummary:
     #: Qualified name of the class this function is a method of, if any.
     owner_class: str | None = None
     is_staticmethod: bool = False
-    #: ``@classmethod``: its first parameter is the class it is looked up on (``cls()`` builds one).
+    #: ``@classmethod``: its first parameter is a class, so the harvest of instance attributes skips
+    #: it (the engine does not bind that parameter: docs/limitations.md).
     is_classmethod: bool = False
     #: First and last line of the definition (from ``def``, decorators excluded; a lambda's own).
     lines: tuple[int, int] | None = None

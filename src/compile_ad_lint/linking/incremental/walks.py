@@ -332,11 +332,10 @@ class WalkMemory:
     process's first aside: it has nothing to repeat) repeat at least ``REPEATED_SHARE`` of their
     walk keys. The entry points of a training framework reach the same trainer, models and data
     code (81 % of the generated framework's walk keys repeat across its roots, 75 % of peft's:
-    their checks take 15 % and 24 % less, diffusers'
-    examples/dreambooth 28 %), where torch's own files repeat 9 % (none of whose summaries ever
-    held) and pytorch-image-models' 30 %: summarizing there only cost time. Replaying a summary
-    gives what walking again gives (``Memo._replayed``), so the findings do not depend on
-    which roots a process analyzed before."""
+    their checks take 15 % and 24 % less, diffusers' examples/dreambooth 28 %), where torch's own
+    files repeat 9 % (none of whose summaries ever held) and pytorch-image-models' 30 %:
+    summarizing there only cost time. Replaying a summary gives what walking again gives
+    (``Memo._replayed``), so the findings do not depend on which roots a process analyzed before."""
 
     PER_KEY = 16
     #: The share of the walk keys of the roots analyzed so far that an earlier root walked too,
