@@ -111,9 +111,10 @@ class Heap(EngineState):
         definition = self.index.definition(function.path, function.qualname)
         return definition is not None and definition.is_staticmethod
 
-    def is_class_method(self, function: FunctionVal) -> bool:
+    def takes_instance(self, function: FunctionVal) -> bool:
+        """Whether a method's first parameter is an instance (not a static or class method)."""
         definition = self.index.definition(function.path, function.qualname)
-        return definition is not None and definition.is_classmethod
+        return definition is None or not (definition.is_staticmethod or definition.is_classmethod)
 
     def class_attributes(self, cls: ClassVal) -> dict[str, Values]:
         if not self._recordings and cls in self._class_attrs:  # the common case, asked on every member
@@ -274,8 +275,7 @@ class Heap(EngineState):
         try:
             for name, qualname in summary.methods:
                 function = FunctionVal(klass.path, qualname)
-                # Static and class methods get no instance: they store nothing on ``self``.
-                if not self.is_static(function) and not self.is_class_method(function):
+                if self.takes_instance(function):  # static and class methods store nothing on ``self``
                     frame = built if name in _CONSTRUCTORS else root
                     self.engine.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
         finally:

@@ -4,7 +4,7 @@ and the rounds' caller discovery over the checked files."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -370,7 +370,7 @@ class Run:
             self.cache.store(check_key(self.scope, self.checked_contents), record)
 
     def _unchanged(
-        self, read: Sequence[tuple[str, str]], absent: Sequence[tuple[str, Collection[str]]], layout: LayoutFacts
+        self, read: Sequence[tuple[str, str]], absent: Iterable[tuple[str, Collection[str]]], layout: LayoutFacts
     ) -> bool:
         """Every file in ``read`` still has its digest, none of the entries ``absent`` names has
         been created in its folder, and the package markers and links are as ``layout`` found them. The files given as contents (editor buffers: what an edit

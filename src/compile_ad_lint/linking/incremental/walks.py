@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -379,11 +379,11 @@ class WalkMemory:
             self._layout = self._layout.union(layout)
 
     def layout_holds(
-        self, roots: Iterable[Path], holds: Callable[[Sequence[tuple[str, Collection[str]]], LayoutFacts], bool]
+        self, roots: Iterable[Path], holds: Callable[[Iterable[tuple[str, Collection[str]]], LayoutFacts], bool]
     ) -> bool:
         """Whether an analysis with import ``roots`` may replay the kept summaries: ``holds`` says
         whether the missing candidates and layout facts noted are still so."""
-        return self._roots is None or (self._roots == tuple(roots) and holds(tuple(self._absent.items()), self._layout))
+        return self._roots is None or (self._roots == tuple(roots) and holds(self._absent.items(), self._layout))
 
     def clear(self) -> None:
         """Forget every summary (the file system changed under them: ``layout_holds``)."""
