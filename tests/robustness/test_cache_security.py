@@ -613,6 +613,17 @@ def test_codec_round_trips_summaries():
         assert codec.loads(codec.dumps(item), expected) == item
 
 
+def test_codec_writes_a_shared_value_as_it_writes_copies():
+    # The encoder reuses the document of an instance met again: the bytes must not depend on it.
+    span = Span(1, 2, 3, 4)
+    shared = Const((ListLiteral((Symbol("torch.float16"), 1.5)), span), span)
+    copies = Const((ListLiteral((Symbol("torch.float16"), 1.5)), Span(1, 2, 3, 4)), Span(1, 2, 3, 4))
+    together = (shared, shared, (shared, frozenset({shared})), {"k": shared})
+    apart = (copies, Const(copies.value, copies.span), (copies, frozenset({copies})), {"k": copies})
+    assert codec.dumps(together) == codec.dumps(apart)
+    assert json.loads(codec.dumps(together))[1] == json.loads(codec.dumps(copies))
+
+
 @dataclass(frozen=True)
 class _Renamed:
     lines: int

@@ -53,7 +53,7 @@ class _Schema:
 
 def dumps(value: object) -> bytes:
     """``value`` as compact JSON (raises ``TypeError`` for anything that is not plain data)."""
-    return json.dumps(_encode(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
+    return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
 
 
 def loads(data: bytes, expected: Any) -> Any:
@@ -82,42 +82,56 @@ def loads(data: bytes, expected: Any) -> Any:
 # -- encoding ---------------------------------------------------------------------------------
 
 
-def _encode(value: object) -> object:
-    kind = type(value)
-    if kind in _PRIMITIVE_TYPES:  # exactly: a str enum or an int subclass is tagged
-        return value
-    encoder = _ENCODERS.get(kind)
-    if encoder is None:
-        encoder = _ENCODERS[kind] = _encoder_for(kind)
-    return encoder(value)
+def _encoded(value: object) -> object:
+    """``value`` as JSON-ready lists and dicts. An object met again (the same instance: a root's
+    events share their locations and values) reuses its first encoding, which is the same
+    document since every value written is immutable; ``json`` writes a shared list each time."""
+    memo: dict[int, tuple[object, object]] = {}  # the item is kept so that its id is not reused
+
+    def encode(item: object) -> object:
+        kind = type(item)
+        if kind in _PRIMITIVE_TYPES:  # exactly: a str enum or an int subclass is tagged
+            return item
+        found = memo.get(id(item))
+        if found is not None:
+            return found[1]
+        encoder = _ENCODERS.get(kind)
+        if encoder is None:
+            encoder = _ENCODERS[kind] = _encoder_for(kind)
+        document = encoder(item, encode)
+        memo[id(item)] = (item, document)
+        return document
+
+    return encode(value)
 
 
 _PRIMITIVE_TYPES = frozenset(_PRIMITIVES)
+_Encode = Callable[[Any], object]
 #: How each type met so far is written (chosen once per type: a cold run writes millions of values).
-_ENCODERS: dict[type, Callable[[Any], object]] = {}
+_ENCODERS: dict[type, Callable[[Any, _Encode], object]] = {}
 
 
-def _encoder_for(kind: type) -> Callable[[Any], object]:
+def _encoder_for(kind: type) -> Callable[[Any, _Encode], object]:
     if issubclass(kind, tuple):
-        return lambda value: [_encode(v) for v in value]
+        return lambda value, encode: [encode(v) for v in value]
     if issubclass(kind, frozenset):
-        return lambda value: {"#set": [_encode(v) for v in value]}
+        return lambda value, encode: {"#set": [encode(v) for v in value]}
     if issubclass(kind, dict):
-        return lambda value: {"#map": [[_encode(k), _encode(v)] for k, v in value.items()]}
+        return lambda value, encode: {"#map": [[encode(k), encode(v)] for k, v in value.items()]}
     if issubclass(kind, Path):
-        return lambda value: {"#path": str(value)}
+        return lambda value, encode: {"#path": str(value)}
     if issubclass(kind, bytes):
-        return lambda value: {"#bytes": value.hex()}
+        return lambda value, encode: {"#bytes": value.hex()}
     if issubclass(kind, complex):
-        return lambda value: {"#complex": [value.real, value.imag]}
+        return lambda value, encode: {"#complex": [value.real, value.imag]}
     name = kind.__name__
     if issubclass(kind, enum.Enum):
-        return lambda value: {name: value.value}
+        return lambda value, encode: {name: value.value}
     if dataclasses.is_dataclass(kind):
         names = _field_names(kind)
-        return lambda value: {name: [_encode(getattr(value, field)) for field in names]}
+        return lambda value, encode: {name: [encode(getattr(value, field)) for field in names]}
 
-    def unsupported(value: object) -> object:
+    def unsupported(value: object, encode: _Encode) -> object:
         raise TypeError(f"cannot serialize {name}")
 
     return unsupported
