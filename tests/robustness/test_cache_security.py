@@ -6,6 +6,7 @@ front ends: the CLI, flake8 and the language server.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -622,6 +623,25 @@ def test_codec_writes_a_shared_value_as_it_writes_copies():
     apart = (copies, Const(copies.value, copies.span), (copies, frozenset({copies})), {"k": copies})
     assert codec.dumps(together) == codec.dumps(apart)
     assert json.loads(codec.dumps(together))[1] == json.loads(codec.dumps(copies))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_codec_leaves_the_garbage_collector_as_it_found_it(enabled):
+    # Writing and reading pause the collector; a failure on either side must not leave it off
+    # (nor turn on a collector the host process turned off).
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert codec.loads(codec.dumps(Span(1, 2, 3, 4)), Span) == Span(1, 2, 3, 4)
+        assert gc.isenabled() is enabled
+        with pytest.raises(TypeError):
+            codec.dumps((Span(1, 2, 3, 4), object()))
+        assert gc.isenabled() is enabled
+        with pytest.raises(codec.SchemaError):
+            codec.loads(b'{"Span": [1, 2, 3, "4"]}', Span)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import gc
 import importlib
 import json
 import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,23 +55,25 @@ class _Schema:
 
 def dumps(value: object) -> bytes:
     """``value`` as compact JSON (raises ``TypeError`` for anything that is not plain data)."""
-    return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
+    with _collector_paused():
+        return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
 
 
 def loads(data: bytes, expected: Any) -> Any:
     """Decode ``data`` into a value of type ``expected`` or raise ``SchemaError``."""
     schema = _schema_for(expected)
     try:
-        document = json.loads(data)
-        try:
-            value = _decode(document, schema)
-        except _UnknownClass:
-            if not schema.deferred:
-                raise
-            for module in schema.deferred:
-                importlib.import_module(module)
-            _schema_for.cache_clear()
-            value = _decode(document, _schema_for(expected))
+        with _collector_paused():
+            document = json.loads(data)
+            try:
+                value = _decode(document, schema)
+            except _UnknownClass:
+                if not schema.deferred:
+                    raise
+                for module in schema.deferred:
+                    importlib.import_module(module)
+                _schema_for.cache_clear()
+                value = _decode(document, _schema_for(expected))
     except SchemaError:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
@@ -79,6 +83,22 @@ def loads(data: bytes, expected: Any) -> Any:
     return value
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector off while an entry is written or read: both build acyclic documents
+    and records only, which it cannot free, and after an analysis the heap is large enough that its
+    passes took most of the writing (docs/performance.md, "the cache's writes"). Another thread's
+    entry may find it off and leave it so: the first to pause it turns it back on."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 # -- encoding ---------------------------------------------------------------------------------
 
 
@@ -86,7 +106,8 @@ def _encoded(value: object) -> object:
     """``value`` as JSON-ready lists and dicts. An object met again (the same instance: a root's
     events share their locations and values) reuses its first encoding, which is the same
     document since every value written is immutable; ``json`` writes a shared list each time."""
-    memo: dict[int, tuple[object, object]] = {}  # the item is kept so that its id is not reused
+    memo: dict[int, object] = {}
+    kept: list[object] = []  # what the memo names, so that no id in it is reused meanwhile
 
     def encode(item: object) -> object:
         kind = type(item)
@@ -94,12 +115,12 @@ def _encoded(value: object) -> object:
             return item
         found = memo.get(id(item))
         if found is not None:
-            return found[1]
+            return found
         encoder = _ENCODERS.get(kind)
         if encoder is None:
             encoder = _ENCODERS[kind] = _encoder_for(kind)
-        document = encoder(item, encode)
-        memo[id(item)] = (item, document)
+        memo[id(item)] = document = encoder(item, encode)
+        kept.append(item)
         return document
 
     return encode(value)
