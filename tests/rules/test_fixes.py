@@ -350,6 +350,29 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path, capsys) -> None:
     assert main(["check", str(tmp_path / "model.py"), "--diff", "--no-cache"]) in (0, 2)
 
 
+def test_building_fixes_collects_less_often_and_puts_the_thresholds_back(tmp_path: Path, monkeypatch) -> None:
+    """LibCST's trees pile up in a ``--diff``: its youngest generation is collected less often
+    while fixes are built and applied, and a host process (the editor) gets its thresholds back."""
+    import gc
+
+    import compile_ad_lint.fixes.transform as transform
+
+    _write(tmp_path, {"train.py": AMP})
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
+    seen: list[int] = []
+    building = transform.Changes.edits
+
+    def watched(self):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_threshold()[0])
+        return building(self)
+
+    monkeypatch.setattr(transform.Changes, "edits", watched)
+    before = gc.get_threshold()
+    outcome = fix_loop(report, lambda contents: report, unsafe=False)
+    assert outcome.fixed == 1 and seen and all(threshold > before[0] for threshold in seen)
+    assert gc.get_threshold() == before
+
+
 def test_unsafe_fixes_need_the_flag(tmp_path: Path, capsys) -> None:
     hazard = "import torch\nimport torch.autograd.forward_ad as fwAD\n\nf = torch.compile(torch.sin)\nwith fwAD.dual_level():\n    y = f(fwAD.make_dual(x, t))\n"
     _write(tmp_path, {"probe.py": hazard})

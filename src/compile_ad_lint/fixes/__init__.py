@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache import SummaryCache, build_digest, codec
 from ..core import plans
 from ..core.findings import Edit, Finding, Fix
+from ..pipeline.tuning import fewer_collections
 
 if TYPE_CHECKING:
     from .source import Sources
@@ -176,6 +177,11 @@ def _resolve_share(task: tuple[tuple[Finding, ...], dict, dict | None, str | Non
 
 
 def _resolve_here(findings: Sequence[Finding], sources: Sources) -> tuple[Finding, ...]:
+    with fewer_collections():  # LibCST allocates millions of nodes, and each full collection walks them all
+        return _resolved(findings, sources)
+
+
+def _resolved(findings: Sequence[Finding], sources: Sources) -> tuple[Finding, ...]:
     resolved = []
     memo: dict = {}
     for finding in findings:

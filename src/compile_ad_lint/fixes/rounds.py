@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..cache import SummaryCache, build_digest, codec, content_digest
 from ..core.plans import FixPlan
+from ..pipeline.tuning import fewer_collections
 from .source import Sources, apply_edits, source_text
 
 
@@ -72,6 +73,11 @@ def apply_plans(plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache 
     before it, is skipped), from ``cache`` when the same plans met the same contents before."""
     if not plans:
         return Round((), {})
+    with fewer_collections():
+        return _applied(plans, sources, cache)
+
+
+def _applied(plans: Sequence[FixPlan], sources: Sources, cache: SummaryCache | None) -> Round:
     groups = _groups(plans, sources)
     outcomes = [_apply_group([plans[i] for i in group], sources, cache) for group in groups]
     if len(groups) > 1 and not all(done.taken for done, _ in outcomes):
