@@ -19,6 +19,12 @@ def _clock(_task: object) -> int:
     return time.monotonic_ns()
 
 
+def _frozen(_task: object) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
 def _started(jobs: int) -> WorkerPool:
     """``jobs`` workers, started like a check's (a workspace with the default configuration)."""
     from compile_ad_lint import Config
@@ -143,3 +149,9 @@ def test_the_workers_exit_when_the_check_is_killed(tmp_path, signal_number):
         for worker in workers:
             if _running(worker):
                 os.kill(worker, 9)
+
+
+def test_a_worker_freezes_what_it_inherits(pool):
+    """A worker's full collections skip the objects it started with (the parent's, by fork: after a
+    ``--diff``'s fixes, their LibCST trees), which are never garbage of its own work."""
+    assert all(frozen > 0 for _, frozen in pool.run(_frozen, ["a.py", "b.py"], [1.0, 1.0]))

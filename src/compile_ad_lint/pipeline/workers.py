@@ -12,6 +12,7 @@ worker busy while the others wait.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -103,6 +104,9 @@ PARENT_CHECK_SECONDS = 0.5
 def _start(parent: int, initializer: Callable[..., None], initargs: tuple) -> None:
     """A worker's start: it exits when ``parent`` does (``_exit_with``), then runs ``initializer``."""
     _exit_with(parent)
+    # What the worker inherits from its parent by fork is never its garbage: frozen, no full
+    # collection walks it (after a --diff's fixes, the parent holds their LibCST trees).
+    gc.freeze()
     initializer(*initargs)
 
 
