@@ -177,7 +177,7 @@ def _resolve_share(task: tuple[tuple[Finding, ...], dict, dict | None, str | Non
 
 
 def _resolve_here(findings: Sequence[Finding], sources: Sources) -> tuple[Finding, ...]:
-    with fewer_collections():  # LibCST allocates millions of nodes, and each full collection walks them all
+    with fewer_collections():  # LibCST builds a tree per file; full collections walked them all (docs/performance.md)
         return _resolved(findings, sources)
 
 
