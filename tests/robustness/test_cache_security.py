@@ -625,6 +625,27 @@ def test_codec_writes_a_shared_value_as_it_writes_copies():
     assert json.loads(codec.dumps(together))[1] == json.loads(codec.dumps(copies))
 
 
+def test_a_pause_begun_while_an_entry_is_written_outlasts_the_write():
+    """The language server pauses the collector for an edit while the project pass may be writing
+    an entry on another thread: the write ending must not turn it back on under the edit."""
+    from compile_ad_lint.integrations.lsp import collector_paused
+
+    edit = collector_paused()
+
+    class EditStartsMidWrite(dict):
+        def items(self):  # type: ignore[no-untyped-def]
+            edit.__enter__()
+            return super().items()
+
+    assert gc.isenabled()
+    try:
+        codec.dumps(EditStartsMidWrite(k=1))
+        assert not gc.isenabled(), "the write's end turned the collector on under the edit's pause"
+    finally:
+        edit.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_codec_leaves_the_garbage_collector_as_it_found_it(enabled):
     # Writing and reading pause the collector; a failure on either side must not leave it off

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import gc
 import importlib
 import json
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from ..core.collector import collector_paused
 
 _PRIMITIVES = (type(None), bool, int, float, str)
 #: Classes of this package: the only ones whose subclasses an annotation admits.
@@ -55,7 +55,7 @@ class _Schema:
 
 def dumps(value: object) -> bytes:
     """``value`` as compact JSON (raises ``TypeError`` for anything that is not plain data)."""
-    with _collector_paused():
+    with collector_paused():  # acyclic documents: after an analysis, collections here walked the whole heap
         return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
 
 
@@ -63,7 +63,7 @@ def loads(data: bytes, expected: Any) -> Any:
     """Decode ``data`` into a value of type ``expected`` or raise ``SchemaError``."""
     schema = _schema_for(expected)
     try:
-        with _collector_paused():
+        with collector_paused():
             document = json.loads(data)
             try:
                 value = _decode(document, schema)
@@ -81,22 +81,6 @@ def loads(data: bytes, expected: Any) -> Any:
     if not _checker(expected)(value):
         raise SchemaError(f"not a {expected!r}")
     return value
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The garbage collector off while an entry is written or read: both build acyclic documents
-    and records only, which it cannot free, and after an analysis the heap is large enough that its
-    passes took most of the writing (docs/performance.md, "the cache's writes"). Another thread's
-    entry may find it off and leave it so: the first to pause it turns it back on."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 # -- encoding ---------------------------------------------------------------------------------

@@ -7,4 +7,5 @@
 - ``codes``: the rule codes, as data.
 - ``torch_versions``: torch versions, series and the target a check speaks for.
 - ``paths``: from a path as shown to the file it names.
+- ``collector``: the garbage collector paused, one count for the process.
 """
