@@ -1,6 +1,10 @@
 """How fixes read the files they edit (``fixes.parsed.ParsedModule``) without LibCST's costliest
 metadata, and answer as that metadata would.
 
+- Positions: a fix asks where a few nodes are; ``ParsedModule.positions`` renders the statements
+  holding them, each where ``ast`` says its code starts, where ``PositionProvider`` renders the
+  whole module. Compared with the whole module's positions, node by node, on every fixture and on
+  files shaped to trip it.
 - Parents: a fix asks for the parents of a few nodes; ``ParsedModule.parent`` finds them by
   descending from the module through the children whose extent holds the node, where
   ``ParentNodeProvider`` visits every node of the file. Compared with it on every fixture.
@@ -19,8 +23,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import ParentNodeProvider
 
+from compile_ad_lint.core.locations import Location
 from compile_ad_lint.fixes import config_patch, imports
 from compile_ad_lint.fixes.parsed import ParsedModule
+from compile_ad_lint.fixes.positions import Positions
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 #: What fixes ask the parents of, and the nodes on the way (whitespace and punctuation aside).
@@ -62,6 +68,121 @@ def test_parents_are_found_as_the_parent_provider_finds_them(path: Path) -> None
         assert (span.end.line, span.end.column) <= extent[1]
     assert parsed.parent(parsed.module) is None
     assert parsed.parent(cst.Name("elsewhere")) is None
+
+
+#: Files shaped to trip the positions of one statement: decorators with comments between them,
+#: every kind of block (``elif``, ``except*``, ``else`` of loops, ``match``), comments indented
+#: off the block, several statements on a line, line continuations, tabs, CRLF, a lone CR, form
+#: feeds, a byte order mark, a declared encoding, no final newline.
+SHAPES: dict[str, bytes] = {
+    "blocks": textwrap.dedent(
+        """\
+        import torch  # c
+        x = 1; y = 2
+        # lead comment
+
+        @dec  # c
+        # between
+        @other(
+            1,
+        )
+        # after decorators
+        def f(a,
+              b):
+            \"\"\"doc\"\"\"
+            if a:
+                g(a)
+            elif b:
+                g(b)  # tail
+              # odd comment
+            elif a and b:
+                pass
+            else:
+                g(1); g(2)
+            # footer comment
+
+            try:
+                h()
+            except ValueError as e:
+                h(e)
+            else:
+                h(3)
+            finally:
+                h(4)
+            for i in range(3):
+                h(i)
+            else:
+                h(5)
+            while a:
+                h(6)
+            else:
+                h(7)
+            with torch.autocast("cpu"), open("f") as fh:
+                h(fh)
+            match a:
+                case [x, *rest] if x:
+                    h(9)
+                case _:
+                    h(10)
+            if a: h(11)
+            class Inner:
+                def m(self):
+                    return h(12)
+            return \\
+                h(13)
+
+        async def af():
+            async for i in ai():
+                await h(i)
+            async with ctx() as c:
+                await h(c)
+
+        class C(Base, metaclass=M):
+            x: int = 1
+            def __init__(self): self.y = f(1,
+                2)
+
+        if __name__ == "__main__":
+            try:
+                f(1, 2)
+            except* ValueError:
+                h(14)
+        """
+    ).encode(),
+    "tabs, mixed indentation": b"def f():\n\tif x:\n\t\treturn g(1)\n\telse:\n\t   return g(2)\n\ncall(f())\n",
+    "CRLF": b"import torch\r\n\r\ndef f():\r\n    # c\r\n    return g(1)\r\n\r\nclass A:\r\n    def m(self):\r\n        return g(2)\r\n",
+    "lone CR": b"import torch\rdef f():\r    return g(1)\r",
+    "form feeds": b"import torch\n\x0c\ndef f():\n    return g(1)\n\x0c\nclass A:\n    pass\n",
+    "byte order mark": "\ufeffimport torch\ndef f():\n    return g(1)\n".encode(),
+    "declared encoding": "# -*- coding: latin-1 -*-\ns = 'caf\xe9'\ndef f():\n    return g(s)\n".encode("latin-1"),
+    "no final newline": b"def f():\n    return g(1)\n\ncall(f())",
+}
+
+
+def _position_cases() -> list[tuple[str, bytes]]:
+    return [*((str(p.relative_to(FIXTURES)), p.read_bytes()) for p in FIXTURE_FILES), *SHAPES.items()]
+
+
+@pytest.mark.parametrize("name, data", _position_cases(), ids=[name for name, _ in _position_cases()])
+def test_positions_of_the_statements_asked_about_are_the_whole_module_s(name: str, data: bytes) -> None:
+    parsed = ParsedModule(name, data)
+    truth = Positions(parsed.wrapper, parsed.text, lambda: parsed.lines[1], lambda: parsed.syntax_tree)
+    truth.whole()
+    parents = parsed.wrapper.resolve(ParentNodeProvider)
+    asked = sorted(
+        (node for node in truth if isinstance(node, ASKED) and not isinstance(node, cst.IndentedBlock)),
+        key=lambda node: (truth[node].start.line, truth[node].start.column),
+    )
+    assert asked
+    for node in asked:
+        span = truth[node]
+        where = Location(name, span.start.line, span.start.column + 1, span.end.line, span.end.column + 1)
+        assert node in parsed.nodes_starting_at(where, type(node))
+        assert parsed.positions[node] == span
+        assert parsed.parent(node) is parents[node]
+    # Rendered a statement at a time, except where the last statement has no final newline (the
+    # module's rendering drops it): that file's positions are the whole module's.
+    assert parsed.positions.covers_module == (name == "no final newline")
 
 
 CASES = {

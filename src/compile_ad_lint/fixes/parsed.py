@@ -1,5 +1,6 @@
-"""A file as fixes edit it: its LibCST module with positions, parents along the paths a fix asks
-about, and scopes only where the ``ast`` table of imports cannot answer.
+"""A file as fixes edit it: its LibCST module with positions of the statements a fix asks about
+(``positions.py``), parents along the paths it asks about, and scopes only where the ``ast`` table
+of imports cannot answer.
 
 Kept apart from ``source.py`` so that a report whose fix edits all come from the cache (a warm
 ``--format json``/``sarif`` run) never imports LibCST: a third of that run's time.
@@ -13,17 +14,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import (
-    CodePosition,
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    ScopeProvider,
-)
+from libcst.metadata import CodePosition, MetadataWrapper, ScopeProvider
 
 from ..core.locations import Location
 from ..core.text import split_lines
 from ..summary.outline import parse_module
+from .positions import Positions
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -59,7 +55,7 @@ class ParsedModule:
         # What LibCST parsed: the bytes decoded as it decodes them, which its code generation
         # reproduces exactly (``Module.code`` would render the whole file again to say so).
         self.text = data.decode(self.module.encoding)
-        self.positions: Mapping[cst.CSTNode, CodeRange] = self.wrapper.resolve(PositionProvider)
+        self.positions = Positions(self.wrapper, self.text, lambda: self.lines[1], lambda: self.syntax_tree)
         #: Parents found so far (``parent``), None for a node that is not in the module.
         self._parents: dict[cst.CSTNode, cst.CSTNode | None] = {}
 
@@ -81,11 +77,11 @@ class ParsedModule:
         return lines, starts
 
     @cached_property
-    def _by_start(self) -> dict[tuple[int, int], list[tuple[cst.CSTNode, CodeRange]]]:
-        index: dict[tuple[int, int], list[tuple[cst.CSTNode, CodeRange]]] = {}
-        for node, span in self.positions.items():
-            index.setdefault((span.start.line, span.start.column), []).append((node, span))
-        return index
+    def syntax_tree(self) -> ast.Module | None:
+        """The text LibCST parsed, parsed by ``ast`` (the same lines: no BOM, no cookie); None
+        when ``ast`` rejects it."""
+        tree = parse_module(self.text)
+        return tree if isinstance(tree, ast.Module) else None
 
     @cached_property
     def qualified_names(self) -> Mapping[cst.CSTNode, object]:
@@ -99,7 +95,7 @@ class ParsedModule:
         end = (location.end_line, location.end_column - 1)
         return [
             node
-            for node, span in self._by_start.get((location.line, location.column - 1), ())
+            for node, span in self.positions.starting_at(location.line, location.column - 1)
             if isinstance(node, kinds) and (span.end.line, span.end.column) == end
         ]
 
@@ -107,7 +103,7 @@ class ParsedModule:
         """Nodes of ``kinds`` that start where ``location`` does, outermost first."""
         found = [
             (node, span)
-            for node, span in self._by_start.get((location.line, location.column - 1), ())
+            for node, span in self.positions.starting_at(location.line, location.column - 1)
             if isinstance(node, kinds)
         ]
         found.sort(key=lambda item: (item[1].end.line, item[1].end.column), reverse=True)
@@ -132,10 +128,18 @@ class ParsedModule:
         """Record the parents on the path from the module down to ``target``, descending only into
         children whose extent holds ``target``'s. LibCST nodes keep no parent links, and
         ``ParentNodeProvider`` visits every node of the file (the costliest part of building a fix
-        on a large file) where a fix asks about a few paths a few dozen nodes long."""
-        span = self.positions.get(target)
-        if span is None or target is self.module:
+        on a large file) where a fix asks about a few paths a few dozen nodes long. The search
+        starts at the statement whose positions were rendered with ``target``'s, whose parents are
+        known."""
+        span = None if target is self.module else self.positions.get(target)
+        if span is None:
             self._parents[target] = None
+            return
+        holder = self.positions.holder(target)
+        top, above = holder if holder is not None else (self.module, ())
+        chain = (*above, top)
+        if target is top:
+            self._record(chain)
             return
         start, end = _at(span.start), _at(span.end)
 
@@ -149,24 +153,27 @@ class ParsedModule:
         # Should the extents ever miss (a node placed outside its parent's extent), every child is
         # searched the second time round.
         for children_of in (children_holding, lambda node: node.children):
-            stack: list[tuple[cst.CSTNode, Iterator[cst.CSTNode]]] = [(self.module, iter(self.module.children))]
+            stack: list[tuple[cst.CSTNode, Iterator[cst.CSTNode]]] = [(top, iter(top.children))]
             while stack:
                 node, children = stack[-1]
                 child = next(children, None)
                 if child is None:
                     stack.pop()
                 elif child is target:
-                    # Written once the path is complete: the language server's fix and request
-                    # threads may share a module, and neither may see a parent half found.
-                    for (parent, _), (below, _) in zip(stack, stack[1:]):
-                        self._parents[below] = parent
-                    self._parents[target] = node
+                    self._record((*above, *(n for n, _ in stack), target))
                     return
                 else:
                     inside = children_of(child)
                     if inside is not None:
                         stack.append((child, iter(inside)))
         self._parents[target] = None
+
+    def _record(self, chain: Sequence[cst.CSTNode]) -> None:
+        """The parents along ``chain`` (from the module down), written once the path is complete:
+        the language server's fix and request threads may share a module, and neither may see a
+        parent half found."""
+        for parent, below in zip(chain, chain[1:]):
+            self._parents[below] = parent
 
     def _extent(
         self, node: cst.CSTNode, children: Sequence[cst.CSTNode] | None = None
@@ -192,8 +199,8 @@ class ParsedModule:
         Read with the standard ``ast`` (in C, a fraction of the cost of LibCST's scope analysis):
         a name that only module-level imports bind means the same everywhere in the file, which
         answers the fixes' question "is ``torch`` the torch package here" without ``scopes``."""
-        tree = parse_module(self.text)  # the text LibCST parsed: the same lines (no BOM, no cookie)
-        if not isinstance(tree, ast.Module):
+        tree = self.syntax_tree
+        if tree is None:
             return None
         found: dict[str, list[tuple[str, int, int]]] = {}
         lines = self.lines[0]

@@ -70,7 +70,13 @@ class _Context:
         return code[len(header) :]
 
     def start(self, statement: cst.CSTNode) -> int:
-        """Where ``statement``'s code (its leading lines and decorators included) starts in the text."""
+        """Where ``statement``'s code (its leading lines and decorators included) starts in the text
+        (``_region`` checks the text there)."""
+        line = self.parsed.positions.code_line(statement)
+        if line is not None:  # known without rendering the statement
+            if not 1 <= line < len(self.starts):
+                raise _Mismatch
+            return self.starts[line - 1]
         lines = len(getattr(statement, "leading_lines", ()))
         decorators = getattr(statement, "decorators", ())
         anchor = decorators[0] if decorators else statement
