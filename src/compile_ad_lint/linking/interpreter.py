@@ -100,6 +100,12 @@ class Interpreter(Statements):
         # repeats its events), so that each dual call is joined once.
         self.events[:] = with_plain_first(dict.fromkeys(self.events))
 
+    def release(self) -> None:
+        """Drop what this analysis holds, once its results are taken. The engine holds itself and
+        its helpers hold it: without this, its whole state waited for the collector, which scanned
+        it all first (docs/performance.md, "the analysis's state and the collector")."""
+        vars(self).clear()
+
     def walk_returned_closures(self, returned: Values, path: Path, ctx: Context, walked: set[FunctionVal]) -> None:
         """Closures an entry point returns (a factory's ``jvp_fn``, a plugin's hook) are entry points
         too: a test harness or a plugin host calls them, outside what the analysis sees. Each is

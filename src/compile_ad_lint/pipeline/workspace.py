@@ -154,6 +154,7 @@ class Workspace:
                 )
             requests = frozenset(interpreter.caller_requests)
             covered = interpreter.covered
+            interpreter.release()
         accessed = sorted(self.index.accessed)
         for module in accessed:
             module_view = self.index.view(module)
