@@ -17,6 +17,7 @@ metadata, and answer as that metadata would.
 from __future__ import annotations
 
 import textwrap
+import threading
 from pathlib import Path
 
 import libcst as cst
@@ -183,6 +184,42 @@ def test_positions_of_the_statements_asked_about_are_the_whole_module_s(name: st
     # Rendered a statement at a time, except where the last statement has no final newline (the
     # module's rendering drops it): that file's positions are the whole module's.
     assert parsed.positions.covers_module == (name == "no final newline")
+
+
+def test_threads_sharing_a_module_ask_about_statements_at_once() -> None:
+    """The language server's fix and request threads may share a parsed module: statements rendered
+    by one thread while another asks about its own give both the whole module's answers."""
+    for _ in range(5):
+        parsed = ParsedModule("blocks.py", SHAPES["blocks"])
+        assert _asked_at_once(parsed) == []
+        assert not parsed.positions.covers_module
+
+
+def _asked_at_once(parsed: ParsedModule) -> list[str]:
+    """The calls three threads found at a wrong place or under a wrong parent, each thread asking
+    about every call of ``parsed`` in its own order."""
+    truth = Positions(parsed.wrapper, parsed.text, lambda: parsed.lines[1], lambda: parsed.syntax_tree)
+    truth.whole()
+    parents = parsed.wrapper.resolve(ParentNodeProvider)
+    calls: list[cst.CSTNode] = [node for node in truth if isinstance(node, cst.Call)]
+    failures: list[str] = []
+
+    def ask(order: list[cst.CSTNode]) -> None:
+        for node in order:
+            span = truth[node]
+            where = Location(parsed.display, span.start.line, span.start.column + 1, span.end.line, span.end.column + 1)
+            try:
+                if node not in parsed.nodes_at(where, cst.Call) or parsed.parent(node) is not parents[node]:
+                    failures.append(str(span))
+            except Exception as error:  # a thread's exception is not the test's: say it here
+                failures.append(repr(error))
+
+    threads = [threading.Thread(target=ask, args=(order,)) for order in (calls, calls[::-1], calls[1::2] + calls[::2])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
 
 
 CASES = {

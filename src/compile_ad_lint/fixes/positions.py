@@ -121,9 +121,10 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
     def holder(self, node: cst.CSTNode) -> tuple[cst.CSTNode, tuple[cst.CSTNode, ...]] | None:
         """The rendered statement holding ``node`` and that statement's parents (from the module
         down); None when none holds it."""
-        for statement, positions in self._rendered.values():
-            if node in positions:
-                return statement.node, statement.parents
+        with self._lock:  # another thread may be rendering a statement
+            for statement, positions in self._rendered.values():
+                if node in positions:
+                    return statement.node, statement.parents
         return None
 
     def code_line(self, statement: cst.CSTNode) -> int | None:
