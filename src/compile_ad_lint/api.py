@@ -117,6 +117,7 @@ class Analyzer:
         *,
         cancelled: Callable[[], bool] | None = None,
         derived: bool = False,
+        evidence: bool = True,
     ) -> Report:
         """Analyze ``paths``. ``sources`` overrides file contents by resolved path (unsaved editor
         buffers, stdin); a path named in ``paths`` that ``sources`` holds need not exist on disk.
@@ -127,12 +128,16 @@ class Analyzer:
         when it answers True the check stops with ``AnalysisCancelled`` (the language server's
         check of the whole project gives way to the next edit). Results already computed stay in
         the cache.
+
+        Without ``evidence``, findings served from the check's record have no typed evidence
+        (``Finding.evidence`` is None; ``facts`` still holds its rendering): a caller that shows
+        findings only as lines (flake8) then loads none of the rules.
         """
         started = time.perf_counter()
         files, problems, events, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled
         run.derived = derived
-        remembered = self._remembered(run, files, started)
+        remembered = self._remembered(run, files, started, evidence)
         if remembered is not None:
             return remembered
         from .pipeline.callers import entry_points
@@ -244,8 +249,8 @@ class Analyzer:
         run = Run(self, files, paths, self.cache_for(paths), overrides, digests, sizes)
         return files, problems, events, contents, run
 
-    def _remembered(self, run: Run, files: list[SourceFile], started: float) -> Report | None:
-        remembered = run.remembered_check()
+    def _remembered(self, run: Run, files: list[SourceFile], started: float, evidence: bool = True) -> Report | None:
+        remembered = run.remembered_check(evidence)
         if remembered is None:
             return None
         seconds = round(time.perf_counter() - started, 3)

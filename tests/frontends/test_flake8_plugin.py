@@ -226,6 +226,42 @@ def test_stdin_with_display_name_checks_the_buffer(project: Path):
     assert found == {("clean.py", 9, 9, "CAL001")}
 
 
+#: Runs flake8 in this interpreter, then prints the modules it imported as the last line.
+_IMPORTS_PROBE = """
+import json, sys
+from flake8.main.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.write("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_flake8_after_a_warm_cli_run_loads_no_rule(project: Path):
+    """A file's findings served from the check's record are shown as lines: the findings' typed
+    evidence is not decoded, and the rules it names are not imported (a third of such a run)."""
+    cold = run_flake8(project, "pkg/train.py")
+    subprocess.run(
+        [str(BIN / "compile-ad-lint"), "check", ".", "--exit-zero", "-q"], cwd=project, check=True, timeout=300
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_PROBE, "--select", "CAL", "pkg/train.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    printed, modules = done.stdout.rsplit("\n", 1)
+    assert printed.strip() and printed.strip() == cold[2].strip()
+    loaded = set(json.loads(modules))
+    assert "compile_ad_lint.integrations.flake8_plugin" in loaded
+    evidence = ("rules", "facts", "linking.events", "linking.values", "linking.contexts", "summary")
+    assert not {
+        m for m in loaded for e in evidence if m == f"compile_ad_lint.{e}" or m.startswith(f"compile_ad_lint.{e}.")
+    }
+
+
 def test_plugin_writes_only_the_cache(project: Path):
     def outside_cache() -> list[tuple[Path, bytes]]:
         return sorted(

@@ -255,9 +255,10 @@ class SummaryCache:
 
     # -- entries ----------------------------------------------------------------------------
 
-    def load(self, key: str, expected: Any, *, from_disk: bool = True) -> Any:
+    def load(self, key: str, expected: Any, *, from_disk: bool = True, omit: codec.Omitted = frozenset()) -> Any:
         """The value stored under ``key`` if it is authentic and of type ``expected``, else None;
-        with ``from_disk=False`` only what this process keeps in memory."""
+        with ``from_disk=False`` only what this process keeps in memory. The fields ``omit`` names
+        are None in a value read from disk (``codec.loads``), which is then not kept in memory."""
         if self.memory is not None:
             remembered = self.memory.get(key)  # this process decoded or built it: already checked
             if isinstance(remembered, typing.get_origin(expected) or expected):
@@ -271,10 +272,10 @@ class SummaryCache:
         if not hmac.compare_digest(mac, self._mac(key, payload)):
             return None
         try:
-            value = codec.loads(payload, expected)
+            value = codec.loads(payload, expected, omit)
         except codec.SchemaError:
             return None
-        if self.memory is not None:
+        if self.memory is not None and not omit:
             self.memory.put(key, value)
         return value
 

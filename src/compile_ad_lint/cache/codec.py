@@ -51,6 +51,13 @@ class _Schema:
     #: not imported when the schema was made: a document naming a class unknown here is decoded
     #: again after importing them (a warm check loads the rules only to decode evidence).
     deferred: tuple[str, ...] = ()
+    #: Per class, the positions of the fields left undecoded (``loads``'s ``omit``): None instead.
+    omitted: dict[type, frozenset[int]] = dataclasses.field(default_factory=dict)
+
+
+#: Fields a caller does not need, as (class, field name): decoded as None, and the classes only they
+#: reach are not loaded (a warm flake8 run needs no finding's evidence, nor the rules it names).
+Omitted = frozenset[tuple[type, str]]
 
 
 def dumps(value: object) -> bytes:
@@ -59,9 +66,10 @@ def dumps(value: object) -> bytes:
         return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
 
 
-def loads(data: bytes, expected: Any) -> Any:
-    """Decode ``data`` into a value of type ``expected`` or raise ``SchemaError``."""
-    schema = _schema_for(expected)
+def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
+    """Decode ``data`` into a value of type ``expected`` or raise ``SchemaError``; the fields
+    ``omit`` names (each of which admits None) are None, whatever the data holds there."""
+    schema = _schema_for(expected, omit)
     try:
         with collector_paused():
             document = json.loads(data)
@@ -73,7 +81,7 @@ def loads(data: bytes, expected: Any) -> Any:
                 for module in schema.deferred:
                     importlib.import_module(module)
                 _schema_for.cache_clear()
-                value = _decode(document, _schema_for(expected))
+                value = _decode(document, _schema_for(expected, omit))
     except SchemaError:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
@@ -182,7 +190,11 @@ def _decode(document: object, schema: _Schema) -> object:
             return cls(payload)
         except ValueError as error:
             raise SchemaError(f"{tag}: {error}") from error
-    values = [_decode(item, schema) for item in _list(payload)]
+    omitted = schema.omitted.get(cls)
+    if omitted is None:
+        values = [_decode(item, schema) for item in _list(payload)]
+    else:
+        values = [None if i in omitted else _decode(item, schema) for i, item in enumerate(_list(payload))]
     checks = schema.checks[cls]
     if len(values) != len(checks):
         raise SchemaError(f"{tag}: expected {len(checks)} fields, got {len(values)}")
@@ -208,8 +220,9 @@ def _str(payload: object) -> str:
 
 
 @cache
-def _schema_for(expected: Any) -> _Schema:
-    """Every dataclass reachable from ``expected`` through field annotations, with their checks."""
+def _schema_for(expected: Any, omit: Omitted = frozenset()) -> _Schema:
+    """Every dataclass reachable from ``expected`` through field annotations (but those ``omit``
+    names), with their checks."""
     classes: dict[str, type] = {}
     deferred: dict[str, None] = {}
     pending = [expected]
@@ -223,7 +236,7 @@ def _schema_for(expected: Any) -> _Schema:
             if classes.setdefault(hint.__name__, hint) is not hint:
                 raise TypeError(f"two cacheable classes named {hint.__name__}")
             if dataclasses.is_dataclass(hint):
-                pending.extend(_hints(hint).values())
+                pending.extend(h for name, h in _hints(hint).items() if (hint, name) not in omit)
         if isinstance(hint, type) and hint.__module__.startswith(_PACKAGE):
             # A base class of ours (``Evidence``) admits the dataclasses derived from it: those
             # imported now, and those its ``SUBCLASS_MODULES`` define once they are.
@@ -233,7 +246,13 @@ def _schema_for(expected: Any) -> _Schema:
     records = [cls for cls in classes.values() if dataclasses.is_dataclass(cls)]
     fields = {cls: _field_names(cls) for cls in records}
     checks = {cls: tuple(_checker(_hints(cls)[name]) for name in fields[cls]) for cls in records}
-    return _Schema(classes, fields, checks, tuple(deferred))
+    omitted: dict[type, frozenset[int]] = {}
+    for cls, name in omit:
+        if cls in fields:
+            if not _checker(_hints(cls)[name])(None):
+                raise TypeError(f"{cls.__name__}.{name} cannot be omitted: it does not admit None")
+            omitted[cls] = omitted.get(cls, frozenset()) | {fields[cls].index(name)}
+    return _Schema(classes, fields, checks, tuple(deferred), omitted)
 
 
 @cache

@@ -223,7 +223,9 @@ class CompileAdLintChecker:
         target = as_the_cli_names_it(root if root is not None else resolved)
         source = self._unsaved_source(resolved)
         if source is not None:  # stdin / editor buffer that differs from the file on disk
-            report = Analyzer(config, jobs=self._analysis_jobs()).check([target], sources={resolved: source})
+            report = Analyzer(config, jobs=self._analysis_jobs()).check(
+                [target], sources={resolved: source}, evidence=False
+            )
             findings = _without_baselined(report.findings, config, {resolved: source})
             return list(_ProjectReport(findings, 0).by_file.get(resolved, ()))
         key = (target, config, config.baseline)
@@ -231,7 +233,8 @@ class CompileAdLintChecker:
             cached = self._reports.get(key)
             if cached is None or _modified_since(resolved, cached.started_ns):
                 started = time.time_ns()
-                report = Analyzer(config, jobs=self._analysis_jobs()).check([target])
+                # Findings are shown as lines: a check served from its record loads no rule.
+                report = Analyzer(config, jobs=self._analysis_jobs()).check([target], evidence=False)
                 cached = self._reports[key] = _ProjectReport(_without_baselined(report.findings, config, {}), started)
         return list(cached.by_file.get(resolved, ()))
 

@@ -15,6 +15,7 @@ from ..layout import LayoutFacts, LayoutProbe, PackageLayout
 from ..linking.cancellation import AnalysisCancelled
 from ..project import SourceFile, import_roots, read_source
 from .results import (
+    WITHOUT_EVIDENCE,
     CheckRecord,
     called_names_key,
     check_key,
@@ -355,11 +356,13 @@ class Run:
             self.cache.store(key, current)
         return found
 
-    def remembered_check(self) -> CheckRecord | None:
-        """The findings of a check of exactly these contents, when nothing it read has changed since."""
+    def remembered_check(self, evidence: bool = True) -> CheckRecord | None:
+        """The findings of a check of exactly these contents, when nothing it read has changed
+        since; without ``evidence``, findings without their typed evidence (``WITHOUT_EVIDENCE``)."""
         if self.cache is None:
             return None
-        found = self.cache.load(check_key(self.scope, self.checked_contents), CheckRecord)
+        omit = frozenset() if evidence else WITHOUT_EVIDENCE
+        found = self.cache.load(check_key(self.scope, self.checked_contents), CheckRecord, omit=omit)
         if found is None or not self._unchanged(found.read, found.absent, found.layout):
             return None
         return found
