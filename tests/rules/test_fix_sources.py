@@ -160,11 +160,11 @@ SHAPES: dict[str, bytes] = {
 }
 
 
-def _position_cases() -> list[tuple[str, bytes]]:
-    return [*((str(p.relative_to(FIXTURES)), p.read_bytes()) for p in FIXTURE_FILES), *SHAPES.items()]
+#: Every fixture and every shape, by name.
+POSITION_CASES = [*((str(p.relative_to(FIXTURES)), p.read_bytes()) for p in FIXTURE_FILES), *SHAPES.items()]
 
 
-@pytest.mark.parametrize("name, data", _position_cases(), ids=[name for name, _ in _position_cases()])
+@pytest.mark.parametrize("name, data", POSITION_CASES, ids=[name for name, _ in POSITION_CASES])
 def test_positions_of_the_statements_asked_about_are_the_whole_module_s(name: str, data: bytes) -> None:
     parsed = ParsedModule(name, data)
     truth = Positions(parsed.wrapper, parsed.text, lambda: parsed.lines[1], lambda: parsed.syntax_tree)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache import SummaryCache, build_digest, codec
 from ..core import plans
+from ..core.collector import fewer_collections
 from ..core.findings import Edit, Finding, Fix
-from ..pipeline.tuning import fewer_collections
 
 if TYPE_CHECKING:
     from .source import Sources

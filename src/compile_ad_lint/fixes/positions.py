@@ -49,8 +49,8 @@ class _Statement:
     """A statement of a block walked so far, with where its code starts."""
 
     node: cst.BaseStatement
-    #: The ``ast`` statements it is (several for ``a = 1; b = 2``).
-    trees: tuple[ast.stmt, ...]
+    #: The first ``ast`` statement it is (``a = 1; b = 2`` is two).
+    tree: ast.stmt
     #: Its syntax's first line (its first decorator's) and last line.
     first_line: int
     last_line: int
@@ -199,7 +199,7 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
 
     def _inner(self, statement: _Statement, line: int) -> list[_Statement] | None:
         """The statements of the block of ``statement`` that holds ``line`` in one of them."""
-        node, tree = statement.node, statement.trees[0]
+        node, tree = statement.node, statement.tree
         if not isinstance(node, cst.BaseCompoundStatement):
             return None
         for block, trees in _bodies(node, tree):
@@ -241,7 +241,7 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
             if decorators:
                 leading += len(decorators[0].leading_lines)
             last = max(t.end_lineno or t.lineno for t in mine)
-            found.append(_Statement(node, mine, first, last, first - leading, indents, parents))
+            found.append(_Statement(node, mine[0], first, last, first - leading, indents, parents))
         if at != len(trees):
             raise _Unpaired
         for statement in found:

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..cache import SummaryCache, build_digest, codec, content_digest
+from ..core.collector import fewer_collections
 from ..core.plans import FixPlan
-from ..pipeline.tuning import fewer_collections
 from .source import Sources, apply_edits, source_text
 
 

@@ -72,20 +72,17 @@ class _Context:
     def start(self, statement: cst.CSTNode) -> int:
         """Where ``statement``'s code (its leading lines and decorators included) starts in the text
         (``_region`` checks the text there)."""
-        line = self.parsed.positions.code_line(statement)
-        if line is not None:  # known without rendering the statement
-            if not 1 <= line < len(self.starts):
+        line = self.parsed.positions.code_line(statement)  # known without rendering the statement
+        if line is None:
+            lines = len(getattr(statement, "leading_lines", ()))
+            decorators = getattr(statement, "decorators", ())
+            anchor = decorators[0] if decorators else statement
+            if decorators:
+                lines += len(decorators[0].leading_lines)
+            span = self.parsed.positions.get(anchor)
+            if span is None:
                 raise _Mismatch
-            return self.starts[line - 1]
-        lines = len(getattr(statement, "leading_lines", ()))
-        decorators = getattr(statement, "decorators", ())
-        anchor = decorators[0] if decorators else statement
-        if decorators:
-            lines += len(decorators[0].leading_lines)
-        span = self.parsed.positions.get(anchor)
-        if span is None:
-            raise _Mismatch
-        line = span.start.line - lines
+            line = span.start.line - lines
         if not 1 <= line < len(self.starts):
             raise _Mismatch
         return self.starts[line - 1]

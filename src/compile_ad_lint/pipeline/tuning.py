@@ -1,42 +1,10 @@
-"""Runtime tuning of the process an analysis runs in: the garbage collector's thresholds, and
-how much memory a check's walk summaries may take."""
+"""Runtime tuning of the process an analysis runs in: how much memory a check's walk summaries may
+take (the garbage collector's settings are ``core/collector.py``'s)."""
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Run the garbage collector's youngest generation every 50,000 allocations instead of 700
-    while a root is analyzed, or fixes are built with LibCST: both allocate millions of small
-    values, few of them in cycles (generated framework, --jobs 1: 8 % less time, 30 MB more
-    memory). The thresholds are put back after, for the process hosting the work (flake8, the
-    editor), by the last of the tasks running at the same time in its threads."""
-    global _analyses_running, _thresholds_before
-    with _THRESHOLD_LOCK:
-        if _analyses_running == 0:
-            _thresholds_before = gc.get_threshold()
-            gc.set_threshold(50_000, *_thresholds_before[1:])
-        _analyses_running += 1
-    try:
-        yield
-    finally:
-        with _THRESHOLD_LOCK:
-            _analyses_running -= 1
-            if _analyses_running == 0:
-                gc.set_threshold(*_thresholds_before)
-
-
-_THRESHOLD_LOCK = threading.Lock()
-_analyses_running = 0
-_thresholds_before = gc.get_threshold()
-
 
 #: The resident memory past which a check's process stops keeping walk summaries
 #: (``WalkMemory.retire``), at most and at least: a share of the machine's memory per processor in

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..cache import SummaryCache
+from ..core.collector import fewer_collections
 from ..core.locations import Location
 from ..core.paths import interned, is_notebook
 from ..core.settings import Config
@@ -21,7 +22,7 @@ from ..summary.model import ParseFailure
 from ..summary.view import ModuleView, ParseCounter, ViewMemory
 from .results import by_folder
 from .root_results import RootResult, store_result
-from .tuning import fewer_collections, peak_resident_bytes, walk_summary_budget
+from .tuning import peak_resident_bytes, walk_summary_budget
 
 
 def load_view(
