@@ -54,6 +54,12 @@ class ModuleIndex:
         self._displays: dict[Path, str] = {}
         self._extra_roots = tuple(dict.fromkeys(r.resolve() for r in extra_roots))
         self._lookups: dict[tuple[str, Path], _Found] = {}
+        #: ``_lookups`` by the importing file itself: its folder is a new path at each call, whose
+        #: hash is computed again (105,000 lookups in a check of huggingface/peft).
+        self._file_lookups: dict[tuple[str, Path], _Found] = {}
+        #: The file lookups whose missing entries are in ``absent`` since the last clear: each
+        #: lookup misses dozens of candidates, added once rather than at every import.
+        self._merged: set[tuple[str, Path]] = set()
         self._package_chains: dict[Path, tuple[tuple[Path, ...], tuple[tuple[str, str], ...]]] = {}
 
     @contextmanager
@@ -78,6 +84,7 @@ class ModuleIndex:
         """Forget the dependencies recorded so far (one analysis starts)."""
         self.accessed.clear()
         self.absent.clear()
+        self._merged.clear()
         self.links.clear()
 
     def layout_facts(self) -> LayoutFacts:
@@ -231,16 +238,26 @@ class ModuleIndex:
 
     def find_module(self, dotted: str, importer: Path) -> Path | None:
         """The file of module ``dotted`` as seen from ``importer``, or None (external module)."""
-        key = (dotted, importer.parent)
-        if key not in self._lookups:
-            self._lookups[key] = self._search(dotted, importer)
-        found, missed, link = self._lookups[key]
-        self.absent.update(missed)
+        key = (dotted, importer)
+        found = self._file_lookups.get(key)
+        if found is None:
+            folder_key = (dotted, importer.parent)
+            found = self._lookups.get(folder_key)
+            if found is None:
+                found = self._lookups[folder_key] = self._search(dotted, importer)
+            self._file_lookups[key] = found
+        path, missed, link = found
+        if missed:
+            if key not in self._merged:
+                self._merged.add(key)
+                self.absent.update(missed)
+            recording = self.recording
+            if recording is not None and key not in recording.lookups:
+                recording.lookups.add(key)
+                recording.absent.update(missed)
         if link is not None:
             self.links.add(link)
-        if self.recording is not None:
-            self.recording.absent.update(missed)
-        return found
+        return path
 
     def _search(self, dotted: str, importer: Path) -> _Found:
         """(the module's file or None, the missing entries of the candidates tried before it, the

@@ -169,9 +169,18 @@ class EngineState:
         #: The keys of the dict displays compiled callables return, per call site (``out["aux"]``).
         self._result_keys: dict[Location, set[tuple]] = {}
         self._recorded: set[Event] = set()
+        #: Locations made so far: a frozen dataclass's construction costs more than looking it up,
+        #: and the same calls are located at every walk of their function.
+        self._locations: dict[tuple[Path, ir.Span], Location] = {}
 
     def loc(self, path: Path, span: ir.Span) -> Location:
-        return Location(self.index.display(path), span.line, span.column, span.end_line, span.end_column)
+        key = (path, span)
+        found = self._locations.get(key)
+        if found is None:
+            found = self._locations[key] = Location(
+                self.index.display(path), span.line, span.column, span.end_line, span.end_column
+            )
+        return found
 
     def site_of(self, frame: Frame, location: Location) -> StatementSite:
         """The statement and function ``location`` (a call in ``frame``) runs in."""
