@@ -172,6 +172,10 @@ class EngineState:
         #: Locations made so far: a frozen dataclass's construction costs more than looking it up,
         #: and the same calls are located at every walk of their function.
         self._locations: dict[tuple[Path, ir.Span], Location] = {}
+        #: Each literal's names (``symbols_in``) and, when it names none, its value set: a literal
+        #: is evaluated again at every walk of its function (keyed by the node's id, the node kept
+        #: beside it so that the id is never another node's).
+        self.literals: dict[int, tuple[ir.Const, tuple[str, ...], frozenset | None]] = {}
 
     def loc(self, path: Path, span: ir.Span) -> Location:
         key = (path, span)

@@ -505,9 +505,13 @@ class Statements(Calls):
         if isinstance(expr, ir.Call):
             return self.eval_call(expr, frame)
         if isinstance(expr, ir.Const):
-            names = list(symbols_in(expr.value))
-            if not names:
-                return frozenset([ConstVal(expr.value)])
+            literal = self.literals.get(id(expr))
+            if literal is None or literal[0] is not expr:
+                names = tuple(symbols_in(expr.value))
+                literal = self.literals[id(expr)] = (expr, names, None if names else frozenset([ConstVal(expr.value)]))
+            _, names, constant = literal
+            if constant is not None:
+                return constant
             # ``[self.loss]`` or ``{"dtype": torch.bfloat16}``: keep the literal and what its names hold.
             held = frozenset().union(*(self.eval(dotted_expr(name), frame) for name in names))
             return frozenset([ConstVal(expr.value), Collection(held)])
