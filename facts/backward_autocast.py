@@ -59,6 +59,52 @@ def _bf16_list():
     return [{"device_type": "cpu", "dtype": torch.bfloat16}]
 
 
+def _prepared_module_gradient(compile_how: str | None):
+    """A module whose ``forward`` is replaced by one entering autocast, as accelerate's
+    ``prepare_model`` does (``model.forward = autocast_context(model.forward)``), after the module
+    was compiled in place (``module.compile()``), compiled as ``torch.compile(module)``, or not."""
+    import torch
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+
+    class Island(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(256, 256))
+
+        def forward(self, x):
+            with torch.autocast("cpu", enabled=False):
+                y = x.float() @ self.w.float()
+            return y.pow(2).sum()
+
+    island = Island()
+    x = torch.randn(256, 256)
+    module = island
+    if compile_how == "in place":
+        module.compile()
+    elif compile_how == "torch.compile":
+        module = torch.compile(island)
+    original = module.forward
+
+    def forward(*args, **kwargs):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return original(*args, **kwargs)
+
+    module.forward = forward
+    module(x).backward()
+    return island.w.grad.double()
+
+
+def _compare_prepared(compile_how: str) -> str:
+    eager = _prepared_module_gradient(None)
+    compiled = _prepared_module_gradient(compile_how)
+    rel = ((compiled - eager).norm() / eager.norm()).item()
+    if rel < 1e-5:
+        return "same as eager"
+    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+
+
 def _default() -> str:
     import torch._functorch.config as functorch_config
 
@@ -89,6 +135,12 @@ CASES = {
     "forward in autocast, config 'off', backward inside": lambda: _compare("off", True, True),
     "forward outside autocast, default config, backward inside": lambda: _compare("same_as_forward", False, True),
     "forward outside autocast, matching kwargs list, backward inside": lambda: _compare(_bf16_list(), False, True),
+    "module compiled in place, forward replaced to enter autocast, backward outside": lambda: _compare_prepared(
+        "in place"
+    ),
+    "torch.compile(module), forward replaced to enter autocast, backward outside": lambda: _compare_prepared(
+        "torch.compile"
+    ),
     "value 'same_as_forward'": lambda: _accepts("same_as_forward"),
     "value 'off'": lambda: _accepts("off"),
     "value: a list of autocast kwargs dicts": lambda: _accepts(_bf16_list),

@@ -99,6 +99,25 @@ def test_accelerator_compiles_after_its_autocast(setting, tmp_path):
     _check(code, tmp_path)
 
 
+@pytest.mark.parametrize("method", ["prepare", "prepare_model"])
+def test_a_module_compiled_in_place_gets_accelerates_autocast_inside_its_graph(method, tmp_path):
+    """``prepare_model`` replaces ``model.forward``, which a module compiled in place calls from its
+    compiled ``_call_impl`` (facts/backward_autocast.py: same as eager); ``torch.compile(model)``'s
+    call stays inside the autocast (differs), as does a module compiled in place under Fabric."""
+    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16')\n    model = Net()\n"
+    code += f"    model.compile()\n    model = accelerator.{method}(model)\n    other = accelerator.{method}(torch.compile(Net()))\n"
+    code += "    for x in loader:\n        accelerator.backward(model(x))  # ok: autocast entered inside the compiled graph\n"
+    code += "        accelerator.backward(other(x))  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+def test_a_module_compiled_in_place_after_prepare(tmp_path):
+    code = ACCELERATE + "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16')\n"
+    code += "    model = accelerator.prepare(Net())\n    model.compile()\n"
+    code += "    for x in loader:\n        accelerator.backward(model(x))  # ok: the compiled _call_impl calls the autocast forward\n"
+    _check(code, tmp_path)
+
+
 def test_accelerator_compile_is_a_compiled_callable_for_forward_ad(tmp_path):
     code = (
         ACCELERATE
@@ -230,6 +249,17 @@ def test_fabric_setup_with_optimizers_and_setup_module(tmp_path):
     code += "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model, opt = fabric.setup(model, opt)\n    other = fabric.setup_module(torch.compile(Net()))\n"
     code += "    for x in loader:\n        fabric.backward(model(x))  # expect: CAL002\n        fabric.backward(other(x))  # expect: CAL002\n"
     code += "        with fabric.autocast():\n            loss = model(x)\n            fabric.backward(loss)  # ok: inside fabric.autocast()\n"
+    _check(code, tmp_path)
+
+
+def test_fabric_enters_autocast_around_a_module_compiled_in_place(tmp_path):
+    code = (
+        FABRIC
+        + "def run(loader):\n    fabric = Fabric(precision='bf16-mixed')\n    model = Net()\n    model.compile()\n"
+    )
+    code += (
+        "    model = fabric.setup(model)\n    for x in loader:\n        fabric.backward(model(x))  # expect: CAL002\n"
+    )
     _check(code, tmp_path)
 
 

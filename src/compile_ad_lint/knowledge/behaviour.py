@@ -501,6 +501,13 @@ CLAIMS: tuple[Claim, ...] = (
         ),
     ),
     Claim(
+        "CAL002",
+        "autocast entered by a replaced forward (accelerate's prepare) runs inside the graph of a module "
+        "compiled in place, which is traced with the autocast state at its call, and outside torch.compile(module)'s",
+        _facts(_BA, _SAME, "module compiled in place, forward replaced to enter autocast, backward outside")
+        + _facts(_BA, _DIFFERS, "torch.compile(module), forward replaced to enter autocast, backward outside"),
+    ),
+    Claim(
         "CAL003",
         "'same_as_forward', 'off' and a list of autocast kwargs dicts are accepted",
         _facts(_BA, _ACCEPTED, "value 'same_as_forward'", "value 'off'", "value: a list of autocast kwargs dicts"),

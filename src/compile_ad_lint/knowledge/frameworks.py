@@ -128,6 +128,10 @@ class FrameworkMethod:
     calls: str | None = None
     #: The text that marks code using it as worth analyzing.
     anchors: tuple[Anchor, ...] = ()
+    #: PREPARE: it puts its autocast on the module by replacing the module's ``forward``, which a
+    #: module compiled in place calls from inside its compiled ``_call_impl``: there the autocast
+    #: runs inside the graph (a wrapper's autocast, Fabric's, stays around the compiled call).
+    replaces_forward: bool = False
 
 
 _ACCELERATE_PRECISION = Precision(
@@ -285,7 +289,10 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "in order (one object alone); `prepare_model`: with native_amp, `model.forward = "
         "convert_outputs_to_fp32(autocast_context(model.forward))` (autocast outside an already compiled "
         "module), then last `torch.compile(model, **dynamo_plugin.to_kwargs())` unless `is_compiled_module(model)` "
-        "(the autocast wrapper is inside accelerate's own compile).",
+        "(the autocast wrapper is inside accelerate's own compile). A module compiled in place "
+        "(`model.compile()`: `_compiled_call_impl` calls `self.forward`) calls the replaced forward "
+        "from inside its graph.",
+        replaces_forward=True,
     ),
     FrameworkMethod(
         "accelerate.Accelerator",
@@ -294,6 +301,7 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "accelerate src/accelerate/accelerator.py `Accelerator.prepare_model(self, model, device_placement=None, "
         "evaluation_mode=False)` (see `prepare`).",
         argument=("model", 0),
+        replaces_forward=True,
     ),
     FrameworkMethod(
         "accelerate.Accelerator",

@@ -220,7 +220,10 @@ def framework_prepare(
         framework_argument(call, args) or UNKNOWN_VALUES
     ]
     compiles = call.method.effect is fw.FrameworkEffect.PREPARE
-    prepared = [prepare(engine, values, owner, site, call.name, compiles) for values in items]
+    prepared = [
+        prepare(engine, values, owner, site, call.name, compiles, replaces_forward=call.method.replaces_forward)
+        for values in items
+    ]
     if len(prepared) == 1:
         return prepared[0]
     return frozenset([Collection(normalize(frozenset().union(*prepared)), positions=tuple(prepared))])
@@ -246,11 +249,22 @@ def framework_train(
     return frozenset([Data()])
 
 
+_IN_PLACE = frozenset({CompileHow.IN_PLACE, CompileHow.IN_PLACE_OVERRIDE})
+
+
 def prepare(
-    engine: EngineContext, values: Values, owner: FrameworkObject, site: Location, method: str, compiles: bool
+    engine: EngineContext,
+    values: Values,
+    owner: FrameworkObject,
+    site: Location,
+    method: str,
+    compiles: bool,
+    *,
+    replaces_forward: bool = False,
 ) -> Values:
     """A module through ``Accelerator.prepare`` or ``Fabric.setup`` (``frameworks`` rows); the
-    framework compiles what it prepares when ``compiles`` and the object was set to."""
+    framework compiles what it prepares when ``compiles`` and the object was set to. Where it
+    ``replaces_forward``, a module compiled in place gets the autocast inside its graph."""
     kind = owner.kind.rsplit(".", 1)[-1]
     label = f"{kind}.{method}()"
     result = set()
@@ -267,6 +281,12 @@ def prepare(
             if owner.autocast
             else None
         )
+        if replaces_forward and isinstance(value, Compiled) and value.how in _IN_PLACE and value.target is not None:
+            # ``model.compile()`` then ``prepare(model)``: the compiled ``_call_impl`` calls the new
+            # forward, so the autocast is entered inside the graph. accelerate's own compile, when
+            # set, wraps that module again (it is no ``OptimizedModule``): inside that graph too.
+            result.add(replace(value, target=Wrapper(frozenset([value.target]), label, site, autocast)))
+            continue
         wrapped = Wrapper(frozenset([value]), label, site, autocast)
         if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
             # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
