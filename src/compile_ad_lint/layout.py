@@ -38,6 +38,7 @@ class PackageLayout:
 
     def __init__(self) -> None:
         self._packages: dict[Path, tuple[tuple[str, ...], Path]] = {}
+        self._markers: dict[Path, tuple[tuple[str, bool], ...]] = {}
 
     def identity(self, path: Path) -> ModuleIdentity:
         """``path``'s module identity. A notebook is never part of a package: its kernel starts in
@@ -52,6 +53,9 @@ class PackageLayout:
     def markers(self, path: Path) -> Iterable[tuple[str, bool]]:
         """The folders whose ``__init__.py`` decided ``path``'s identity, each with whether it has
         one: the packages above it and the first folder that is not one."""
+        known = self._markers.get(path)  # asked again for every file each analysis read
+        if known is not None:
+            return known
         if path.suffix.lower() == ".ipynb":
             return ()
         packages, top = self._enclosing(path.parent)
@@ -60,7 +64,8 @@ class PackageLayout:
         for _ in packages:
             found.append((str(folder), True))
             folder = folder.parent
-        return found
+        known = self._markers[path] = tuple(found)
+        return known
 
     def _enclosing(self, directory: Path) -> tuple[tuple[str, ...], Path]:
         """The names of the packages ``directory`` is in, outermost first (itself last, when it is

@@ -57,9 +57,13 @@ class ModuleIndex:
         #: ``_lookups`` by the importing file itself: its folder is a new path at each call, whose
         #: hash is computed again (105,000 lookups in a check of huggingface/peft).
         self._file_lookups: dict[tuple[str, Path], _Found] = {}
-        #: The file lookups whose missing entries are in ``absent`` since the last clear: each
-        #: lookup misses dozens of candidates, added once rather than at every import.
-        self._merged: set[tuple[str, Path]] = set()
+        self._folders: dict[Path, Path] = {}
+        #: The ids of the groups of missing entries (``_groups``) in ``absent`` since the last
+        #: clear: a lookup misses dozens of candidates (one per import root), the same for most
+        #: names, added once per group rather than at every import.
+        self._merged: set[int] = set()
+        #: Each distinct group of missing entries a lookup found, kept once (ids stay valid).
+        self._groups: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
         self._package_chains: dict[Path, tuple[tuple[Path, ...], tuple[tuple[str, str], ...]]] = {}
 
     @contextmanager
@@ -236,24 +240,33 @@ class ModuleIndex:
         yield self.layout.identity(importer).root
         yield from self._extra_roots
 
+    def folder(self, path: Path) -> Path:
+        """``path.parent``, the same object each time: a new one is made and hashed at each call of
+        ``parent``, and imports ask for their file's folder at every name they resolve."""
+        found = self._folders.get(path)
+        if found is None:
+            found = self._folders[path] = path.parent
+        return found
+
     def find_module(self, dotted: str, importer: Path) -> Path | None:
         """The file of module ``dotted`` as seen from ``importer``, or None (external module)."""
         key = (dotted, importer)
         found = self._file_lookups.get(key)
         if found is None:
-            folder_key = (dotted, importer.parent)
+            folder_key = (dotted, self.folder(importer))
             found = self._lookups.get(folder_key)
             if found is None:
                 found = self._lookups[folder_key] = self._search(dotted, importer)
             self._file_lookups[key] = found
         path, missed, link = found
         if missed:
-            if key not in self._merged:
-                self._merged.add(key)
+            group = id(missed)
+            if group not in self._merged:
+                self._merged.add(group)
                 self.absent.update(missed)
             recording = self.recording
-            if recording is not None and key not in recording.lookups:
-                recording.lookups.add(key)
+            if recording is not None and group not in recording.lookups:
+                recording.lookups.add(group)
                 recording.absent.update(missed)
         if link is not None:
             self.links.add(link)
@@ -269,7 +282,8 @@ class ModuleIndex:
             missed.update(dict.fromkeys(found[1]))
             if found[0] is not None:
                 break
-        return found[0], tuple(missed), found[2]
+        group = tuple(missed)
+        return found[0], self._groups.setdefault(group, group), found[2]
 
     def _search_root(self, root: str, dotted: str) -> _Found:
         """``dotted`` under one root: ``root/a/b/__init__.py`` then ``root/a/b.py``, as (the file or

@@ -105,7 +105,7 @@ class Names(Heap):
     def resolve_qualified(self, qualified: str, importer: Path) -> Values:
         if api.is_external_root(qualified):
             return frozenset([External(qualified)])
-        key = (qualified, importer.parent)
+        key = (qualified, self.index.folder(importer))
         if not self._recordings and key in self._qualified:  # asked on every imported name used
             return self._qualified[key]
 

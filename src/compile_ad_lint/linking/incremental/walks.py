@@ -246,8 +246,8 @@ class Recording:
     #: Definitions read (``ModuleIndex.part``), to what they were.
     parts: dict[Part, object] = field(default_factory=dict)
     absent: set[tuple[str, str]] = field(default_factory=set)
-    #: The imports (module, importing file) whose missing entries are in ``absent`` already.
-    lookups: set[tuple[str, Path]] = field(default_factory=set)
+    #: The groups of missing entries (``ModuleIndex._groups``, by id) in ``absent`` already.
+    lookups: set[int] = field(default_factory=set)
     log: list[LogEntry] = field(default_factory=list)
     #: Where in ``log`` each cell's first access is.
     accessed: dict[Cell, int] = field(default_factory=dict)
