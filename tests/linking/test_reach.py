@@ -570,3 +570,88 @@ def test_a_root_that_spends_its_function_walks_says_its_analysis_is_incomplete(t
     monkeypatch.chdir(tmp_path)  # the command line sets the bound too, over the configuration's
     assert main(["check", ".", "--no-cache", "--max-function-walks", "3"]) == 1
     assert "CAL900 analysis incomplete: stopped after 3 function walks" in capsys.readouterr().out
+
+
+# -- properties and decorator classes ---------------------------------------------------------------
+
+TRAIN_STEP = (
+    "    def step(self, x):\n        with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+    "            loss = self.model(x).sum()\n        loss.backward(){marker}\n"
+)
+
+
+@pytest.mark.parametrize("decorator", ["property", "functools.cached_property", "cached_property"])
+def test_a_property_reads_what_its_getter_returns(decorator, tmp_path):
+    code = (
+        "import functools\nfrom functools import cached_property\n\n"
+        + NET
+        + (
+            "class Trainer:\n    def __init__(self, net):\n        self._model = torch.compile(net)\n\n"
+            f"    @{decorator}\n    def model(self):\n        return self._model\n\n"
+        )
+    )
+    _check(Case(code + TRAIN_STEP.format(marker="  # expect: CAL002")), tmp_path)
+
+
+def test_a_property_with_a_setter_still_reads_the_getter(tmp_path):
+    code = NET + (
+        "class Trainer:\n    def __init__(self, net):\n        self._model = torch.compile(net)\n\n"
+        "    @property\n    def model(self):\n        return self._model\n\n"
+        "    @model.setter\n    def model(self, value):\n        self._model = value\n\n"
+    )
+    _check(Case(code + TRAIN_STEP.format(marker="  # expect: CAL002")), tmp_path)
+
+
+def test_a_property_returning_an_eager_model(tmp_path):
+    code = NET + (
+        "class Trainer:\n    def __init__(self, net):\n        self._compiled = torch.compile(net)\n        self._eager = net\n\n"
+        "    @property\n    def model(self):\n        return self._eager\n\n"
+    )
+    _check(Case(code + TRAIN_STEP.format(marker="  # ok: the property returns the eager module")), tmp_path)
+
+
+LAZY_CLASS = (
+    "import os\nimport torch\n\n\nclass compile_wrap:\n    def __init__(self, function):\n"
+    "        self.function = function\n        self._compiled = None\n\n"
+    "    @property\n    def compiled(self):\n        if self._compiled is not None:\n            return self._compiled\n"
+    "        self._compiled = torch.compile(self.function)\n        return self._compiled\n\n"
+    "    def __call__(self, *args, **kwargs):\n        return self.compiled(*args, **kwargs)\n\n\n"
+)
+USES_RMS = (
+    "def step(x, scale):\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+    "        loss = rms_norm(x, scale).sum()\n    loss.backward(){marker}\n"
+)
+
+
+def test_a_decorator_class_with_call_stands_for_the_function(tmp_path):
+    """k-diffusion's ``@flags.compile_wrap``: a class whose ``__call__`` compiles the function on
+    first use; the lazily filled attribute is a cache, not a run-time switch the headline names."""
+    code = LAZY_CLASS + "@compile_wrap\ndef rms_norm(x, scale):\n    return x * scale\n\n\n"
+    case = Case(code + USES_RMS.format(marker="  # expect: CAL002"))
+    _check(case, tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert finding.message.startswith("Tensor.backward() runs with autocast off"), finding.message
+
+
+def test_a_descriptor_class_decorator_leaves_the_function(tmp_path):
+    code = (
+        "import torch\n\n\nclass once:\n    def __init__(self, function):\n        self.function = function\n\n"
+        "    def __get__(self, instance, owner):\n        return self.function.__get__(instance, owner)\n\n"
+        "    def __call__(self, *args):\n        return self.function(*args)\n\n\n"
+        "@once\ndef rms_norm(x, scale):\n    return torch.compile(torch.nn.Linear(4, 4))(x) * scale\n\n\n"
+    )
+    _check(Case(code + USES_RMS.format(marker="  # expect: CAL002")), tmp_path)
+
+
+def test_an_attribute_the_method_does_not_fill_is_still_a_switch(tmp_path):
+    """``self.precompiled is None`` where the attribute holds what ``__init__`` took from its caller
+    and the method testing it never stores to it: a run-time switch, named as before."""
+    code = NET + (
+        "class Trainer:\n    def __init__(self, args):\n        self.precompiled = args.precompiled\n\n"
+        "    def step(self, x):\n        if self.precompiled is None:\n            model = torch.compile(Net())\n"
+        "        else:\n            model = Net()\n        with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "            loss = model(x).sum()\n        loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+    (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert "self.precompiled is None" in finding.message, finding.message

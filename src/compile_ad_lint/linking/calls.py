@@ -123,7 +123,7 @@ class Calls(ExternalCalls):
             bases = self.engine.eval(call.func.base, frame)
             if frame.record and not (isinstance(call.func.base, ir.Ref) and call.func.base.name == "self"):
                 self.engine.note_leaf_reads(bases, call.func.attr, frame)
-            callees = self.attribute(bases, call.func.attr)
+            callees = self.properties_read(self.attribute(bases, call.func.attr), frame)
         else:
             callees = self.engine.eval(call.func, frame)
         args = self.eval_args(call.args, frame)
@@ -132,6 +132,24 @@ class Calls(ExternalCalls):
             return self.call_values(callees, args, call.span, frame, call.func)
         finally:
             frame.call_args = saved
+
+    def properties_read(self, values: Values, frame: Frame) -> Values:
+        """``values`` (an attribute read) with each property of an instance replaced by what its
+        getter returns: ``self.model`` where ``model`` is a ``@property`` holds the getter's result,
+        not the method (``self.model(x)`` calls that result)."""
+        getters = [v for v in values if isinstance(v, FunctionVal) and v.bound_self is not None and self.is_property(v)]
+        if not getters:
+            return values
+        result = set(values).difference(getters)
+        for getter in getters:
+            definition = self.index.definition(getter.path, getter.qualname)
+            assert definition is not None
+            result |= self.call_values(frozenset([getter]), (), definition.span, frame)
+        return normalize(result) if result else UNKNOWN_VALUES
+
+    def is_property(self, function: FunctionVal) -> bool:
+        definition = self.index.definition(function.path, function.qualname)
+        return definition is not None and definition.is_property
 
     def call_values(
         self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None

@@ -157,6 +157,8 @@ class Statements(Calls):
         values: Values = frozenset([function])
         if definition is None:
             return values
+        if definition.is_property_accessor and statement.name in frame.env:
+            return frame.env[statement.name]  # ``@value.setter``: the name still reads the getter
         for decorator in reversed(definition.decorators):
             values = self.apply_decorator(self.eval(decorator, frame), values, frame, definition.span)
         return values
@@ -185,9 +187,20 @@ class Statements(Calls):
                 returned = self.call_values(frozenset([decorator]), ((None, wrapped),), span, frame)
                 interesting = {v for v in returned if isinstance(v, (Compiled, FunctionVal, Disabled))}
                 result |= interesting or set(wrapped)
+            elif isinstance(decorator, ClassVal) and self.wraps_calls(decorator):
+                # ``@compile_wrap`` a project class with ``__call__`` (k-diffusion's lazy compile):
+                # the name holds its instance, and calls of it run its ``__call__``.
+                returned = self.call_values(frozenset([decorator]), ((None, wrapped),), span, frame)
+                result |= {v for v in returned if isinstance(v, Instance)} or set(wrapped)
             else:
                 result |= set(wrapped)
         return frozenset(result)
+
+    def wraps_calls(self, cls: ClassVal) -> bool:
+        """Whether an instance of project class ``cls`` stands for the function it decorates: it
+        defines ``__call__`` and is no descriptor (one with ``__get__``, a ``cached_property``-like
+        decorator of methods, is left as the function it wraps)."""
+        return self.find_member(cls, "__call__") is not None and self.find_member(cls, "__get__") is None
 
     def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
         arms = statement.arms
@@ -501,7 +514,7 @@ class Statements(Calls):
         if isinstance(expr, ir.Import):
             return frozenset([Imported(expr.name, frame.path)])
         if isinstance(expr, ir.Attr):
-            return self.attribute(self.eval(expr.base, frame), expr.attr)
+            return self.properties_read(self.attribute(self.eval(expr.base, frame), expr.attr), frame)
         if isinstance(expr, ir.Call):
             return self.eval_call(expr, frame)
         if isinstance(expr, ir.Const):

@@ -328,6 +328,11 @@ class _Summarizer:
     def function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: str, owner_class: str | None) -> Define:
         qualname = f"{scope}{node.name}"
         decorators = tuple(self.expr(d, scope) for d in node.decorator_list)
+        accessor = owner_class is not None and any(
+            isinstance(d, Attr) and d.attr in ("setter", "deleter") and d.base == Ref(node.name) for d in decorators
+        )
+        if accessor:  # the getter keeps the name: a function is looked up by its qualified name
+            qualname = f"{qualname}.<accessor>"
         self.functions.append(
             FunctionSummary(
                 name=node.name,
@@ -340,6 +345,8 @@ class _Summarizer:
                 is_staticmethod=any(isinstance(d, Ref) and d.name == "staticmethod" for d in decorators),
                 is_classmethod=any(isinstance(d, Ref) and d.name == "classmethod" for d in decorators),
                 lines=(node.lineno + self.positions.offset, (node.end_lineno or node.lineno) + self.positions.offset),
+                is_property=owner_class is not None and any(_names_property(d) for d in decorators),
+                is_property_accessor=accessor,
             )
         )
         return Define(node.name, qualname, is_class=False)
@@ -505,6 +512,23 @@ class _Summarizer:
 
 class _NotLiteral(Exception):
     pass
+
+
+#: Decorators that make a method an attribute computed when read (``functools.cached_property``
+#: computes it at the first read only: each read here stands for what the first one gives).
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _names_property(decorator: Expr) -> bool:
+    """``@property``, ``@cached_property``, ``@functools.cached_property``."""
+    if isinstance(decorator, Ref):
+        return decorator.name in _PROPERTY_DECORATORS
+    return (
+        isinstance(decorator, Attr)
+        and decorator.attr == "cached_property"
+        and isinstance(decorator.base, Ref)
+        and decorator.base.name == "functools"
+    )
 
 
 def _parameter_names(params: ast.arguments) -> tuple[str, ...]:

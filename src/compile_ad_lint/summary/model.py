@@ -271,6 +271,10 @@ class Definition:
     span: Span
     is_staticmethod: bool
     is_classmethod: bool = False
+    #: ``@property`` (or ``cached_property``): reading the attribute on an instance calls it.
+    is_property: bool = False
+    #: ``@name.setter``/``@name.deleter`` of a property of the same name: the name keeps the getter.
+    is_property_accessor: bool = False
 
 
 @dataclass(frozen=True)
@@ -289,11 +293,20 @@ class FunctionSummary:
     is_classmethod: bool = False
     #: First and last line of the definition (from ``def``, decorators excluded; a lambda's own).
     lines: tuple[int, int] | None = None
+    is_property: bool = False
+    is_property_accessor: bool = False
 
     @cached_property
     def definition(self) -> Definition:
         """One object per summary, so that walks recorded against it compare by identity."""
-        return Definition(self.decorators, self.span, self.is_staticmethod, self.is_classmethod)
+        return Definition(
+            self.decorators,
+            self.span,
+            self.is_staticmethod,
+            self.is_classmethod,
+            self.is_property,
+            self.is_property_accessor,
+        )
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,9 @@ class Switches:
         """The condition each arm of ``if <test>:`` holds under when the test reads a switch, None
         when it does not (the branch is then decided by a known constant, or merged when unknown)."""
         test = branch.condition
-        if test is None or len(branch.arms) != 2 or not self.reads_switch(test, frame):
+        if test is None or len(branch.arms) != 2 or self.lazily_stored(test, frame):
+            return None
+        if not self.reads_switch(test, frame):
             return None
         text = branch.test or flag_key(test) or "a run-time switch"
         known = {bool(t.value) for t in tests if isinstance(t, ConstVal)}
@@ -141,6 +143,36 @@ class Switches:
         if isinstance(expr, ir.Item):
             return self.reads_switch(expr.base, frame)
         return False
+
+    def lazily_stored(self, test: ir.Expr, frame: Frame) -> bool:
+        """``self._compiled is None`` (or ``is not None``) where the method walked stores to that
+        attribute of its first parameter: a cache the program fills on first use
+        (``if self._compiled is None: self._compiled = torch.compile(...)``), not a switch, whatever
+        a harvest found the attribute may hold."""
+        if not (
+            isinstance(test, ir.Combine)
+            and test.op in ("is", "is not")
+            and len(test.parts) == 2
+            and isinstance(test.parts[1], ir.Const)
+            and test.parts[1].value is None
+        ):
+            return False
+        attribute = test.parts[0]
+        if not (isinstance(attribute, ir.Attr) and isinstance(attribute.base, ir.Ref) and frame.stack):
+            return False
+        function = self.interp.index.function(*frame.stack[-1])
+        if (
+            function is None
+            or "." not in function.qualname  # a method's (a function's ``cfg.x is None`` fills a default)
+            or not function.params
+            or function.params[0] != attribute.base.name
+        ):
+            return False
+        stored = ir.AttrTarget(attribute.base, attribute.attr)
+        return any(
+            isinstance(statement, ir.Assign) and stored in statement.targets
+            for statement in ir.statements_in(function.body)
+        )
 
     def read_from_caller(self, name: str | None, frame: Frame) -> bool:
         """``name``, holding data from a parameter no analyzed caller binds, holds what that caller
