@@ -96,6 +96,32 @@ def _prepared_module_gradient(compile_how: str | None):
     return island.w.grad.double()
 
 
+def _checkpointed_gradient(compiled: bool, reentrant: bool):
+    """The fp32 island called through ``torch.utils.checkpoint.checkpoint`` under autocast, its
+    backward (which recomputes the forward) outside."""
+    import torch
+    import torch.utils.checkpoint
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    x = torch.randn(256, 256)
+    w = torch.randn(256, 256, requires_grad=True)
+    fn = torch.compile(_region) if compiled else _region
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        z = torch.utils.checkpoint.checkpoint(fn, x, w, use_reentrant=reentrant)
+    z.backward()
+    return w.grad.double()
+
+
+def _compare_checkpointed(reentrant: bool) -> str:
+    eager = _checkpointed_gradient(False, reentrant)
+    compiled = _checkpointed_gradient(True, reentrant)
+    rel = ((compiled - eager).norm() / eager.norm()).item()
+    if rel < 1e-5:
+        return "same as eager"
+    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+
+
 def _compare_prepared(compile_how: str) -> str:
     eager = _prepared_module_gradient(None)
     compiled = _prepared_module_gradient(compile_how)
@@ -140,6 +166,12 @@ CASES = {
     ),
     "torch.compile(module), forward replaced to enter autocast, backward outside": lambda: _compare_prepared(
         "torch.compile"
+    ),
+    "forward in autocast through checkpoint(use_reentrant=False), default config, backward outside": lambda: (
+        _compare_checkpointed(False)
+    ),
+    "forward in autocast through checkpoint(use_reentrant=True), default config, backward outside": lambda: (
+        _compare_checkpointed(True)
     ),
     "value 'same_as_forward'": lambda: _accepts("same_as_forward"),
     "value 'off'": lambda: _accepts("off"),

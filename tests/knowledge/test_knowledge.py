@@ -149,6 +149,16 @@ CASES: dict[Effect, Callable[[str], tuple[str, str]]] = {
         ),
         _amp(n, "holder = Net()\ntarget(holder, 'net', Net())", "loss = holder.net(x).sum()", "loss.backward()", _OK),
     ),
+    Effect.CALL_THROUGH: lambda n: (
+        _amp(
+            n,
+            "block = torch.compile(Net())",
+            "loss = target(block, x, use_reentrant=False).sum()",
+            "loss.backward()",
+            _CAL002,
+        ),
+        _amp(n, "block = Net()", "loss = target(block, x, use_reentrant=False).sum()", "loss.backward()", _OK),
+    ),
     Effect.FUNCTIONAL_CALL: lambda n: (
         HEAD + _imported(n) + "\n\n" + NET + "model = torch.compile(Net())\n\n\n"
         "def probe(x, t):\n    params = {k: fwAD.make_dual(p, t) for k, p in model.named_parameters()}\n"
@@ -440,3 +450,16 @@ def test_every_name_a_table_matches_is_kept_whole_by_attribute_access():
     kinds = {row.kind for row in fw.FRAMEWORK_CLASSES} | {row.kind for row in fw.FRAMEWORK_METHODS}
     kinds |= {kind for kind, _ in switches.SETTINGS_OBJECTS.values()}
     assert in_tables - cited - kinds <= MATCHED_NAMES
+
+
+def test_a_checkpoint_in_a_forward_ad_region_is_not_followed(tmp_path):
+    """What a compiled function does with tangents inside ``torch.utils.checkpoint`` is not among
+    the recorded facts (a reentrant checkpoint raises even eagerly): no CAL001 claim is made there."""
+    code = (
+        HEAD + "import torch.utils.checkpoint\n\n\n" + NET + "model = torch.compile(Net())\n\n\n"
+        "def probe(x, t):\n    with fwAD.dual_level():\n"
+        "        return torch.utils.checkpoint.checkpoint(model, fwAD.make_dual(x, t), use_reentrant=False)"
+        + _OK
+        + "\n"
+    )
+    _check(code, tmp_path)

@@ -502,6 +502,17 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "CAL002",
+        "a compiled call through torch.utils.checkpoint under autocast, its backward outside, differs from eager "
+        "(the checkpoint recomputes the forward under the forward's autocast state)",
+        _facts(
+            _BA,
+            _DIFFERS,
+            "forward in autocast through checkpoint(use_reentrant=False), default config, backward outside",
+            "forward in autocast through checkpoint(use_reentrant=True), default config, backward outside",
+        ),
+    ),
+    Claim(
+        "CAL002",
         "autocast entered by a replaced forward (accelerate's prepare) runs inside the graph of a module "
         "compiled in place, which is traced with the autocast state at its call, and outside torch.compile(module)'s",
         _facts(_BA, _SAME, "module compiled in place, forward replaced to enter autocast, backward outside")

@@ -24,6 +24,7 @@ class Effect(enum.Enum):
     GETATTR = "getattr"
     SETATTR = "setattr"
     FUNCTIONAL_CALL = "functional_call"
+    CALL_THROUGH = "call_through"
     # the other tables of ``torch_api``, by the table
     AUTOCAST = "autocast"  # AUTOCAST_CONSTRUCTORS
     CONFIG_PATCH = "config_patch"  # CONFIG_PATCHES

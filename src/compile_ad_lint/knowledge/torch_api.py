@@ -27,6 +27,8 @@ class TorchCall:
     source: str
     #: The text that marks code using it as worth analyzing.
     anchors: tuple[Anchor, ...] = ()
+    #: CALL_THROUGH: the keywords the callable takes itself, not passed on to the function it calls.
+    own_keywords: frozenset[str] = frozenset()
 
 
 #: What each effect of a ``TorchCall`` means (one handler each in ``linking/effects/``;
@@ -46,6 +48,8 @@ CALL_EFFECTS = {
     Effect.SETATTR: "``setattr(object, name, value)``: stores the attribute",
     Effect.FUNCTIONAL_CALL: "calls positional argument 0 (a module) on argument 2 (and kwargs 3) with the parameters "
     "of argument 1: dual parameters make the module dual (``linking/analyses/dual_params.py``)",
+    Effect.CALL_THROUGH: "returns what positional argument 0 returns, called with the other positional arguments and "
+    "the keywords that are not the row's own",
 }
 
 TORCH_CALLS: tuple[TorchCall, ...] = (
@@ -134,6 +138,17 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
         "torch/_functorch/functional_call.py: `def functional_call(module, parameter_and_buffer_dicts, args=None, "
         "kwargs=None, *, tie_weights=True, strict=False)` runs `module(*args, **kwargs)` with the given parameters "
         "and buffers; torch/nn/utils/stateless.py `functional_call(module, parameters_and_buffers, args=None, ...)`",
+    ),
+    TorchCall(
+        Effect.CALL_THROUGH,
+        frozenset({"torch.utils.checkpoint.checkpoint"}),
+        "torch/utils/checkpoint.py: `def checkpoint(function, *args, use_reentrant=None, context_fn=..., "
+        "determinism_check='default', debug=False, early_stop=True, **kwargs)`: `preserve_rng_state` is popped "
+        "from kwargs; returns `function(*args, **kwargs)` (non-reentrant) or `CheckpointFunction.apply(function, "
+        "preserve, *args)`, recomputing it in the backward under the forward's autocast state",
+        own_keywords=frozenset(
+            {"use_reentrant", "context_fn", "determinism_check", "debug", "early_stop", "preserve_rng_state"}
+        ),
     ),
 )
 
@@ -577,6 +592,18 @@ MODULE_WRAPPERS: tuple[ModuleWrapper, ...] = (
         "FullyShardedDataParallel",
         "torch/distributed/fsdp/fully_sharded_data_parallel.py: `forward` runs `self._fsdp_wrapped_module(*args, **kwargs)`; "
         "the `module` property returns the wrapped module",
+    ),
+    ModuleWrapper(
+        frozenset(
+            {
+                "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.checkpoint_wrapper",
+                "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.CheckpointWrapper",
+            }
+        ),
+        "CheckpointWrapper",
+        "torch/distributed/algorithms/_checkpoint/checkpoint_wrapper.py: `checkpoint_wrapper(module, ...)` returns "
+        "`CheckpointWrapper(module, ...)`, which keeps `self._checkpoint_wrapped_module = mod` and whose `forward` "
+        "runs it through `torch.utils.checkpoint.checkpoint`",
     ),
 )
 WRAPPER_BY_NAME = {name: wrapper for wrapper in MODULE_WRAPPERS for name in wrapper.names}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...core.locations import Location
 from ...knowledge import torch_api as api
 from ...knowledge.effects import Effect
+from ...summary import model as ir
 from ..arguments import Args, Values, positional
 from ..frames import Frame
 from ..stores import argument_or_none
@@ -39,6 +40,27 @@ def collection(engine: EngineContext, row: object, name: str, args: Args, site: 
     return frozenset(
         [Collection(engine.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())]
     )
+
+
+@register(Effect.CALL_THROUGH)
+def call_through(
+    engine: EngineContext, row: api.TorchCall, name: str, args: Args, site: Location, frame: Frame
+) -> Values:
+    """``checkpoint(block, x, use_reentrant=False)``: ``block(x)``, made here. Not in a forward-AD
+    region: a reentrant checkpoint raises NotImplementedError there even eagerly, and what a
+    compiled function inside a non-reentrant one does with tangents is not among the recorded facts."""
+    functions = positional(args, 0)
+    if not functions or frame.ctx.region is not None:
+        return UNKNOWN_VALUES
+    passed: list[tuple[str | None, Values]] = []
+    skipped = False
+    for keyword, values in args:
+        if keyword is None and not skipped:
+            skipped = True  # the function itself
+        elif keyword not in row.own_keywords:
+            passed.append((keyword, values))
+    span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+    return normalize(engine.call_values(functions, tuple(passed), span, frame, ir.Ref(name.rsplit(".", 1)[-1])))
 
 
 @register(Effect.SEQUENTIAL)
