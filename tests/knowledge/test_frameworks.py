@@ -118,6 +118,21 @@ def test_a_module_compiled_in_place_after_prepare(tmp_path):
     _check(code, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("regional", "marker"), [("True", "  # expect: CAL002"), ("False", "  # ok: whole-model compile")]
+)
+def test_accelerator_regional_compilation_runs_its_autocast_around_the_compiled_blocks(regional, marker, tmp_path):
+    """``use_regional_compilation=True``: ``compile_regions`` compiles the children and keeps the
+    autocast forward eager around them, so the compiled regions are entered under autocast."""
+    code = (
+        ACCELERATE + "def train(loader):\n    plugin = TorchDynamoPlugin(backend='inductor', "
+        f"use_regional_compilation={regional})\n"
+        "    accelerator = Accelerator(mixed_precision='bf16', dynamo_plugin=plugin)\n    model = accelerator.prepare(Net())\n"
+    )
+    code += f"    for x in loader:\n        accelerator.backward(model(x)){marker}\n"
+    _check(code, tmp_path)
+
+
 def test_accelerator_compile_is_a_compiled_callable_for_forward_ad(tmp_path):
     code = (
         ACCELERATE

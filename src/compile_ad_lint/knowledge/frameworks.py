@@ -95,6 +95,10 @@ class Compilation:
     #: The environment variable that sets the backend when no argument does (a launcher's switch:
     #: ``accelerate launch --dynamo_backend`` sets ``ACCELERATE_DYNAMO_BACKEND``); findings name it.
     environment: str = ""
+    #: Boolean arguments that, literally True, make it compile the model's repeated blocks and the
+    #: other children one by one instead of the whole model (``use_regional_compilation``): its
+    #: autocast wrapper then runs outside the compiled regions.
+    regional_arguments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,9 +195,16 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
         "accelerate.TorchDynamoPlugin",
         frozenset({"accelerate.utils.TorchDynamoPlugin", "accelerate.utils.dataclasses.TorchDynamoPlugin"}),
         "accelerate src/accelerate/utils/dataclasses.py `TorchDynamoPlugin`: `backend` defaults to "
-        "the ACCELERATE_DYNAMO_BACKEND environment variable, else 'no'.",
+        "the ACCELERATE_DYNAMO_BACKEND environment variable, else 'no'. `use_regional_compilation=True`: "
+        "src/accelerate/accelerator.py `prepare_model` calls `compile_regions(model, ...)` instead of "
+        "`torch.compile(model, ...)`; src/accelerate/utils/other.py `compile_regions` compiles each repeated "
+        "block and every other child separately and copies the model's `__dict__` (its autocast `forward`) "
+        "into the new module, whose forward then runs eagerly around the compiled children.",
         compilation=Compilation(
-            backend_arguments=("backend",), absent_backend="<unknown>", environment="ACCELERATE_DYNAMO_BACKEND"
+            backend_arguments=("backend",),
+            absent_backend="<unknown>",
+            environment="ACCELERATE_DYNAMO_BACKEND",
+            regional_arguments=("use_regional_compilation",),
         ),
     ),
     FrameworkClass(

@@ -355,6 +355,9 @@ class FrameworkObject:
     #: literal and may be the "off" one (``Accelerator(dynamo_backend=backend)`` with ``backend``
     #: "NO" on one path): the condition findings through the compiled model hold under.
     compile_switch: str = ""
+    #: It compiles the model's children one by one (accelerate's regional compilation): its
+    #: autocast then runs outside the compiled regions.
+    compile_regional: bool = False
     #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
     held: frozenset[Value] = frozenset()
     #: Where the precision setting was written (a related location of findings).

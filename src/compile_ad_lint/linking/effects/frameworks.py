@@ -58,7 +58,7 @@ def framework_class(
 def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> FrameworkObject:
     autocast = framework_precision(row, args, site)
     compiles = framework_compilation(row, args)
-    backend, launched_by, switch = compiles.backend, compiles.launched_by, compiles.switch
+    backend, launched_by, switch, regional = compiles.backend, compiles.launched_by, compiles.switch, compiles.regional
     held = (
         frozenset().union(*(argument_or_none(args, keyword, index) or frozenset() for keyword, index in row.holds))
         if row.holds
@@ -69,7 +69,7 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         for value in argument_or_none(args, keyword, index) or ():
             if isinstance(value, FrameworkObject):
                 autocast, backend, precision_site = value.autocast, value.compile_backend, value.precision_site
-                launched_by, switch = value.compile_launched_by, value.compile_switch
+                launched_by, switch, regional = value.compile_launched_by, value.compile_switch, value.compile_regional
     return FrameworkObject(
         row.kind,
         site,
@@ -79,6 +79,7 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         precision_site=precision_site,
         compile_launched_by=launched_by,
         compile_switch=switch,
+        compile_regional=regional,
     )
 
 
@@ -142,13 +143,23 @@ class CompileSetting:
     #: computed elsewhere does not carry the switch it came from (``analyses/switches.py``): the
     #: argument is named.
     switch: str = ""
+    #: ``use_regional_compilation=True``, literally (``Compilation.regional_arguments``).
+    regional: bool = False
 
 
 def framework_compilation(row: fw.FrameworkClass, args: Args) -> CompileSetting:
-    """The backend argument, else the plugin, else the flag the code passes; else the row's default."""
+    """The backend argument, else the plugin, else the flag the code passes; else the row's default;
+    regional when an argument the row names says so literally."""
     compilation = row.compilation
     if compilation is None:
         return CompileSetting()
+    setting = _compilation(compilation, args)
+    if any(constants_of(keyword_arg(args, keyword)) == {True} for keyword in compilation.regional_arguments):
+        setting = replace(setting, regional=True)
+    return setting
+
+
+def _compilation(compilation: fw.Compilation, args: Args) -> CompileSetting:
     for keyword in compilation.backend_arguments:
         values = keyword_arg(args, keyword)
         if values is not None:
@@ -169,7 +180,12 @@ def framework_compilation(row: fw.FrameworkClass, args: Args) -> CompileSetting:
         switches = {plugin.compile_switch for plugin in plugins}
         launched_by = launched.pop() if len(launched) == 1 and not flags_given else ""
         if plugins:
-            return CompileSetting(plugins[0].compile_backend, launched_by, switches.pop() if len(switches) == 1 else "")
+            return CompileSetting(
+                plugins[0].compile_backend,
+                launched_by,
+                switches.pop() if len(switches) == 1 else "",
+                regional=all(plugin.compile_regional for plugin in plugins),
+            )
         break
     for flag in compilation.flags:
         values = keyword_arg(args, flag)
@@ -288,32 +304,54 @@ def prepare(
             result.add(replace(value, target=Wrapper(frozenset([value.target]), label, site, autocast)))
             continue
         wrapped = Wrapper(frozenset([value]), label, site, autocast)
-        if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
-            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-            if owner.compile_backend != UNKNOWN_BACKEND:
-                dynamo = f"dynamo backend {owner.compile_backend!r}"
-            elif owner.compile_launched_by:
-                dynamo = "a dynamo backend from the environment"
-            else:  # an argument the code passes, not one literal
-                dynamo = "a dynamo backend the code does not fix"
-            launched = tuple(
-                Condition(expression, True, None)
-                for expression in (owner.compile_launched_by, owner.compile_switch)
-                if expression
+        if (
+            compiles
+            and owner.compile_backend is not None
+            and not isinstance(value, Compiled)
+            and owner.compile_regional
+        ):
+            # Regional: the children are compiled one by one and the autocast forward runs eagerly
+            # around them, so the compiled regions are entered under the autocast.
+            compiled_value = Compiled(
+                value,
+                owner.compile_backend,
+                site,
+                f"{label} ({_dynamo(owner)}, regional compilation)",
+                conditions=_launched(owner),
+                how=CompileHow.FRAMEWORK,
             )
+            result.add(Wrapper(frozenset([compiled_value]), label, site, autocast))
+        elif compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
+            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
             result.add(
                 Compiled(
                     wrapped,
                     owner.compile_backend,
                     site,
-                    f"{label} ({dynamo})",
-                    conditions=launched,
+                    f"{label} ({_dynamo(owner)})",
+                    conditions=_launched(owner),
                     how=CompileHow.FRAMEWORK,
                 )
             )
         else:
             result.add(wrapped)
     return frozenset(result)
+
+
+def _dynamo(owner: FrameworkObject) -> str:
+    if owner.compile_backend != UNKNOWN_BACKEND:
+        return f"dynamo backend {owner.compile_backend!r}"
+    if owner.compile_launched_by:
+        return "a dynamo backend from the environment"
+    return "a dynamo backend the code does not fix"  # an argument the code passes, not one literal
+
+
+def _launched(owner: FrameworkObject) -> tuple[Condition, ...]:
+    return tuple(
+        Condition(expression, True, None)
+        for expression in (owner.compile_launched_by, owner.compile_switch)
+        if expression
+    )
 
 
 def lightning_fit(
