@@ -316,8 +316,8 @@ def prepare(
                 value,
                 owner.compile_backend,
                 site,
-                f"{label} ({_dynamo(owner)}, regional compilation)",
-                conditions=_launched(owner),
+                f"{label} ({_backend_phrase(owner)}, regional compilation)",
+                conditions=_launch_conditions(owner),
                 how=CompileHow.FRAMEWORK,
             )
             result.add(Wrapper(frozenset([compiled_value]), label, site, autocast))
@@ -328,8 +328,8 @@ def prepare(
                     wrapped,
                     owner.compile_backend,
                     site,
-                    f"{label} ({_dynamo(owner)})",
-                    conditions=_launched(owner),
+                    f"{label} ({_backend_phrase(owner)})",
+                    conditions=_launch_conditions(owner),
                     how=CompileHow.FRAMEWORK,
                 )
             )
@@ -338,7 +338,7 @@ def prepare(
     return frozenset(result)
 
 
-def _dynamo(owner: FrameworkObject) -> str:
+def _backend_phrase(owner: FrameworkObject) -> str:
     if owner.compile_backend != UNKNOWN_BACKEND:
         return f"dynamo backend {owner.compile_backend!r}"
     if owner.compile_launched_by:
@@ -346,7 +346,7 @@ def _dynamo(owner: FrameworkObject) -> str:
     return "a dynamo backend the code does not fix"  # an argument the code passes, not one literal
 
 
-def _launched(owner: FrameworkObject) -> tuple[Condition, ...]:
+def _launch_conditions(owner: FrameworkObject) -> tuple[Condition, ...]:
     return tuple(
         Condition(expression, True, None)
         for expression in (owner.compile_launched_by, owner.compile_switch)
