@@ -137,19 +137,18 @@ class Calls(ExternalCalls):
         """``values`` (an attribute read) with each property of an instance replaced by what its
         getter returns: ``self.model`` where ``model`` is a ``@property`` holds the getter's result,
         not the method (``self.model(x)`` calls that result)."""
-        getters = [v for v in values if isinstance(v, FunctionVal) and v.bound_self is not None and self.is_property(v)]
+        getters: dict[FunctionVal, ir.Span] = {}
+        for value in values:
+            if isinstance(value, FunctionVal) and value.bound_self is not None:
+                definition = self.index.definition(value.path, value.qualname)
+                if definition is not None and definition.is_property:
+                    getters[value] = definition.span
         if not getters:
             return values
         result = set(values).difference(getters)
-        for getter in getters:
-            definition = self.index.definition(getter.path, getter.qualname)
-            assert definition is not None
-            result |= self.call_values(frozenset([getter]), (), definition.span, frame)
+        for getter, span in getters.items():
+            result |= self.call_values(frozenset([getter]), (), span, frame)
         return normalize(result) if result else UNKNOWN_VALUES
-
-    def is_property(self, function: FunctionVal) -> bool:
-        definition = self.index.definition(function.path, function.qualname)
-        return definition is not None and definition.is_property
 
     def call_values(
         self, callees: Values, args: Args, span: ir.Span, frame: Frame, func: ir.Expr | None = None

@@ -18,7 +18,7 @@ from ..events import FunctionalThroughCompiled
 from ..frames import Frame
 from ..stores import argument_or_none, constants_of, flag_key
 from ..values import PLAIN, UNKNOWN_VALUES, Collection, CompiledOutput, ConstVal, derived, stable_text
-from .registry import register
+from .registry import register, site_span
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
@@ -89,7 +89,7 @@ def autograd_functional(engine: EngineContext, name: str, args: Args, site: Loca
     saved = frame.ctx
     frame.ctx = replace(saved, region=None)  # reverse mode: no forward-AD region inside
     try:
-        span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+        span = site_span(site)
         returned = engine.call_values(functions, spread, span, frame)
     finally:
         frame.ctx = saved

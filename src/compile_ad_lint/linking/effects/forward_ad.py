@@ -16,7 +16,7 @@ from ..contexts import DualLevelContext
 from ..frames import Frame
 from ..stores import argument_or_none, constants_of
 from ..values import Collection, ConstVal, Data, normalize
-from .registry import register
+from .registry import register, site_span
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
@@ -59,7 +59,7 @@ def functional_call(engine: EngineContext, row: object, name: str, args: Args, s
             spread.append((None, frozenset([value])))
     if keywords:
         spread.append(("**", keywords))
-    span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+    span = site_span(site)
     return normalize(engine.call_values(modules, tuple(spread), span, frame, ir.Ref(name.rsplit(".", 1)[-1])))
 
 
@@ -81,7 +81,7 @@ def forward_mode_call(
     frame.ctx = replace(saved, region=site)
     start = len(frame.pending)
     try:
-        span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+        span = site_span(site)
         engine.call_values(
             functions, ((None, frozenset([Data(dual=True)])),), span, frame, ir.Ref(name.rsplit(".", 1)[-1])
         )

@@ -304,54 +304,34 @@ def prepare(
             result.add(replace(value, target=Wrapper(frozenset([value.target]), label, site, autocast)))
             continue
         wrapped = Wrapper(frozenset([value]), label, site, autocast)
-        if (
-            compiles
-            and owner.compile_backend is not None
-            and not isinstance(value, Compiled)
-            and owner.compile_regional
-        ):
+        if compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
+            if owner.compile_backend != UNKNOWN_BACKEND:
+                dynamo = f"dynamo backend {owner.compile_backend!r}"
+            elif owner.compile_launched_by:
+                dynamo = "a dynamo backend from the environment"
+            else:  # an argument the code passes, not one literal
+                dynamo = "a dynamo backend the code does not fix"
+            launched = tuple(
+                Condition(expression, True, None)
+                for expression in (owner.compile_launched_by, owner.compile_switch)
+                if expression
+            )
+            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
             # Regional: the children are compiled one by one and the autocast forward runs eagerly
             # around them, so the compiled regions are entered under the autocast.
-            compiled_value = Compiled(
-                value,
+            regional = owner.compile_regional
+            compiled = Compiled(
+                value if regional else wrapped,
                 owner.compile_backend,
                 site,
-                f"{label} ({_backend_phrase(owner)}, regional compilation)",
-                conditions=_launch_conditions(owner),
+                f"{label} ({dynamo}, regional compilation)" if regional else f"{label} ({dynamo})",
+                conditions=launched,
                 how=CompileHow.FRAMEWORK,
             )
-            result.add(Wrapper(frozenset([compiled_value]), label, site, autocast))
-        elif compiles and owner.compile_backend is not None and not isinstance(value, Compiled):
-            # accelerate compiles last, around its autocast wrapper: autocast inside the graph.
-            result.add(
-                Compiled(
-                    wrapped,
-                    owner.compile_backend,
-                    site,
-                    f"{label} ({_backend_phrase(owner)})",
-                    conditions=_launch_conditions(owner),
-                    how=CompileHow.FRAMEWORK,
-                )
-            )
+            result.add(Wrapper(frozenset([compiled]), label, site, autocast) if regional else compiled)
         else:
             result.add(wrapped)
     return frozenset(result)
-
-
-def _backend_phrase(owner: FrameworkObject) -> str:
-    if owner.compile_backend != UNKNOWN_BACKEND:
-        return f"dynamo backend {owner.compile_backend!r}"
-    if owner.compile_launched_by:
-        return "a dynamo backend from the environment"
-    return "a dynamo backend the code does not fix"  # an argument the code passes, not one literal
-
-
-def _launch_conditions(owner: FrameworkObject) -> tuple[Condition, ...]:
-    return tuple(
-        Condition(expression, True, None)
-        for expression in (owner.compile_launched_by, owner.compile_switch)
-        if expression
-    )
 
 
 def lightning_fit(

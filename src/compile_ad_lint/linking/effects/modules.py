@@ -14,7 +14,7 @@ from ..arguments import Args, Values, positional
 from ..frames import Frame
 from ..stores import argument_or_none
 from ..values import UNKNOWN_VALUES, Collection, Wrapper, normalize
-from .registry import register
+from .registry import register, site_span
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
@@ -59,7 +59,7 @@ def call_through(
             skipped = True  # the function itself
         elif keyword not in row.own_keywords:
             passed.append((keyword, values))
-    span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+    span = site_span(site)
     return normalize(engine.call_values(functions, tuple(passed), span, frame, ir.Ref(name.rsplit(".", 1)[-1])))
 
 

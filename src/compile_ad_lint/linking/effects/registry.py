@@ -29,6 +29,12 @@ EffectHandler = Callable[["EngineContext", Any, str, Args, Location, Frame], "Va
 #: ``(engine, call, args, site, span, frame) -> values`` for a framework method's call.
 FrameworkHandler = Callable[["EngineContext", FrameworkCall, Args, Location, ir.Span, Frame], Values]
 
+
+def site_span(site: Location) -> ir.Span:
+    """The span of the call a handler was given the ``site`` of (what ``call_values`` locates by)."""
+    return ir.Span(site.line, site.column, site.end_line, site.end_column)
+
+
 K = TypeVar("K", bound=Hashable)
 H = TypeVar("H", bound=Callable[..., Any])
 

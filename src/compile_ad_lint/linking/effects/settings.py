@@ -13,7 +13,7 @@ from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, positional
 from ..frames import Frame
 from ..values import ClassVal, Data, Instance, Settings
-from .registry import register
+from .registry import register, site_span
 
 if TYPE_CHECKING:
     from ..engine_context import EngineContext
@@ -44,6 +44,6 @@ def field_default(
         return default
     factory = keyword_arg(args, row.factory)
     if factory:
-        span = ir.Span(site.line, site.column, site.end_line, site.end_column)
+        span = site_span(site)
         return engine.call_values(factory, (), span, frame, ir.Ref(row.factory))
     return frozenset([Data()])
