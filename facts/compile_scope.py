@@ -71,12 +71,29 @@ def _wrapped(kind: str) -> str:
     return "compiled" if graphs else "not compiled"
 
 
+def _forward_attribute(kind: str, in_place: bool) -> str:
+    """``compiled.forward(x)`` instead of ``compiled(x)``."""
+    import torch
+
+    backend, graphs = _counting()
+    module = _builtin(kind)
+    if in_place:
+        module.compile(backend=backend)
+        module.forward(torch.randn(2, 3))
+    else:
+        torch.compile(module, backend=backend).forward(torch.randn(2, 3))
+    return "compiled" if graphs else "not compiled"
+
+
 CASES = {
     "built-in nn.Linear .compile() in place": lambda: _in_place("linear"),
     "nn.Sequential of built-ins .compile() in place": lambda: _in_place("sequential"),
     "project module .compile() in place": lambda: _in_place("project"),
     "torch.compile(built-in nn.Linear)": lambda: _wrapped("linear"),
     "torch.compile(project module)": lambda: _wrapped("project"),
+    "torch.compile(project module).forward(x)": lambda: _forward_attribute("project", False),
+    "torch.compile(built-in nn.Linear).forward(x)": lambda: _forward_attribute("linear", False),
+    "project module .compile() in place, then .forward(x)": lambda: _forward_attribute("project", True),
 }
 
 if __name__ == "__main__":

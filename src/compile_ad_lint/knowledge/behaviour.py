@@ -519,6 +519,18 @@ CLAIMS: tuple[Claim, ...] = (
         + _facts(_BA, _DIFFERS, "torch.compile(module), forward replaced to enter autocast, backward outside"),
     ),
     Claim(
+        "CAL002",
+        "`torch.compile(module).forward(x)` runs the compiled module; `forward` of a module compiled in place runs "
+        "eagerly",
+        _facts(
+            _SCOPE,
+            "compiled",
+            "torch.compile(project module).forward(x)",
+            "torch.compile(built-in nn.Linear).forward(x)",
+        )
+        + _facts(_SCOPE, "not compiled", "project module .compile() in place, then .forward(x)"),
+    ),
+    Claim(
         "CAL003",
         "'same_as_forward', 'off' and a list of autocast kwargs dicts are accepted",
         _facts(_BA, _ACCEPTED, "value 'same_as_forward'", "value 'off'", "value: a list of autocast kwargs dicts"),

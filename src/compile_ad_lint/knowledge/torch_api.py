@@ -268,6 +268,10 @@ class CompileHow(enum.Enum):
     FRAMEWORK = "framework"  # a framework compiles what it prepares (``knowledge.frameworks``)
 
 
+#: The spellings that compile a module in place: the module object itself is what its calls run, so
+#: its attributes, ``forward`` included, are the module's own (``COMPILED_FORWARD``).
+IN_PLACE_HOWS = frozenset({CompileHow.IN_PLACE, CompileHow.IN_PLACE_OVERRIDE})
+
 #: Where each spelling takes its backend, for the fix that compiles with another
 #: (``fixes/forward_ad.py``): torch/__init__.py ``compile(model=None, *, ..., backend="inductor", ...)``
 #: (a bare ``@torch.compile`` has no call to add it to: it becomes one),
@@ -381,6 +385,14 @@ REQUIRES_GRAD = Member(
 FORWARD = Member(
     "forward",
     "torch/nn/modules/module.py: `_call_impl`: `forward_call = (self._slow_forward if ... else self.forward)`",
+)
+#: ``torch.compile(module).forward(x)`` runs the compiled call, as ``torch.compile(module)(x)`` does;
+#: ``forward`` of a module compiled in place is still its own, eager (facts/compile_scope.py).
+COMPILED_FORWARD = Member(
+    "forward",
+    "torch/_dynamo/eval_frame.py: `OptimizedModule._initialize`: `self.forward = "
+    "self.dynamo_ctx(self._orig_mod.__call__)`; torch/nn/modules/module.py: `Module.compile` sets "
+    "`self._compiled_call_impl` and leaves `forward` alone",
 )
 #: The original of a compiled module and of a compiled function (what runs uncompiled).
 ORIGINAL_MODULE = Member(

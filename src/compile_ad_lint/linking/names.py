@@ -158,6 +158,8 @@ class Names(Heap):
         if isinstance(base, Compiled):
             if name == api.ORIGINAL_MODULE.name and base.target is not None:
                 return frozenset([base.target])
+            if name == api.COMPILED_FORWARD.name and base.how not in api.IN_PLACE_HOWS:
+                return frozenset([base])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else UNKNOWN_VALUES
         if isinstance(base, (Data, Settings)):

@@ -15,7 +15,7 @@ from ...core.findings import Condition
 from ...core.locations import Location
 from ...knowledge import frameworks as fw
 from ...knowledge.effects import Effect
-from ...knowledge.torch_api import CompileHow
+from ...knowledge.torch_api import IN_PLACE_HOWS, CompileHow
 from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, spread_keyword
 from ..contexts import AutocastContext, AutocastState, NullContext
@@ -265,9 +265,6 @@ def framework_train(
     return frozenset([Data()])
 
 
-_IN_PLACE = frozenset({CompileHow.IN_PLACE, CompileHow.IN_PLACE_OVERRIDE})
-
-
 def prepare(
     engine: EngineContext,
     values: Values,
@@ -297,7 +294,7 @@ def prepare(
             if owner.autocast
             else None
         )
-        if replaces_forward and isinstance(value, Compiled) and value.how in _IN_PLACE and value.target is not None:
+        if replaces_forward and isinstance(value, Compiled) and value.how in IN_PLACE_HOWS and value.target is not None:
             # ``model.compile()`` then ``prepare(model)``: the compiled ``_call_impl`` calls the new
             # forward, so the autocast is entered inside the graph. accelerate's own compile, when
             # set, wraps that module again (it is no ``OptimizedModule``): inside that graph too.
