@@ -203,6 +203,72 @@ def test_a_script_constructing_a_subclass_is_a_caller_of_the_base_method(tmp_pat
     assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "base.py", 8)]
 
 
+MODULE_TRAINER = """\
+import torch
+from accelerate import Accelerator
+from torch import nn
+
+
+class Trainer(nn.Module):
+    def __init__(self, unet, fp16=False):
+        super().__init__()
+        self.unet = unet
+        self.accelerator = Accelerator(mixed_precision="fp16" if fp16 else "no")
+
+    def forward(self, x):
+        unet = self.accelerator.prepare(self.unet)
+        with self.accelerator.autocast():
+            loss = unet(x).mean()
+        self.accelerator.backward(loss)
+        return loss.item()
+"""
+RUN_THROUGH_INSTANCE = """\
+import torch
+from trainer import Trainer
+
+
+def main():
+    trainer = Trainer(torch.nn.Linear(4, 4), fp16=True)
+    for _ in range(3):
+        trainer(torch.randn(2, 4))
+"""
+#: Near misses: another module class called the same way, and the trainer named but never built.
+RUN_ANOTHER_MODULE = """\
+import torch
+
+
+class Other(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+def main():
+    other = Other()
+    other(torch.randn(2, 4))
+"""
+NAMES_THE_TRAINER = """\
+from trainer import Trainer
+
+
+def run(trainer: Trainer, x):
+    return trainer(x)
+"""
+
+
+def test_a_file_constructing_a_module_is_a_caller_of_its_forward(tmp_path, monkeypatch):
+    """``trainer(x)`` runs ``Trainer.forward`` (where the mixed precision comes from the caller's
+    ``fp16=True``) without spelling ``forward``: the blocks building a ``Trainer`` are entry points."""
+    (tmp_path / "trainer.py").write_text(MODULE_TRAINER)
+    (tmp_path / "run.py").write_text(RUN_THROUGH_INSTANCE)
+    (tmp_path / "other.py").write_text(RUN_ANOTHER_MODULE)
+    (tmp_path / "names.py").write_text(NAMES_THE_TRAINER)
+    monkeypatch.chdir(tmp_path)
+    seen = count_analyses(monkeypatch)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
+    assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "trainer.py", 16)]
+    assert sorted(seen) == [("run.py", frozenset({"Trainer"})), ("trainer.py", frozenset())]
+
+
 def test_the_defining_file_is_always_a_caller():
     assert prefilter.may_see(b"def main(m):\n    pass\n\nmain(x)\n", DEFINING, DEFINING, "main")
 

@@ -386,6 +386,9 @@ FORWARD = Member(
     "forward",
     "torch/nn/modules/module.py: `_call_impl`: `forward_call = (self._slow_forward if ... else self.forward)`",
 )
+#: Methods a call of the instance itself runs, so that their callers spell no call of their name:
+#: ``model(x)`` runs ``forward`` (``FORWARD``), ``obj(x)`` runs ``__call__`` (Python's call protocol).
+CALLED_THROUGH_INSTANCE = frozenset({FORWARD.name, "__call__"})
 #: ``torch.compile(module).forward(x)`` runs the compiled call, as ``torch.compile(module)(x)`` does;
 #: ``forward`` of a module compiled in place is still its own, eager (facts/compile_scope.py).
 COMPILED_FORWARD = Member(

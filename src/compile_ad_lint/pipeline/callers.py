@@ -90,6 +90,10 @@ def _starts_line(source: bytes, position: int) -> bool:
     return not source[source.rfind(b"\n", 0, position) + 1 : position].strip(b" \t")
 
 
+#: A name, or a dotted chain of names (spaces around the dots allowed).
+_DOTTED = re.compile(rb"\w+(?:[ \t]*\.[ \t]*\w+)*")
+
+
 def class_definitions(source: bytes) -> Iterator[re.Match[bytes]]:
     """The matches of ``_CLASS_DEFINITION`` that start a line but for indentation."""
     return matches_starting(_CLASS_DEFINITION, source, _starts_line)
@@ -97,12 +101,15 @@ def class_definitions(source: bytes) -> Iterator[re.Match[bytes]]:
 
 def subclass_index(contents: Iterable[bytes]) -> dict[str, frozenset[str]]:
     """Each name the bases of a class definition spell, with the classes defined on it (by name:
-    ``class Mine(pkg.Base)`` and ``class Mine(Generic[T], Base)`` are both subclasses of ``Base``)."""
+    ``class Mine(pkg.Base)`` and ``class Mine(Generic[T], Base)`` are both subclasses of ``Base``).
+    A dotted base names its last part: ``class Config(Wrapper.Config)`` is no subclass of
+    ``Wrapper`` (pytorch/torchtitan's configs nested in each component)."""
     index: dict[str, set[str]] = {}
     for source in contents:
         for match in class_definitions(source):
             name = match.group(1).decode("ascii", "replace")
-            for base in set(re.findall(rb"\w+", match.group(2))):
+            for dotted in set(_DOTTED.findall(match.group(2))):
+                base = dotted.rsplit(b".", 1)[-1].strip()
                 index.setdefault(base.decode("ascii", "replace"), set()).add(name)
     return {base: frozenset(names) for base, names in index.items()}
 

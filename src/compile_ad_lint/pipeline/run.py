@@ -302,11 +302,15 @@ class Run:
         """The files that may call ``requested`` functions, each with the names it may call them by:
         it calls the name (from a per-file index of called names, cached by digest) and can see
         the function (``may_see``)."""
+        from ..knowledge import torch_api as api
         from .callers import may_see, subclass_index, subclasses_of
 
         if self._called is None:
             self._called = self._called_names(contents)
         by_name: dict[str, list[tuple[Path, str, frozenset[str]]]] = {}
+        #: Classes whose instances' calls run a requested method (``model(x)`` runs ``forward``):
+        #: a file constructing one (or a subclass) may call it without spelling the method's name.
+        through_instance: list[tuple[Path, str, frozenset[str], frozenset[str]]] = []
         for path, qualname in requested:
             parts = qualname.split(".")
             subclasses: frozenset[str] = frozenset()
@@ -314,20 +318,28 @@ class Run:
                 if self._subclasses is None:
                     self._subclasses = subclass_index(contents.values())
                 subclasses = subclasses_of(parts[-2], self._subclasses)
+                if parts[-1] in api.CALLED_THROUGH_INSTANCE:
+                    through_instance.append((Path(path), qualname, subclasses, frozenset([parts[-2], *subclasses])))
             by_name.setdefault(parts[-1], []).append((Path(path), qualname, subclasses))
         found = []
         for source_file in self.files:
             called = self._called.get(source_file.path)
             if called is None:
                 continue
-            names = frozenset(
+            source = contents[source_file.path]
+            names = {
                 name
                 for name, functions in by_name.items()
                 if name.encode() in called
-                and any(may_see(contents[source_file.path], source_file.path, *function) for function in functions)
-            )
+                and any(may_see(source, source_file.path, *function) for function in functions)
+            }
+            for defining, qualname, subclasses, classes in through_instance:
+                # The blocks constructing an instance are the entry points that can call it.
+                constructed = {name for name in classes if name.encode() in called}
+                if constructed and may_see(source, source_file.path, defining, qualname, subclasses):
+                    names |= constructed
             if names:
-                found.append((source_file, names))
+                found.append((source_file, frozenset(names)))
         return found
 
     def _called_names(self, contents: Mapping[Path, bytes]) -> dict[Path, frozenset[bytes]]:
