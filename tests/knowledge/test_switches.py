@@ -681,6 +681,12 @@ def train(x, use_amp, step):
             "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
             [Condition("not args.no_amp", True, None)],
         ),
+        # FoundationVision/VAR: a level compared with a number.
+        (
+            '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.fp16 > 0):\n'
+            "        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n",
+            [Condition("args.fp16 > 0", True, None)],
+        ),
         # Compared with what is not a literal: not a test the message can name; on, as before.
         (
             '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=step.dtype is not torch.float32):\n'
@@ -696,6 +702,7 @@ def train(x, use_amp, step):
         "literal",
         "is-not-none",
         "not-flag",
+        "compared-level",
         "not-literal",
     ],
 )
@@ -706,3 +713,116 @@ def test_an_autocast_switched_by_a_flag_names_it(body, conditions, tmp_path):
     report, expected = _analyze(tmp_path, {"train.py": NET + AMP_FLAG.format(body=body)})
     assert reported(report.findings) == expected
     assert [list(f.conditions) for f in report.findings] == [conditions]
+
+
+EARLY_RETURN = """
+def compile_model(m, fast):
+    if fast == 0:
+        return m
+    return torch.compile(m)
+
+
+def train(args, x):
+    model = compile_model(Net(), args.tfast)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model.forward(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+def test_what_follows_an_early_return_on_a_switch_holds_on_the_other_arm(tmp_path):
+    """VAR's ``Args.compile_model``: ``if fast == 0: return m`` leaves the compile to the runs where
+    the test does not hold (the walk goes on past a return; the statements after it carry that).
+    The compiled module is called through ``forward`` (``OptimizedModule.forward`` is compiled)."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + EARLY_RETURN})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [[Condition("fast == 0", False, None)]]
+    assert report.findings[0].message.startswith("When `fast == 0` does not hold: ")
+
+
+CONDITIONAL_FORWARD = """
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.compile(nn.Linear(4, 4))
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def train(args, x):
+    model = Inner()
+    if args.compile:
+        model = torch.compile(model)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model.forward(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+def test_forward_of_a_module_compiled_on_a_switch_runs_its_own_forward_on_the_other_arm(tmp_path):
+    """Where ``args.compile`` is off, ``model.forward`` is the module's own, which calls its compiled
+    layer: the finding holds on both arms and names no switch."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + CONDITIONAL_FORWARD})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [[]]
+
+
+LOOP_CARRIED = """
+def train(loader):
+    model = torch.compile(Net())
+    step = 0
+    for x in loader:
+        if step {op} 5:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(x).sum()
+            loss.backward()  # expect: CAL002
+        step += 1
+"""
+
+
+@pytest.mark.parametrize("op", ["==", ">", "<="])
+def test_a_literal_the_loop_rebinds_does_not_decide_a_test_in_it(op, tmp_path):
+    """``step = 0`` before the loop, ``step += 1`` in it: ``if step > 5:`` is taken in later
+    iterations, whatever the first one's literal decides."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + LOOP_CARRIED.format(op=op)})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [[]]
+
+
+def test_a_comparison_of_literals_decides_its_branch(tmp_path):
+    """``world_size = 1`` and ``if world_size > 1:`` takes the ``else`` arm, as Python does."""
+    program = NET + textwrap.dedent("""
+        def train(x):
+            model = Net()
+            world_size = 1
+            if world_size > 1:
+                model = torch.compile(model)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(x).sum()
+            loss.backward()
+    """)
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected == set()
+
+
+BARE_RETURN = """
+def main(args, x):
+    if args.debug_dataset:
+        print("dataset only")
+        return
+    model = Net()
+    if args.compile:
+        model = torch.compile(model)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+def test_a_bare_return_on_a_switch_is_not_named(tmp_path):
+    """kohya-ss/sd-scripts' ``if args.debug_dataset: ...; return`` ends a mode of the script, not a
+    choice of result: the finding names the compile's switch only."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + BARE_RETURN})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [[Condition("args.compile", True, None)]]

@@ -2,8 +2,8 @@
 literal ``1`` bound takes the other arm (a loss module's generator and discriminator paths, each
 called with its own index), ``if x is None:`` with ``None`` bound takes its own.
 
-Only literals (``ConstVal`` of None, bool, int, float, str, or a tuple/list of those for ``in``)
-decide; anything else is data derived from the parts, as before.
+Only literals (``ConstVal`` of None, bool, int, float, str, or a tuple/list of those for ``in``;
+numbers or strings for an ordering) decide; anything else is data derived from the parts, as before.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import product
 
-from ..summary.model import ListLiteral
+from ..summary.model import ORDERINGS, ListLiteral
 from .arguments import Values
 from .values import ConstVal
 
@@ -72,6 +72,11 @@ def _apply(op: str, operands: tuple) -> bool | None:
         return type(left) is type(right) and left == right
     if op == "is not":
         return not (type(left) is type(right) and left == right)
+    if op in ORDERINGS:  # numbers with numbers, strings with strings, as Python compares them
+        numbers = all(isinstance(o, (int, float)) for o in (left, right))
+        if not numbers and not all(isinstance(o, str) for o in (left, right)):
+            return None
+        return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
     if op in ("in", "not in"):
         if not isinstance(right, (tuple, str)) or (isinstance(right, str) and not isinstance(left, str)):
             return None

@@ -159,6 +159,10 @@ class Names(Heap):
             if name == api.ORIGINAL_MODULE.name and base.target is not None:
                 return frozenset([base.target])
             if name == api.COMPILED_FORWARD.name and base.how not in api.IN_PLACE_HOWS:
+                # Compiled only where its switches hold (``if args.compile:``, a launcher's dynamo
+                # backend): elsewhere the module is not wrapped and its own ``forward`` runs.
+                if base.conditions and base.target is not None:
+                    return frozenset([base]) | self.attribute_of(base.target, name)
                 return frozenset([base])
             # An OptimizedModule forwards attribute access to the original module, uncompiled.
             return self.attribute_of(base.target, name) if base.target is not None else UNKNOWN_VALUES

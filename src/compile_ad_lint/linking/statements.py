@@ -55,6 +55,22 @@ from .values import (
 _MAX_POSITIONS = 8
 
 
+def _carried_over(env: dict[str, Values], arms: Sequence[Sequence[ir.Stmt]]) -> None:
+    """A name holding only literals before a loop whose body rebinds it holds, at the body's start,
+    whatever the previous iteration left (``step = 0`` ... ``if step > warmup:`` ... ``step += 1``):
+    the literal alone would decide the test on the first iteration's value, and skip an arm the
+    later ones take."""
+    literal = {name for name, values in env.items() if values and all(isinstance(v, ConstVal) for v in values)}
+    if not literal:
+        return
+    for statement in ir.statements_in(s for arm in arms for s in arm):
+        if isinstance(statement, ir.Assign):
+            for target in statement.targets:
+                if isinstance(target, ir.NameTarget) and target.name in literal:
+                    env[target.name] = env[target.name] | {Data()}
+                    literal.discard(target.name)
+
+
 def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
     """Whether a method body calls ``super().<method>(...)`` (directly, not in a nested def)."""
     pending: list[object] = list(statements)
@@ -102,8 +118,10 @@ def dotted_expr(name: str) -> ir.Expr:
 
 class Statements(Calls):
     def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None:
+        conditions = frame.conditions  # ``exec_branch`` may narrow them for the rest of this block
         for statement in statements:
             self.exec_statement(statement, frame)
+        frame.conditions = conditions
 
     def exec_statement(self, statement: ir.Stmt, frame: Frame) -> None:
         span = statement.span if isinstance(statement, (ir.Assign, ir.Evaluate, ir.Return)) else None
@@ -219,6 +237,8 @@ class Statements(Calls):
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
             arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
         before_env, before_ctx, before_conditions = dict(frame.env), frame.ctx, frame.conditions
+        if statement.loop:
+            _carried_over(before_env, arms)
         frame.loops += statement.loop
         # ``if <flag>:`` / ``else:``: each arm knows the flag (an ``autocast(enabled=<flag>)`` too).
         flag = flag_key(statement.condition) if statement.condition is not None and len(arms) == 2 else None
@@ -249,6 +269,14 @@ class Statements(Calls):
                 merged[name] = values if known is None or known is values else known | values
         frame.env.clear()
         frame.env.update({name: normalize(values) for name, values in merged.items()})
+        if switched is not None and len(arms) == 2:
+            returns = [bool(arm) and isinstance(arm[-1], ir.Return) and arm[-1].value is not None for arm in arms]
+            if returns.count(True) == 1:
+                # ``if not args.compile: return model``: what follows in this block runs on the other
+                # arm only (the walk goes on after a return, so it would otherwise hold on both). A
+                # bare ``return`` (``if args.debug_dataset: ...; return`` in a script's ``main``) ends
+                # a mode, not a choice of result: naming it would crowd out the switches that matter.
+                frame.conditions = with_condition(before_conditions, switched[returns.index(False)])
         contexts = {ctx for _, ctx in outcomes}
         if len(contexts) == 1:
             frame.ctx = contexts.pop()

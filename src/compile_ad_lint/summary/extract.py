@@ -559,6 +559,10 @@ _COMPARISONS: dict[type, str] = {
     ast.IsNot: "is not",
     ast.In: "in",
     ast.NotIn: "not in",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
 }
 
 #: Annotation names of scalar fields (``typing.Optional[bool]`` and ``bool | None`` included).

@@ -100,13 +100,18 @@ class Call:
     span: Span
 
 
+#: The ordering comparisons a ``Combine`` names (``args.fp16 > 0``).
+ORDERINGS = ("<", "<=", ">", ">=")
+
+
 @dataclass(frozen=True)
 class Combine:
     """Any other expression: its value derives from all its parts (arithmetic, subscripts, ...)."""
 
     parts: tuple[Expr, ...]
-    #: ``==``, ``!=``, ``is``, ``is not``, ``in``, ``not in`` of two parts, or ``not`` of one: known
-    #: when its parts are (``if optimizer_idx == 0:`` with a literal argument picks its arm).
+    #: ``==``, ``!=``, ``is``, ``is not``, ``in``, ``not in`` or an ordering (``ORDERINGS``) of two
+    #: parts, or ``not`` of one: known when its parts are (``if optimizer_idx == 0:`` with a literal
+    #: argument picks its arm).
     op: str = ""
 
 

@@ -286,7 +286,7 @@ def _holds_settings(values: Values, read_from_caller: Callable[[], bool]) -> boo
 #: Calls that read a setting: ``cfg.get("compile", False)``, ``getattr(args, "amp")``, ``bool(...)``.
 _READING_METHODS = frozenset({"get", "getattr", "__getitem__", "pop"})
 _READING_FUNCTIONS = frozenset({"getattr", "bool", "int", "float", "str"})
-_COMPARISONS = frozenset({"==", "!=", "is", "is not", "in", "not in"})
+_COMPARISONS = frozenset({"==", "!=", "is", "is not", "in", "not in", *ir.ORDERINGS})
 
 
 def _read_from_parameters(name: str, function: ir.FunctionSummary, depth: int) -> bool:

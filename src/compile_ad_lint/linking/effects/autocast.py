@@ -68,21 +68,25 @@ def autocast_state(name: str, args: Args, site: Location, frame: Frame | None = 
 def enabled_test(expr: ir.Expr | None) -> str | None:
     """An ``enabled=`` argument as written, when it is a flag (``args.amp``, ``self.use_amp``), its
     negation (``not args.no_amp``) or a flag compared with a literal (``args.amp != 'none'``,
-    DenoisingZoo's ``settings.autocast_dtype is not None``): what a finding needing it names."""
+    DenoisingZoo's ``settings.autocast_dtype is not None``, VAR's ``args.fp16 > 0``): what a finding
+    needing it names."""
     key = flag_key(expr)
     if key is not None or not isinstance(expr, ir.Combine):
         return key
     if expr.op == "not" and len(expr.parts) == 1:
         negated = flag_key(expr.parts[0])
         return f"not {negated}" if negated is not None else None
-    if expr.op not in ("==", "!=", "is", "is not") or len(expr.parts) != 2:
+    if expr.op not in ("==", "!=", "is", "is not", *ir.ORDERINGS) or len(expr.parts) != 2:
         return None
     flag, literal = expr.parts
     name = flag_key(flag)
     if name is None or not isinstance(literal, ir.Const):
         return None
     value = literal.value
-    literal_kind = value is None or (expr.op in ("==", "!=") and isinstance(value, (str, int, bool)))
+    if expr.op in ir.ORDERINGS:  # ``args.fp16 > 0``: a level compared with a number
+        literal_kind = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        literal_kind = value is None or (expr.op in ("==", "!=") and isinstance(value, (str, int, bool)))
     return f"{name} {expr.op} {value!r}" if literal_kind else None
 
 
