@@ -28,7 +28,12 @@ def _check(code: str, tmp_path) -> None:
     "row", [*fw.FRAMEWORK_CLASSES, *fw.FRAMEWORK_METHODS], ids=lambda r: f"{r.kind}.{getattr(r, 'method', '')}"
 )
 def test_every_row_cites_its_source(row):
-    assert re.search(r"src/[\w/]+\.py", row.source), row.source
+    assert re.search(r"[\w.-]+(/[\w.-]+)+\.py", row.source), row.source
+
+
+@pytest.mark.parametrize("name", sorted(fw.MODULE_BASES))
+def test_every_module_base_cites_its_source(name):
+    assert re.search(r"[\w.-]+(/[\w.-]+)+\.py: `class ", fw.MODULE_BASES[name]), fw.MODULE_BASES[name]
 
 
 def test_every_effect_has_a_row():
@@ -331,6 +336,30 @@ def test_a_dynamo_backend_left_to_the_launcher_is_a_named_switch(constructor, ma
 
 
 @pytest.mark.parametrize(
+    ("constructor", "conditions"),
+    [
+        ("Accelerator(**{'mixed_precision': 'bf16', 'dynamo_backend': 'inductor'})", []),
+        ("Accelerator(**{'mixed_precision': 'bf16', 'dynamo_backend': 'no'})", None),
+        ("Accelerator(mixed_precision='bf16', **{'dynamo_backend': 'inductor'})", []),
+        ("Accelerator(mixed_precision='bf16', dynamo_plugin=TorchDynamoPlugin(**{'backend': 'inductor'}))", []),
+        ("Accelerator(mixed_precision='bf16', **kwargs)", ["ACCELERATE_DYNAMO_BACKEND"]),
+    ],
+)
+def test_a_dynamo_backend_in_a_literal_dict_is_read(constructor, conditions, tmp_path):
+    """``Accelerator(**{...})``: a literal dict's backend is the code's, not the launcher's (bghira/
+    SimpleTuner builds its accelerate keywords in dicts); a mapping that is not a literal leaves it
+    to the launcher, as before."""
+    code = NET + "from accelerate import Accelerator\nfrom accelerate.utils import TorchDynamoPlugin\n\n\n"
+    code += f"def run(loader, kwargs):\n    accelerator = {constructor}\n    model = accelerator.prepare(Net())\n"
+    marker = "  # ok: the code says it never compiles" if conditions is None else "  # expect: CAL002"
+    code += "    for x in loader:\n        with accelerator.autocast():\n            loss = model(x)\n"
+    code += f"        accelerator.backward(loss){marker}\n"
+    _check(code, tmp_path)
+    findings = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
+    assert [[c.expression for c in f.conditions] for f in findings] == ([] if conditions is None else [conditions])
+
+
+@pytest.mark.parametrize(
     ("setup", "conditions", "backend"),
     [
         # kohya-ss/sd-scripts' train_util.prepare_accelerator: "NO" unless --torch_compile.
@@ -408,6 +437,77 @@ def test_hf_trainer_names(name, tmp_path):
         + f"from {module} import {cls} as T\n\n\ndef main(ds):\n    args = TrainingArguments(output_dir='out', bf16=True)\n"
     )
     code += "    T(torch.compile(Net()), args, train_dataset=ds).train()  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+# -- composer ------------------------------------------------------------------------------------------
+
+COMPOSER = (
+    "import torch\nfrom torch import nn\nfrom composer import Trainer\nfrom composer.models import ComposerModel\n\n\n"
+    "class Net(ComposerModel):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(4, 4)\n\n"
+    "    def forward(self, batch):\n        return self.l(batch)\n\n    def loss(self, outputs, batch):\n"
+    "        return outputs.sum()\n\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "model", "marker"),
+    [
+        ("precision='amp_bf16', compile_config={}", "Net()", "  # expect: CAL002"),
+        ("precision='amp_fp16', compile_config={'mode': 'max-autotune'}", "Net()", "  # expect: CAL002"),
+        ("precision='amp_bf16', compile_config={'backend': 'eager'}", "Net()", "  # ok: eager compiles no backward"),
+        ("precision='amp_bf16', compile_config=cfg.compile_config", "Net()", "  # expect: CAL002"),
+        ("precision='amp_fp16'", "torch.compile(Net())", "  # expect: CAL002"),
+        ("precision='amp_bf16'", "Net()", "  # ok: not compiled"),
+        ("precision='amp_bf16', compile_config=None", "Net()", "  # ok: not compiled"),
+        ("precision='fp32', compile_config={}", "Net()", "  # ok: no autocast"),
+        ("compile_config={}", "Net()", "  # ok: no precision given (fp32 on the CPU, amp_fp16 on a GPU)"),
+    ],
+)
+def test_composer_trainer(arguments, model, marker, tmp_path):
+    """composer compiles ``model.forward`` in place when ``compile_config`` is not None and runs the
+    model inside ``get_precision_context``, its backward outside: the graph is traced under the
+    autocast (unlike accelerate's, whose autocast is inside the graph)."""
+    code = (
+        COMPOSER
+        + f"def main(loader, cfg):\n    trainer = Trainer(model={model}, train_dataloader=loader, {arguments})\n"
+    )
+    code += f"    trainer.fit(){marker}\n"
+    _check(code, tmp_path)
+
+
+def test_composer_names_the_compile_switch(tmp_path):
+    code = COMPOSER + "import yaml\n\n\ndef main(loader):\n    cfg = yaml.safe_load(open('train.yaml'))\n"
+    code += (
+        "    Trainer(model=Net(), precision='amp_bf16', compile_config=cfg['compile_config']).fit()  # expect: CAL002\n"
+    )
+    (tmp_path / "train.py").write_text(code)
+    report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check([str(tmp_path)])
+    (finding,) = report.findings
+    assert [c.expression for c in finding.conditions] == ["compile_config is not None"]
+
+
+@pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["composer.Trainer"].names))
+def test_composer_trainer_names(name, tmp_path):
+    module, cls = name.rsplit(".", 1)
+    code = COMPOSER + f"from {module} import {cls} as T\n\n\ndef main(loader):\n"
+    code += "    T(model=Net(), precision='amp_bf16', compile_config={}).fit()  # expect: CAL002\n"
+    _check(code, tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(fw.MODULE_BASES))
+def test_a_class_on_a_library_module_base_is_a_module(name, tmp_path):
+    """accelerate compiles what ``prepare`` gets when it is a module: a project class built on
+    ``PreTrainedModel``, ``ModelMixin`` or ``ComposerModel`` is one."""
+    module, cls = name.rsplit(".", 1)
+    code = (
+        f"import torch\nfrom torch import nn\nfrom accelerate import Accelerator\nfrom {module} import {cls}\n\n\n"
+        f"class Net({cls}):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.LayerNorm(4)\n\n"
+        "    def forward(self, x):\n        return self.l(x).sum()\n\n\n"
+        "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16', dynamo_backend='inductor')\n"
+        "    model = accelerator.prepare(torch.compile(Net()))\n    for x in loader:\n"
+        "        accelerator.backward(model(x))  # expect: CAL002\n"
+    )
     _check(code, tmp_path)
 
 

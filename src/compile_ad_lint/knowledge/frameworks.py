@@ -40,8 +40,9 @@ class FrameworkEffect(enum.Enum):
     #: autocast and, with automatic optimization, the backward of its loss at the ``fit`` call,
     #: outside autocast; a compiled LightningModule gets its ``step`` compiled.
     FIT = "fit"
-    #: Hugging Face ``Trainer.train()``: prepares the held model like accelerate's ``prepare`` and
-    #: runs the backward of its output at the ``train`` call, outside autocast.
+    #: A trainer's own training loop (Hugging Face ``Trainer.train()``, composer ``Trainer.fit()``):
+    #: prepares the held model like accelerate's ``prepare`` (the trainer's autocast around its calls,
+    #: its compile) and runs the backward of its output at the call, outside autocast.
     TRAIN = "train"
     #: Returns its ``argument`` unchanged (``unwrap_model``).
     SAME = "same"
@@ -99,6 +100,12 @@ class Compilation:
     #: other children one by one instead of the whole model (``use_regional_compilation``): its
     #: autocast wrapper then runs outside the compiled regions.
     regional_arguments: tuple[str, ...] = ()
+    #: Arguments that make it compile when given anything but None (composer's ``compile_config={}``
+    #: compiles with torch.compile's defaults), the backend from a literal dict's ``"backend"``.
+    config_arguments: tuple[str, ...] = ()
+    #: It enters its autocast around the model it compiled (composer runs ``model(batch)`` inside
+    #: ``get_precision_context``): the graph is traced under that autocast, unlike accelerate's.
+    autocast_around: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,11 @@ class FrameworkMethod:
     #: module compiled in place calls from inside its compiled ``_call_impl``: there the autocast
     #: runs inside the graph (a wrapper's autocast, Fabric's, stays around the compiled call).
     replaces_forward: bool = False
+    #: Where a ``TRAIN`` effect's framework runs the backward, as a finding names it.
+    backward_at: str = ""
+    #: A ``TRAIN`` effect's framework calls the model on one positional batch (composer's
+    #: ``model(batch)``), not on keyword inputs (Hugging Face's ``model(**inputs)``).
+    positional_batch: bool = False
 
 
 _ACCELERATE_PRECISION = Precision(
@@ -170,6 +182,15 @@ _LIGHTNING_PRECISION = Precision(
     # src/lightning/fabric/connector.py and .../pytorch/trainer/connectors/accelerator_connector.py
     # ``_check_and_init_precision``: "16-mixed" on the CPU becomes "bf16-mixed" (with a warning).
     device_dtypes=(("cpu", "float16", "bfloat16"),),
+)
+
+_COMPOSER_PRECISION = Precision(
+    "precision",
+    (("amp_bf16", "bfloat16"), ("amp_fp16", "float16"), ("fp32", None)),
+    # No ``precision``: amp_fp16 on a GPU, fp32 on the CPU (the device is not known here).
+    absent=None,
+    device_argument="device",
+    device_values=(("gpu", "cuda"), ("cuda", "cuda"), ("cpu", "cpu"), ("mps", "mps")),
 )
 
 FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
@@ -263,6 +284,21 @@ FRAMEWORK_CLASSES: tuple[FrameworkClass, ...] = (
         "`torch_compile_mode`) selects a dynamo backend ('inductor' by default) that accelerate applies.",
         precision=Precision("mixed_precision", (), absent=None, flags=(("fp16", "float16"), ("bf16", "bfloat16"))),
         compilation=Compilation(backend_arguments=("torch_compile_backend",), flags=("torch_compile",)),
+    ),
+    FrameworkClass(
+        "composer.Trainer",
+        frozenset({"composer.Trainer", "composer.trainer.Trainer", "composer.trainer.trainer.Trainer"}),
+        "mosaicml/composer composer/trainer/trainer.py (6405188) `Trainer.__init__`: `precision` None is "
+        "amp_fp16 on a GPU device, fp32 on the CPU; with `compile_config` not None, `compiled_model = "
+        "torch.compile(self.state.model, **compile_config)` and `self.state.model.forward = "
+        "compiled_model.dynamo_ctx(self.state.model.forward)`; `_train_microbatch` runs "
+        "`self.state.model(self.state.batch)` inside `get_precision_context(self.state.precision, ...)` and "
+        "`microbatch_loss.backward(...)` outside it; composer/core/precision.py `get_precision_context`: "
+        "amp_fp16 `torch.autocast('cuda', enabled=True)`, amp_bf16 `torch.autocast('cuda', dtype=torch.bfloat16)`, "
+        "fp32 `torch.autocast('cuda', enabled=False)`.",
+        precision=_COMPOSER_PRECISION,
+        compilation=Compilation(config_arguments=("compile_config",), autocast_around=True),
+        holds=(("model", 0),),
     ),
     FrameworkClass(
         "transformers.Trainer",
@@ -385,6 +421,17 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         argument=("tensor", 0),
     ),
     FrameworkMethod(
+        "composer.Trainer",
+        "fit",
+        FrameworkEffect.TRAIN,
+        "mosaicml/composer composer/trainer/trainer.py (6405188) `fit` -> `_train_loop` -> `_train_microbatch`: "
+        "`self.state.model(self.state.batch)` under `get_precision_context`, then `microbatch_loss.backward(...)`.",
+        calls="model",
+        backward_at="microbatch_loss.backward in _train_microbatch",
+        positional_batch=True,
+        # ``.fit(`` is an anchor already (Lightning's ``Trainer.fit``).
+    ),
+    FrameworkMethod(
         "transformers.Trainer",
         "train",
         FrameworkEffect.TRAIN,
@@ -392,6 +439,7 @@ FRAMEWORK_METHODS: tuple[FrameworkMethod, ...] = (
         "`self.accelerator.prepare` and `training_step` runs `compute_loss` then `self.accelerator.backward(loss)`; "
         "`compute_loss` calls `model(**inputs)`.",
         calls="model",
+        backward_at="accelerator.backward in training_step",
         # ``.train()`` is also every module's mode switch: the Trainer's settings mark the code instead.
         anchors=(Anchor(("TrainingArguments", "("), "TrainingArguments", Preceded.WORD_BOUNDARY),),
     ),
@@ -442,6 +490,31 @@ FRAMEWORK_BASES: dict[str, str] = {
         "pytorch_lightning.core.LightningModule",
         "pytorch_lightning.core.module.LightningModule",
     )
+}
+
+#: Library base classes that are ``torch.nn.Module`` subclasses, by every public spelling: a project
+#: class built on one is a module (accelerate's ``prepare`` and composer's ``Trainer`` compile it).
+MODULE_BASES: dict[str, str] = {
+    name: source
+    for names, source in (
+        (
+            ("composer.ComposerModel", "composer.models.ComposerModel", "composer.models.base.ComposerModel"),
+            "mosaicml/composer composer/models/base.py: `class ComposerModel(torch.nn.Module, abc.ABC)`",
+        ),
+        (
+            ("composer.models.HuggingFaceModel", "composer.models.huggingface.HuggingFaceModel"),
+            "mosaicml/composer composer/models/huggingface.py: `class HuggingFaceModel(ComposerModel)`",
+        ),
+        (
+            ("transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel"),
+            "transformers src/transformers/modeling_utils.py: `class PreTrainedModel(nn.Module, ...)`",
+        ),
+        (
+            ("diffusers.ModelMixin", "diffusers.models.ModelMixin", "diffusers.models.modeling_utils.ModelMixin"),
+            "diffusers src/diffusers/models/modeling_utils.py: `class ModelMixin(torch.nn.Module, PushToHubMixin)`",
+        ),
+    )
+    for name in names
 }
 
 CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASSES for name in cls.names}

@@ -74,7 +74,9 @@ class Heap(EngineState):
 
     def is_module_class(self, cls: ClassVal) -> bool:
         return any(
-            isinstance(b, External) and (api.is_torch_nn(b.name) or b.name in fw.FRAMEWORK_BASES) for b in self.mro(cls)
+            isinstance(b, External)
+            and (api.is_torch_nn(b.name) or b.name in fw.FRAMEWORK_BASES or b.name in fw.MODULE_BASES)
+            for b in self.mro(cls)
         )
 
     def find_member(self, cls: ClassVal, name: str) -> Values | None:

@@ -38,6 +38,7 @@ from ..values import (
     FrameworkCall,
     FrameworkObject,
     Instance,
+    Settings,
     Wrapper,
     normalize,
 )
@@ -80,6 +81,7 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         compile_launched_by=launched_by,
         compile_switch=switch,
         compile_regional=regional,
+        compile_around=row.compilation is not None and row.compilation.autocast_around,
     )
 
 
@@ -147,6 +149,17 @@ class CompileSetting:
     regional: bool = False
 
 
+def _given(args: Args, keyword: str) -> Values | None:
+    """A constructor argument by keyword, or a literal dict's entry spread into the call
+    (``Accelerator(**{"dynamo_backend": "inductor"})``); a mapping that is not a literal is not read
+    (``Accelerator(**kwargs)`` usually leaves the backend to the launcher)."""
+    values = keyword_arg(args, keyword)
+    if values is not None:
+        return values
+    literal = frozenset(v for v in spread_keyword(args, keyword) or () if isinstance(v, ConstVal))
+    return literal or None
+
+
 def framework_compilation(row: fw.FrameworkClass, args: Args) -> CompileSetting:
     """The backend argument, else the plugin, else the flag the code passes; else the row's default;
     regional when an argument the row names says so literally."""
@@ -154,14 +167,14 @@ def framework_compilation(row: fw.FrameworkClass, args: Args) -> CompileSetting:
     if compilation is None:
         return CompileSetting()
     setting = _compilation(compilation, args)
-    if any(constants_of(keyword_arg(args, keyword)) == {True} for keyword in compilation.regional_arguments):
+    if any(constants_of(_given(args, keyword)) == {True} for keyword in compilation.regional_arguments):
         setting = replace(setting, regional=True)
     return setting
 
 
 def _compilation(compilation: fw.Compilation, args: Args) -> CompileSetting:
     for keyword in compilation.backend_arguments:
-        values = keyword_arg(args, keyword)
+        values = _given(args, keyword)
         if values is not None:
             constants = constants_of(values)
             if constants is not None and len(constants) == 1:
@@ -169,10 +182,14 @@ def _compilation(compilation: fw.Compilation, args: Args) -> CompileSetting:
                 return CompileSetting(None if backend == "no" else backend)
             literals = {str(value.value).lower() for value in values if isinstance(value, ConstVal)}
             return CompileSetting(UNKNOWN_BACKEND, switch=f"{keyword} != 'no'" if "no" in literals else "")
-    flags_given = any(keyword_arg(args, flag) is not None for flag in compilation.flags)
+    for keyword in compilation.config_arguments:
+        values = _given(args, keyword)
+        if values is not None:
+            return _configured(keyword, values, compilation.default_backend)
+    flags_given = any(_given(args, flag) is not None for flag in compilation.flags)
     launched_by = "" if flags_given else compilation.environment
     for keyword in compilation.plugin_arguments:
-        given = keyword_arg(args, keyword)
+        given = _given(args, keyword)
         if given is None:
             continue
         plugins = [value for value in given if isinstance(value, FrameworkObject)]
@@ -188,7 +205,7 @@ def _compilation(compilation: fw.Compilation, args: Args) -> CompileSetting:
             )
         break
     for flag in compilation.flags:
-        values = keyword_arg(args, flag)
+        values = _given(args, flag)
         if values is not None:
             constants = constants_of(values)
             if constants == {True}:
@@ -199,6 +216,25 @@ def _compilation(compilation: fw.Compilation, args: Args) -> CompileSetting:
             return CompileSetting(UNKNOWN_BACKEND, switch=flag if off else "")
     absent = compilation.absent_backend
     return CompileSetting(absent, launched_by if absent is not None else "")
+
+
+def _configured(keyword: str, values: Values, default_backend: str) -> CompileSetting:
+    """``compile_config=<values>``: compiles unless it is None; the backend a literal dict names. A
+    None among the values, or a launch setting, is the switch the compile holds under."""
+    nones = [v for v in values if isinstance(v, ConstVal) and v.value is None]
+    if len(nones) == len(values):
+        return CompileSetting()
+    backends = set()
+    for value in values:
+        if value in nones:
+            continue
+        config = value.value if isinstance(value, ConstVal) else None
+        backend = config.get("backend", default_backend) if isinstance(config, ir.DictLiteral) else None
+        backends.add(str(backend).lower() if isinstance(backend, str) else UNKNOWN_BACKEND)
+    off = bool(nones) or any(isinstance(v, Settings) for v in values)
+    return CompileSetting(
+        backends.pop() if len(backends) == 1 else UNKNOWN_BACKEND, switch=f"{keyword} is not None" if off else ""
+    )
 
 
 def framework_argument(call: FrameworkCall, args: Args) -> Values | None:
@@ -317,15 +353,17 @@ def prepare(
             # Regional: the children are compiled one by one and the autocast forward runs eagerly
             # around them, so the compiled regions are entered under the autocast.
             regional = owner.compile_regional
+            # composer enters its autocast around the model it compiled, as regional compilation does.
+            outside = regional or owner.compile_around
             compiled = Compiled(
-                value if regional else wrapped,
+                value if outside else wrapped,
                 owner.compile_backend,
                 site,
                 f"{label} ({dynamo}, regional compilation)" if regional else f"{label} ({dynamo})",
                 conditions=launched,
                 how=CompileHow.FRAMEWORK,
             )
-            result.add(Wrapper(frozenset([compiled]), label, site, autocast) if regional else compiled)
+            result.add(Wrapper(frozenset([compiled]), label, site, autocast) if outside else compiled)
         else:
             result.add(wrapped)
     return frozenset(result)
@@ -391,13 +429,15 @@ def hf_train(
     span: ir.Span,
     frame: Frame,
 ) -> None:
-    """Hugging Face ``Trainer.train()``: the model prepared like accelerate's ``prepare``, called on
-    a batch, and ``accelerator.backward(loss)`` outside autocast."""
+    """A trainer's loop (Hugging Face ``Trainer.train()``, composer ``Trainer.fit()``): the model
+    prepared like accelerate's ``prepare``, called on a batch, and its backward outside autocast."""
     interp = engine
     prepared = prepare(engine, trainer.held, trainer, site, method.method, compiles=True)  # accelerator.prepare inside
     callee = ir.Ref(method.calls or method.method)
-    outputs = interp.call_values(prepared, (("**", frozenset([PARAMETER])),), span, frame, callee)
-    interp.record_backward(outputs, site, "Trainer.train() (accelerator.backward in training_step)", frame)
+    batch = (None if method.positional_batch else "**", frozenset([PARAMETER]))
+    outputs = interp.call_values(prepared, (batch,), span, frame, callee)
+    label = f"{trainer.kind.rsplit('.', 1)[-1]}.{method.method}()"
+    interp.record_backward(outputs, site, f"{label} ({method.backward_at})" if method.backward_at else label, frame)
 
 
 @register_framework_method(fw.FrameworkEffect.NULL_CONTEXT)
