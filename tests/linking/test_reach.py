@@ -655,3 +655,23 @@ def test_an_attribute_the_method_does_not_fill_is_still_a_switch(tmp_path):
     _check(Case(code), tmp_path)
     (finding,) = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)]).findings
     assert "self.precompiled is None" in finding.message, finding.message
+
+
+TUPLE_OR_TENSOR = NET + (
+    "model = torch.compile(Net())\n\n\n"
+    "def predict(x, flag):\n"
+    "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        pred = model(x)\n"
+    "    if flag:\n        return pred, pred.detach()\n    return pred\n\n\n"
+    "def step(x, flag):\n    loss = predict(x, flag).mean()\n    loss.backward()  # expect: CAL002\n\n\n"
+    "def both(x, flag):\n    out = predict(x, flag)\n    out.backward()  # expect: CAL002\n\n\n"
+    "def unpacked(x):\n    pred, _ = predict(x, True)\n    pred.sum().backward()  # expect: CAL002\n\n\n"
+    "def eager(x, flag):\n    out = torch.nn.Linear(4, 4)(x)\n    if flag:\n        out = (out, out)\n"
+    "    out.backward()  # ok: no compiled region\n"
+)
+
+
+def test_a_result_that_is_a_tuple_on_another_path_is_still_differentiated(tmp_path):
+    """ostris/ai-toolkit's ``predict_noise``: ``return pred, cond`` on one path, ``return pred`` on the
+    other; ``.backward()`` runs on the tensor (a tuple has no ``backward``)."""
+    expected, found = run_case(Case(TUPLE_OR_TENSOR), tmp_path)
+    assert found == expected

@@ -91,7 +91,9 @@ class Calls(ExternalCalls):
             # ``None.backward()`` would raise: a path where the receiver is None (``loss = None``
             # when no targets are given) is not the one that runs it.
             evaluated = self.engine.eval(call.func.base, frame)
-            receivers = evaluated - _NONE_SET
+            # Nor is a tuple or list's: ``return pred, cond`` on one path, ``return pred`` on the one
+            # whose result is differentiated (ostris/ai-toolkit's ``predict_noise``).
+            receivers = frozenset(r for r in evaluated - _NONE_SET if not isinstance(r, Collection))
             if receivers and all(isinstance(r, Data) for r in receivers):
                 args = self.eval_args(call.args, frame)
                 if call.func.attr == api.TENSOR_BACKWARD.name:
