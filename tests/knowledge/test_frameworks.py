@@ -495,14 +495,18 @@ def test_composer_trainer_names(name, tmp_path):
     _check(code, tmp_path)
 
 
+@pytest.mark.parametrize("dotted", [False, True], ids=["imported", "dotted"])
 @pytest.mark.parametrize("name", sorted(fw.MODULE_BASES))
-def test_a_class_on_a_library_module_base_is_a_module(name, tmp_path):
-    """accelerate compiles what ``prepare`` gets when it is a module: a project class built on
-    ``PreTrainedModel``, ``ModelMixin`` or ``ComposerModel`` is one."""
+def test_a_class_on_a_library_module_base_is_a_module(name, dotted, tmp_path):
+    """accelerate wraps what ``prepare`` gets in its autocast when it is a module: a project class
+    built on ``PreTrainedModel``, ``ModelMixin`` or ``ComposerModel`` is one, imported by name or
+    spelled through its package (``class Net(composer.models.ComposerModel)``)."""
     module, cls = name.rsplit(".", 1)
+    imported = f"import {module.split('.')[0]}" if dotted else f"from {module} import {cls}"
+    base = name if dotted else cls
     code = (
-        f"import torch\nfrom torch import nn\nfrom accelerate import Accelerator\nfrom {module} import {cls}\n\n\n"
-        f"class Net({cls}):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.LayerNorm(4)\n\n"
+        f"import torch\nfrom torch import nn\nfrom accelerate import Accelerator\n{imported}\n\n\n"
+        f"class Net({base}):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.LayerNorm(4)\n\n"
         "    def forward(self, x):\n        return self.l(x).sum()\n\n\n"
         "def train(loader):\n    accelerator = Accelerator(mixed_precision='bf16', dynamo_backend='inductor')\n"
         "    model = accelerator.prepare(torch.compile(Net()))\n    for x in loader:\n"

@@ -79,6 +79,7 @@ CALLS: dict[str, tuple[Meaning, ...]] = _index(
 MATCHED_NAMES: frozenset[str] = (
     frozenset(CALLS)
     | frozenset(fw.FRAMEWORK_BASES)
+    | frozenset(fw.MODULE_BASES)
     | api.PARAMETERIZED_MODULES
     | api.PARAMETERLESS_MODULES
     | api.PARAMETER_FACTORIES
