@@ -253,6 +253,24 @@ from trainer import Trainer
 def run(trainer: Trainer, x):
     return trainer(x)
 """
+#: A root of the first round (it holds a backward) that builds and calls a trainer from its module
+#: code: that analysis walked the call already; it is not analyzed again as a caller.
+ROOT_BUILDING_THE_TRAINER = """\
+import torch
+from trainer import Trainer
+
+
+def main():
+    trainer = Trainer(torch.nn.Linear(4, 4), fp16=True)
+    trainer(torch.randn(2, 4))
+
+
+def finetune(model, x):
+    model(x).sum().backward()
+
+
+main()
+"""
 
 
 def test_a_file_constructing_a_module_is_a_caller_of_its_forward(tmp_path, monkeypatch):
@@ -262,11 +280,16 @@ def test_a_file_constructing_a_module_is_a_caller_of_its_forward(tmp_path, monke
     (tmp_path / "run.py").write_text(RUN_THROUGH_INSTANCE)
     (tmp_path / "other.py").write_text(RUN_ANOTHER_MODULE)
     (tmp_path / "names.py").write_text(NAMES_THE_TRAINER)
+    (tmp_path / "script.py").write_text(ROOT_BUILDING_THE_TRAINER)
     monkeypatch.chdir(tmp_path)
     seen = count_analyses(monkeypatch)
     report = Analyzer(Config(root=tmp_path), jobs=1, use_cache=False).check(["."])
     assert [(f.code, f.location.path, f.location.line) for f in report.findings] == [("CAL002", "trainer.py", 16)]
-    assert sorted(seen) == [("run.py", frozenset({"Trainer"})), ("trainer.py", frozenset())]
+    assert sorted(seen) == [
+        ("run.py", frozenset({"Trainer"})),
+        ("script.py", frozenset()),
+        ("trainer.py", frozenset()),
+    ]
 
 
 def test_the_defining_file_is_always_a_caller():
