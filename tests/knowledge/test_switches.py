@@ -826,3 +826,21 @@ def test_a_bare_return_on_a_switch_is_not_named(tmp_path):
     report, expected = _analyze(tmp_path, {"train.py": NET + BARE_RETURN})
     assert reported(report.findings) == expected
     assert [list(f.conditions) for f in report.findings] == [[Condition("args.compile", True, None)]]
+
+
+@pytest.mark.parametrize("row", switches.SELF_RETURNING_METHODS, ids=lambda row: f"{row.base}.{row.method}")
+def test_a_settings_method_returning_the_instance_keeps_the_class(row, tmp_path):
+    """FoundationVision/VAR's ``args = Args(explicit_bool=True).parse_args(known_only=True)`` on a
+    ``Tap`` subclass: the result is the ``Args`` instance, its fields switches, its methods callable."""
+    module, cls = row.base.rsplit(".", 1)
+    program = (
+        f"{NET}from {module} import {cls}\n\n\nclass Args({cls}):\n    compile: bool = False\n\n"
+        "    def compile_model(self, m):\n        return torch.compile(m) if self.compile else m\n\n\n"
+        f"def train(x):\n    args = Args(explicit_bool=True).{row.method}(known_only=True)\n"
+        "    model = Net()\n    if args.compile:\n        model = args.compile_model(model)\n"
+        '    with torch.autocast("cpu", dtype=torch.bfloat16):\n        loss = model(x).sum()\n'
+        "    loss.backward()  # expect: CAL002\n"
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [list(f.conditions) for f in report.findings] == [[Condition("args.compile", True, False)]]

@@ -230,6 +230,33 @@ CONFIG_CLASSES: tuple[ConfigClass, ...] = (
         "pydantic pydantic/main.py: `BaseModel` fields are constructor keyword arguments validated from "
         "data; pydantic_settings `BaseSettings` fills them from the environment and CLI too",
     ),
+    ConfigClass(
+        "typed-argument-parser",
+        frozenset(),
+        frozenset({"tap.Tap", "tap.tap.Tap"}),
+        "typed-argument-parser src/tap/tap.py: `class Tap(ArgumentParser)`: each annotated class variable is a "
+        "command-line argument, its value the class variable's default unless given",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SelfReturningMethod:
+    """A method a settings base class gives its subclasses that returns the instance itself, filled
+    (``Args().parse_args()`` is the ``Args`` instance, its fields set from the command line)."""
+
+    base: str
+    method: str
+    source: str
+
+
+SELF_RETURNING_METHODS: tuple[SelfReturningMethod, ...] = (
+    SelfReturningMethod(
+        "tap.Tap",
+        "parse_args",
+        "typed-argument-parser src/tap/tap.py: `def parse_args(self, args=None, known_only=False, ...)`: "
+        "sets each argument on `self`, then `return self`",
+    ),
 )
 
 
@@ -310,8 +337,15 @@ REBINDER_BY_NAME: dict[str, GlobalRebinder] = {row.function: row for row in GLOB
 FIELD_DEFAULT_BY_NAME: dict[str, FieldDefault] = {name: row for row in FIELD_DEFAULTS for name in row.names}
 
 #: Every qualified name these tables compare what the code reaches with (kept whole by attribute access).
+#: Method name -> the settings bases whose method of that name returns the instance.
+SELF_RETURNING_BY_NAME: dict[str, frozenset[str]] = {
+    name: frozenset(row.base for row in SELF_RETURNING_METHODS if row.method == name)
+    for name in {row.method for row in SELF_RETURNING_METHODS}
+}
+
 SWITCH_NAMES: frozenset[str] = frozenset(
     [
+        *(row.base for row in SELF_RETURNING_METHODS),
         *SETTINGS_CALL_BY_NAME,
         *SETTINGS_OBJECTS,
         *SETTINGS_BASES,

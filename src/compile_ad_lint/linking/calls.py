@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..core.locations import Location
+from ..knowledge import switches as settings
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values, positional, written_argument
@@ -68,6 +69,7 @@ _RECEIVER_METHODS = frozenset(
         *api.MODULE_PARAMETER_METHODS,
         *api.CONTAINER_ELEMENT_METHODS,
         *api.MODULE_REGISTRATION_METHODS,
+        *settings.SELF_RETURNING_BY_NAME,
     }
 )
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..knowledge import switches as settings
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Args, Values, argument_data, argument_values
@@ -29,6 +30,7 @@ from .values import (
     Compiled,
     ConstVal,
     Data,
+    External,
     Instance,
     Wrapper,
     held_modules,
@@ -123,6 +125,8 @@ class Reach(ContainerStores, FrameworkEffects):
             elif name in api.MODULE_REGISTRATION_METHODS and isinstance(receiver, (Instance, Collection)):
                 self.register_module(func.base, receiver, args, frame, call.span)
                 result.add(ConstVal(None))
+            elif name in settings.SELF_RETURNING_BY_NAME and self._returns_itself(receiver, name):
+                result.add(receiver)  # ``Args().parse_args()`` of a ``Tap`` subclass: the instance, filled
             elif name == "requires_grad_" and isinstance(receiver, Data):
                 grad = requires_grad_argument(args)
                 result.add(replace(receiver, requires_grad=grad is not False))
@@ -132,6 +136,14 @@ class Reach(ContainerStores, FrameworkEffects):
             callees = interp.attribute(frozenset(rest), name)
             result |= interp.call_values(callees, args, call.span, frame, func)
         return normalize(result) if result else UNKNOWN_VALUES
+
+    def _returns_itself(self, receiver: object, name: str) -> bool:
+        """``receiver.<name>()`` is the receiver: a project class on a settings base whose method
+        ``name`` returns the instance (``knowledge.switches.SELF_RETURNING_METHODS``), not overridden."""
+        if not isinstance(receiver, Instance) or self.has_project_member(receiver, name):
+            return False
+        bases = settings.SELF_RETURNING_BY_NAME[name]
+        return any(isinstance(b, External) and b.name in bases for b in self.interp.mro(receiver.cls))
 
     def submodules(self, value: object) -> frozenset:
         """What ``module.children()``/``modules()`` may yield: module-valued attributes of ``self``
