@@ -518,6 +518,7 @@ MODULE_BASES: dict[str, str] = {
 }
 
 CLASS_BY_NAME: dict[str, FrameworkClass] = {name: cls for cls in FRAMEWORK_CLASSES for name in cls.names}
+CLASS_BY_KIND: dict[str, FrameworkClass] = {cls.kind: cls for cls in FRAMEWORK_CLASSES}
 #: The top-level packages these rows describe. They are external even when their sources are in the
 #: checked tree (a clone of accelerate or Lightning, a vendored copy): their classes are known by
 #: these rows, and walking their sources from every example script instead took seconds per script.

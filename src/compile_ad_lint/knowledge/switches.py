@@ -336,13 +336,13 @@ CONFIG_CLASS_BASES: dict[str, ConfigClass] = {name: row for row in CONFIG_CLASSE
 REBINDER_BY_NAME: dict[str, GlobalRebinder] = {row.function: row for row in GLOBAL_REBINDERS}
 FIELD_DEFAULT_BY_NAME: dict[str, FieldDefault] = {name: row for row in FIELD_DEFAULTS for name in row.names}
 
-#: Every qualified name these tables compare what the code reaches with (kept whole by attribute access).
 #: Method name -> the settings bases whose method of that name returns the instance.
 SELF_RETURNING_BY_NAME: dict[str, frozenset[str]] = {
     name: frozenset(row.base for row in SELF_RETURNING_METHODS if row.method == name)
     for name in {row.method for row in SELF_RETURNING_METHODS}
 }
 
+#: Every qualified name these tables compare what the code reaches with (kept whole by attribute access).
 SWITCH_NAMES: frozenset[str] = frozenset(
     [
         *(row.base for row in SELF_RETURNING_METHODS),

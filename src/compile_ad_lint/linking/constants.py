@@ -8,16 +8,19 @@ numbers or strings for an ordering) decide; anything else is data derived from t
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from itertools import product
 
-from ..summary.model import ORDERINGS, ListLiteral
+from ..summary.model import ListLiteral
 from .arguments import Values
 from .values import ConstVal
 
 #: The most combinations of the parts' literals compared (beyond: not decided).
 _MOST_COMBINATIONS = 16
 _SCALARS = (type(None), bool, int, float, str)
+#: The orderings ``summary.model.ORDERINGS`` names, as Python applies them.
+_ORDERED = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def decided(op: str, parts: Sequence[Values]) -> Values | None:
@@ -72,11 +75,11 @@ def _apply(op: str, operands: tuple) -> bool | None:
         return type(left) is type(right) and left == right
     if op == "is not":
         return not (type(left) is type(right) and left == right)
-    if op in ORDERINGS:  # numbers with numbers, strings with strings, as Python compares them
+    if op in _ORDERED:  # numbers with numbers, strings with strings, as Python compares them
         numbers = all(isinstance(o, (int, float)) for o in (left, right))
         if not numbers and not all(isinstance(o, str) for o in (left, right)):
             return None
-        return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+        return bool(_ORDERED[op](left, right))
     if op in ("in", "not in"):
         if not isinstance(right, (tuple, str)) or (isinstance(right, str) and not isinstance(left, str)):
             return None

@@ -358,9 +358,6 @@ class FrameworkObject:
     #: It compiles the model's children one by one (accelerate's regional compilation): its
     #: autocast then runs outside the compiled regions.
     compile_regional: bool = False
-    #: It enters its autocast around the module it compiled (composer's ``Trainer``), so the graph
-    #: is traced under it; accelerate's autocast is inside its graph instead.
-    compile_around: bool = False
     #: Values the object holds for later (Hugging Face ``Trainer(model=...)``).
     held: frozenset[Value] = frozenset()
     #: Where the precision setting was written (a related location of findings).

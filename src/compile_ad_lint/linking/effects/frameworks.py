@@ -81,7 +81,6 @@ def framework_object(row: fw.FrameworkClass, args: Args, site: Location) -> Fram
         compile_launched_by=launched_by,
         compile_switch=switch,
         compile_regional=regional,
-        compile_around=row.compilation is not None and row.compilation.autocast_around,
     )
 
 
@@ -297,7 +296,7 @@ def framework_train(
 ) -> Values:
     if call.owner is None:
         return UNKNOWN_VALUES
-    hf_train(engine, call.owner, call.method, site, span, frame)
+    trainer_loop(engine, call.owner, call.method, site, span, frame)
     return frozenset([Data()])
 
 
@@ -354,7 +353,8 @@ def prepare(
             # around them, so the compiled regions are entered under the autocast.
             regional = owner.compile_regional
             # composer enters its autocast around the model it compiled, as regional compilation does.
-            outside = regional or owner.compile_around
+            row = fw.CLASS_BY_KIND.get(owner.kind)
+            outside = regional or bool(row and row.compilation and row.compilation.autocast_around)
             compiled = Compiled(
                 value if outside else wrapped,
                 owner.compile_backend,
@@ -421,7 +421,7 @@ def lightning_fit(
         interp.record_backward(loss, site, "Trainer.fit() (Lightning's automatic-optimization backward)", frame)
 
 
-def hf_train(
+def trainer_loop(
     engine: EngineContext,
     trainer: FrameworkObject,
     method: fw.FrameworkMethod,
