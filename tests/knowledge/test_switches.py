@@ -844,3 +844,152 @@ def test_a_settings_method_returning_the_instance_keeps_the_class(row, tmp_path)
     report, expected = _analyze(tmp_path, {"train.py": program})
     assert reported(report.findings) == expected
     assert [list(f.conditions) for f in report.findings] == [[Condition("args.compile", True, False)]]
+
+
+PASSED_ON = """
+from dataclasses import dataclass
+
+USE_COMPILE = False
+
+
+@dataclass
+class Cfg:
+    compile: bool = {default}
+
+
+def maybe_compile(model, enabled):
+    if enabled:
+        return torch.compile(model)
+    return model
+
+
+def train(x):
+    cfg = Cfg()
+    model = maybe_compile(Net(), {argument})
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward(){marker}
+"""
+
+
+@pytest.mark.parametrize(("default", "condition"), [("False", False), ("True", True)])
+def test_a_config_field_passed_to_a_helper_stays_a_switch(default, condition, tmp_path):
+    """``maybe_compile(model, cfg.compile)``: the helper's ``if enabled:`` branches on the field the
+    user sets at launch, as ``if cfg.compile:`` would; its literal default does not decide it (with
+    ``False`` the compile was missed), and the finding names the field, not the parameter."""
+    program = NET + PASSED_ON.format(default=default, argument="cfg.compile", marker="  # expect: CAL002")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    (finding,) = report.findings
+    assert finding.conditions == (Condition("cfg.compile", True, condition),)
+    default_words = "the default" if condition else "not the default"
+    assert finding.message.startswith(f"When `cfg.compile` is set ({default_words}): ")
+
+
+@pytest.mark.parametrize(
+    "argument",
+    ["False", "USE_COMPILE"],
+    ids=["a literal", "a module constant"],
+)
+def test_a_literal_passed_to_a_helper_decides_its_branch(argument, tmp_path):
+    """Near misses: a literal, or a module constant nothing rebinds, passed on decides the helper's
+    ``if``: nothing the user sets reaches it."""
+    program = NET + PASSED_ON.format(default="False", argument=argument, marker="  # ok: never compiled")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_a_value_computed_from_a_config_field_and_passed_on_is_a_switch_named_by_the_parameter(tmp_path):
+    """``maybe_compile(model, not cfg.no_compile)``: the caller computes a literal from the field, which
+    the user may still change; the helper's branch names its own test (no expression to name)."""
+    program = NET + PASSED_ON.format(
+        default="True", argument="not cfg.no_compile", marker="  # expect: CAL002"
+    ).replace("compile: bool = True", "no_compile: bool = True")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("enabled", True, False),)]
+
+
+def test_a_plain_class_attribute_passed_to_a_helper_decides_its_branch(tmp_path):
+    program = (NET + PASSED_ON.format(default="False", argument="cfg.compile", marker="  # ok: a constant")).replace(
+        "@dataclass\n", ""
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_a_rebindable_global_passed_to_a_helper_stays_a_switch(tmp_path):
+    """nanoGPT's configurator: ``compile = False`` rebound by ``exec(open(...).read())``, passed on."""
+    program = f"""{NET}
+compile = False
+exec(open("configurator.py").read())
+
+
+def maybe_compile(model, enabled):
+    if enabled:
+        return torch.compile(model)
+    return model
+
+
+x = torch.randn(2, 4)
+model = maybe_compile(Net(), compile)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    loss = model(x).sum()
+loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("compile", True, False),)]
+
+
+STORED_FIELD = """
+from dataclasses import dataclass
+
+
+@dataclass
+class Cfg:
+    compile: bool = False
+
+
+class Trainer:
+    def __init__(self, model, use_compile):
+        self.model = model
+        self.use_compile = use_compile
+
+    def step(self, x):
+        model = self.model
+        if self.use_compile:
+            model = torch.compile(model)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(x).sum()
+        loss.backward()  # expect: CAL002
+
+
+def main(x):
+    cfg = Cfg()
+    if cfg.compile:
+        print("compiling")
+    Trainer(Net(), use_compile=cfg.compile).step(x)
+"""
+
+
+def test_a_config_field_stored_by_a_constructor_stays_a_switch(tmp_path):
+    """``Trainer(model, use_compile=cfg.compile)`` then ``if self.use_compile:`` in a method: the
+    attribute holds the field the user sets; the finding names the attribute as the code tests it
+    (its default is not told: the method is also walked with the constructor's parameter unbound)."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + STORED_FIELD})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("self.use_compile", True, None),)]
+
+
+def test_the_callers_test_and_the_helpers_are_one_condition(tmp_path):
+    """``if cfg.compile: model = maybe_compile(model, cfg.compile)``: the helper's ``if enabled:`` is
+    the caller's switch again, so the finding names it once."""
+    program = NET + PASSED_ON.format(default="False", argument="cfg.compile", marker="  # expect: CAL002").replace(
+        "    model = maybe_compile(Net(), cfg.compile)\n",
+        "    model = Net()\n    if cfg.compile:\n        model = maybe_compile(model, cfg.compile)\n",
+    )
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("cfg.compile", True, False),)]
+

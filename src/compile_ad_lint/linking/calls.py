@@ -74,6 +74,10 @@ _RECEIVER_METHODS = frozenset(
 )
 
 
+#: What a call walks the project's code for: literals read from a switch are passed on marked.
+_PROJECT_CALLABLES = (FunctionVal, ClassVal, Instance)
+
+
 def describe_callee(func: ir.Expr | None) -> str:
     if isinstance(func, ir.Ref):
         return func.name
@@ -131,6 +135,8 @@ class Calls(ExternalCalls):
         else:
             callees = self.engine.eval(call.func, frame)
         args = self.eval_args(call.args, frame)
+        if any(isinstance(callee, _PROJECT_CALLABLES) for callee in callees):
+            args = self.switches.passed_on(call.args, args, frame)
         saved, frame.call_args = frame.call_args, call.args
         try:
             return self.call_values(callees, args, call.span, frame, call.func)

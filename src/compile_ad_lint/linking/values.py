@@ -389,6 +389,10 @@ class Settings:
 @dataclass(frozen=True)
 class ConstVal:
     value: LiteralValue
+    #: The run-time switch the literal was read from, when a caller passed it on
+    #: (``maybe_compile(model, cfg.compile)``; ``""`` for a value computed from one): the code's
+    #: default, which the user may change at launch, so a branch on it in the callee takes either arm.
+    switch: str | None = None
 
 
 @hashed_once

@@ -15,7 +15,7 @@ data, so its branch may still take either arm, but it is not named.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ...core.findings import Condition
 from ...knowledge import switches as knowledge
 from ...summary import model as ir
-from ..arguments import Values
+from ..arguments import Args, Values
 from ..contexts import AutocastContext
 from ..frames import Context, Frame
 from ..stores import flag_key
@@ -99,13 +99,34 @@ class Switches:
             return None
         if not self.reads_switch(test, frame):
             return None
-        text = branch.test or flag_key(test) or "a run-time switch"
+        text = _passed_switch(test, tests) or branch.test or flag_key(test) or "a run-time switch"
         known = {bool(t.value) for t in tests if isinstance(t, ConstVal)}
         default = next(iter(known)) if len(known) == 1 and all(isinstance(t, ConstVal) for t in tests) else None
         return (
             Condition(text, True, default),
             Condition(text, False, None if default is None else not default),
         )
+
+    def passed_on(self, arguments: Sequence[ir.Arg], args: Args, frame: Frame) -> Args:
+        """``args`` of a call of project code, each literal read from a run-time switch marked with
+        the switch as written (``maybe_compile(model, cfg.compile)``: ``ConstVal(False,
+        "cfg.compile")``). The callee's branch on it is then a switch, as the caller's would be;
+        decided by the literal default, it hid the compile a ``maybe_compile`` helper makes."""
+        if len(arguments) != len(args):
+            return args
+        marked: list | None = None
+        for position, (argument, (keyword, values)) in enumerate(zip(arguments, args)):
+            if keyword in ("*", "**") or not values or isinstance(argument.value, ir.Const):
+                continue
+            if not all(isinstance(v, ConstVal) and v.switch is None for v in values):
+                continue
+            if not self.reads_switch(argument.value, frame):
+                continue
+            name = flag_key(argument.value) or ""  # computed (``cfg.compile and not debug``): unnamed
+            if marked is None:
+                marked = list(args)
+            marked[position] = (keyword, frozenset(ConstVal(v.value, name) for v in values))  # type: ignore[union-attr]
+        return tuple(marked) if marked is not None else args
 
     def reads_switch(self, expr: ir.Expr, frame: Frame) -> bool:
         """Whether ``expr`` reads a run-time switch directly. Calls are not made again: only names
@@ -275,7 +296,9 @@ def _holds_settings(values: Values, read_from_caller: Callable[[], bool]) -> boo
     what the caller set (``read_from_caller``). Not what a compiled call returned, whatever its
     inputs were: a loss is computed by the run, not set at its launch (huggingface/nanoVLM's ``if
     loss is not None:`` was named as a switch)."""
-    if any(isinstance(v, Settings) for v in values) or _settings_object(values):
+    if any(isinstance(v, Settings) or (isinstance(v, ConstVal) and v.switch is not None) for v in values):
+        return True
+    if _settings_object(values):
         return True
     return (
         any(isinstance(v, Data) and v.from_parameter and not (v.origins or v.elements) for v in values)
@@ -354,6 +377,17 @@ def _reads(expr: ir.Expr, function: ir.FunctionSummary, depth: int) -> bool:
                 _reads(part, function, depth) for part in expr.parts
             )
     return False
+
+
+def _passed_switch(test: ir.Expr, tests: Values) -> str | None:
+    """The switch a caller passed in as the name tested (``if enabled:`` in ``maybe_compile(model,
+    cfg.compile)``): the finding names what the user sets, and the caller's own ``if cfg.compile:``
+    is the same condition."""
+    if not isinstance(test, ir.Ref):
+        return None
+    names = {t.switch if isinstance(t, ConstVal) else None for t in tests}
+    name = names.pop() if len(names) == 1 else None
+    return name or None
 
 
 def _settings_object(values: Values) -> bool:
