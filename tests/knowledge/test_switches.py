@@ -993,3 +993,47 @@ def test_the_callers_test_and_the_helpers_are_one_condition(tmp_path):
     assert reported(report.findings) == expected
     assert [f.conditions for f in report.findings] == [(Condition("cfg.compile", True, False),)]
 
+
+OMITTED = """
+def maybe_compile(model, {params}):
+    if enabled:
+        return torch.compile(model)
+    return model
+
+
+def train(x):
+    model = maybe_compile(Net())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward(){marker}
+"""
+
+
+@pytest.mark.parametrize("params", ["enabled=False", "*, enabled=False", "enabled=None"])
+def test_an_omitted_argument_is_its_literal_default(params, tmp_path):
+    """``maybe_compile(model)`` with ``def maybe_compile(model, enabled=False)``: the call binds the
+    default, so the helper never compiles (it was taken as unknown: a finding named `enabled`)."""
+    program = NET + OMITTED.format(params=params, marker="  # ok: the default never compiles")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()
+
+
+def test_an_omitted_argument_defaulting_to_true_compiles_on_every_run(tmp_path):
+    program = NET + OMITTED.format(params="enabled=True", marker="  # expect: CAL002")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [()]
+
+
+def test_an_entry_points_defaulted_parameter_is_still_a_switch(tmp_path):
+    """Near miss: ``def main(x, compile=False)`` walked as an entry point has no call binding it:
+    whoever calls it may pass ``compile=True``."""
+    program = f"""{NET}
+
+def main(x, compile=False):
+{_step("compile")}
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("compile", True, None),)]
+

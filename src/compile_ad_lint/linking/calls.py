@@ -318,7 +318,7 @@ class Calls(ExternalCalls):
             else:
                 self.escape_arguments(args, self._call_site(function, hop), frame)
             return fallback
-        bound = self.bind(function, summary, args)
+        bound = self.bind(function, summary, args, called=hop is not None)
         memo_key = (function, bound, frame.ctx, frame.record)
         cached = self._memo.get(memo_key)
         fresh = cached is None or not self.still_valid(cached.reads)
@@ -393,7 +393,10 @@ class Calls(ExternalCalls):
 
         return self.cached(self._entry_contexts, key, evaluate)
 
-    def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args) -> tuple:
+    def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args, called: bool = True) -> tuple:
+        """The walk's parameters: what ``args`` bind, a literal default where a call omits one (not
+        for an entry point, a harvest or a closure walked without a caller: ``called`` False), and
+        an unknown parameter (or a command-line framework's settings) for the rest."""
         params = list(summary.params)
         env: dict[str, set] = {}
         if function.bound_self is not None and params and not params[0].startswith("*"):
@@ -421,6 +424,8 @@ class Calls(ExternalCalls):
             # ``@hydra.main``/``@click.command``: what no caller binds comes from the command line.
             settings = self.switches.parameter_settings(function)
             default: Value = settings if settings is not None else PARAMETER
+            literals = dict(summary.defaults) if called and settings is None else {}
             for name in unbound:
-                env.setdefault(name, {default})
+                if name not in env:
+                    env[name] = {ConstVal(literals[name])} if name in literals else {default}
         return tuple(sorted((name, normalize(values)) for name, values in env.items()))

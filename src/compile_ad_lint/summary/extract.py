@@ -347,6 +347,7 @@ class _Summarizer:
                 lines=(node.lineno + self.positions.offset, (node.end_lineno or node.lineno) + self.positions.offset),
                 is_property=owner_class is not None and any(_names_property(d) for d in decorators),
                 is_property_accessor=accessor,
+                defaults=_literal_defaults(node.args),
             )
         )
         return Define(node.name, qualname, is_class=False)
@@ -539,6 +540,24 @@ def _parameter_names(params: ast.arguments) -> tuple[str, ...]:
     if params.kwarg is not None:
         names.append("**" + params.kwarg.arg)
     return tuple(names)
+
+
+#: The literals a parameter's default is taken as (a name, a call or a container is not).
+_SCALARS = (type(None), bool, int, float, str)
+
+
+def _literal_defaults(params: ast.arguments) -> tuple[tuple[str, LiteralValue], ...]:
+    """Each parameter whose default is a scalar literal, with it (``enabled=False``)."""
+    positional = [*params.posonlyargs, *params.args]
+    pairs = [
+        *zip(positional[len(positional) - len(params.defaults) :], params.defaults),
+        *((p, d) for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None),
+    ]
+    return tuple(
+        (param.arg, default.value)
+        for param, default in pairs
+        if isinstance(default, ast.Constant) and isinstance(default.value, _SCALARS)
+    )
 
 
 def _dotted(node: ast.expr) -> str:

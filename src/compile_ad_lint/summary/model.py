@@ -300,6 +300,8 @@ class FunctionSummary:
     lines: tuple[int, int] | None = None
     is_property: bool = False
     is_property_accessor: bool = False
+    #: Parameters' literal defaults (``enabled=False``, ``mask=None``): what a call omitting them binds.
+    defaults: tuple[tuple[str, LiteralValue], ...] = ()
 
     @cached_property
     def definition(self) -> Definition:
