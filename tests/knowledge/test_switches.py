@@ -831,7 +831,8 @@ def test_a_bare_return_on_a_switch_is_not_named(tmp_path):
 @pytest.mark.parametrize("row", switches.SELF_RETURNING_METHODS, ids=lambda row: f"{row.base}.{row.method}")
 def test_a_settings_method_returning_the_instance_keeps_the_class(row, tmp_path):
     """FoundationVision/VAR's ``args = Args(explicit_bool=True).parse_args(known_only=True)`` on a
-    ``Tap`` subclass: the result is the ``Args`` instance, its fields switches, its methods callable."""
+    ``Tap`` subclass: the result is the ``Args`` instance, its fields switches, its methods callable.
+    The method's own ``... if self.compile else m`` is a switch too, named as it is written there."""
     module, cls = row.base.rsplit(".", 1)
     program = (
         f"{NET}from {module} import {cls}\n\n\nclass Args({cls}):\n    compile: bool = False\n\n"
@@ -843,7 +844,9 @@ def test_a_settings_method_returning_the_instance_keeps_the_class(row, tmp_path)
     )
     report, expected = _analyze(tmp_path, {"train.py": program})
     assert reported(report.findings) == expected
-    assert [list(f.conditions) for f in report.findings] == [[Condition("args.compile", True, False)]]
+    assert [list(f.conditions) for f in report.findings] == [
+        [Condition("args.compile", True, False), Condition("self.compile", True, False)]
+    ]
 
 
 PASSED_ON = """
@@ -1037,3 +1040,51 @@ def main(x, compile=False):
     assert reported(report.findings) == expected
     assert [f.conditions for f in report.findings] == [(Condition("compile", True, None),)]
 
+
+CHOSEN = """
+import argparse
+
+USE_COMPILE = False
+
+
+def build(m, fast):
+    return m if not fast else torch.compile(m)
+
+
+def train(x):
+    args = argparse.ArgumentParser().parse_args()
+    model = {value}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(x).sum()
+    loss.backward(){marker}
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "condition"),
+    [
+        ("torch.compile(Net()) if args.compile else Net()", Condition("args.compile", True, None)),
+        ("Net() if not args.compile else torch.compile(Net())", Condition("args.compile", True, None)),
+        ("build(Net(), args.fast)", Condition("fast", True, None)),
+    ],
+    ids=["assigned", "negated", "returned"],
+)
+def test_a_conditional_expression_on_a_switch_names_it(value, condition, tmp_path):
+    """``model = torch.compile(model) if args.compile else model``: the option the switch takes is
+    the compiled one, as with an ``if`` statement (it held on every run, naming nothing)."""
+    program = NET + CHOSEN.format(value=value, marker="  # expect: CAL002")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(condition,)]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["torch.compile(Net()) if USE_COMPILE else Net()", "build(Net(), 0)", "Net() if True else torch.compile(Net())"],
+    ids=["a module constant", "a literal passed on", "a literal test"],
+)
+def test_a_conditional_expression_on_a_constant_takes_its_option(value, tmp_path):
+    """Near misses: a test nothing rebinds decides which option the expression is (both were taken)."""
+    program = NET + CHOSEN.format(value=value, marker="  # ok: the eager option")
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert report.findings == () and expected == set()

@@ -179,13 +179,14 @@ def test_every_root_gets_what_walking_everything_gives(tmp_path, monkeypatch):
         # The shared step's backward depends on the entry's parameters: it asks for the callers of
         # the entry it was walked from, each script's own ``run_k``.
         assert (str(scripts[k]), f"run_{k}") in result.caller_requests
-        # The shared trainer's backward (an event a replayed walk makes again) is in every root's result.
+        # The shared trainer's backward (an event a replayed walk makes again) is in every root whose
+        # ``build(compiled=True)`` compiles the model; ``compiled=False`` decides the choice there.
         backwards = {
             (event.location.path, event.location.line)
             for event in result.events
             if isinstance(event, BackwardThroughCompiled)
         }
-        assert backwards == {("proj/trainer.py", 18)}
+        assert backwards == ({("proj/trainer.py", 18)} if k % 4 != 3 else set())
 
 
 REGISTRY = """\

@@ -332,8 +332,10 @@ class Calls(ExternalCalls):
         elif cached.requests:
             # The walk, reused from another entry point, asked for that entry's callers: this
             # entry's callers bind what it depends on too (open_lm's ``backward(loss, scaler)``
-            # helper, walked first as an entry of its own, then from ``train_one_epoch``).
-            self.request_callers(frame)
+            # helper, walked first as an entry of its own, then from ``train_one_epoch``). Not
+            # logged: the call itself is (``_note_call``), and replaying it asks again only if the
+            # callee's outcome then does (a request logged here was replayed where it did not).
+            self.request_callers(frame, log=False)
         if self._recordings:
             self._note_call(memo_key, frame.stack, fallback, cached, fresh)
         if cached.reads:  # the caller's result depends on what this walk read

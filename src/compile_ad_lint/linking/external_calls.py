@@ -57,7 +57,7 @@ class ExternalCalls(Memo):
             literal = isinstance(value, ConstVal)
             self.emit(ConfigWrite(site, how, value.value if literal else None, literal))
 
-    def request_callers(self, frame: Frame) -> None:
+    def request_callers(self, frame: Frame, log: bool = True) -> None:
         """Ask for the callers of the function this walk started from (they bind its parameters).
         That function is the stack's first, so what a walk below it asks for depends on the entry
         it was walked from (a shared step walked from one script's entry point asks for that
@@ -66,7 +66,8 @@ class ExternalCalls(Memo):
             path, qualname = frame.stack[0]
             self.caller_requests.add((str(path), qualname))
             self._entry_requests += 1
-            self.log_effect(RequestEntry())
+            if log:
+                self.log_effect(RequestEntry())
 
     def record_backward(
         self,

@@ -16,6 +16,7 @@ around an expression excluded, a definition's span on its name.
 from __future__ import annotations
 
 import ast
+import copy
 import io
 import re
 import tokenize
@@ -280,8 +281,26 @@ class _Summarizer:
         elif isinstance(node, ast.Match):
             yield Evaluate(self.expr(node.subject, scope))
             yield Branch(tuple(self.block(case.body, scope, owner_class) for case in node.cases) + ((),))
+        elif owner_class is None and _chooses(node):
+            yield from self.chosen(node, node.value, scope, module_level)  # type: ignore[attr-defined]
         else:
             yield from self.small_statement(node, scope, module_level)
+
+    def chosen(self, node: ast.stmt, value: ast.expr, scope: str, module_level: bool) -> Iterable[Stmt]:
+        """``x = a if <test> else b`` (or ``return ...``) as ``if <test>: x = a`` / ``else: x = b``:
+        the test decides as an ``if`` does (a constant picks its option, a run-time switch names
+        the option it takes: ``model = torch.compile(model) if args.compile else model``)."""
+        if not isinstance(value, ast.IfExp):
+            yield from self.small_statement(_with_value(node, value), scope, module_level)
+            return
+        condition, negated = value.test, False
+        if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
+            condition, negated = condition.operand, True
+        test = self.expr(condition, scope)
+        yield Evaluate(test)
+        body = tuple(self.chosen(node, value.body, scope, module_level))
+        orelse = tuple(self.chosen(node, value.orelse, scope, module_level))
+        yield Branch((orelse, body) if negated else (body, orelse), condition=test, test=_test_text(condition))
 
     def small_statement(self, node: ast.stmt, scope: str, module_level: bool) -> Iterable[Stmt]:
         if isinstance(node, ast.Assign):
@@ -625,6 +644,19 @@ def _literal_default(node: ast.expr | None) -> bool:
 
 #: Longest ``if`` test kept as written (a finding names it); longer ones are cut.
 _MAX_TEST_TEXT = 80
+
+
+def _chooses(node: ast.stmt) -> bool:
+    """An assignment or return of a conditional expression (``a if c else b``), in a function or at
+    module level (a class body's fields keep their one statement)."""
+    return isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and isinstance(node.value, ast.IfExp)
+
+
+def _with_value(node: ast.stmt, value: ast.expr) -> ast.stmt:
+    """``node`` (an assignment or a return) assigning or returning ``value`` instead, at its place."""
+    copied = copy.copy(node)
+    copied.value = value  # type: ignore[attr-defined]
+    return copied
 
 
 def _test_text(node: ast.expr) -> str:
