@@ -18,7 +18,10 @@ class UnparsableFile(Rule):
 Reports a file that cannot be read (permissions, a path that does not exist), decoded (bytes that are
 invalid in its declared encoding) or parsed (a syntax error, or syntax newer than the parser knows;
 on Python 3.10 and 3.11, Python 3.12's type parameters and f-strings are read all the same).
-The run continues with the other files.
+The run continues with the other files. Only a file the analysis reads is parsed: one where a hazard
+can start (a backward, a forward-AD region, a write of the autocast config, a framework call that
+runs the backward) or one such a file imports. A syntax error elsewhere is not reported: nothing
+there can hold or feed a hazard (a linter or the interpreter reports it).
 
 It also reports a file whose analysis stopped before the end ("analysis incomplete: ..."): calls or
 imports nested deeper than the interpreter's frame limit, or more function walks than
