@@ -675,3 +675,57 @@ def test_a_result_that_is_a_tuple_on_another_path_is_still_differentiated(tmp_pa
     other; ``.backward()`` runs on the tensor (a tuple has no ``backward``)."""
     expected, found = run_case(Case(TUPLE_OR_TENSOR), tmp_path)
     assert found == expected
+
+
+# -- comprehensions -----------------------------------------------------------------------------------
+
+COMPREHENSION_LOSSES = {
+    "chunked": "loss = torch.cat([nn.functional.mse_loss(c, c.detach()) for c in model(x).split(2)]).sum()",
+    "generator": "loss = sum(c.sum() for c in model(x).chunk(2))",
+    "dict": "loss = sum({k: v.sum() for k, v in {'out': model(x)}.items()}.values())",
+    "nested": "loss = torch.stack([c.sum() for chunk in [model(x)] for c in chunk.split(2)]).sum()",
+    "filtered": "loss = sum([c.sum() for c in model(x).split(2) if c.numel()])",
+}
+
+
+@pytest.mark.parametrize("loss", list(COMPREHENSION_LOSSES.values()), ids=list(COMPREHENSION_LOSSES))
+def test_a_loss_made_in_a_comprehension_keeps_its_compiled_origin(loss, tmp_path):
+    """lit-gpt's ``chunked_cross_entropy``: the loss is summed over a comprehension on the chunks of the
+    compiled output; its variables are bound to the iterable's elements (they were unknown)."""
+    program = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x):\n"
+        + f"    with torch.autocast('cpu', dtype=torch.bfloat16):\n        {loss}\n"
+        + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(program), tmp_path)
+
+
+def test_a_comprehension_variable_does_not_leak_into_the_function(tmp_path):
+    """Near miss: ``x`` after ``[... for x in batches]`` is the function's own ``x`` (Python 3 scoping),
+    not the comprehension's element; the compiled output bound to ``x`` in the comprehension stays there."""
+    program = (
+        NET
+        + "model = torch.compile(Net())\n\n\ndef step(x, batches):\n"
+        + "    outputs = [model(x) for x in batches]\n"
+        + "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = x.sum()\n"
+        + "    loss.backward()  # ok: x is the parameter, no compiled output\n"
+    )
+    _check(Case(program), tmp_path)
+
+
+def test_a_comprehension_variable_is_written_as_the_code_writes_it(tmp_path):
+    """The related location of a call made through a comprehension's variable names it as written."""
+    program = (
+        NET
+        + "class Stack(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        + "        self.blocks = nn.ModuleList([torch.compile(Net()) for _ in range(2)])\n\n"
+        + "    def forward(self, x):\n        return sum(block(x) for block in self.blocks)\n\n\n"
+        + "def step(x):\n    model = Stack()\n"
+        + "    with torch.autocast('cpu', dtype=torch.bfloat16):\n        loss = model(x).sum()\n"
+        + "    loss.backward()  # expect: CAL002\n"
+    )
+    path = write_case(Case(program), tmp_path)
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(path)])
+    assert reported(report.findings) == expected_in(path)
+    assert "block@" not in repr(report.findings)

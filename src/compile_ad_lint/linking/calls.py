@@ -80,7 +80,7 @@ _PROJECT_CALLABLES = (FunctionVal, ClassVal, Instance)
 
 def describe_callee(func: ir.Expr | None) -> str:
     if isinstance(func, ir.Ref):
-        return func.name
+        return ir.written_name(func.name)
     if isinstance(func, ir.Attr):
         return f"{describe_callee(func.base)}.{func.attr}"
     if isinstance(func, ir.Call):

@@ -76,7 +76,7 @@ def merged_store(current: frozenset, added: frozenset) -> frozenset:
 def flag_key(expr: ir.Expr | None) -> str | None:
     """``mixed_precision``, ``self.use_amp``, ``args.amp``: a flag as written, for path sensitivity."""
     if isinstance(expr, ir.Ref):
-        return expr.name
+        return ir.written_name(expr.name)
     if isinstance(expr, ir.Attr):
         base = flag_key(expr.base)
         return f"{base}.{expr.attr}" if base else None

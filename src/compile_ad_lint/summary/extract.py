@@ -26,6 +26,7 @@ from .. import pyast
 from ..core.text import LINE_END
 from ..suppression import suppression_comments
 from .model import (
+    COMPREHENSION_MARK,
     Arg,
     Assign,
     Attr,
@@ -213,6 +214,9 @@ class _Summarizer:
         #: The bindings of the assignment expressions (``(loss := model(x))``) in the statement
         #: being summarized, made statements of their own before it (``block``).
         self._bindings: list[Stmt] = []
+        #: The comprehension variables in scope, by name, under the names their bindings have
+        #: (``comprehension``): a comprehension's variables do not leak into the function.
+        self._renamed: dict[str, str] = {}
 
     # -- entry ------------------------------------------------------------------------------
 
@@ -393,7 +397,7 @@ class _Summarizer:
 
     def target(self, node: ast.expr, scope: str) -> Target:
         if isinstance(node, ast.Name):
-            return NameTarget(node.id)
+            return NameTarget(self._renamed.get(node.id, node.id))
         if isinstance(node, ast.Attribute):
             return AttrTarget(self.expr(node.value, scope), node.attr)
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -420,7 +424,7 @@ class _Summarizer:
 
     def expr(self, node: ast.expr, scope: str) -> Expr:
         if isinstance(node, ast.Name):
-            return Ref(node.id)
+            return Ref(self._renamed.get(node.id, node.id))
         if isinstance(node, ast.Attribute):
             return Attr(self.expr(node.value, scope), node.attr)
         if isinstance(node, ast.Call):
@@ -457,15 +461,36 @@ class _Summarizer:
             if isinstance(index, str) or (isinstance(index, int) and not isinstance(index, bool) and index >= 0):
                 return Item(self.expr(node.value, scope), index)
             return Item(self.expr(node.value, scope))
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return Elements((self.expr(node.elt, scope),))
-        if isinstance(node, ast.DictComp):
-            return Elements((self.expr(node.value, scope),))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self.comprehension(node, scope)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
             return Combine(tuple(self.children(node, scope)), _COMPARISONS[type(node.ops[0])])
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return Combine(tuple(self.children(node, scope)), "not")
         return Combine(tuple(self.children(node, scope)))
+
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, scope: str) -> Expr:
+        """``[f(c) for c in xs if ok(c)]``: each ``for`` binds its variables to the elements of its
+        iterable, in bindings made before the statement (as ``:=``'s are), under names of this
+        comprehension's own (``c@12:8``: they do not leak), then the element is evaluated with
+        them. Without the bindings ``c`` was unknown: a loss summed over the chunks of a compiled
+        output (``torch.cat([ce(c) for c in logits.split(n)])``) had lost where it came from."""
+        outer = self._renamed
+        renamed = dict(outer)
+        where = self.span(node)  # the module's line and column, whichever parse made the tree
+        try:
+            for generator in node.generators:
+                iterable = self.expr(generator.iter, scope)  # the first one in the enclosing scope
+                for name in _bound_names(generator.target):
+                    renamed[name] = f"{name}{COMPREHENSION_MARK}{where.line}:{where.column}"
+                self._renamed = renamed
+                target = self.target(generator.target, scope)
+                self._bindings.append(Assign((target,), Item(iterable), self.span(generator.target)))
+                self._bindings.extend(Evaluate(self.expr(test, scope)) for test in generator.ifs)
+            element = node.value if isinstance(node, ast.DictComp) else node.elt
+            return Elements((self.expr(element, scope),))
+        finally:
+            self._renamed = outer
 
     def literal(self, node: ast.Constant) -> Expr:
         try:
@@ -644,6 +669,17 @@ def _literal_default(node: ast.expr | None) -> bool:
 
 #: Longest ``if`` test kept as written (a finding names it); longer ones are cut.
 _MAX_TEST_TEXT = 80
+
+
+def _bound_names(target: ast.expr) -> Iterable[str]:
+    """The names a ``for`` target binds (``k, (a, b)``, ``*rest``; not ``obj`` of ``obj.attr``)."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
 
 
 def _chooses(node: ast.stmt) -> bool:

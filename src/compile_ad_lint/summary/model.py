@@ -133,6 +133,16 @@ class Item:
     index: int | str | None = None
 
 
+#: Between a comprehension variable's name and where its comprehension is (``c@12:8``): the name it
+#: is bound under, of that comprehension's own (no Python name holds it).
+COMPREHENSION_MARK = "@"
+
+
+def written_name(name: str) -> str:
+    """``name`` as the code writes it (``c`` for a comprehension's ``c@12:8``)."""
+    return name.partition(COMPREHENSION_MARK)[0]
+
+
 @dataclass(frozen=True)
 class Choice:
     """``a if c else b`` and ``a or b``: the value is one of the options."""
