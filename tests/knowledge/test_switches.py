@@ -1088,3 +1088,33 @@ def test_a_conditional_expression_on_a_constant_takes_its_option(value, tmp_path
     program = NET + CHOSEN.format(value=value, marker="  # ok: the eager option")
     report, expected = _analyze(tmp_path, {"train.py": program})
     assert report.findings == () and expected == set()
+
+
+RECURSIVE = """
+model = torch.compile(Net())
+
+
+def run(x, depth):
+{body}
+
+
+def train(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = run(x, 3).sum()
+    loss.backward()  # expect: CAL002
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return model(x) if depth == 0 else run(x, depth - 1)",
+        "    if depth == 0:\n        return model(x)\n    return run(x, depth - 1)",
+    ],
+    ids=["conditional expression", "if statement"],
+)
+def test_a_recursive_functions_test_is_not_decided_by_the_first_calls_literal(body, tmp_path):
+    """``run(x, 3)`` reaches ``model(x)`` three calls deeper; the recursive call is not walked again,
+    so the literal of the first call must not decide the test."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + RECURSIVE.format(body=body)})
+    assert reported(report.findings) == expected

@@ -176,6 +176,8 @@ class EngineState:
         #: is evaluated again at every walk of its function (keyed by the node's id, the node kept
         #: beside it so that the id is never another node's).
         self.literals: dict[int, tuple[ir.Const, tuple[str, ...], frozenset | None]] = {}
+        #: Whether each function walked calls itself (``Statements.calls_itself``).
+        self._self_calling: dict[tuple[Path, str], bool] = {}
 
     def loc(self, path: Path, span: ir.Span) -> Location:
         key = (path, span)

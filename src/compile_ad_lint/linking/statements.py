@@ -3,7 +3,7 @@ compiles) and evaluating expressions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from ..core.findings import Condition
@@ -73,19 +73,45 @@ def _carried_over(env: dict[str, Values], arms: Sequence[Sequence[ir.Stmt]]) -> 
 
 def _calls_super(statements: Iterable[ir.Stmt], method: str) -> bool:
     """Whether a method body calls ``super().<method>(...)`` (directly, not in a nested def)."""
+    return _calls(
+        statements,
+        lambda func: (
+            isinstance(func, ir.Attr)
+            and func.attr == method
+            and isinstance(func.base, ir.Call)
+            and func.base.func == ir.Ref("super")
+        ),
+    )
+
+
+def _calls_itself(function: ir.FunctionSummary) -> bool:
+    """Whether a function's body calls it by its name (``r(x, n - 1)``), or a method's through its
+    first parameter (``self.r(...)``; not ``loss.backward()`` in a function named ``backward``)."""
+    name = function.name
+    receiver = function.params[0] if function.owner_class is not None and function.params else None
+    return _calls(
+        function.body,
+        lambda func: (
+            (isinstance(func, ir.Ref) and func.name == name and function.owner_class is None)
+            or (
+                isinstance(func, ir.Attr)
+                and func.attr == name
+                and isinstance(func.base, ir.Ref)
+                and func.base.name == receiver
+            )
+        ),
+    )
+
+
+def _calls(statements: Iterable[ir.Stmt], callee: Callable[[ir.Expr], bool]) -> bool:
+    """Whether ``statements`` call something ``callee`` accepts (directly, not in a nested def)."""
     pending: list[object] = list(statements)
     while pending:
         node = pending.pop()
         if isinstance(node, ir.Call):
-            func = node.func
-            if (
-                isinstance(func, ir.Attr)
-                and func.attr == method
-                and isinstance(func.base, ir.Call)
-                and func.base.func == ir.Ref("super")
-            ):
+            if callee(node.func):
                 return True
-            pending.extend([func, *(a.value for a in node.args)])
+            pending.extend([node.func, *(a.value for a in node.args)])
         elif isinstance(node, (ir.Assign, ir.Evaluate, ir.Return)):
             pending.append(getattr(node, "value", None) if not isinstance(node, ir.Evaluate) else node.expr)
         elif isinstance(node, ir.With):
@@ -214,6 +240,19 @@ class Statements(Calls):
                 result |= set(wrapped)
         return frozenset(result)
 
+    def calls_itself(self, frame: Frame) -> bool:
+        """The function walked calls itself: its branches are not decided by literals. Its recursive
+        call is not walked again (the stack cuts it), so ``return f(x) if n == 0 else r(x, n - 1)``
+        called with ``n=3`` would never reach ``f``, which the deeper calls run."""
+        if not frame.stack:
+            return False
+        key = frame.stack[-1]
+        known = self._self_calling.get(key)
+        if known is None:
+            function = self.index.function(*key)
+            known = self._self_calling[key] = function is not None and _calls_itself(function)
+        return known
+
     def wraps_calls(self, cls: ClassVal) -> bool:
         """Whether an instance of project class ``cls`` stands for the function it decorates: it
         defines ``__call__`` and is no descriptor (one with ``__get__``, a ``cached_property``-like
@@ -232,6 +271,7 @@ class Statements(Calls):
                 and tests
                 and all(isinstance(t, ConstVal) for t in tests)
                 and len({bool(t.value) for t in tests}) == 1
+                and not self.calls_itself(frame)
             ):
                 arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
