@@ -1118,3 +1118,43 @@ def test_a_recursive_functions_test_is_not_decided_by_the_first_calls_literal(bo
     so the literal of the first call must not decide the test."""
     report, expected = _analyze(tmp_path, {"train.py": NET + RECURSIVE.format(body=body)})
     assert reported(report.findings) == expected
+
+
+CHOSEN_INSIDE = """
+import argparse
+from contextlib import nullcontext
+
+USE_AMP = False
+
+
+def step(model, x, ctx):
+    with ctx:
+        loss = model(x).sum()
+    loss.backward(){marker}
+
+
+def train(x):
+    args = argparse.ArgumentParser().parse_args()
+    step(torch.compile(Net()), x, {ctx})
+"""
+
+
+@pytest.mark.parametrize(
+    ("ctx", "marker", "conditions"),
+    [
+        ('torch.autocast("cpu", dtype=torch.bfloat16) if args.amp else nullcontext()', "  # expect: CAL002", "amp"),
+        ('nullcontext() if not args.amp else torch.autocast("cpu", dtype=torch.bfloat16)', "  # expect: CAL002", "amp"),
+        ('torch.autocast("cpu", dtype=torch.bfloat16) if USE_AMP else nullcontext()', "  # ok: a constant", None),
+    ],
+    ids=["switch", "negated switch", "a module constant"],
+)
+def test_a_conditional_expression_inside_a_call_picks_or_names_its_option(ctx, marker, conditions, tmp_path):
+    """``step(model, x, autocast() if args.amp else nullcontext())``: the autocast is on only when
+    ``args.amp`` is set, so the finding names it (it said the mismatch happens on every run); a
+    constant test picks the eager option."""
+    report, expected = _analyze(tmp_path, {"train.py": NET + CHOSEN_INSIDE.format(ctx=ctx, marker=marker)})
+    assert reported(report.findings) == expected
+    if conditions is None:
+        assert report.findings == ()
+    else:
+        assert [f.conditions for f in report.findings] == [(Condition("args.amp", True, None),)]

@@ -14,7 +14,7 @@ from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
 from .analyses.results import indexed_outputs
-from .analyses.switches import stamp_arm, with_condition
+from .analyses.switches import stamp_arm, stamped, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
@@ -239,6 +239,34 @@ class Statements(Calls):
             else:
                 result |= set(wrapped)
         return frozenset(result)
+
+    def chosen(self, expr: ir.Choice, frame: Frame) -> Values:
+        """``a if c else b`` where it is not a whole assignment or return (a ``with`` item, an
+        argument): the option a known ``c`` picks; on a run-time switch each option's value carries
+        its condition (``with autocast() if args.amp else nullcontext():`` is on only when
+        ``args.amp`` is set), as the arms of an ``if`` on it would; else both options."""
+        assert expr.test is not None
+        tests = self.eval(expr.test, frame)
+        branch = ir.Branch(((), ()), condition=expr.test, test=expr.text)
+        switched = self.switches.arm_conditions(branch, tests, frame)
+        if switched is None:
+            if (
+                tests
+                and all(isinstance(t, ConstVal) for t in tests)
+                and len({bool(t.value) for t in tests}) == 1
+                and not self.calls_itself(frame)
+            ):
+                return self.eval(expr.options[0 if next(iter(tests)).value else 1], frame)  # type: ignore[union-attr]
+            return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
+        values: set = set()
+        before = frame.conditions
+        for option, condition in zip(expr.options, switched):
+            frame.conditions = with_condition(before, condition)
+            try:
+                values |= stamped(self.eval(option, frame), condition)
+            finally:
+                frame.conditions = before
+        return normalize(values)
 
     def calls_itself(self, frame: Frame) -> bool:
         """The function walked calls itself: its branches are not decided by literals. Its recursive
@@ -597,6 +625,8 @@ class Statements(Calls):
             held = frozenset().union(*(self.eval(dotted_expr(name), frame) for name in names))
             return frozenset([ConstVal(expr.value), Collection(held)])
         if isinstance(expr, ir.Choice):
+            if expr.test is not None:
+                return self.chosen(expr, frame)
             return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
         if isinstance(expr, ir.Elements):
             parts = tuple(self.eval(p, frame) for p in expr.parts)

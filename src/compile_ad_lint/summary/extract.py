@@ -444,7 +444,12 @@ class _Summarizer:
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
             return self.container(node, scope)
         if isinstance(node, ast.IfExp):
-            return Choice((self.expr(node.body, scope), self.expr(node.orelse, scope)))
+            condition, negated = node.test, False
+            if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
+                condition, negated = condition.operand, True
+            test = self.expr(condition, scope)
+            options = (self.expr(node.body, scope), self.expr(node.orelse, scope))
+            return Choice(options[::-1] if negated else options, test, _test_text(condition))
         if isinstance(node, ast.BoolOp):
             return _boolean_choice([self.expr(value, scope) for value in node.values])
         if isinstance(node, ast.Lambda):

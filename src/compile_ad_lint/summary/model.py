@@ -145,9 +145,13 @@ def written_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Choice:
-    """``a if c else b`` and ``a or b``: the value is one of the options."""
+    """``a if c else b`` and ``a or b``: the value is one of the options. For ``a if c else b``,
+    ``test`` is ``c`` (without a leading ``not``, which swaps the options) and ``text`` it as
+    written: it picks or names the option as an ``if`` on it would."""
 
     options: tuple[Expr, ...]
+    test: Expr | None = None
+    text: str = ""
 
 
 @dataclass(frozen=True)
