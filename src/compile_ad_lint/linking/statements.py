@@ -241,22 +241,18 @@ class Statements(Calls):
         return frozenset(result)
 
     def chosen(self, expr: ir.Choice, frame: Frame) -> Values:
-        """``a if c else b`` where it is not a whole assignment or return (a ``with`` item, an
-        argument): the option a known ``c`` picks; on a run-time switch each option's value carries
-        its condition (``with autocast() if args.amp else nullcontext():`` is on only when
-        ``args.amp`` is set), as the arms of an ``if`` on it would; else both options."""
+        """``a if c else b``: the option a known ``c`` picks; on a run-time switch each option's
+        compiled values and autocast contexts carry its condition (``model = torch.compile(m) if
+        args.compile else m``, ``with autocast() if args.amp else nullcontext():``), as the arms
+        of an ``if`` on it would; else both options."""
         assert expr.test is not None
         tests = self.eval(expr.test, frame)
         branch = ir.Branch(((), ()), condition=expr.test, test=expr.text)
         switched = self.switches.arm_conditions(branch, tests, frame)
         if switched is None:
-            if (
-                tests
-                and all(isinstance(t, ConstVal) for t in tests)
-                and len({bool(t.value) for t in tests}) == 1
-                and not self.calls_itself(frame)
-            ):
-                return self.eval(expr.options[0 if next(iter(tests)).value else 1], frame)  # type: ignore[union-attr]
+            truth = self.known_truth(tests, frame)
+            if truth is not None:
+                return self.eval(expr.options[0 if truth else 1], frame)
             return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
         values: set = set()
         before = frame.conditions
@@ -267,6 +263,16 @@ class Statements(Calls):
             finally:
                 frame.conditions = before
         return normalize(values)
+
+    def known_truth(self, tests: Values, frame: Frame) -> bool | None:
+        """What a test nothing can rebind at launch is, when its literals all agree; None when it
+        is unknown, or read in a function that calls itself (``calls_itself``)."""
+        if not tests or not all(isinstance(t, ConstVal) for t in tests):
+            return None
+        truths = {bool(t.value) for t in tests}  # type: ignore[union-attr]
+        if len(truths) != 1 or self.calls_itself(frame):
+            return None
+        return truths.pop()
 
     def calls_itself(self, frame: Frame) -> bool:
         """The function walked calls itself: its branches are not decided by literals. Its recursive
@@ -294,14 +300,9 @@ class Statements(Calls):
             tests = self.eval(statement.condition, frame)
             # A test the user sets at launch may go either way: each arm runs under its condition.
             switched = self.switches.arm_conditions(statement, tests, frame)
-            if (
-                switched is None
-                and tests
-                and all(isinstance(t, ConstVal) for t in tests)
-                and len({bool(t.value) for t in tests}) == 1
-                and not self.calls_itself(frame)
-            ):
-                arms = (arms[0] if next(iter(tests)).value else arms[1],)  # a known flag picks its arm
+            truth = self.known_truth(tests, frame) if switched is None else None
+            if truth is not None:
+                arms = (arms[0] if truth else arms[1],)  # a known flag picks its arm
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
             arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
         before_env, before_ctx, before_conditions = dict(frame.env), frame.ctx, frame.conditions

@@ -16,7 +16,6 @@ around an expression excluded, a definition's span on its name.
 from __future__ import annotations
 
 import ast
-import copy
 import io
 import re
 import tokenize
@@ -246,9 +245,7 @@ class _Summarizer:
         elif isinstance(node, ast.If):
             # ``if not <flag>:`` is ``if <flag>:`` with its arms swapped: each arm then knows the
             # flag (``if not use_amp: loss.backward()`` runs where autocast is off).
-            condition, negated = node.test, False
-            if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
-                condition, negated = condition.operand, True
+            condition, negated = _without_not(node.test)
             test = self.expr(condition, scope)
             yield Evaluate(test)
             orelse: tuple[Stmt, ...] = ()
@@ -285,26 +282,8 @@ class _Summarizer:
         elif isinstance(node, ast.Match):
             yield Evaluate(self.expr(node.subject, scope))
             yield Branch(tuple(self.block(case.body, scope, owner_class) for case in node.cases) + ((),))
-        elif owner_class is None and _chooses(node):
-            yield from self.chosen(node, node.value, scope, module_level)  # type: ignore[attr-defined]
         else:
             yield from self.small_statement(node, scope, module_level)
-
-    def chosen(self, node: ast.stmt, value: ast.expr, scope: str, module_level: bool) -> Iterable[Stmt]:
-        """``x = a if <test> else b`` (or ``return ...``) as ``if <test>: x = a`` / ``else: x = b``:
-        the test decides as an ``if`` does (a constant picks its option, a run-time switch names
-        the option it takes: ``model = torch.compile(model) if args.compile else model``)."""
-        if not isinstance(value, ast.IfExp):
-            yield from self.small_statement(_with_value(node, value), scope, module_level)
-            return
-        condition, negated = value.test, False
-        if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
-            condition, negated = condition.operand, True
-        test = self.expr(condition, scope)
-        yield Evaluate(test)
-        body = tuple(self.chosen(node, value.body, scope, module_level))
-        orelse = tuple(self.chosen(node, value.orelse, scope, module_level))
-        yield Branch((orelse, body) if negated else (body, orelse), condition=test, test=_test_text(condition))
 
     def small_statement(self, node: ast.stmt, scope: str, module_level: bool) -> Iterable[Stmt]:
         if isinstance(node, ast.Assign):
@@ -444,9 +423,7 @@ class _Summarizer:
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
             return self.container(node, scope)
         if isinstance(node, ast.IfExp):
-            condition, negated = node.test, False
-            if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
-                condition, negated = condition.operand, True
+            condition, negated = _without_not(node.test)
             test = self.expr(condition, scope)
             options = (self.expr(node.body, scope), self.expr(node.orelse, scope))
             return Choice(options[::-1] if negated else options, test, _test_text(condition))
@@ -687,17 +664,12 @@ def _bound_names(target: ast.expr) -> Iterable[str]:
         yield from _bound_names(target.value)
 
 
-def _chooses(node: ast.stmt) -> bool:
-    """An assignment or return of a conditional expression (``a if c else b``), in a function or at
-    module level (a class body's fields keep their one statement)."""
-    return isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and isinstance(node.value, ast.IfExp)
-
-
-def _with_value(node: ast.stmt, value: ast.expr) -> ast.stmt:
-    """``node`` (an assignment or a return) assigning or returning ``value`` instead, at its place."""
-    copied = copy.copy(node)
-    copied.value = value  # type: ignore[attr-defined]
-    return copied
+def _without_not(test: ast.expr) -> tuple[ast.expr, bool]:
+    """``if not <flag>:`` is ``if <flag>:`` with its arms swapped (and ``b if not c else a`` is
+    ``a if c else b``): the test without its ``not``, and whether it had one."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand, True
+    return test, False
 
 
 def _test_text(node: ast.expr) -> str:
