@@ -156,6 +156,38 @@ def test_registration_into_module_dict(tmp_path):
     _check(Case(code), tmp_path)
 
 
+#: A project module that compiles itself in one of its methods (allenai/OLMo-core's
+#: ``TransformerBlockBase.apply_compile``: ``self.compile(fullgraph=False)``).
+_SELF_COMPILING = (
+    "import torch\nfrom torch import nn\n\n"
+    "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(4, 4)\n"
+    "{init}\n    def forward(self, x):\n        with torch.autocast('cpu', enabled=False):\n"
+    "            return self.l(x.float())\n\n"
+    "    def apply_compile(self):\n        self.compile(fullgraph=False)\n\n\n"
+    "def step(x):\n    model = Block()\n{setup}"
+)
+
+
+@pytest.mark.parametrize(
+    ("init", "setup"),
+    [("", "    model.apply_compile()\n"), ("        self.compile()\n", "")],
+    ids=["method", "constructor"],
+)
+def test_a_module_compiling_itself(init, setup, tmp_path):
+    """``self.compile()`` in the module's own method, called, or in its constructor: its calls run
+    compiled, and the region scanned for the numeric effect is its own forward."""
+    code = _SELF_COMPILING.format(init=init, setup=setup) + AMP + "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(tmp_path)])
+    assert [f.code for f in report.findings] == ["CAL002"]
+    assert any("Numeric effect likely" in line for line in report.findings[0].details)
+
+
+def test_a_self_compiling_method_never_called(tmp_path):
+    code = _SELF_COMPILING.format(init="", setup="") + AMP + "    loss.backward()  # ok: apply_compile never runs\n"
+    _check(Case(code), tmp_path)
+
+
 @pytest.mark.parametrize("method", sorted(api.CONTAINER_ELEMENT_METHODS - {"__getitem__", "popitem"}))
 def test_container_element_method_rows(method, tmp_path):
     code = (

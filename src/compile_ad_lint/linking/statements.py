@@ -555,10 +555,27 @@ class Statements(Calls):
             for v in current
         )
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
+        if isinstance(receiver, ir.Ref) and self._receiver_parameter(frame) == receiver.name:
+            # ``self.compile()`` in the module's own method (OLMo-core's ``apply_compile``): its calls
+            # run compiled from now on, as a ``forward`` replaced on it does (in every instance of
+            # the class: attributes are kept per class).
+            instances = frozenset(v for v in current if isinstance(v, Instance))
+            own = frozenset(c for c in compiled if c.target in instances)
+            if own:
+                self.reach.set_attribute(instances, frozenset([ConstVal(api.FORWARD.name)]), own)
         target = self.reach_target(receiver)
         if target is not None:
             self.assign(target, compiled, frame, expr.span)
         return True
+
+    def _receiver_parameter(self, frame: Frame) -> str | None:
+        """The first parameter of the method being walked (``self``), None outside a method."""
+        if not frame.stack:
+            return None
+        function = self.index.function(*frame.stack[-1])
+        if function is None or "." not in function.qualname or not function.params:
+            return None
+        return function.params[0]
 
     def compile_overrides(self, values: Values, method: str) -> dict[object, str] | None:
         """Instances whose class overrides ``compile`` and calls ``super().compile()`` in it, with how

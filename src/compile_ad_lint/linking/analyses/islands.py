@@ -82,9 +82,12 @@ class IslandScan:
         if isinstance(value, Instance):
             members = interp.find_member(value.cls, "__call__")
             if members is None and interp.is_module_class(value.cls):
-                members = (
-                    interp.find_member(value.cls, api.FORWARD.name) or frozenset()
-                ) | interp.reach.instance_forward(value)
+                # The module compiled in place by its own method (``self.compile()``) replaced its
+                # forward with itself compiled: its region is its own forward.
+                replaced = interp.reach.instance_forward(value)
+                members = (interp.find_member(value.cls, api.FORWARD.name) or frozenset()) | frozenset(
+                    m for m in replaced if not (isinstance(m, Compiled) and m.target == value)
+                )
             return _best(
                 self.value_island(member, depth) for member in interp.bind_methods(members or frozenset(), value)
             )
