@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import pytest
 
+from compile_ad_lint.knowledge import containers, switches
 from compile_ad_lint.knowledge import frameworks as fw
-from compile_ad_lint.knowledge import switches
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.knowledge.calls import CALLS, MATCHED_NAMES, REACH_EFFECTS
 from compile_ad_lint.knowledge.effects import Effect
@@ -463,3 +463,15 @@ def test_a_checkpoint_in_a_forward_ad_region_is_not_followed(tmp_path):
         + "\n"
     )
     _check(code, tmp_path)
+
+
+def test_container_members_cover_the_installed_torch():
+    """An attribute of an ``nn.ModuleDict`` is one of its items unless the container has it itself
+    (``CONTAINER_MEMBERS``): a method a newer torch adds to the containers must be added there, or
+    a call of it would be taken for a call of the container's items."""
+    from torch import nn
+
+    torch_containers = (nn.ModuleDict, nn.ModuleList, nn.Sequential, nn.ParameterDict, nn.ParameterList)
+    own = {name for cls in (*torch_containers, dict, list, tuple, set) for name in dir(cls) if not name.startswith("_")}
+    own |= {name for name in vars(nn.ModuleDict()) if not name.startswith("_")}
+    assert own <= containers.CONTAINER_MEMBERS, sorted(own - containers.CONTAINER_MEMBERS)

@@ -10,6 +10,7 @@ import pytest
 from compile_ad_lint import Config
 from compile_ad_lint.api import Analyzer
 from compile_ad_lint.cli import main
+from compile_ad_lint.knowledge import containers
 from compile_ad_lint.knowledge import torch_api as api
 from compile_ad_lint.rules import Case
 from compile_ad_lint.testing import expected_in, reported, run_case, write_case
@@ -156,6 +157,83 @@ def test_registration_into_module_dict(tmp_path):
     _check(Case(code), tmp_path)
 
 
+#: A model whose blocks sit in an ``nn.ModuleDict`` built from ``{mapping}``, read as ``{access}``.
+_PARTS = (
+    NET + "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.parts = nn.ModuleDict({mapping})\n\n"
+    "    def forward(self, x):\n        for block in self.{access}:\n            x = block(x)\n"
+    "        return self.parts.norm(x)\n\n\n"
+    "def step(x):\n    model = Model()\n    for block in model.{access}:\n        block.compile()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        "dict(blocks=nn.ModuleList([Net(), Net()]), norm=nn.LayerNorm(4))",
+        "{'blocks': nn.ModuleList([Net(), Net()]), 'norm': nn.LayerNorm(4)}",
+    ],
+)
+@pytest.mark.parametrize("access", ["parts.blocks", "parts['blocks']"])
+def test_module_dict_items_by_name_and_key(mapping, access, tmp_path):
+    """nanoGPT's ``self.transformer.h`` and ``self.transformer.ln_f(x)``: an ``nn.ModuleDict``'s
+    item read by attribute is what indexing gives, its blocks compiled in place through it are the
+    ones the forward calls, and the output of the item called after them keeps their backward."""
+    code = _PARTS.format(mapping=mapping, access=access) + AMP + "    loss.backward()  # expect: CAL002\n"
+    _check(Case(code), tmp_path)
+
+
+@pytest.mark.parametrize("factory", sorted(n for n, row in containers.EMPTY_CONTAINER_FACTORIES.items() if row.mapping))
+def test_mapping_factory_rows(factory, tmp_path):
+    module, name = factory.rsplit(".", 1)
+    imports = "" if module == "builtins" else f"from {module} import {name}\n"
+    code = (
+        imports
+        + _PARTS.format(
+            mapping=f"{name}(blocks=nn.ModuleList([Net(), Net()]), norm=nn.LayerNorm(4))", access="parts.blocks"
+        )
+        + AMP
+        + "    loss.backward()  # expect: CAL002\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_module_dict_update_registers_its_modules(tmp_path):
+    """allenai/OLMo's ``self.transformer.update({"blocks": nn.ModuleList(blocks)})``."""
+    code = _PARTS.format(mapping="{'norm': nn.LayerNorm(4)}", access="parts.blocks").replace(
+        "        self.parts = nn.ModuleDict({'norm': nn.LayerNorm(4)})\n",
+        "        self.parts = nn.ModuleDict({'norm': nn.LayerNorm(4)})\n"
+        "        self.parts.update({'blocks': nn.ModuleList([Net(), Net()])})\n",
+    )
+    _check(Case(code + AMP + "    loss.backward()  # expect: CAL002\n"), tmp_path)
+
+
+def test_module_dict_methods_are_not_items(tmp_path):
+    """``model.parts.children()`` and ``.train()`` are the ModuleDict's own: ``children()`` yields
+    its items (the ModuleList), which holds the blocks only one level further down, and nothing
+    compiled is called when the compiled call is a method's result."""
+    code = (
+        _PARTS.format(
+            mapping="dict(blocks=nn.ModuleList([Net(), Net()]), norm=nn.LayerNorm(4))", access="parts.blocks"
+        ).replace("    for block in model.parts.blocks:\n        block.compile()\n", "    model.parts.train()\n")
+        + AMP
+        + "    loss.backward()  # ok: nothing is compiled\n"
+    )
+    _check(Case(code), tmp_path)
+
+
+def test_a_module_list_item_called_by_name_is_not_called(tmp_path):
+    """Calling an ``nn.ModuleList`` raises: reached as an item of a ModuleDict by name, it is not
+    what ``self.parts.norm(x)`` calls, and its compiled blocks are not called there."""
+    code = (
+        NET + "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.parts = nn.ModuleDict(dict(blocks=nn.ModuleList([torch.compile(Net())]), norm=nn.LayerNorm(4)))\n\n"
+        "    def forward(self, x):\n        return self.parts.norm(x)\n\n\n"
+        "def step(x):\n    model = Model()\n" + AMP + "    loss.backward()  # ok: only the LayerNorm runs\n"
+    )
+    _check(Case(code), tmp_path)
+
+
 #: A project module that compiles itself in one of its methods (allenai/OLMo-core's
 #: ``TransformerBlockBase.apply_compile``: ``self.compile(fullgraph=False)``).
 _SELF_COMPILING = (
@@ -188,7 +266,7 @@ def test_a_self_compiling_method_never_called(tmp_path):
     _check(Case(code), tmp_path)
 
 
-@pytest.mark.parametrize("method", sorted(api.CONTAINER_ELEMENT_METHODS - {"__getitem__", "popitem"}))
+@pytest.mark.parametrize("method", sorted(containers.CONTAINER_ELEMENT_METHODS - {"__getitem__", "popitem"}))
 def test_container_element_method_rows(method, tmp_path):
     code = (
         NET
@@ -198,7 +276,7 @@ def test_container_element_method_rows(method, tmp_path):
     _check(Case(code), tmp_path)
 
 
-@pytest.mark.parametrize("factory", sorted(api.EMPTY_CONTAINER_FACTORIES))
+@pytest.mark.parametrize("factory", sorted(containers.EMPTY_CONTAINER_FACTORIES))
 def test_empty_container_factory_rows(factory, tmp_path):
     module, name = factory.rsplit(".", 1)
     imports = "" if module == "builtins" else f"from {module} import {name}\n"

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from . import containers, switches
 from . import frameworks as fw
-from . import switches
 from . import torch_api as api
 from .effects import Effect
 
@@ -58,7 +58,7 @@ CALLS: dict[str, tuple[Meaning, ...]] = _index(
     (Effect.SAME_MODULE, api.SAME_MODULE_FUNCTIONS),
     (Effect.GRAD_MODE, api.GRAD_MODES),
     (Effect.DATACLASS, api.DATACLASS_DECORATORS),
-    (Effect.EMPTY_CONTAINER, api.EMPTY_CONTAINER_FACTORIES),
+    (Effect.EMPTY_CONTAINER, containers.EMPTY_CONTAINER_FACTORIES),
     (Effect.FORWARD_MODE, api.FORWARD_MODE_FUNCTIONS),
     (Effect.FRAMEWORK_CLASS, fw.CLASS_BY_NAME),
     *((row.effect, {name: row for name in row.names}) for row in api.TORCH_CALLS),

@@ -29,6 +29,8 @@ class TorchCall:
     anchors: tuple[Anchor, ...] = ()
     #: CALL_THROUGH: the keywords the callable takes itself, not passed on to the function it calls.
     own_keywords: frozenset[str] = frozenset()
+    #: COLLECTION: an attribute that is not the container's own (``CONTAINER_MEMBERS``) is one of its items.
+    items_by_name: bool = False
 
 
 #: What each effect of a ``TorchCall`` means (one handler each in ``linking/effects/``;
@@ -107,9 +109,15 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
     ),
     TorchCall(
         Effect.COLLECTION,
-        frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.ParameterList"}),
-        "torch/nn/modules/container.py: `ModuleList(modules)`, `ModuleDict(modules)` and `ParameterList(values)` "
-        "register their argument's items",
+        frozenset({"torch.nn.ModuleList", "torch.nn.ParameterList"}),
+        "torch/nn/modules/container.py: `ModuleList(modules)` and `ParameterList(values)` register their argument's items",
+    ),
+    TorchCall(
+        Effect.COLLECTION,
+        frozenset({"torch.nn.ModuleDict"}),
+        "torch/nn/modules/container.py: `ModuleDict(modules)` registers the mapping's modules, each an attribute "
+        "too (`nn.Module.__getattr__` looks in `_modules`)",
+        items_by_name=True,
     ),
     TorchCall(
         Effect.COLLECTION,
@@ -665,30 +673,7 @@ MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 #: ``add_module`` stores ``self._modules[name] = module``; ``register_module`` calls it); on an
 #: ``nn.ModuleDict`` the module becomes one of its items.
 MODULE_REGISTRATION_METHODS = frozenset({"register_module", "add_module"})
-#: Container methods returning one element (``dict.get``/``pop``/``setdefault``, ``list.pop``).
-CONTAINER_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "__getitem__"})
 
-
-@dataclass(frozen=True)
-class ContainerStore:
-    """A container method storing one of its positional arguments in the receiver: the argument
-    itself, or its ``elements``."""
-
-    position: int
-    elements: bool = False
-
-
-#: Container methods storing their argument (``append(x)``, ``insert(i, x)``, ``add(x)``) or its
-#: elements (``extend(iterable)``) in the receiver (Python docs library/stdtypes.html, mutable
-#: sequence and set types).
-CONTAINER_STORE_METHODS = {
-    "append": ContainerStore(0),
-    "insert": ContainerStore(1),
-    "add": ContainerStore(0),
-    "extend": ContainerStore(0, elements=True),
-}
-#: Calls that build an empty container a registry starts from.
-EMPTY_CONTAINER_FACTORIES = frozenset({"builtins.dict", "collections.OrderedDict", "collections.defaultdict"})
 
 #: Grad-mode context managers and decorators: whether gradients are recorded inside
 #: (torch/autograd/grad_mode.py: ``no_grad``, ``enable_grad``, ``inference_mode(mode=True)``,

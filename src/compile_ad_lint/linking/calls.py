@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..core.locations import Location
+from ..knowledge import containers
 from ..knowledge import switches as settings
 from ..knowledge import torch_api as api
 from ..summary import model as ir
@@ -67,7 +68,7 @@ _RECEIVER_METHODS = frozenset(
         *api.MODULE_RETURNING_METHODS,
         *api.MODULE_CHILDREN_METHODS,
         *api.MODULE_PARAMETER_METHODS,
-        *api.CONTAINER_ELEMENT_METHODS,
+        *containers.CONTAINER_ELEMENT_METHODS,
         *api.MODULE_REGISTRATION_METHODS,
         *settings.SELF_RETURNING_BY_NAME,
     }
@@ -121,7 +122,11 @@ class Calls(ExternalCalls):
                 return frozenset([PLAIN])  # detached: no history, no tangent
         if isinstance(call.func, ir.Attr) and call.func.attr in _RECEIVER_METHODS:
             return self.reach.receiver_method(call, frame)  # ``.cuda()``, ``.children()``, ``.get()``, ...
-        if isinstance(call.func, ir.Attr) and call.func.attr in api.CONTAINER_STORE_METHODS:
+        if isinstance(call.func, ir.Attr) and call.func.attr == containers.CONTAINER_UPDATE:
+            updated = self.reach.container_update(call, frame)  # ``self.transformer.update({...})``
+            if updated is not None:
+                return updated
+        if isinstance(call.func, ir.Attr) and call.func.attr in containers.CONTAINER_STORE_METHODS:
             stored = self.reach.container_store(call, frame)  # ``residuals.append(h)``
             if stored is not None:
                 return stored
@@ -248,6 +253,12 @@ class Calls(ExternalCalls):
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)
+            if isinstance(func, ir.Attr) and not (
+                func.attr in containers.CONTAINER_MEMBERS or func.attr.startswith("_")
+            ):
+                # An ``nn.ModuleDict``'s item by name that is a list or dict of modules: calling it
+                # raises, so this is not the item the code calls (``self.transformer.ln_f(x)``).
+                return frozenset()
             self.escape_arguments(args, site, frame)  # ``outputs.append(aux)``
             return frozenset([callee])
         if isinstance(callee, Disabled) and callee.target is not None:

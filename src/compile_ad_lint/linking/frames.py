@@ -58,7 +58,7 @@ class Frame:
     element_of: dict[str, ir.Expr] = field(default_factory=dict)
     #: Names bound to an attribute (``layers = model.layers``): changing one of its elements in
     #: place changes the attribute's.
-    aliases: dict[str, ir.Attr] = field(default_factory=dict)
+    aliases: dict[str, ir.Attr | ir.Item] = field(default_factory=dict)
     #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
     assumptions: dict[str, bool] = field(default_factory=dict)
     #: The run-time switches of the arms being walked in this frame (``if args.compile:``:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..knowledge import containers
 from ..knowledge import torch_api as api
 from ..summary import model as ir
 from .arguments import Values
@@ -154,6 +155,9 @@ class Names(Heap):
             member = self.find_member(base, name)
             return member if member is not None else UNKNOWN_VALUES
         if isinstance(base, Collection):
+            if base.by_name and not (name in containers.CONTAINER_MEMBERS or name.startswith("_")):
+                # An ``nn.ModuleDict``'s item by name (``self.transformer.h``): what indexing gives.
+                return base.elements()
             return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items
         if isinstance(base, Compiled):
             if name == api.ORIGINAL_MODULE.name and base.target is not None:

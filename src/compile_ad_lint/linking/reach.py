@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..knowledge import containers
 from ..knowledge import switches as settings
 from ..knowledge import torch_api as api
 from ..summary import model as ir
@@ -120,7 +121,7 @@ class Reach(ContainerStores, FrameworkEffects):
                 and not self.has_project_member(receiver, name)
             ):
                 result.add(Data(requires_grad=not is_frozen(receiver)))
-            elif name in api.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
+            elif name in containers.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
                 result |= self.container_elements(func.base, frozenset([receiver]), frame)
             elif name in api.MODULE_REGISTRATION_METHODS and isinstance(receiver, (Instance, Collection)):
                 self.register_module(func.base, receiver, args, frame, call.span)

@@ -67,10 +67,15 @@ def merged_store(current: frozenset, added: frozenset) -> frozenset:
     stores = [v for v in added if isinstance(v, Collection) and not v.sequential and not v.positions]
     if not stores:
         return normalize(current | added)
-    old = [v for v in current if isinstance(v, Collection) and not v.sequential and not v.positions and v.items]
+    old = [
+        v
+        for v in current
+        if isinstance(v, Collection) and not v.sequential and not v.positions and (v.items or v.by_name)
+    ]
     items = frozenset().union(*(c.items for c in old + stores))
     kept = frozenset(v for v in current if v not in old) | frozenset(v for v in added if v not in stores)
-    return normalize(kept | {Collection(normalize(items))})
+    by_name = any(c.by_name for c in old + stores)  # an ``nn.ModuleDict`` stays one when items are added
+    return normalize(kept | {Collection(normalize(items), by_name=by_name)})
 
 
 def flag_key(expr: ir.Expr | None) -> str | None:

@@ -116,6 +116,9 @@ class Collection:
     #: them at any depth, and iterating or indexing it yields itself as well (``elements``), so code
     #: that goes down any number of levels still reaches them.
     deeper: bool = False
+    #: An ``nn.ModuleDict``: an attribute that is not the container's own is one of its items
+    #: (``self.transformer.h``).
+    by_name: bool = False
 
     def __post_init__(self) -> None:
         inner = max(_nesting(self.items), *(_nesting(p) for p in self.positions), 0)
@@ -152,7 +155,7 @@ def _within_nesting(values: frozenset) -> frozenset:
     deepest = [v for v in values if isinstance(v, Collection) and v.nesting >= MAX_NESTING]
     if not deepest:
         return values
-    merged = [Collection(_inside(v), v.sequential, deeper=True) for v in deepest]
+    merged = [Collection(_inside(v), v.sequential, deeper=True, by_name=v.by_name) for v in deepest]
     return frozenset(values.difference(deepest).union(merged))
 
 

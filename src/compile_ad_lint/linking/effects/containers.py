@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.locations import Location
+from ...knowledge import containers
 from ...knowledge import torch_api as api
 from ...knowledge.effects import Effect
 from ...summary import model as ir
@@ -117,6 +118,13 @@ class ContainerStores(ModuleFacts):
         elif isinstance(container, ir.Attr):
             bases = interp.eval(container.base, frame)
             self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
+            if container.attr not in containers.CONTAINER_MEMBERS and any(
+                isinstance(b, Collection) and b.by_name for b in bases
+            ):
+                self.store_element(container.base, added, frame, span)  # an item of an ``nn.ModuleDict``
+        elif isinstance(container, ir.Item):
+            # ``model.transformer["h"]``: the container holding this one now holds what it holds.
+            self.store_element(container.base, added, frame, span)
 
     def container_store(self, call: ir.Call, frame: Frame) -> Values | None:
         """``residuals.append(h)`` / ``outs.extend(hs)`` on a list (a display or a collection): the
@@ -132,7 +140,7 @@ class ContainerStores(ModuleFacts):
         ):
             return None
         args = interp.eval_args(call.args, frame)
-        method = api.CONTAINER_STORE_METHODS[func.attr]
+        method = containers.CONTAINER_STORE_METHODS[func.attr]
         stored = positional(args, method.position)
         if method.elements:
             stored = interp.elements(stored) if stored else stored
@@ -150,6 +158,25 @@ class ContainerStores(ModuleFacts):
             self.store_element(func.base, stored, frame, call.span, literals)
         rest = frozenset(r for r in receivers if not isinstance(r, ConstVal))
         if rest:  # what the call itself does (an unknown list's method may run anything)
+            interp.call_values(interp.attribute(rest, func.attr), args, call.span, frame, func)
+        return frozenset([ConstVal(None)])
+
+    def container_update(self, call: ir.Call, frame: Frame) -> Values | None:
+        """``self.transformer.update({"blocks": nn.ModuleList(blocks)})`` on an ``nn.ModuleDict`` (a
+        collection): it now holds the mapping's values, modules too. None when no receiver is a
+        collection the analysis holds (a config's or a hash's ``update``: an ordinary call)."""
+        interp = self.interp
+        func = call.func
+        assert isinstance(func, ir.Attr)
+        receivers = interp.eval(func.base, frame)
+        if not any(isinstance(r, Collection) for r in receivers):
+            return None
+        args = interp.eval_args(call.args, frame)
+        mapping = positional(args, 0)
+        if mapping:
+            self.store_element(func.base, interp.elements(mapping), frame, call.span)
+        rest = frozenset(r for r in receivers if not isinstance(r, (Collection, ConstVal)))
+        if rest:
             interp.call_values(interp.attribute(rest, func.attr), args, call.span, frame, func)
         return frozenset([ConstVal(None)])
 
@@ -320,11 +347,12 @@ class ContainerStores(ModuleFacts):
         """``for block in model.blocks`` / ``block = model.blocks[0]``: remember where the name's
         value is an element of, for in-place changes (``block.compile()``, ``p.requires_grad = False``),
         and which names are another name for an attribute (``layers = model.layers``)."""
-        if isinstance(statement.value, ir.Attr) and len(statement.targets) == 1:
+        if isinstance(statement.value, (ir.Attr, ir.Item)) and len(statement.targets) == 1:
             (target,) = statement.targets
             if isinstance(target, ir.NameTarget):
                 frame.aliases[target.name] = statement.value
-            return
+            if isinstance(statement.value, ir.Attr):
+                return
         if not isinstance(statement.value, ir.Item):
             return
         pending = list(statement.targets)
@@ -537,7 +565,20 @@ def builtin_setattr(
 def empty_container(
     engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
 ) -> Values | None:
-    return None if args else frozenset([Collection(frozenset())])
+    if not args:
+        return frozenset([Collection(frozenset())])
+    if not (isinstance(row, containers.ContainerFactory) and row.mapping):
+        return None
+    # ``dict(h=blocks, ln_f=norm)``: keyword values are items, a positional mapping's values too. Only
+    # a mapping of modules is kept as a collection (what an ``nn.ModuleDict`` is built from); other
+    # dicts stay data derived from their arguments.
+    items = frozenset().union(
+        *(values if keyword not in (None, "*", "**") else engine.elements(values) for keyword, values in args)
+    )
+    module = engine.reach.is_module_value
+    if not any(module(v) or (isinstance(v, Collection) and any(module(i) for i in v.items)) for v in items):
+        return None  # a registry of classes or names (``OrderedDict([("sdxl", Pipeline), ...])``): data
+    return frozenset([Collection(normalize(items))])
 
 
 @register(Effect.DATACLASS)

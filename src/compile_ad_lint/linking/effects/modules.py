@@ -37,9 +37,9 @@ def same_module(engine: EngineContext, row: object, name: str, args: Args, site:
 
 @register(Effect.COLLECTION)
 def collection(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
-    return frozenset(
-        [Collection(engine.elements(frozenset().union(*(values for _, values in args))) if args else frozenset())]
-    )
+    by_name = isinstance(row, api.TorchCall) and row.items_by_name
+    items = engine.elements(frozenset().union(*(values for _, values in args))) if args else frozenset()
+    return frozenset([Collection(items, by_name=by_name)])
 
 
 @register(Effect.CALL_THROUGH)
