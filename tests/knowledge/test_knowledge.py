@@ -475,3 +475,21 @@ def test_container_members_cover_the_installed_torch():
     own = {name for cls in (*torch_containers, dict, list, tuple, set) for name in dir(cls) if not name.startswith("_")}
     own |= {name for name in vars(nn.ModuleDict()) if not name.startswith("_")}
     assert own <= containers.CONTAINER_MEMBERS, sorted(own - containers.CONTAINER_MEMBERS)
+
+
+@pytest.mark.parametrize("name", sorted(api.CONTEXT_MANAGER_DECORATORS))
+def test_context_manager_decorator_rows(name, tmp_path):
+    """A generator made a context manager: the caller's ``with`` body runs at its ``yield``, under
+    the autocast the generator entered there; one whose ``yield`` follows its autocast runs without."""
+    module, decorator = name.rsplit(".", 1)
+    asynchronous = decorator.startswith("async")
+    define, enter = ("async def", "async with") if asynchronous else ("def", "with")
+    code = (
+        HEAD
+        + f"from {module} import {decorator}\n\nmodel = torch.compile(nn.Linear(4, 4))\n\n\n"
+        + f"@{decorator}\n{define} amp():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        yield\n\n\n"
+        + f"@{decorator}\n{define} after():\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        pass\n    yield\n\n\n"
+        + f"{define} step(x):\n    {enter} amp():\n        loss = model(x).sum()\n    loss.backward()  # expect: CAL002\n\n\n"
+        + f"{define} other(x):\n    {enter} after():\n        loss = model(x).sum()\n    loss.backward()  # ok: no autocast at the yield\n"
+    )
+    _check(code, tmp_path)

@@ -86,6 +86,7 @@ MATCHED_NAMES: frozenset[str] = (
     | api.KEYWORD_FIELD_BASES
     | api.AUTOCAST_FP32_MODULES
     | api.FLOAT32_DTYPES
+    | api.CONTEXT_MANAGER_DECORATORS
     | frozenset(module for module, _ in api.CONFIG_ATTRIBUTES)
     | switches.SWITCH_NAMES
 )

@@ -675,6 +675,10 @@ MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 MODULE_REGISTRATION_METHODS = frozenset({"register_module", "add_module"})
 
 
+#: Decorators making a generator function a context manager whose ``with`` body runs at its ``yield``
+#: (Python docs library/contextlib.html ``contextmanager``, ``asynccontextmanager``).
+CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+
 #: Grad-mode context managers and decorators: whether gradients are recorded inside
 #: (torch/autograd/grad_mode.py: ``no_grad``, ``enable_grad``, ``inference_mode(mode=True)``,
 #: ``set_grad_enabled(mode)``). Outputs computed with grad disabled carry no compiled backward.

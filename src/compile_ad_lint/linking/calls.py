@@ -376,6 +376,8 @@ class Calls(ExternalCalls):
             closure=dict(function.closure),
             function_lines=summary.lines,
         )
+        if self.context_manager(function, summary):
+            frame.entry_ctx = ctx
         self.engine.exec_block(summary.body, frame)
         for region in regions:
             self.engine.finish_region(frame, region, 0)
@@ -405,6 +407,23 @@ class Calls(ExternalCalls):
             return contexts
 
         return self.cached(self._entry_contexts, key, evaluate)
+
+    def context_manager(self, function: FunctionVal, summary: ir.FunctionSummary) -> bool:
+        """Whether the function is a ``@contextlib.contextmanager`` generator: calling it gives the
+        contexts its ``yield`` runs under (``Statements.yielded_contexts``)."""
+        if not summary.decorators:
+            return False
+        key = replace(function, bound_self=None, closure=())
+
+        def evaluate() -> bool:
+            frame = Frame(function.path, {}, Context(), record=False)
+            return any(
+                isinstance(v, External) and v.name in api.CONTEXT_MANAGER_DECORATORS
+                for decorator in summary.decorators
+                for v in self.engine.eval(decorator, frame)
+            )
+
+        return bool(self.cached(self._context_managers, key, evaluate, cycle=False))
 
     def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args, called: bool = True) -> tuple:
         """The walk's parameters: what ``args`` bind, a literal default where a call omits one (not

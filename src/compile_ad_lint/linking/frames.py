@@ -54,6 +54,9 @@ class Frame:
     closure: dict[str, Values] = field(default_factory=dict)
     pending: list[PendingCall] = field(default_factory=list)
     returns: set = field(default_factory=set)
+    #: A ``@contextmanager`` generator's context as it was entered: what a ``yield`` changed from it
+    #: is what the caller's ``with`` body runs under (None for other functions).
+    entry_ctx: Context | None = None
     #: Names bound to an element of a container expression (``for block in model.blocks``).
     element_of: dict[str, ir.Expr] = field(default_factory=dict)
     #: Names bound to an attribute (``layers = model.layers``): changing one of its elements in

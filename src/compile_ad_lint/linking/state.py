@@ -140,6 +140,7 @@ class EngineState:
         self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
         self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
+        self._context_managers: dict[FunctionVal, bool] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0

@@ -18,7 +18,7 @@ from .analyses.switches import stamp_arm, stamped, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
-from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode, one_of
+from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode, NullContext, one_of
 from .effects.compile import backend_of
 from .events import (
     CompiledCallInDualRegion,
@@ -166,6 +166,10 @@ class Statements(Calls):
             for target in statement.targets:
                 self.assign(target, values, frame, statement.span)
             self.reach.note_element_binding(statement, frame)
+        elif isinstance(statement, ir.Evaluate) and statement.yields:
+            self.eval(statement.expr, frame)
+            if frame.entry_ctx is not None:
+                frame.returns |= self.yielded_contexts(frame, frame.entry_ctx)
         elif isinstance(statement, ir.Evaluate):
             if not self.in_place_compile(statement.expr, frame) and not self.reach.in_place_statement(
                 statement.expr, frame
@@ -368,6 +372,24 @@ class Statements(Calls):
         frame.ctx = replace(
             saved, config=frame.ctx.config if frame.ctx.config.origin.startswith("assignment") else saved.config
         )
+
+    def yielded_contexts(self, frame: Frame, entry: Context) -> Values:
+        """What a ``@contextmanager``'s ``yield`` runs under that its caller's ``with`` did not: an
+        ``autocast``, a grad mode or a ``config.patch`` the generator entered (OLMo-core's
+        ``_model_forward_context``), each carrying the switches of the arms the ``yield`` is in; a
+        bare ``yield`` changes nothing (``nullcontext``)."""
+        ctx = frame.ctx
+        found: set = set()
+        if ctx.autocast != entry.autocast:
+            found.add(AutocastContext(ctx.autocast))
+        if ctx.grad_enabled != entry.grad_enabled and ctx.grad_enabled is not None:
+            found.add(GradMode(ctx.grad_enabled))
+        if ctx.config != entry.config:
+            found.add(ConfigPatch(ctx.config))
+        values = frozenset(found) if found else frozenset([NullContext()])
+        for condition in frame.conditions:
+            values = stamped(values, condition)
+        return values
 
     def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
         """The context inside ``with <values>:`` (or a function decorated with them)."""

@@ -297,6 +297,9 @@ class _Summarizer:
             yield Assign(
                 (self.target(node.target, scope),), Combine((current, self.expr(node.value, scope))), self.span(node)
             )
+        elif isinstance(node, ast.Expr) and isinstance(node.value, (ast.Yield, ast.YieldFrom)):
+            value = node.value.value
+            yield Evaluate(self.expr(value, scope) if value is not None else Const(None), self.span(node), yields=True)
         elif isinstance(node, ast.Expr):
             yield Evaluate(self.expr(node.value, scope), self.span(node))
         elif isinstance(node, ast.Return):

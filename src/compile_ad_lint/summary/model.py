@@ -212,6 +212,8 @@ class Evaluate:
 
     expr: Expr
     span: Span | None = None
+    #: ``yield <expr>`` (a generator's, or a ``@contextmanager``'s: where the ``with`` body runs).
+    yields: bool = False
 
 
 @dataclass(frozen=True)
