@@ -67,6 +67,12 @@ class ContainerFactory:
     mapping: bool = False
 
 
+def own_attribute(name: str) -> bool:
+    """Whether ``name`` is a container's own attribute (``CONTAINER_MEMBERS``, or a private one)
+    rather than, on an ``nn.ModuleDict``, one of its items."""
+    return name in CONTAINER_MEMBERS or name.startswith("_")
+
+
 #: Calls that build an empty container a registry starts from.
 EMPTY_CONTAINER_FACTORIES = {
     "builtins.dict": ContainerFactory(mapping=True),

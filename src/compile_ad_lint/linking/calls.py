@@ -23,7 +23,7 @@ from .events import (
     Hop,
 )
 from .external_calls import ExternalCalls
-from .frames import Context, Frame, PendingCall, runs_once
+from .frames import Context, Decorated, Frame, PendingCall, runs_once
 from .incremental import ResultKeys, ResultSize, each_version
 from .stores import compile_target
 from .values import (
@@ -253,9 +253,7 @@ class Calls(ExternalCalls):
         if isinstance(callee, Collection):
             if callee.sequential:
                 return self.call_values(callee.items, args, span, frame, func)
-            if isinstance(func, ir.Attr) and not (
-                func.attr in containers.CONTAINER_MEMBERS or func.attr.startswith("_")
-            ):
+            if isinstance(func, ir.Attr) and not containers.own_attribute(func.attr):
                 # An ``nn.ModuleDict``'s item by name that is a list or dict of modules: calling it
                 # raises, so this is not the item the code calls (``self.transformer.ln_f(x)``).
                 return frozenset()
@@ -388,15 +386,28 @@ class Calls(ExternalCalls):
 
     def entry_contexts(self, function: FunctionVal, summary: ir.FunctionSummary) -> list[tuple[Values, Location]]:
         """Context managers used as decorators (``@dual_level()``, ``@torch.autocast(...)``, ``@config.patch``)."""
-        key = replace(function, bound_self=None, closure=())
-        if not self._recordings and key in self._entry_contexts:
-            return self._entry_contexts[key]
+        return self.decorated(function, summary).contexts
 
-        def evaluate() -> list[tuple[Values, Location]]:
+    def context_manager(self, function: FunctionVal, summary: ir.FunctionSummary) -> bool:
+        """Whether the function is a ``@contextlib.contextmanager`` generator: calling it gives the
+        contexts its ``yield`` runs under (``Statements.yielded_contexts``)."""
+        return bool(summary.decorators) and self.decorated(function, summary).context_manager
+
+    def decorated(self, function: FunctionVal, summary: ir.FunctionSummary) -> Decorated:
+        """What the function's decorators make of it, its decorators evaluated once per function."""
+        key = replace(function, bound_self=None, closure=())
+        if not self._recordings and key in self._decorated:
+            return self._decorated[key]
+
+        def evaluate() -> Decorated:
             frame = Frame(function.path, {}, Context(), record=False)
             contexts = []
+            context_manager = False
             for decorator in summary.decorators:
                 values = self.engine.eval(decorator, frame)
+                context_manager |= any(
+                    isinstance(v, External) and v.name in api.CONTEXT_MANAGER_DECORATORS for v in values
+                )
                 # ``@torch.no_grad`` without parentheses works too.
                 values = frozenset(
                     GradMode(api.GRAD_MODES[v.name]) if isinstance(v, External) and v.name in api.GRAD_MODES else v
@@ -404,26 +415,9 @@ class Calls(ExternalCalls):
                 )
                 if any(isinstance(v, (DualLevelContext, AutocastContext, ConfigPatch, GradMode)) for v in values):
                     contexts.append((values, self.loc(function.path, summary.span)))
-            return contexts
+            return Decorated(contexts, context_manager)
 
-        return self.cached(self._entry_contexts, key, evaluate)
-
-    def context_manager(self, function: FunctionVal, summary: ir.FunctionSummary) -> bool:
-        """Whether the function is a ``@contextlib.contextmanager`` generator: calling it gives the
-        contexts its ``yield`` runs under (``Statements.yielded_contexts``)."""
-        if not summary.decorators:
-            return False
-        key = replace(function, bound_self=None, closure=())
-
-        def evaluate() -> bool:
-            frame = Frame(function.path, {}, Context(), record=False)
-            return any(
-                isinstance(v, External) and v.name in api.CONTEXT_MANAGER_DECORATORS
-                for decorator in summary.decorators
-                for v in self.engine.eval(decorator, frame)
-            )
-
-        return bool(self.cached(self._context_managers, key, evaluate, cycle=False))
+        return self.cached(self._decorated, key, evaluate)
 
     def bind(self, function: FunctionVal, summary: ir.FunctionSummary, args: Args, called: bool = True) -> tuple:
         """The walk's parameters: what ``args`` bind, a literal default where a call omits one (not

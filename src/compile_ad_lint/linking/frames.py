@@ -17,6 +17,16 @@ from .hashing import hashed_once
 from .values import Compiled
 
 
+@dataclass(frozen=True)
+class Decorated:
+    """What a function's decorators make of entering it: the contexts they enter around its body
+    (``@torch.autocast(...)``, ``@dual_level()``), each with the definition's place, and whether it
+    is a ``@contextmanager`` generator (its ``yield`` is where the caller's ``with`` body runs)."""
+
+    contexts: list[tuple[Values, Location]]
+    context_manager: bool = False
+
+
 @hashed_once
 @dataclass(frozen=True)
 class Context:
@@ -59,8 +69,8 @@ class Frame:
     entry_ctx: Context | None = None
     #: Names bound to an element of a container expression (``for block in model.blocks``).
     element_of: dict[str, ir.Expr] = field(default_factory=dict)
-    #: Names bound to an attribute (``layers = model.layers``): changing one of its elements in
-    #: place changes the attribute's.
+    #: Names bound to an attribute or an item (``layers = model.layers``, ``blocks =
+    #: model.transformer["h"]``): changing one of its elements in place changes the holder's.
     aliases: dict[str, ir.Attr | ir.Item] = field(default_factory=dict)
     #: Flags known true or false in the ``if <flag>:`` arm being walked (frame-local).
     assumptions: dict[str, bool] = field(default_factory=dict)

@@ -155,7 +155,7 @@ class Names(Heap):
             member = self.find_member(base, name)
             return member if member is not None else UNKNOWN_VALUES
         if isinstance(base, Collection):
-            if base.by_name and not (name in containers.CONTAINER_MEMBERS or name.startswith("_")):
+            if base.by_name and not containers.own_attribute(name):
                 # An ``nn.ModuleDict``'s item by name (``self.transformer.h``): what indexing gives.
                 return base.elements()
             return frozenset([base])  # ``.values()``, ``.children()``, ... iterate the same items

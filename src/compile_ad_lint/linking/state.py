@@ -30,7 +30,7 @@ from .events import (
     Event,
     OutputsEscape,
 )
-from .frames import Frame
+from .frames import Decorated, Frame
 from .incremental import Cell, EmitEvent, MemoEntry, Part, RecordEvent, Recording, WalkEffect, WalkMemory, WalkSummary
 from .index import ModuleIndex
 from .reach import Reach
@@ -139,8 +139,7 @@ class EngineState:
         #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
         self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
-        self._entry_contexts: dict[FunctionVal, list[tuple[Values, Location]]] = {}
-        self._context_managers: dict[FunctionVal, bool] = {}
+        self._decorated: dict[FunctionVal, Decorated] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._qualified: dict[tuple[str, Path], Values] = {}
         self._walks = 0

@@ -88,7 +88,7 @@ def _calls_itself(function: ir.FunctionSummary) -> bool:
     """Whether a function's body calls it by its name (``r(x, n - 1)``), or a method's through its
     first parameter (``self.r(...)``; not ``loss.backward()`` in a function named ``backward``)."""
     name = function.name
-    receiver = function.params[0] if function.owner_class is not None and function.params else None
+    receiver = function.receiver
     return _calls(
         function.body,
         lambda func: (
@@ -169,7 +169,7 @@ class Statements(Calls):
         elif isinstance(statement, ir.Evaluate) and statement.yields:
             self.eval(statement.expr, frame)
             if frame.entry_ctx is not None:
-                frame.returns |= self.yielded_contexts(frame, frame.entry_ctx)
+                frame.returns |= self.yielded_contexts(frame)
         elif isinstance(statement, ir.Evaluate):
             if not self.in_place_compile(statement.expr, frame) and not self.reach.in_place_statement(
                 statement.expr, frame
@@ -251,8 +251,7 @@ class Statements(Calls):
         of an ``if`` on it would; else both options."""
         assert expr.test is not None
         tests = self.eval(expr.test, frame)
-        branch = ir.Branch(((), ()), condition=expr.test, test=expr.text)
-        switched = self.switches.arm_conditions(branch, tests, frame)
+        switched = self.switches.arm_conditions(expr.test, expr.text, tests, frame)
         if switched is None:
             truth = self.known_truth(tests, frame)
             if truth is not None:
@@ -303,7 +302,8 @@ class Statements(Calls):
         if statement.condition is not None:
             tests = self.eval(statement.condition, frame)
             # A test the user sets at launch may go either way: each arm runs under its condition.
-            switched = self.switches.arm_conditions(statement, tests, frame)
+            if len(arms) == 2:
+                switched = self.switches.arm_conditions(statement.condition, statement.test, tests, frame)
             truth = self.known_truth(tests, frame) if switched is None else None
             if truth is not None:
                 arms = (arms[0] if truth else arms[1],)  # a known flag picks its arm
@@ -373,12 +373,13 @@ class Statements(Calls):
             saved, config=frame.ctx.config if frame.ctx.config.origin.startswith("assignment") else saved.config
         )
 
-    def yielded_contexts(self, frame: Frame, entry: Context) -> Values:
+    def yielded_contexts(self, frame: Frame) -> Values:
         """What a ``@contextmanager``'s ``yield`` runs under that its caller's ``with`` did not: an
         ``autocast``, a grad mode or a ``config.patch`` the generator entered (OLMo-core's
         ``_model_forward_context``), each carrying the switches of the arms the ``yield`` is in; a
         bare ``yield`` changes nothing (``nullcontext``)."""
-        ctx = frame.ctx
+        ctx, entry = frame.ctx, frame.entry_ctx
+        assert entry is not None
         found: set = set()
         if ctx.autocast != entry.autocast:
             found.add(AutocastContext(ctx.autocast))
@@ -577,7 +578,8 @@ class Statements(Calls):
             for v in current
         )
         self.reach.in_place_elsewhere(receiver, compiled, frame, expr.span)
-        if isinstance(receiver, ir.Ref) and self._receiver_parameter(frame) == receiver.name:
+        walked = self.index.function(*frame.stack[-1]) if frame.stack else None
+        if isinstance(receiver, ir.Ref) and walked is not None and walked.receiver == receiver.name:
             # ``self.compile()`` in the module's own method (OLMo-core's ``apply_compile``): its calls
             # run compiled from now on, as a ``forward`` replaced on it does (in every instance of
             # the class: attributes are kept per class).
@@ -589,15 +591,6 @@ class Statements(Calls):
         if target is not None:
             self.assign(target, compiled, frame, expr.span)
         return True
-
-    def _receiver_parameter(self, frame: Frame) -> str | None:
-        """The first parameter of the method being walked (``self``), None outside a method."""
-        if not frame.stack:
-            return None
-        function = self.index.function(*frame.stack[-1])
-        if function is None or "." not in function.qualname or not function.params:
-            return None
-        return function.params[0]
 
     def compile_overrides(self, values: Values, method: str) -> dict[object, str] | None:
         """Instances whose class overrides ``compile`` and calls ``super().compile()`` in it, with how

@@ -319,6 +319,11 @@ class FunctionSummary:
     #: Parameters' literal defaults (``enabled=False``, ``mask=None``): what a call omitting them binds.
     defaults: tuple[tuple[str, LiteralValue], ...] = ()
 
+    @property
+    def receiver(self) -> str | None:
+        """A method's first parameter (``self``, ``cls``), through which it reaches its instance."""
+        return self.params[0] if self.owner_class is not None and self.params else None
+
     @cached_property
     def definition(self) -> Definition:
         """One object per summary, so that walks recorded against it compare by identity."""

@@ -91,15 +91,15 @@ class Switches:
 
     # -- branches ------------------------------------------------------------------------------
 
-    def arm_conditions(self, branch: ir.Branch, tests: Values, frame: Frame) -> tuple[Condition, Condition] | None:
-        """The condition each arm of ``if <test>:`` holds under when the test reads a switch, None
-        when it does not (the branch is then decided by a known constant, or merged when unknown)."""
-        test = branch.condition
-        if test is None or len(branch.arms) != 2 or self.lazily_stored(test, frame):
+    def arm_conditions(
+        self, test: ir.Expr, written: str, tests: Values, frame: Frame
+    ) -> tuple[Condition, Condition] | None:
+        """The condition each arm of ``if <test>:`` (or option of ``a if <test> else b``) holds under
+        when the test reads a switch, None when it does not (the branch is then decided by a known
+        constant, or merged when unknown). ``written``: the test as written; ``tests``: its values."""
+        if self.lazily_stored(test, frame) or not self.reads_switch(test, frame):
             return None
-        if not self.reads_switch(test, frame):
-            return None
-        text = _passed_switch(test, tests) or branch.test or flag_key(test) or "a run-time switch"
+        text = _passed_switch(test, tests) or written or flag_key(test) or "a run-time switch"
         known = {bool(t.value) for t in tests if isinstance(t, ConstVal)}
         default = next(iter(known)) if len(known) == 1 and all(isinstance(t, ConstVal) for t in tests) else None
         return (

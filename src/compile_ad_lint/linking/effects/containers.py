@@ -118,7 +118,7 @@ class ContainerStores(ModuleFacts):
         elif isinstance(container, ir.Attr):
             bases = interp.eval(container.base, frame)
             self.set_attribute(bases, frozenset([ConstVal(container.attr)]), added)
-            if container.attr not in containers.CONTAINER_MEMBERS and any(
+            if not containers.own_attribute(container.attr) and any(
                 isinstance(b, Collection) and b.by_name for b in bases
             ):
                 self.store_element(container.base, added, frame, span)  # an item of an ``nn.ModuleDict``
