@@ -158,6 +158,20 @@ CASES = {
         _after("outs = []\n    outs.insert(0, out)\n    out = outs[0]", "expect: CAL002"),
         _after("outs = []\n    outs.insert(0, x)\n    out = outs[0]", "ok: insert stores its second argument"),
     ),
+    "EXIT_STACK_ENTER": (
+        _amp(
+            "from contextlib import ExitStack\n\nmodel = torch.compile(Net())",
+            "loss = model(x).sum()",
+            "with ExitStack() as stack:\n        stack.enter_context(torch.autocast('cpu', dtype=torch.bfloat16))\n"
+            "        more = model(x).sum()\n    more.backward()  # expect: CAL002",
+        ),
+        _amp(
+            "class Recorder:\n    def enter_context(self, cm):\n        return cm\n\n\nmodel = torch.compile(Net())",
+            "loss = model(x).sum()\n        loss.backward()  # ok: under the forward's autocast",
+            "stack = Recorder()\n    stack.enter_context(torch.autocast('cpu', dtype=torch.bfloat16))\n"
+            "    more = model(x).sum()\n    more.backward()  # ok: a project method of that name enters nothing",
+        ),
+    ),
     "TORCH_NN": (
         _amp(
             "class Block(nn.Linear):\n    pass\n\n\nmodel = Block(4, 4)\nmodel.compile()",
@@ -184,6 +198,7 @@ ROWS = {
     "WRAPPED_MODULE": api.WRAPPED_MODULE,
     "COPY_IN_PLACE": api.COPY_IN_PLACE,
     "DETACH_IN_PLACE": api.DETACH_IN_PLACE,
+    "EXIT_STACK_ENTER": api.EXIT_STACK_ENTER,
     "TORCH_PACKAGE": api.TORCH_PACKAGE,
 }
 #: Rows whose case is elsewhere.
@@ -203,7 +218,7 @@ def test_rows(row, tmp_path):
 def test_every_row_has_a_case_and_cites_its_source():
     assert set(ROWS) <= set(CASES) | set(ELSEWHERE)
     for row in ROWS.values():
-        assert re.search(r"torch/[\w/]+\.py", row.source), row
+        assert re.search(r"torch/[\w/]+\.py|Python [\w.]+\.py", row.source), row
 
 
 # -- frameworks: the arguments and methods the effects read --------------------------------------------

@@ -109,6 +109,22 @@ CASES: dict[Effect, Callable[[str], tuple[str, str]]] = {
             _OK,
         ),
     ),
+    Effect.EXIT_STACK: lambda n: (
+        _amp(
+            n,
+            "model = torch.compile(Net())\nstack = target()",
+            "stack.enter_context(torch.autocast('cpu', dtype=torch.bfloat16))\n        loss = model(x).sum()",
+            "loss.backward()",
+            _CAL002,
+        ),
+        _amp(
+            n,
+            "model = torch.compile(Net())\nstack = target()",
+            "loss = model(x).sum()",
+            "stack.enter_context(torch.autocast('cpu', dtype=torch.bfloat16))\n    loss.backward()",
+            "  # ok: the stack entered the forward's autocast around the backward",
+        ),
+    ),
     Effect.COLLECTION: lambda n: (
         _amp(
             n,

@@ -19,6 +19,7 @@ class Effect(enum.Enum):
     MAKE_DUAL = "make_dual"
     UNPACK_DUAL = "unpack_dual"
     NULL_CONTEXT = "null_context"
+    EXIT_STACK = "exit_stack"
     COLLECTION = "collection"
     SEQUENTIAL = "sequential"
     GETATTR = "getattr"

@@ -44,6 +44,7 @@ CALL_EFFECTS = {
     Effect.MAKE_DUAL: "returns a dual tensor (carries a tangent)",
     Effect.UNPACK_DUAL: "returns the primal: a tensor without a tangent",
     Effect.NULL_CONTEXT: "a context manager that changes nothing",
+    Effect.EXIT_STACK: "a context manager whose ``enter_context(cm)`` enters ``cm`` at once, until the stack closes",
     Effect.COLLECTION: "returns a collection of its arguments' elements",
     Effect.SEQUENTIAL: "returns a collection that calls its positional arguments in turn",
     Effect.GETATTR: "``getattr(object, name[, default])``: the attribute, by a constant name when there is one",
@@ -106,6 +107,12 @@ TORCH_CALLS: tuple[TorchCall, ...] = (
         Effect.NULL_CONTEXT,
         frozenset({"contextlib.nullcontext"}),
         "Python contextlib.py: `class nullcontext`: `__enter__` returns `enter_result`, nothing else",
+    ),
+    TorchCall(
+        Effect.EXIT_STACK,
+        frozenset({"contextlib.ExitStack"}),
+        "Python contextlib.py: `class ExitStack`: `enter_context(cm)` calls `cm.__enter__()` at once; "
+        "`__exit__` (and `close()`) exits what it entered",
     ),
     TorchCall(
         Effect.COLLECTION,
@@ -428,6 +435,13 @@ COPY_IN_PLACE = Member(
     "copy_",
     "torch/_tensor_docs.py: `copy_(src, non_blocking=False)`: copies the elements from `src` into the tensor and "
     "returns it; in a dual_level the tensor gets `src`'s tangent (torch 2.13, a parameter under no_grad too)",
+)
+#: ``stack.enter_context(torch.autocast(...))`` on a ``contextlib.ExitStack``: the context is entered
+#: at once and stays entered until the stack exits (OLMo-core's ``_model_forward_context``).
+EXIT_STACK_ENTER = Member(
+    "enter_context",
+    "Python contextlib.py: `ExitStack.enter_context(cm)`: `result = cm.__enter__()`, `cm.__exit__` pushed "
+    "to run when the stack closes; returns `result`",
 )
 #: ``fmap.detach_()`` as a statement: the tensor itself leaves the graph it came from.
 DETACH_IN_PLACE = Member(

@@ -12,9 +12,10 @@ from ..knowledge import containers
 from ..knowledge import switches as settings
 from ..knowledge import torch_api as api
 from ..summary import model as ir
-from .arguments import Args, Values, argument_data, argument_values, positional, written_argument
+from .analyses.switches import stamped
+from .arguments import Args, Values, argument_data, argument_values, keyword_arg, positional, written_argument
 from .cancellation import AnalysisCancelled
-from .contexts import AutocastContext, ConfigPatch, DualLevelContext, GradMode
+from .contexts import ENTERED_CONTEXTS, AutocastContext, ConfigPatch, DualLevelContext, ExitStackContext, GradMode
 from .effects.autograd import create_graph_of, written_text
 from .effects.registry import FRAMEWORK_METHODS
 from .events import (
@@ -130,6 +131,10 @@ class Calls(ExternalCalls):
             stored = self.reach.container_store(call, frame)  # ``residuals.append(h)``
             if stored is not None:
                 return stored
+        if isinstance(call.func, ir.Attr) and call.func.attr == api.EXIT_STACK_ENTER.name:
+            entered = self.enter_into_stack(call, call.func, frame)  # ``stack.enter_context(torch.autocast(...))``
+            if entered is not None:
+                return entered
         if frame.ctx.region is not None and isinstance(call.func, ir.Attr) and call.func.attr == api.COPY_IN_PLACE.name:
             self.dual_params.copy_into(call, frame)  # ``p.copy_(fwAD.make_dual(p, t))`` on a module's parameter
         if isinstance(call.func, ir.Attr):
@@ -147,6 +152,29 @@ class Calls(ExternalCalls):
             return self.call_values(callees, args, call.span, frame, call.func)
         finally:
             frame.call_args = saved
+
+    def enter_into_stack(self, call: ir.Call, func: ir.Attr, frame: Frame) -> Values | None:
+        """``stack.enter_context(cm)`` on a ``contextlib.ExitStack``: ``cm`` is entered at once and
+        stays entered until the stack's ``with`` ends (``exec_with`` restores the context there; in an
+        arm, ``exec_branch`` keeps it on that arm's condition). A stack named by a local name also
+        carries what it entered, for a caller's ``with`` when it is returned. None when the receiver
+        is not known to be a stack (any other ``enter_context`` method is an ordinary call)."""
+        bases = self.engine.eval(func.base, frame)
+        stacks = [base for base in bases if isinstance(base, ExitStackContext)]
+        if not stacks:
+            return None
+        args = self.eval_args(call.args, frame)
+        entered = positional(args, 0) or keyword_arg(args, "cm")
+        if not entered:
+            return UNKNOWN_VALUES
+        frame.ctx = self.engine.enter_contexts(entered, frame.ctx, self.loc(frame.path, call.span))
+        contexts = frozenset(v for v in entered if isinstance(v, ENTERED_CONTEXTS))
+        if contexts and isinstance(func.base, ir.Ref) and func.base.name in frame.env:
+            for condition in frame.conditions:  # entered on the arms of the switches around it only
+                contexts = stamped(contexts, condition)
+            carried = {replace(stack, entered=stack.entered | contexts) for stack in stacks}
+            frame.env[func.base.name] = normalize(bases.difference(stacks).union(carried))
+        return entered
 
     def properties_read(self, values: Values, frame: Frame) -> Values:
         """``values`` (an attribute read) with each property of an instance replaced by what its

@@ -1,5 +1,6 @@
 """Execution contexts as abstract values: the forward-AD ``dual_level``, autocast states and their
-context managers, ``backward_pass_autocast`` config states and patches, grad mode, null contexts."""
+context managers, ``backward_pass_autocast`` config states and patches, grad mode, null contexts,
+exit stacks."""
 
 from __future__ import annotations
 
@@ -179,8 +180,23 @@ class NullContext:
 
 
 @dataclass(frozen=True)
+class ExitStackContext:
+    """A ``contextlib.ExitStack()`` made at ``site``, with the contexts ``stack.enter_context(...)``
+    entered into it where the stack is known by name: a helper that returns the stack
+    (``stack = ExitStack(); stack.enter_context(torch.autocast(...)); return stack``) gives its
+    caller's ``with`` what it entered."""
+
+    site: Location
+    entered: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
 class GradMode:
     """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(...)``,
     ``torch.enable_grad()``: ``enabled`` is None when it cannot be known statically."""
 
     enabled: bool | None
+
+
+#: The context values a ``with`` (or an exit stack's ``enter_context``) changes the context by.
+ENTERED_CONTEXTS = (DualLevelContext, AutocastContext, ConfigPatch, GradMode, ExitStackContext)

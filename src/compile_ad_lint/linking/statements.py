@@ -18,7 +18,17 @@ from .analyses.switches import stamp_arm, stamped, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
-from .contexts import AutocastContext, ConfigPatch, ConfigState, DualLevelContext, GradMode, NullContext, one_of
+from .contexts import (
+    AutocastContext,
+    ConfigPatch,
+    ConfigState,
+    DualLevelContext,
+    ExitStackContext,
+    GradMode,
+    NullContext,
+    one_of,
+)
+from .effects.autocast import enabled_test
 from .effects.compile import backend_of
 from .events import (
     CompiledCallInDualRegion,
@@ -123,6 +133,20 @@ def _calls(statements: Iterable[ir.Stmt], callee: Callable[[ir.Expr], bool]) -> 
         elif isinstance(node, (ir.Combine, ir.Elements, ir.Choice)):
             pending.extend(node.options if isinstance(node, ir.Choice) else node.parts)
     return False
+
+
+def entered_through_stacks(values: Values) -> Values:
+    """``values`` with each exit stack replaced by the contexts entered into it (stacks in stacks too)."""
+    for _ in range(_STACKS_DEEP):
+        stacks = [v for v in values if isinstance(v, ExitStackContext)]
+        if not stacks:
+            return values
+        values = values.difference(stacks).union(*(stack.entered for stack in stacks))
+    return values
+
+
+#: Exit stacks entered into exit stacks that are followed (a stack entered into itself ends there).
+_STACKS_DEEP = 4
 
 
 def symbols_in(value: object):
@@ -350,13 +374,39 @@ class Statements(Calls):
                 # bare ``return`` (``if args.debug_dataset: ...; return`` in a script's ``main``) ends
                 # a mode, not a choice of result: naming it would crowd out the switches that matter.
                 frame.conditions = with_condition(before_conditions, switched[returns.index(False)])
-        contexts = {ctx for _, ctx in outcomes}
-        if len(contexts) == 1:
-            frame.ctx = contexts.pop()
-        elif len({ctx.config for ctx in contexts}) > 1:
-            frame.ctx = replace(before_ctx, config=ConfigState(None, None, "depends on a branch"))
-        else:
-            frame.ctx = before_ctx
+        frame.ctx = self.arms_context(before_ctx, [ctx for _, ctx in outcomes], statement, switched)
+
+    def arms_context(
+        self,
+        before: Context,
+        contexts: Sequence[Context],
+        statement: ir.Branch,
+        switched: tuple[Condition, Condition] | None,
+    ) -> Context:
+        """The context after a branch whose arms left ``contexts``: an autocast or grad mode one arm
+        entered for the rest of the block (``stack.enter_context(torch.autocast(...))`` under ``if
+        self.autocast_precision is not None:``, OLMo-core) holds on that arm's condition, as
+        ``autocast(enabled=<flag>)`` does; a config set on some arms only is not known."""
+        if len(set(contexts)) == 1:
+            return contexts[0]
+        test = enabled_test(statement.condition) if statement.condition is not None else None
+        options = []
+        for position, ctx in enumerate(contexts):
+            state = ctx.autocast
+            if state != before.autocast and state.active:
+                if switched is not None:
+                    state = replace(state, switches=with_condition(state.switches, switched[position]))
+                elif position == 0 and test is not None and state.condition is None and not before.autocast.active:
+                    state = replace(state, condition=test)
+            options.append(state)
+        merged = replace(
+            before,
+            autocast=one_of(options) or before.autocast,
+            grad_enabled=any(ctx.grad_enabled for ctx in contexts),  # grad may be on: outputs keep a backward
+        )
+        if len({ctx.config for ctx in contexts}) > 1:
+            merged = replace(merged, config=ConfigState(None, None, "depends on a branch"))
+        return merged
 
     def exec_with(self, statement: ir.With, frame: Frame) -> None:
         saved = frame.ctx
@@ -393,7 +443,9 @@ class Statements(Calls):
         return values
 
     def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
-        """The context inside ``with <values>:`` (or a function decorated with them)."""
+        """The context inside ``with <values>:`` (or a function decorated with them); an exit stack
+        enters what its ``enter_context`` calls entered (a helper returned it)."""
+        values = entered_through_stacks(values)
         if any(isinstance(v, DualLevelContext) for v in values):
             ctx = replace(ctx, region=site)
         autocast = one_of(v.state for v in values if isinstance(v, AutocastContext))

@@ -28,6 +28,7 @@ from .contexts import (
     ConfigPatch,
     ConfigState,
     DualLevelContext,
+    ExitStackContext,
     GradMode,
     NullContext,
 )
@@ -491,6 +492,7 @@ Value = (
     | AutocastContext
     | ConfigPatch
     | NullContext
+    | ExitStackContext
     | GradMode
     | Wrapper
     | FrameworkObject

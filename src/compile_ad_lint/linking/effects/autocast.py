@@ -1,6 +1,7 @@
 """Autocast and the functorch config (``knowledge.torch_api``): ``torch.autocast`` and its device
 spellings as context managers with their state, ``torch._functorch.config.patch(...)`` (a context
-that sets ``backward_pass_autocast``, whose every written value is checked), and null contexts."""
+that sets ``backward_pass_autocast``, whose every written value is checked), null contexts and
+exit stacks (what ``enter_context`` enters: ``Calls.enter_into_stack``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ...knowledge import torch_api as api
 from ...knowledge.effects import Effect
 from ...summary import model as ir
 from ..arguments import Args, Values, keyword_arg, positional, written_argument
-from ..contexts import AutocastContext, AutocastState, ConfigPatch, ConfigState, NullContext
+from ..contexts import AutocastContext, AutocastState, ConfigPatch, ConfigState, ExitStackContext, NullContext
 from ..frames import Frame
 from ..stores import flag_key
 from ..values import ConstVal, External
@@ -128,3 +129,8 @@ def config_patch(
 @register(Effect.NULL_CONTEXT)
 def null_context(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
     return frozenset([NullContext()])
+
+
+@register(Effect.EXIT_STACK)
+def exit_stack(engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame) -> Values:
+    return frozenset([ExitStackContext(site)])
