@@ -131,6 +131,47 @@ def _compare_prepared(compile_how: str) -> str:
     return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
 
 
+def _class_decorated_gradient(compiled: bool, config) -> object:
+    """The fp32 island as an ``nn.Module`` class compiled with ``@torch.compile`` on its definition,
+    its forward under bf16 autocast entered through a ``contextlib.ExitStack``, the backward after
+    the stack closed."""
+    import contextlib
+
+    import torch
+    import torch._functorch.config as functorch_config
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+
+    class Island(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(256, 256))
+
+        def forward(self, x):
+            with torch.autocast("cpu", enabled=False):
+                y = x.float() @ self.w.float()
+            return y.pow(2).sum()
+
+    model = (torch.compile(Island) if compiled else Island)()
+    x = torch.randn(256, 256)
+    with functorch_config.patch(backward_pass_autocast=config):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
+            z = model(x)
+        z.backward()
+    return model.w.grad.double()
+
+
+def _compare_class_decorated(config) -> str:
+    eager = _class_decorated_gradient(False, config)
+    compiled = _class_decorated_gradient(True, config)
+    rel = ((compiled - eager).norm() / eager.norm()).item()
+    if rel < 1e-5:
+        return "same as eager"
+    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+
+
 def _default() -> str:
     import torch._functorch.config as functorch_config
 
@@ -172,6 +213,12 @@ CASES = {
     ),
     "forward in autocast through checkpoint(use_reentrant=True), default config, backward outside": lambda: (
         _compare_checkpointed(True)
+    ),
+    "@torch.compile module class, forward in autocast entered by an ExitStack, default config, backward outside": (
+        lambda: _compare_class_decorated("same_as_forward")
+    ),
+    "@torch.compile module class, forward in autocast entered by an ExitStack, config 'off', backward outside": (
+        lambda: _compare_class_decorated("off")
     ),
     "value 'same_as_forward'": lambda: _accepts("same_as_forward"),
     "value 'off'": lambda: _accepts("off"),

@@ -85,6 +85,31 @@ def _forward_attribute(kind: str, in_place: bool) -> str:
     return "compiled" if graphs else "not compiled"
 
 
+def _class_decorated(option: str) -> str:
+    """``@torch.compile`` (or ``@torch.compile(backend=...)``) on an ``nn.Module`` class, then an instance called."""
+    import torch
+
+    backend, graphs = _counting()
+    decorate = torch.compile(backend=backend) if option == "with arguments" else None
+
+    class Head(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.proj(x).tanh()
+
+    if decorate is not None:
+        Head = decorate(Head)
+    else:
+        # ``@torch.compile`` bare takes inductor; the counting backend stands in through the same
+        # path (``torch.compile(Head, backend=...)`` is what the decorator line runs).
+        Head = torch.compile(Head, backend=backend)
+    Head()(torch.randn(2, 3))
+    return "compiled" if graphs else "not compiled"
+
+
 CASES = {
     "built-in nn.Linear .compile() in place": lambda: _in_place("linear"),
     "nn.Sequential of built-ins .compile() in place": lambda: _in_place("sequential"),
@@ -94,6 +119,10 @@ CASES = {
     "torch.compile(project module).forward(x)": lambda: _forward_attribute("project", False),
     "torch.compile(built-in nn.Linear).forward(x)": lambda: _forward_attribute("linear", False),
     "project module .compile() in place, then .forward(x)": lambda: _forward_attribute("project", True),
+    "@torch.compile on a project module class, instance called": lambda: _class_decorated("bare"),
+    "@torch.compile(backend=...) on a project module class, instance called": lambda: _class_decorated(
+        "with arguments"
+    ),
 }
 
 if __name__ == "__main__":

@@ -531,6 +531,28 @@ CLAIMS: tuple[Claim, ...] = (
         + _facts(_SCOPE, "not compiled", "project module .compile() in place, then .forward(x)"),
     ),
     Claim(
+        "CAL002",
+        "`@torch.compile` (bare or with arguments) on an nn.Module class compiles the class's `_call_impl` in "
+        "place (torch/_dynamo/eval_frame.py `_TorchDynamoContext.__call__`): every instance's call runs compiled, "
+        "and its backward is traced under the autocast its call ran in (entered through an ExitStack too)",
+        _facts(
+            _SCOPE,
+            "compiled",
+            "@torch.compile on a project module class, instance called",
+            "@torch.compile(backend=...) on a project module class, instance called",
+        )
+        + _facts(
+            _BA,
+            _DIFFERS,
+            "@torch.compile module class, forward in autocast entered by an ExitStack, default config, backward outside",
+        )
+        + _facts(
+            _BA,
+            _SAME,
+            "@torch.compile module class, forward in autocast entered by an ExitStack, config 'off', backward outside",
+        ),
+    ),
+    Claim(
         "CAL003",
         "'same_as_forward', 'off' and a list of autocast kwargs dicts are accepted",
         _facts(_BA, _ACCEPTED, "value 'same_as_forward'", "value 'off'", "value: a list of autocast kwargs dicts"),

@@ -17,6 +17,7 @@ from .arguments import Args, Values, argument_data, argument_values, keyword_arg
 from .cancellation import AnalysisCancelled
 from .contexts import ENTERED_CONTEXTS, AutocastContext, ConfigPatch, DualLevelContext, ExitStackContext, GradMode
 from .effects.autograd import create_graph_of, written_text
+from .effects.compile import compiled_classes
 from .effects.registry import FRAMEWORK_METHODS
 from .events import (
     CompiledCallPlain,
@@ -228,7 +229,8 @@ class Calls(ExternalCalls):
         if isinstance(callee, Compiler):
             if frame.ctx.harvest:
                 return positional(args, 0) or UNKNOWN_VALUES
-            return frozenset(compiled_by(callee, compile_target(v), frame.conditions) for v in positional(args, 0))
+            compiled = frozenset(compiled_by(callee, compile_target(v), frame.conditions) for v in positional(args, 0))
+            return compiled_classes(self.engine, compiled)  # ``torch.compile(backend=...)(Net)``
         if isinstance(callee, Settings):
             return frozenset([callee])  # ``cfg.get("compile")``, ``args.model.lower()``
         if isinstance(callee, Disabler):

@@ -29,7 +29,7 @@ from .contexts import (
     one_of,
 )
 from .effects.autocast import enabled_test
-from .effects.compile import backend_of
+from .effects.compile import backend_of, compiled_classes
 from .events import (
     CompiledCallInDualRegion,
     GradReset,
@@ -206,7 +206,7 @@ class Statements(Calls):
         elif isinstance(statement, ir.Branch):
             self.exec_branch(statement, frame)
         elif isinstance(statement, ir.Define) and statement.is_class:
-            frame.env[statement.name] = frozenset([ClassVal(frame.path, statement.qualname)])
+            frame.env[statement.name] = self.define_class(statement, frame)
         elif isinstance(statement, ir.Define):
             frame.env[statement.name] = self.define_function(statement, frame)
 
@@ -233,6 +233,26 @@ class Statements(Calls):
             return frame.env[statement.name]  # ``@value.setter``: the name still reads the getter
         for decorator in reversed(definition.decorators):
             values = self.apply_decorator(self.eval(decorator, frame), values, frame, definition.span)
+        return values
+
+    def define_class(self, statement: ir.Define, frame: Frame) -> Values:
+        """The class a ``class`` statement binds; a compile decorator on it (``@torch.compile``)
+        makes its instances' calls compiled (``effects.compile.compiled_classes``). Other class
+        decorators (``@dataclass``, a registry's ``@register``) leave the class as it is."""
+        cls = ClassVal(frame.path, statement.qualname)
+        values: Values = frozenset([cls])
+        summary = self.class_summary(cls)
+        if summary is None:
+            return values
+        for decorator in reversed(summary.decorators):
+            decorators = frozenset(
+                v
+                for v in self.eval(decorator, frame)
+                if isinstance(v, Compiler)
+                or (v.name if isinstance(v, External) else self.dotted_name(v)) in self.compile_names
+            )
+            if decorators:
+                values = compiled_classes(self.engine, self.apply_decorator(decorators, values, frame, summary.span))
         return values
 
     def apply_decorator(self, decorators: Values, wrapped: Values, frame: Frame, span: ir.Span) -> Values:

@@ -3,6 +3,7 @@ compilers, ``torch._dynamo.optimize``, ``functools.partial(torch.compile, ...)``
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...core.locations import Location
@@ -17,6 +18,7 @@ from ..values import (
     DEFAULT_BACKEND,
     UNKNOWN_BACKEND,
     UNKNOWN_VALUES,
+    ClassVal,
     Compiled,
     Compiler,
     ConstVal,
@@ -24,6 +26,7 @@ from ..values import (
     Disabler,
     External,
     FunctionVal,
+    Instance,
 )
 from .registry import register
 
@@ -80,11 +83,39 @@ def compile_call(engine: EngineContext, row: object, name: str, args: Args, site
     how = CompileHow.CALL if name in api.COMPILE else CompileHow.WRAPPER
     edit = api.BACKEND_EDITS.get(how)
     if targets:
-        return frozenset(
-            Compiled(compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit)
-            for t in targets
+        return compiled_classes(
+            engine,
+            frozenset(
+                Compiled(
+                    compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit
+                )
+                for t in targets
+            ),
         )
     return frozenset([Compiler(backend, site, name, fullgraph, how, edit)])
+
+
+def compiled_classes(engine: EngineContext, compiled: Values) -> Values:
+    """``compiled`` with each compiled ``nn.Module`` class (``@torch.compile`` on its definition,
+    ``Net = torch.compile(Net)``) left the class it is: torch compiles the class's ``_call_impl``
+    (``_TorchDynamoContext.__call__``), so the calls of every instance run compiled
+    (``facts/compile_scope.py``), as after ``self.compile()`` in the module's own method."""
+    if not any(isinstance(v, Compiled) and isinstance(v.target, ClassVal) for v in compiled):
+        return compiled
+    result = set()
+    for value in compiled:
+        cls = value.target if isinstance(value, Compiled) else None
+        if isinstance(cls, ClassVal) and engine.is_module_class(cls):
+            instance = Instance(cls)
+            engine.reach.set_attribute(
+                frozenset([instance]),
+                frozenset([ConstVal(api.FORWARD.name)]),
+                frozenset([replace(value, target=instance)]),
+            )
+            result.add(cls)
+        else:
+            result.add(value)
+    return frozenset(result)
 
 
 @register(Effect.COMPILER)
