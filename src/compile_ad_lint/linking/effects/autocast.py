@@ -11,7 +11,7 @@ from ...core.locations import Location
 from ...knowledge import torch_api as api
 from ...knowledge.effects import Effect
 from ...summary import model as ir
-from ..arguments import Args, Values, keyword_arg, positional, written_argument
+from ..arguments import Args, Values, keyword_arg, positional, spread_keyword, written_argument
 from ..contexts import AutocastContext, AutocastState, ConfigPatch, ConfigState, ExitStackContext, NullContext
 from ..frames import Frame
 from ..stores import flag_key
@@ -40,16 +40,16 @@ def autocast_state(name: str, args: Args, site: Location, frame: Frame | None = 
     device = spelling.device
     if spelling.device_argument is not None:
         keyword, position = spelling.device_argument
-        device = constant_string(positional(args, position) or keyword_arg(args, keyword))
+        device = constant_string(positional(args, position) or _keyword(args, keyword))
     keyword, position = spelling.dtype_argument
-    dtype_values = keyword_arg(args, keyword) or positional(args, position)
+    dtype_values = _keyword(args, keyword) or positional(args, position)
     dtype = (
         symbol_dtype(dtype_values)
         if dtype_values
         else (spelling.default_dtype or api.AUTOCAST_DEFAULT_DTYPE.get(device or ""))
     )
     keyword, enabled_position = spelling.enabled_argument
-    enabled_values = keyword_arg(args, keyword) or (
+    enabled_values = _keyword(args, keyword) or (
         positional(args, enabled_position) if enabled_position is not None else None
     )
     enabled = {v.value for v in enabled_values if isinstance(v, ConstVal)} if enabled_values else {True}
@@ -64,6 +64,11 @@ def autocast_state(name: str, args: Args, site: Location, frame: Frame | None = 
     return AutocastState(
         active, device, dtype if active else None, site, f"`{name}(...)`", condition if active else None
     )
+
+
+def _keyword(args: Args, name: str) -> Values | None:
+    """Keyword ``name`` as passed, or through ``**kwargs`` (``torch.autocast(**autocast_kwargs)``)."""
+    return keyword_arg(args, name) or spread_keyword(args, name)
 
 
 def enabled_test(expr: ir.Expr | None) -> str | None:

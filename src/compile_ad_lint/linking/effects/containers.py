@@ -489,11 +489,45 @@ class ContainerStores(ModuleFacts):
         return interp.cached(self._keyword_fields, cls, decide, cycle=False)
 
     def construct_fields(self, cls: ClassVal, args: Args) -> None:
-        """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments."""
+        """``TrainSpec(build_loss_fn=build_ce_loss, ...)``: the dataclass stores its keyword arguments.
+        ``TrainConfig(**cfg)`` may set any field from the mapping: a field it does not name holds what
+        the mapping may hold there, or its default (jwohlwend/boltz's ``trainer: Optional[dict] =
+        None`` read as None hid the Trainer's precision)."""
         instance = frozenset([Instance(cls)])
+        given = set()
         for keyword, values in args:
             if keyword not in (None, "*", "**"):
                 self.set_attribute(instance, frozenset([ConstVal(keyword)]), values)
+                given.add(keyword)
+        mappings = frozenset().union(*(values for keyword, values in args if keyword == "**"))
+        if not mappings:
+            return
+        summary = self.interp.class_summary(cls)
+        if summary is None:
+            return
+        assigned = {
+            target.name
+            for statement in summary.body
+            if isinstance(statement, ir.Assign)
+            for target in statement.targets
+            if isinstance(target, ir.NameTarget)
+        }
+        for name in sorted((set(summary.fields) | assigned) - given):
+            default = self.interp.find_member(cls, name) or frozenset()
+            self.set_attribute(instance, frozenset([ConstVal(name)]), self._mapping_item(mappings, name) | default)
+
+    def _mapping_item(self, mappings: Values, name: str) -> Values:
+        """What ``**mapping`` may pass as keyword ``name``: a literal dict's item, any item of a dict
+        the code built, else what the mapping holds under that name (a launch setting, unknown data)."""
+        found: set = set()
+        for mapping in mappings:
+            if isinstance(mapping, ConstVal) and isinstance(mapping.value, ir.DictLiteral):
+                found |= {ConstVal(value) for key, value in mapping.value.items if key == name}
+            elif isinstance(mapping, Collection):
+                found |= mapping.items
+            elif not isinstance(mapping, ConstVal):
+                found |= self.interp.attribute(frozenset([mapping]), name)
+        return frozenset(found)
 
     # -- freezing: ``requires_grad_()``, ``param.requires_grad = False`` --------------------
 
