@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 #: Container methods returning one element (``dict.get``/``pop``/``setdefault``, ``list.pop``).
 CONTAINER_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "__getitem__"})
+#: ``dict.get(key, default=None)`` / ``dict.pop(key[, default])``: the key's item, else the default.
+DICT_LOOKUP_METHODS = frozenset({"get", "pop"})
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,12 @@ class Reach(ContainerStores, FrameworkEffects):
             ):
                 result.add(Data(requires_grad=not is_frozen(receiver)))
             elif name in containers.CONTAINER_ELEMENT_METHODS and isinstance(receiver, (Collection, ConstVal)):
-                result |= self.container_elements(func.base, frozenset([receiver]), frame)
+                looked_up = self.literal_lookup(receiver, name, args)
+                result |= (
+                    looked_up
+                    if looked_up is not None
+                    else self.container_elements(func.base, frozenset([receiver]), frame)
+                )
             elif name in api.MODULE_REGISTRATION_METHODS and isinstance(receiver, (Instance, Collection)):
                 self.register_module(func.base, receiver, args, frame, call.span)
                 result.add(ConstVal(None))

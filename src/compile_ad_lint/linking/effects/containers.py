@@ -380,6 +380,29 @@ class ContainerStores(ModuleFacts):
         elif constants != {False}:
             self.freeze_expr(source.func.base, frame, span, frozen=False)
 
+    @staticmethod
+    def literal_lookup(receiver: object, method: str, args: Args) -> Values | None:
+        """``options.get("target", "forward")`` / ``.pop(...)`` on a dict literal with a literal key:
+        the key's item, else the default (``get``'s None); on an empty ``dict()``, the default. None
+        when it is not known."""
+        if method not in containers.DICT_LOOKUP_METHODS:
+            return None
+        if isinstance(receiver, Collection) and not receiver.items:
+            return positional(args, 1) or None  # ``dict()`` holds nothing yet: the default
+        if not (isinstance(receiver, ConstVal) and isinstance(receiver.value, ir.DictLiteral)):
+            return None
+        keys = positional(args, 0)
+        key = next(iter(keys)) if len(keys) == 1 else None
+        if not isinstance(key, ConstVal) or isinstance(key.value, ir.Symbol):
+            return None
+        found = [value for item_key, value in receiver.value.items if item_key == key.value]
+        if found:
+            return frozenset([ConstVal(found[-1])]) if not isinstance(found[-1], ir.Symbol) else None
+        default = positional(args, 1)
+        if default:
+            return default
+        return frozenset([ConstVal(None)]) if method == "get" else None
+
     def container_elements(self, base: ir.Expr, values: Values, frame: Frame) -> Values:
         """What ``base[key]`` / ``base.get(key)`` yields. A module-level registry that the analysis
         has seen no registration into runs the import side effects first; one that is still empty
@@ -611,8 +634,24 @@ def empty_container(
     )
     module = engine.reach.is_module_value
     if not any(module(v) or (isinstance(v, Collection) and any(module(i) for i in v.items)) for v in items):
+        literal = _literal_dict(args)
+        if literal is not None:
+            return frozenset([ConstVal(literal)])  # ``dict(target="train_step")``, as ``{"target": ...}``
         return None  # a registry of classes or names (``OrderedDict([("sdxl", Pipeline), ...])``): data
     return frozenset([Collection(normalize(items))])
+
+
+def _literal_dict(args: Args) -> ir.DictLiteral | None:
+    """``dict(a=1, b="x")`` with one literal per keyword: the dict display it equals."""
+    items = []
+    for keyword, values in args:
+        if keyword in (None, "*", "**") or len(values) != 1:
+            return None
+        value = next(iter(values))
+        if not isinstance(value, ConstVal):
+            return None
+        items.append((keyword, value.value))
+    return ir.DictLiteral(tuple(items))
 
 
 @register(Effect.DATACLASS)
