@@ -35,6 +35,7 @@ from .stores import joined_store
 from .values import (
     ClassVal,
     Compiled,
+    Disabled,
     External,
     FunctionVal,
     Instance,
@@ -89,7 +90,7 @@ class Heap(EngineState):
         return None
 
     def bind_methods(self, members: Values, instance: Instance) -> Values:
-        """Bind plain and compiled methods to ``instance`` (static methods stay unbound)."""
+        """Bind plain, compiled and disabled methods to ``instance`` (static methods stay unbound)."""
         bound: set = set()
         for member in members:
             if isinstance(member, FunctionVal) and not self.is_static(member):
@@ -99,6 +100,14 @@ class Heap(EngineState):
                 and isinstance(member.target, FunctionVal)
                 and not self.is_static(member.target)
             ):
+                member = replace(member, target=replace(member.target, bound_self=instance))
+            elif (
+                isinstance(member, Disabled)
+                and isinstance(member.target, FunctionVal)
+                and not self.is_static(member.target)
+            ):
+                # ``@torch.compiler.disable`` on a method: it still runs with ``self`` (and what it
+                # calls compiled still runs compiled: facts/double_backward_and_unused_outputs.py).
                 member = replace(member, target=replace(member.target, bound_self=instance))
             bound.add(member)
         return frozenset(bound)
