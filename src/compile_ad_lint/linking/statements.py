@@ -535,7 +535,11 @@ class Statements(Calls):
             for part in target.parts:
                 self.eval(part, frame)
             if target.parts:  # ``container[key] = value``: the container may now hold ``value``
-                self.reach.store_element(target.parts[0], values, frame, span)
+                container = target.parts[0]
+                self.reach.store_element(container, values, frame, span)
+                if isinstance(container, ir.Ref) and container.name in frame.aliases:
+                    # ``blocks = model.layers; blocks[i] = torch.compile(blocks[i])``: the holder too.
+                    self.reach.store_element(frame.aliases[container.name], values, frame, span)
 
     def replace_forward(
         self, target: ir.AttrTarget, bases: Values, values: Values, frame: Frame, span: ir.Span
