@@ -492,6 +492,28 @@ def test_composer_names_the_compile_switch(tmp_path):
     assert [c.expression for c in finding.conditions] == ["compile_config is not None"]
 
 
+@pytest.mark.parametrize(
+    ("model", "arguments", "marker"),
+    [
+        ("ComposerClassifier(Inner(), num_classes=10)", "compile_config={}", "  # expect: CAL002"),
+        ("HuggingFaceModel(hf_model, tokenizer=None)", "compile_config={}", "  # expect: CAL002"),
+        ("ComposerClassifier(Inner(), num_classes=10)", "compile_config=None", "  # ok: not compiled"),
+    ],
+)
+def test_composer_trainer_on_a_library_model(model, arguments, marker, tmp_path):
+    """composer's own model classes built directly (its documented way to train a plain module or a
+    Hugging Face model) are modules the Trainer compiles and runs under its precision."""
+    code = (
+        "import torch\nfrom torch import nn\nfrom composer import Trainer\n"
+        "from composer.models import ComposerClassifier, HuggingFaceModel\n\n\n"
+        "class Inner(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(4, 10)\n\n"
+        "    def forward(self, x):\n        return self.l(x)\n\n\n"
+        f"def main(loader, hf_model):\n    trainer = Trainer(model={model}, train_dataloader=loader, "
+        f"precision='amp_bf16', {arguments})\n    trainer.fit(){marker}\n"
+    )
+    _check(code, tmp_path)
+
+
 @pytest.mark.parametrize("name", sorted(fw.CLASS_BY_NAME["composer.Trainer"].names))
 def test_composer_trainer_names(name, tmp_path):
     module, cls = name.rsplit(".", 1)

@@ -493,7 +493,8 @@ FRAMEWORK_BASES: dict[str, str] = {
 }
 
 #: Library base classes that are ``torch.nn.Module`` subclasses, by every public spelling: a project
-#: class built on one is a module (accelerate's ``prepare`` and composer's ``Trainer`` compile it).
+#: class built on one is a module (accelerate's ``prepare`` and composer's ``Trainer`` compile it), and
+#: so is an instance of one built directly (``ComposerClassifier(net, num_classes=10)``).
 MODULE_BASES: dict[str, str] = {
     name: source
     for names, source in (
@@ -504,6 +505,15 @@ MODULE_BASES: dict[str, str] = {
         (
             ("composer.models.HuggingFaceModel", "composer.models.huggingface.HuggingFaceModel"),
             "mosaicml/composer composer/models/huggingface.py: `class HuggingFaceModel(ComposerModel)`",
+        ),
+        (
+            (
+                "composer.models.ComposerClassifier",
+                "composer.models.tasks.ComposerClassifier",
+                "composer.models.tasks.classification.ComposerClassifier",
+            ),
+            "mosaicml/composer composer/models/tasks/classification.py: `class ComposerClassifier(ComposerModel)`, "
+            "whose `forward` calls the module it wraps",
         ),
         (
             ("transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel"),

@@ -29,7 +29,9 @@ class ModuleFacts:
         if isinstance(value, Instance):
             return interp.is_module_class(value.cls)
         if isinstance(value, ExternalInstance):
-            return api.is_torch_nn(value.cls) and value.cls not in api.PARAMETER_FACTORIES
+            return (api.is_torch_nn(value.cls) and value.cls not in api.PARAMETER_FACTORIES) or (
+                value.cls in fw.MODULE_BASES
+            )
         if isinstance(value, Collection):
             return value.sequential
         return False
