@@ -32,6 +32,20 @@ _ANCHOR_WORDS = tuple(word.encode() for word in ANCHOR_WORDS)
 _CALLED_NAME = re.compile(rb"\b(?=([A-Za-z_][A-Za-z0-9_]*))\1\s*[(\\#]")
 
 
+def aliases_in(source: bytes, name: str) -> frozenset[str]:
+    """The names an import binds ``name`` to in ``source`` (``from util.misc import
+    NativeScalerWithGradNormCount as NativeScaler``): the file calls it by those."""
+    if name.encode() not in source:
+        return frozenset()
+    pattern = _alias_pattern(name)
+    return frozenset(alias.decode() for alias in pattern.findall(source))
+
+
+@lru_cache(maxsize=1024)
+def _alias_pattern(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"\b" + re.escape(name.encode()) + rb"\s+as\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
 def called_names_of(source: bytes) -> frozenset[bytes]:
     """The names a file calls (``name(``), the candidates for the callers of a requested function."""
     return frozenset(_CALLED_NAME.findall(source))

@@ -303,7 +303,7 @@ class Run:
         it calls the name (from a per-file index of called names, cached by digest) and can see
         the function (``may_see``)."""
         from ..knowledge import torch_api as api
-        from .callers import may_see, subclass_index, subclasses_of
+        from .callers import aliases_in, may_see, subclass_index, subclasses_of
 
         if self._called is None:
             self._called = self._called_names(contents)
@@ -333,6 +333,14 @@ class Run:
                 if name.encode() in called
                 and any(may_see(source, source_file.path, *function) for function in functions)
             }
+            # Imported under another name (``from util.misc import main as run_main``): called by it.
+            names |= {
+                alias
+                for name, functions in by_name.items()
+                for alias in aliases_in(source, name)
+                if alias.encode() in called
+                and any(may_see(source, source_file.path, *function) for function in functions)
+            }
             # A file this check analyzed already ran its module code and anchored functions, where
             # scripts build and call their instances (pytorch-image-models' train.py and its
             # NativeScaler: analyzing it again found nothing new and cost a third of the check).
@@ -340,7 +348,9 @@ class Run:
                 () if source_file.path in self._analyzed else through_instance
             ):
                 # The blocks constructing an instance are the entry points that can call it.
-                constructed = {name for name in classes if name.encode() in called}
+                constructed = {name for name in classes if name.encode() in called} | {
+                    alias for name in classes for alias in aliases_in(source, name) if alias.encode() in called
+                }
                 if constructed and may_see(source, source_file.path, defining, qualname, subclasses):
                     names |= constructed
             if names:
