@@ -229,6 +229,10 @@ AUTOCAST_CONSTRUCTORS: tuple[AutocastConstructor, ...] = (
     ),
 )
 AUTOCAST = {name: row for row in AUTOCAST_CONSTRUCTORS for name in row.names}
+#: Callables whose result carries the run-time switches they were chosen under (``autocast =
+#: torch.cuda.amp.autocast if use_fp16 else nullcontext``, ``wrap = torch.compile if args.compile
+#: else identity``), as the context or compiled value chosen there would.
+STAMPED_CALLABLES = frozenset(AUTOCAST) | COMPILE
 #: autocast's default dtype per device when ``dtype=`` is not given (torch/amp/autocast_mode.py
 #: ``__init__``: ``self.fast_dtype = torch.get_autocast_dtype(device_type)``, whose defaults are these).
 AUTOCAST_DEFAULT_DTYPE = {"cuda": "float16", "cpu": "bfloat16", "xpu": "bfloat16", "mps": "float16"}

@@ -45,6 +45,7 @@ from .values import (
     FrameworkCall,
     FunctionVal,
     Instance,
+    OnSwitch,
     OutputElement,
     Settings,
     Value,
@@ -224,6 +225,13 @@ class Calls(ExternalCalls):
         site = self.loc(frame.path, span)
         if isinstance(callee, External):
             return self.call_external(callee.name, args, site, frame)
+        if isinstance(callee, OnSwitch):
+            # ``autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext``: the context (or
+            # compiled value) made exists on those arms only.
+            made = self.call_one(callee.callable, args, span, frame, func)
+            for condition in callee.conditions:
+                made = stamped(made, condition)
+            return made
         if isinstance(callee, Compiled):
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):

@@ -57,6 +57,16 @@ class External:
     name: str
 
 
+@dataclass(frozen=True)
+class OnSwitch:
+    """An autocast or compile callable chosen on the arms of run-time switches (``autocast =
+    torch.cuda.amp.autocast if use_fp16 else nullcontext``): what calling it gives carries them, as
+    the context or compiled value chosen there would (meta-llama/llama-cookbook's train loop)."""
+
+    callable: External
+    conditions: tuple[Condition, ...]
+
+
 @hashed_once
 @dataclass(frozen=True)
 class ExternalInstance:
@@ -477,6 +487,7 @@ class Data:
 
 Value = (
     External
+    | OnSwitch
     | ExternalInstance
     | ModuleRef
     | Imported

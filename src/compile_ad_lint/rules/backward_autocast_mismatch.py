@@ -11,7 +11,7 @@ from ..core.locations import Location, RelatedLocation, StatementSite, unique_re
 from ..core.plans import ConfigLiteral, SetConfigAtModuleLevel, WrapInConfigPatch, config_source
 from ..facts import NO_AUTOCAST, AutocastState, BackwardThroughCompiled, ConfigState, ConfigWrite, Facts, OutputFacts
 from ..knowledge import torch_api as api
-from .base import Case, FixAvailability, Rule, on_path, path_conditions
+from .base import Case, FixAvailability, Rule, contradicts, on_path, path_conditions
 
 
 @dataclass(frozen=True)
@@ -238,12 +238,14 @@ def train(x):
         config_files = {event.location.path for event in facts.of(ConfigWrite)}
         context = _FixContext(backwards, eager_backward, config_files)
         for event, origins in backwards:
+            own = _own_conditions(event)
             mismatched = [
                 Mismatch(origin, assumed)
                 for origin in origins
                 if origin.compiled.backend not in eager_backward
                 for assumed in [assumed_backward_autocast(origin)]
                 if assumed is not None and assumed.differs_from(event.backward_autocast)
+                if not contradicts((*own, *_output_conditions(origin, assumed)))
             ]
             if mismatched:
                 yield self.finding(event, mismatched, context)
@@ -310,13 +312,7 @@ def train(x):
             )
         fixes = context.fixes(event, [m.output for m in mismatched])
         conditions = path_conditions(
-            (*event.conditions, *_launched(actual), *_switched(actual)),
-            [
-                m.output.path_conditions()
-                | frozenset(_launched(m.output.forward_autocast))
-                | frozenset(_switched(m.assumed) if m.assumed is m.output.forward_autocast else ())
-                for m in mismatched
-            ],
+            _own_conditions(event), [_output_conditions(m.output, m.assumed) for m in mismatched]
         )
         finding = Finding(
             code=self.code,
@@ -346,6 +342,21 @@ def train(x):
             "the backward and the compiled backward disagree on autocast",
         )
         return on_path(finding, conditions, shorter)
+
+
+def _own_conditions(event: BackwardThroughCompiled) -> tuple[Condition, ...]:
+    """Where the backward runs, and what makes its autocast the one it runs under."""
+    actual = event.backward_autocast
+    return (*event.conditions, *_launched(actual), *_switched(actual))
+
+
+def _output_conditions(output: OutputFacts, assumed: AutocastState) -> frozenset[Condition]:
+    """Where a compiled output is made, and what makes the autocast its backward was traced for."""
+    return (
+        output.path_conditions()
+        | frozenset(_launched(output.forward_autocast))
+        | frozenset(_switched(assumed) if assumed is output.forward_autocast else ())
+    )
 
 
 def _launched(state: AutocastState) -> tuple[Condition, ...]:

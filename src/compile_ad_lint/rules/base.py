@@ -206,6 +206,14 @@ def _eager_note(row: behaviour.ForwardAdRow) -> str:
     return " (graph break: the call runs eagerly)" if first_call and row.outcome.correct else ""
 
 
+def contradicts(conditions: Iterable[Condition]) -> bool:
+    """Whether ``conditions`` need one switch, written the same way, both to hold and not: no run
+    takes that path (``with autocast() if amp else nullcontext():``, then ``if not amp:
+    loss.backward()``)."""
+    seen: dict[str, bool] = {}
+    return any(seen.setdefault(condition.expression, condition.holds) != condition.holds for condition in conditions)
+
+
 def path_conditions(
     own: Iterable[Condition], alternatives: Iterable[Iterable[Condition]] = ()
 ) -> tuple[Condition, ...]:

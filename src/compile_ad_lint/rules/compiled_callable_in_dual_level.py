@@ -11,7 +11,7 @@ from ..core.plans import CallUncompiled, CompileSite, CompileWithBackend, Revers
 from ..core.torch_versions import Series, TorchTarget
 from ..facts import CompiledCallInDualRegion, Facts, Hop
 from ..knowledge.behaviour import CallOrder, CompiledKind, Outcome, forward_ad_row
-from .base import Case, FixAvailability, Rule, on_path, path_conditions
+from .base import Case, FixAvailability, Rule, contradicts, on_path, path_conditions
 from .forward_ad import (
     SHOWN_PLAIN_CALLS,
     DualCall,
@@ -347,6 +347,8 @@ with fwAD.dual_level():
             sites.setdefault(call.event.chain[0].location, {})[compiled] = None
         for call in calls:
             conditions = (*call.event.conditions, *call.compiled.conditions)
+            if contradicts(conditions):
+                continue  # compiled only on runs that do not make this call
             finding = self.finding(call, target, tuple(sites[call.event.chain[0].location]))
             yield on_path(finding, path_conditions(conditions))
 

@@ -9,7 +9,7 @@ from ..core.locations import RelatedLocation
 from ..core.plans import CallUncompiled
 from ..core.torch_versions import TorchTarget
 from ..facts import Facts
-from .base import Case, FixAvailability, Rule, on_path, path_conditions
+from .base import Case, FixAvailability, Rule, contradicts, on_path, path_conditions
 from .compiled_callable_in_dual_level import Cal001Evidence
 from .forward_ad import DualCall, after_plain_call, dual_calls
 
@@ -120,7 +120,8 @@ out = net(x)
         for call in calls:
             if not call.broken_on and call.fragile_on and call.event.chain[0].location not in broken:
                 conditions = (*call.event.conditions, *call.compiled.conditions)
-                yield on_path(self.finding(call, target), path_conditions(conditions))
+                if not contradicts(conditions):  # else compiled only on runs that do not make this call
+                    yield on_path(self.finding(call, target), path_conditions(conditions))
 
     def finding(self, call: DualCall, target: TorchTarget) -> Finding:
         event = call.event

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..core.findings import Condition, Evidence, Finding, Severity, headline
@@ -10,7 +10,7 @@ from ..core.locations import Location, RelatedLocation, StatementSite, unique_re
 from ..core.torch_versions import Series
 from ..facts import BackwardThroughCompiled, Facts, FunctionalThroughCompiled, OutputFacts
 from ..knowledge import torch_api as api
-from .base import Case, Rule, on_path, path_conditions
+from .base import Case, Rule, contradicts, on_path, path_conditions
 
 
 @dataclass(frozen=True)
@@ -289,11 +289,13 @@ f = torch.compile(torch.sin, backend=inspecting_backend)
         safe = facts.safe.eager_backward
         for event in facts.events:
             if isinstance(event, BackwardThroughCompiled) and event.create_graph is not False:
-                origins = [o for o in facts.outputs(event.origins) if o.compiled.backend not in safe]
+                own = (*event.conditions, *_switch(event.create_graph, event.create_graph_text))
+                origins = _feasible(facts.outputs(event.origins), safe, own)
                 if origins:
                     yield self.backward_finding(event, origins)
             elif isinstance(event, FunctionalThroughCompiled) and event.second_order is not False:
-                origins = [o for o in facts.outputs(event.origins) if o.compiled.backend not in safe]
+                own = (*event.conditions, *_switch(event.second_order, event.create_graph_text))
+                origins = _feasible(facts.outputs(event.origins), safe, own)
                 if origins:
                     yield self.functional_finding(event, origins)
 
@@ -414,6 +416,11 @@ def _written(text: str) -> str:
 def _switch(value: bool | None, text: str) -> tuple[Condition, ...]:
     """The condition a ``create_graph`` that is not a constant puts on the finding."""
     return (Condition(text or "create_graph", True),) if value is None else ()
+
+
+def _feasible(origins: Iterable[OutputFacts], safe: Container[str], own: tuple[Condition, ...]) -> list[OutputFacts]:
+    """The compiled outputs whose backward is not eager and that a run can make on the event's path."""
+    return [o for o in origins if o.compiled.backend not in safe and not contradicts((*own, *o.path_conditions()))]
 
 
 def _alternatives(origins: list[OutputFacts]) -> list[frozenset[Condition]]:

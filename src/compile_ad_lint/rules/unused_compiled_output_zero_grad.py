@@ -18,7 +18,7 @@ from ..facts import (
     OutputFacts,
     OutputsEscape,
 )
-from .base import Case, Rule, on_path, path_conditions
+from .base import Case, Rule, contradicts, on_path, path_conditions
 
 
 @dataclass(frozen=True)
@@ -280,6 +280,10 @@ torch.autograd.backward(p.sum())  # expect: CAL005
                     continue
                 # The backward's paths through this call: a path without a switch makes it hold there too.
                 origins = [o for o in facts.outputs(backward.origins) if o.call_site == site]
+                feasible = [o for o in origins if not contradicts((*backward.conditions, *o.path_conditions()))]
+                if origins and not feasible:
+                    continue  # made only on runs that do not take this backward's path
+                origins = feasible
                 for result in results.get(site, ()):
                     finding = self.finding(backward, result, facts.compiled(result.compiled), indices, read, origins)
                     if finding is not None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ...core.findings import Condition
 from ...knowledge import switches as knowledge
+from ...knowledge import torch_api as api
 from ...summary import model as ir
 from ..arguments import Args, Values
 from ..contexts import AutocastContext
@@ -36,6 +37,7 @@ from ..values import (
     ExternalInstance,
     FunctionVal,
     Instance,
+    OnSwitch,
     Settings,
 )
 
@@ -431,10 +433,19 @@ def stamped(values: Values, condition: Condition) -> Values:
 def _unstamped(value: object, condition: Condition) -> bool:
     if isinstance(value, Compiled):
         return condition not in value.conditions
+    if isinstance(value, External):
+        return value.name in api.STAMPED_CALLABLES
+    if isinstance(value, OnSwitch):
+        return condition not in value.conditions
     return isinstance(value, AutocastContext) and value.state.active and condition not in value.state.switches
 
 
-def _stamped(value: Compiled | AutocastContext, condition: Condition) -> Compiled | AutocastContext:
+def _stamped(value: object, condition: Condition) -> object:
     if isinstance(value, Compiled):
         return replace(value, conditions=with_condition(value.conditions, condition))
+    if isinstance(value, External):
+        return OnSwitch(value, (condition,))
+    if isinstance(value, OnSwitch):
+        return replace(value, conditions=with_condition(value.conditions, condition))
+    assert isinstance(value, AutocastContext)
     return AutocastContext(replace(value.state, switches=with_condition(value.state.switches, condition)))
