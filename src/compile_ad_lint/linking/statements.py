@@ -135,6 +135,13 @@ def _calls(statements: Iterable[ir.Stmt], callee: Callable[[ir.Expr], bool]) -> 
     return False
 
 
+def _on_flag(value: object, flag: str) -> object:
+    """An active autocast context made on the true option of ``... if <flag> else ...``."""
+    if isinstance(value, AutocastContext) and value.state.active and value.state.condition is None:
+        return AutocastContext(replace(value.state, condition=flag))
+    return value
+
+
 def entered_through_stacks(values: Values) -> Values:
     """``values`` with each exit stack replaced by the contexts entered into it (stacks in stacks too)."""
     for _ in range(_STACKS_DEEP):
@@ -300,7 +307,14 @@ class Statements(Calls):
             truth = self.known_truth(tests, frame)
             if truth is not None:
                 return self.eval(expr.options[0 if truth else 1], frame)
-            return normalize(frozenset().union(*(self.eval(option, frame) for option in expr.options)))
+            options = [self.eval(option, frame) for option in expr.options]
+            flag = flag_key(expr.test)
+            if flag is not None and options:
+                # ``torch.autocast(...) if autocast_dtype else nullcontext()`` (pytorch/rl's dreamer):
+                # the autocast is on exactly when the flag is, as with ``enabled=<flag>``, so an
+                # ``if <flag>:`` / ``else:`` later knows it on or off.
+                options[0] = frozenset(_on_flag(value, flag) for value in options[0])
+            return normalize(frozenset().union(*options))
         values: set = set()
         before = frame.conditions
         for option, condition in zip(expr.options, switched):
