@@ -32,18 +32,24 @@ _ANCHOR_WORDS = tuple(word.encode() for word in ANCHOR_WORDS)
 _CALLED_NAME = re.compile(rb"\b(?=([A-Za-z_][A-Za-z0-9_]*))\1\s*[(\\#]")
 
 
-def aliases_in(source: bytes, name: str) -> frozenset[str]:
-    """The names an import binds ``name`` to in ``source`` (``from util.misc import
-    NativeScalerWithGradNormCount as NativeScaler``): the file calls it by those."""
-    if name.encode() not in source:
-        return frozenset()
-    pattern = _alias_pattern(name)
-    return frozenset(alias.decode() for alias in pattern.findall(source))
+#: An import statement (``from m import (A as B, ...)`` over lines included), and a name it binds
+#: under another (``A as B``, ``import pkg.mod as m``).
+_IMPORT_STATEMENT = re.compile(
+    rb"(?m)^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)"
+)
+_IMPORTED_AS = re.compile(rb"([A-Za-z_][\w.]*)\s+as\s+([A-Za-z_]\w*)")
 
 
-@lru_cache(maxsize=1024)
-def _alias_pattern(name: str) -> re.Pattern[bytes]:
-    return re.compile(rb"\b" + re.escape(name.encode()) + rb"\s+as\s+([A-Za-z_][A-Za-z0-9_]*)")
+def import_aliases(source: bytes) -> dict[str, frozenset[str]]:
+    """The names a file's imports bind under another name, by the name imported (``from util.misc
+    import NativeScalerWithGradNormCount as NativeScaler``): the file calls it by the alias."""
+    if b" as " not in source:
+        return {}
+    found: dict[str, set[str]] = {}
+    for statement in _IMPORT_STATEMENT.finditer(source):
+        for name, alias in _IMPORTED_AS.findall(statement.group()):
+            found.setdefault(name.decode().rsplit(".", 1)[-1], set()).add(alias.decode())
+    return {name: frozenset(aliases) for name, aliases in found.items()}
 
 
 def called_names_of(source: bytes) -> frozenset[bytes]:

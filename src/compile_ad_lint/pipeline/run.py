@@ -104,6 +104,8 @@ class Run:
         self._called: dict[Path, frozenset[bytes]] | None = None
         #: Class names to the classes defined on them in the checked files (``subclass_index``).
         self._subclasses: dict[str, frozenset[str]] | None = None
+        #: Each file's import aliases, read when a callers round first looks at it (``import_aliases``).
+        self._aliases: dict[Path, dict[str, frozenset[str]]] = {}
         self.files = files
         self.cancelled: Callable[[], bool] | None = None
         self._unsaved: frozenset[str] | None = None
@@ -303,7 +305,7 @@ class Run:
         it calls the name (from a per-file index of called names, cached by digest) and can see
         the function (``may_see``)."""
         from ..knowledge import torch_api as api
-        from .callers import aliases_in, may_see, subclass_index, subclasses_of
+        from .callers import import_aliases, may_see, subclass_index, subclasses_of
 
         if self._called is None:
             self._called = self._called_names(contents)
@@ -333,11 +335,14 @@ class Run:
                 if name.encode() in called
                 and any(may_see(source, source_file.path, *function) for function in functions)
             }
+            aliases = self._aliases.get(source_file.path)
+            if aliases is None:
+                aliases = self._aliases[source_file.path] = import_aliases(source)
             # Imported under another name (``from util.misc import main as run_main``): called by it.
             names |= {
                 alias
                 for name, functions in by_name.items()
-                for alias in aliases_in(source, name)
+                for alias in aliases.get(name, ())
                 if alias.encode() in called
                 and any(may_see(source, source_file.path, *function) for function in functions)
             }
@@ -349,7 +354,7 @@ class Run:
             ):
                 # The blocks constructing an instance are the entry points that can call it.
                 constructed = {name for name in classes if name.encode() in called} | {
-                    alias for name in classes for alias in aliases_in(source, name) if alias.encode() in called
+                    alias for name in classes for alias in aliases.get(name, ()) if alias.encode() in called
                 }
                 if constructed and may_see(source, source_file.path, defining, qualname, subclasses):
                     names |= constructed
