@@ -44,13 +44,19 @@ def _gradient(compiled: bool, config, forward_autocast: bool, backward_autocast:
     return w.grad.double()
 
 
-def _compare(config, forward_autocast: bool, backward_autocast: bool) -> str:
-    eager = _gradient(False, config, forward_autocast, backward_autocast)
-    compiled = _gradient(True, config, forward_autocast, backward_autocast)
+def _verdict(eager, compiled) -> str:
+    """How a compiled run's gradient compares with eager's (the thresholds of the module docstring)."""
     rel = ((compiled - eager).norm() / eager.norm()).item()
     if rel < 1e-5:
         return "same as eager"
     return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+
+
+def _compare(config, forward_autocast: bool, backward_autocast: bool) -> str:
+    return _verdict(
+        _gradient(False, config, forward_autocast, backward_autocast),
+        _gradient(True, config, forward_autocast, backward_autocast),
+    )
 
 
 def _bf16_list():
@@ -59,14 +65,9 @@ def _bf16_list():
     return [{"device_type": "cpu", "dtype": torch.bfloat16}]
 
 
-def _prepared_module_gradient(compile_how: str | None):
-    """A module whose ``forward`` is replaced by one entering autocast, as accelerate's
-    ``prepare_model`` does (``model.forward = autocast_context(model.forward)``), after the module
-    was compiled in place (``module.compile()``), compiled as ``torch.compile(module)``, or not."""
+def _island_class():
+    """The fp32 island as a module: the weight's backward is what autocast would cast to bf16."""
     import torch
-
-    torch._dynamo.reset()
-    torch.manual_seed(0)
 
     class Island(torch.nn.Module):
         def __init__(self):
@@ -78,6 +79,19 @@ def _prepared_module_gradient(compile_how: str | None):
                 y = x.float() @ self.w.float()
             return y.pow(2).sum()
 
+    return Island
+
+
+def _prepared_module_gradient(compile_how: str | None):
+    """A module whose ``forward`` is replaced by one entering autocast, as accelerate's
+    ``prepare_model`` does (``model.forward = autocast_context(model.forward)``), after the module
+    was compiled in place (``module.compile()``), compiled as ``torch.compile(module)``, or not."""
+    import torch
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+
+    Island = _island_class()
     island = Island()
     x = torch.randn(256, 256)
     module = island
@@ -114,21 +128,11 @@ def _checkpointed_gradient(compiled: bool, reentrant: bool):
 
 
 def _compare_checkpointed(reentrant: bool) -> str:
-    eager = _checkpointed_gradient(False, reentrant)
-    compiled = _checkpointed_gradient(True, reentrant)
-    rel = ((compiled - eager).norm() / eager.norm()).item()
-    if rel < 1e-5:
-        return "same as eager"
-    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+    return _verdict(_checkpointed_gradient(False, reentrant), _checkpointed_gradient(True, reentrant))
 
 
 def _compare_prepared(compile_how: str) -> str:
-    eager = _prepared_module_gradient(None)
-    compiled = _prepared_module_gradient(compile_how)
-    rel = ((compiled - eager).norm() / eager.norm()).item()
-    if rel < 1e-5:
-        return "same as eager"
-    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+    return _verdict(_prepared_module_gradient(None), _prepared_module_gradient(compile_how))
 
 
 def _class_decorated_gradient(compiled: bool, config) -> object:
@@ -143,16 +147,7 @@ def _class_decorated_gradient(compiled: bool, config) -> object:
     torch._dynamo.reset()
     torch.manual_seed(0)
 
-    class Island(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.w = torch.nn.Parameter(torch.randn(256, 256))
-
-        def forward(self, x):
-            with torch.autocast("cpu", enabled=False):
-                y = x.float() @ self.w.float()
-            return y.pow(2).sum()
-
+    Island = _island_class()
     model = (torch.compile(Island) if compiled else Island)()
     x = torch.randn(256, 256)
     with functorch_config.patch(backward_pass_autocast=config):
@@ -164,12 +159,7 @@ def _class_decorated_gradient(compiled: bool, config) -> object:
 
 
 def _compare_class_decorated(config) -> str:
-    eager = _class_decorated_gradient(False, config)
-    compiled = _class_decorated_gradient(True, config)
-    rel = ((compiled - eager).norm() / eager.norm()).item()
-    if rel < 1e-5:
-        return "same as eager"
-    return "differs from eager" if rel > 1e-4 else "within 1e-4 of eager"
+    return _verdict(_class_decorated_gradient(False, config), _class_decorated_gradient(True, config))
 
 
 def _default() -> str:

@@ -172,8 +172,7 @@ class Calls(ExternalCalls):
         frame.ctx = self.engine.enter_contexts(entered, frame.ctx, self.loc(frame.path, call.span))
         contexts = frozenset(v for v in entered if isinstance(v, ENTERED_CONTEXTS))
         if contexts and isinstance(func.base, ir.Ref) and func.base.name in frame.env:
-            for condition in frame.conditions:  # entered on the arms of the switches around it only
-                contexts = stamped(contexts, condition)
+            contexts = stamped(contexts, *frame.conditions)  # entered on the arms of the switches around it only
             carried = {replace(stack, entered=stack.entered | contexts) for stack in stacks}
             frame.env[func.base.name] = normalize(bases.difference(stacks).union(carried))
         return entered
@@ -228,10 +227,7 @@ class Calls(ExternalCalls):
         if isinstance(callee, OnSwitch):
             # ``autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext``: the context (or
             # compiled value) made exists on those arms only.
-            made = self.call_one(callee.callable, args, span, frame, func)
-            for condition in callee.conditions:
-                made = stamped(made, condition)
-            return made
+            return stamped(self.call_one(callee.callable, args, span, frame, func), *callee.conditions)
         if isinstance(callee, Compiled):
             return self.call_compiled(callee, args, site, frame, func)
         if isinstance(callee, Compiler):

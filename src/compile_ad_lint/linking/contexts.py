@@ -5,7 +5,7 @@ exit stacks."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.findings import Condition
 from ..core.locations import Location
@@ -104,6 +104,14 @@ def one_of(states: Iterable[AutocastState]) -> AutocastState | None:
         launched_by or "",
         first.switches,
     )
+
+
+def active_when(state: AutocastState, flag: str) -> AutocastState:
+    """``state`` on exactly when ``flag`` is (``enabled=<flag>``, an autocast made or entered on the
+    true arm of ``if <flag>:``), unless it is off or already on a flag of its own."""
+    if state.active and state.condition is None:
+        return replace(state, condition=flag)
+    return state
 
 
 def _preference(state: AutocastState) -> tuple:

@@ -26,6 +26,7 @@ from .contexts import (
     ExitStackContext,
     GradMode,
     NullContext,
+    active_when,
     one_of,
 )
 from .effects.autocast import enabled_test
@@ -137,8 +138,8 @@ def _calls(statements: Iterable[ir.Stmt], callee: Callable[[ir.Expr], bool]) -> 
 
 def _on_flag(value: object, flag: str) -> object:
     """An active autocast context made on the true option of ``... if <flag> else ...``."""
-    if isinstance(value, AutocastContext) and value.state.active and value.state.condition is None:
-        return AutocastContext(replace(value.state, condition=flag))
+    if isinstance(value, AutocastContext):
+        return AutocastContext(active_when(value.state, flag))
     return value
 
 
@@ -430,8 +431,8 @@ class Statements(Calls):
             if state != before.autocast and state.active:
                 if switched is not None:
                     state = replace(state, switches=with_condition(state.switches, switched[position]))
-                elif position == 0 and test is not None and state.condition is None and not before.autocast.active:
-                    state = replace(state, condition=test)
+                elif position == 0 and test is not None and not before.autocast.active:
+                    state = active_when(state, test)
             options.append(state)
         merged = replace(
             before,
@@ -471,10 +472,7 @@ class Statements(Calls):
             found.add(GradMode(ctx.grad_enabled))
         if ctx.config != entry.config:
             found.add(ConfigPatch(ctx.config))
-        values = frozenset(found) if found else frozenset([NullContext()])
-        for condition in frame.conditions:
-            values = stamped(values, condition)
-        return values
+        return stamped(frozenset(found) if found else frozenset([NullContext()]), *frame.conditions)
 
     def enter_contexts(self, values: Values, ctx: Context, site: Location) -> Context:
         """The context inside ``with <values>:`` (or a function decorated with them); an exit stack

@@ -49,7 +49,8 @@ class DictLiteral:
     items: tuple  # ((key, value), ...)
 
     def get(self, key: object, default: object = None) -> object:
-        return next((v for k, v in self.items if k == key), default)
+        """The item under ``key``: the last one written, as the dict Python builds keeps it."""
+        return next((v for k, v in reversed(self.items) if k == key), default)
 
 
 #: What a literal in the source can be: a constant, or a container of literals and ``Symbol``s

@@ -423,11 +423,14 @@ def stamp_arm(env: dict[str, Values], before: dict[str, Values], condition: Cond
             env[name] = values.difference(fresh).union(_stamped(v, condition) for v in fresh)
 
 
-def stamped(values: Values, condition: Condition) -> Values:
-    """``values`` chosen under ``condition`` (an option of ``a if <switch> else b``): the compiled
-    values and autocast contexts among them carry it."""
-    fresh = [v for v in values if _unstamped(v, condition)]
-    return values.difference(fresh).union(_stamped(v, condition) for v in fresh) if fresh else values
+def stamped(values: Values, *conditions: Condition) -> Values:
+    """``values`` chosen under ``conditions`` (an option of ``a if <switch> else b``, what an arm's
+    code made): the compiled values and autocast contexts among them carry each."""
+    for condition in conditions:
+        fresh = [v for v in values if _unstamped(v, condition)]
+        if fresh:
+            values = values.difference(fresh).union(_stamped(v, condition) for v in fresh)
+    return values
 
 
 def _unstamped(value: object, condition: Condition) -> bool:

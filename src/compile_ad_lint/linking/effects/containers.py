@@ -395,9 +395,9 @@ class ContainerStores(ModuleFacts):
         key = next(iter(keys)) if len(keys) == 1 else None
         if not isinstance(key, ConstVal) or isinstance(key.value, ir.Symbol):
             return None
-        found = [value for item_key, value in receiver.value.items if item_key == key.value]
-        if found:
-            return frozenset([ConstVal(found[-1])]) if not isinstance(found[-1], ir.Symbol) else None
+        item = receiver.value.get(key.value, _ABSENT)
+        if item is not _ABSENT:
+            return frozenset([ConstVal(item)]) if not isinstance(item, ir.Symbol) else None  # type: ignore[arg-type]
         default = positional(args, 1)
         if default:
             return default
@@ -545,7 +545,9 @@ class ContainerStores(ModuleFacts):
         found: set = set()
         for mapping in mappings:
             if isinstance(mapping, ConstVal) and isinstance(mapping.value, ir.DictLiteral):
-                found |= {ConstVal(value) for key, value in mapping.value.items if key == name}
+                item = mapping.value.get(name, _ABSENT)
+                if item is not _ABSENT:
+                    found.add(ConstVal(item))  # type: ignore[arg-type]  # a literal dict holds literals
             elif isinstance(mapping, Collection):
                 found |= mapping.items
             elif not isinstance(mapping, ConstVal):
@@ -616,6 +618,10 @@ def builtin_setattr(
         engine.dual_params.assigned(positional(args, 0), positional(args, 2), frame.ctx.region)
     engine.reach.set_attribute(positional(args, 0), positional(args, 1), positional(args, 2))
     return frozenset([ConstVal(None)])
+
+
+#: A dict literal's ``get`` default that no item can be.
+_ABSENT = object()
 
 
 @register(Effect.EMPTY_CONTAINER)
