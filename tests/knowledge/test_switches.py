@@ -10,6 +10,7 @@ message; next to it, the near miss where nothing can rebind the value.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -298,6 +299,163 @@ def train(x):
     report, expected = _analyze(tmp_path, {"train.py": program})
     assert reported(report.findings) == expected
     assert [f.conditions for f in report.findings] == [(Condition("args.compile", True, None),)]
+
+
+def test_what_a_helper_stores_on_an_object_on_the_arm_carries_its_condition(tmp_path):
+    """``if args.compile: apply_compile(model)`` with ``model.layers[i] = torch.compile(block)``
+    inside (torchtitan's shape), in another file: the blocks are compiled on that arm only, so the
+    finding names the switch. The near miss, the same helper called on every path, names nothing."""
+    files = {
+        "parallel.py": """
+            import torch
+
+
+            def apply_compile(model):
+                for i, block in enumerate(model.layers):
+                    model.layers[i] = torch.compile(block)
+            """,
+        "train.py": """
+            import argparse
+
+            import torch
+            from torch import nn
+
+            from parallel import apply_compile
+
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return x
+
+
+            class Tower(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return x
+
+
+            def main(x):
+                args = argparse.ArgumentParser().parse_args()
+                model = Stack()
+                if args.compile:
+                    apply_compile(model)
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = model(x).sum()
+                loss.backward()  # expect: CAL002
+
+
+            def always(x):
+                tower = Tower()
+                apply_compile(tower)
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = tower(x).sum()
+                loss.backward()  # expect: CAL002
+            """,
+    }
+    report, expected = _analyze(tmp_path, files)
+    assert reported(report.findings) == expected
+    by_line = {f.location.line: f.conditions for f in report.findings}
+    assert sorted(by_line.values(), key=len) == [(), (Condition("args.compile", True, None),)]
+
+
+def test_what_a_method_stores_on_self_on_the_arm_carries_its_condition(tmp_path):
+    """``if cfg.compile: self.wrapper.compile_model()`` where the wrapper's method rebinds its own
+    attribute: compiled on that arm only."""
+    program = f"""{NET}
+import argparse
+
+
+class Wrapper:
+    def __init__(self):
+        self.net = Net()
+
+    def compile_model(self):
+        self.net = torch.compile(self.net)
+
+
+def train(x):
+    args = argparse.ArgumentParser().parse_args()
+    wrapper = Wrapper()
+    if args.compile:
+        wrapper.compile_model()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = wrapper.net(x).sum()
+    loss.backward()  # expect: CAL002
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert [f.conditions for f in report.findings] == [(Condition("args.compile", True, None),)]
+
+
+def test_a_method_the_constructor_calls_on_the_arm_is_no_entry_of_its_own(tmp_path):
+    """A trainer whose constructor runs ``if args.compile: self._compile_model()`` and whose own
+    ``step`` runs the backward: the class holds an anchor, so its methods are entry points, but a
+    method another method calls on ``self`` is walked from there only; walked as an entry of its
+    own it compiled the model on every run. The near miss: ``compile_blocks``, which nothing in
+    the class calls, is still an entry (a caller outside may call it): its compile counts."""
+    program = f"""{NET}
+import argparse
+
+
+class Trainer:
+    def __init__(self, args):
+        self.model = Net()
+        if args.compile:
+            self._compile_model()
+
+    def _compile_model(self):
+        self.model = torch.compile(self.model)
+
+    def step(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = self.model(x).sum()
+        loss.backward()  # expect: CAL002
+
+
+class Other:
+    def __init__(self):
+        self.model = Net()
+
+    def compile_blocks(self):
+        self.model = torch.compile(self.model)
+
+    def step(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = self.model(x).sum()
+        loss.backward()  # expect: CAL002
+
+
+def main(x):
+    args = argparse.ArgumentParser().parse_args()
+    Trainer(args).step(x)
+"""
+    report, expected = _analyze(tmp_path, {"train.py": program})
+    assert reported(report.findings) == expected
+    assert sorted(f.conditions for f in report.findings) == [(), (Condition("args.compile", True, None),)]
+
+
+def test_the_arm_helpers_fixture_names_each_switch():
+    """``fixtures/cal002_arm_helpers.py``: each finding names the switch its marker's comment
+    gives (``(when args.compile is set)``) and no other; the near misses name none."""
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "cal002_arm_helpers.py"
+    report = Analyzer(Config(), use_cache=False, jobs=1).check([str(fixture)])
+    lines = fixture.read_text().splitlines()
+    assert reported(report.findings) == expected_in(fixture, str(fixture))
+    for finding in report.findings:
+        named = re.search(r"\(when (\S+) is set\)", lines[finding.location.line - 1])
+        want = (Condition(named.group(1), True, None),) if named else ()
+        assert finding.conditions == want, lines[finding.location.line - 1]
 
 
 def test_a_switch_around_a_call_is_not_named_in_the_callee(tmp_path):

@@ -13,6 +13,7 @@ harvest walks its methods), so the heap calls the statements' layer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -72,6 +73,8 @@ class EngineContext(Protocol):
     def summarizing(self) -> bool: ...
 
     def loc(self, path: Path, span: ir.Span) -> Location: ...
+
+    def off_the_arms(self) -> AbstractContextManager[None]: ...
 
     def site_of(self, frame: Frame, location: Location) -> StatementSite: ...
 

@@ -4,13 +4,16 @@ store (harvests). Each cell read or written is noted for the incremental memo.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.findings import Condition
 from ..knowledge import frameworks as fw
 from ..knowledge import torch_api as api
 from ..summary import model as ir
+from .analyses.switches import stamped
 from .arguments import Values
 from .frames import Context, Frame
 from .incremental import (
@@ -25,6 +28,7 @@ from .incremental import (
     ModulesCell,
     Recording,
     SideEffectsCell,
+    StampAttribute,
     Store,
     StoreRule,
     Versions,
@@ -235,9 +239,52 @@ class Heap(EngineState):
 
     def store_attribute(self, cls: ClassVal, name: str, values: Values) -> None:
         """``cls``'s instances now hold ``values`` in attribute ``name`` (a superset of what they held)."""
+        if self._arm_writes:
+            held = self.instance_attrs.get((cls, name), frozenset())
+            for writes in self._arm_writes:
+                writes.setdefault((cls, name), held)
         self.instance_attrs[(cls, name)] = values
         self.attributes_by_class.setdefault(cls, {})[name] = values
         self.changed_attribute(cls, name)
+
+    @contextmanager
+    def off_the_arms(self) -> Iterator[None]:
+        """Work run lazily where something is first read (a class's harvest, a module's binding
+        blocks, a package's import side effects), maybe on a switch's arm: what it stores is not
+        the arm's doing (``stamp_arm_writes``)."""
+        arms, self._arm_writes = self._arm_writes, []
+        try:
+            yield
+        finally:
+            self._arm_writes = arms
+
+    def start_arm_writes(self) -> None:
+        """A switch's arm begins: note the instance attributes it stores (``stamp_arm_writes``)."""
+        self._arm_writes.append({})
+
+    def stamp_arm_writes(self, conditions: tuple[Condition, ...]) -> None:
+        """A switch's arm ended: the compiled values and autocast contexts it stored on objects,
+        through a callee too (``if args.compile: apply_compile(model)``, ``self.compile_model()``),
+        exist on that arm only, so they carry its ``conditions`` (what the arm's own code makes
+        carries them from the start; a callee's walk does not know the switches above it)."""
+        writes = self._arm_writes.pop()
+        for (cls, name), held in writes.items():
+            now = self.instance_attrs.get((cls, name), frozenset())
+            fresh = frozenset(v for v in now if v not in held) if now is not held else frozenset()
+            if fresh and stamped(fresh, *conditions) != fresh:
+                self.stamp_attribute(cls, name, fresh, conditions)
+
+    def stamp_attribute(self, cls: ClassVal, name: str, fresh: Values, conditions: tuple[Condition, ...]) -> None:
+        """``fresh``, where ``cls``'s instances hold them in ``name``, made under ``conditions``."""
+        known = self.instance_attrs.get((cls, name), frozenset())
+        present = known & fresh
+        if not present:
+            return
+        self.note_write(AttrCell(cls, name))  # compared as found: the stamp depends on what is there
+        self.log_effect(StampAttribute(cls, name, fresh, conditions))
+        updated = normalize(known.difference(present) | stamped(present, *conditions))
+        if updated != known:
+            self.store_attribute(cls, name, updated)
 
     def changed_attribute(self, cls: ClassVal, name: str) -> None:
         """``cls``'s instances may hold more values in attribute ``name``."""
@@ -288,7 +335,10 @@ class Heap(EngineState):
                 function = FunctionVal(klass.path, qualname)
                 if self.takes_instance(function):  # static and class methods store nothing on ``self``
                     frame = built if name in _CONSTRUCTORS else root
-                    self.engine.call_function(replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None)
+                    with self.off_the_arms():  # run where the attributes are first read
+                        self.engine.call_function(
+                            replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None
+                        )
         finally:
             if isolated:
                 self._pop_recording()

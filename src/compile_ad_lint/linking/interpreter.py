@@ -10,10 +10,12 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..core.settings import Config
+from ..summary import model as ir
 from .analyses.dual_params import DualParameters
 from .analyses.islands import IslandScan
 from .analyses.results import ResultAnalysis
@@ -81,7 +83,7 @@ class Interpreter(Statements):
                 if index in walked:
                     continue
                 walked.add(index)
-                for function in view.block(index).functions:
+                for function in entry_functions(view.block(index).functions, view.lines):
                     owner = ClassVal(path, function.owner_class) if function.owner_class else None
                     bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
                     root = Frame(path, {}, module_ctx, record=True)
@@ -123,3 +125,39 @@ class Interpreter(Statements):
             walked.add(value)
             frame = Frame(path, {}, ctx, record=True)
             pending.extend(self.call_function(value, (), frame, hop=None))
+
+
+_SELF_CALL = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def entry_functions(functions: Sequence[ir.FunctionSummary], lines: Sequence[str]) -> list[ir.FunctionSummary]:
+    """The functions of an anchored block that are walked as entry points. A method that another
+    method of its class calls on ``self`` is walked from there, where it runs, and not as an entry
+    of its own: walked as if anyone called it, ``if cfg.compile: self.compile_model()`` in the
+    constructor would make the model compiled on every run. Methods such calls reach only in a
+    cycle stay entries."""
+    by_class: dict[str, dict[str, ir.FunctionSummary]] = {}
+    for function in functions:
+        if function.owner_class and function.lines is not None and "<locals>" not in function.qualname:
+            by_class.setdefault(function.owner_class, {})[function.name] = function
+    skipped: set[str] = set()
+    for methods in by_class.values():
+        calls = {
+            name: {
+                called
+                for line in lines[method.lines[0] - 1 : method.lines[1]]  # type: ignore[index]
+                for called in _SELF_CALL.findall(line)
+                if called in methods and called != name
+            }
+            for name, method in methods.items()
+        }
+        inner = set().union(*calls.values())
+        reached = [name for name in methods if name not in inner]
+        pending = list(reached)
+        while pending:
+            for called in calls[pending.pop()]:
+                if called not in reached:
+                    reached.append(called)
+                    pending.append(called)
+        skipped |= {methods[name].qualname for name in inner if name in reached}
+    return [function for function in functions if function.qualname not in skipped]

@@ -55,8 +55,12 @@ class Names(Heap):
         for index in view.blocks_binding(name):
             if (path, index) not in self.globals_run:
                 self.globals_run.add((path, index))
-                # On the statements it runs (and on what they read), not on the rest of the file.
-                self.engine.exec_block(self.index.block_body(path, index), Frame(path, env, Context(), record=False))
+                # On the statements it runs (and on what they read), not on the rest of the file;
+                # run where the name is first read, maybe on a switch's arm: not the arm's doing.
+                with self.off_the_arms():
+                    self.engine.exec_block(
+                        self.index.block_body(path, index), Frame(path, env, Context(), record=False)
+                    )
         self.read_cell(GlobalCell(path, name))  # a registry a function fills (``Reach.store_global``)
         return env.get(name)
 

@@ -136,6 +136,9 @@ class EngineState:
         self.class_bodies_running = 0
         self._mros: dict[ClassVal, list[object]] = {}
         self.instance_attrs: dict[tuple[ClassVal, str], Values] = {}
+        #: Per switch's arm running (innermost last), the instance attributes stored while it ran,
+        #: with what each held before its first store there (``Heap.stamp_arm_writes``).
+        self._arm_writes: list[dict[tuple[ClassVal, str], Values]] = []
         #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
         self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()

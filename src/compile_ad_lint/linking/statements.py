@@ -384,8 +384,14 @@ class Statements(Calls):
                 frame.conditions = with_condition(before_conditions, switched[position])
             if flag is not None:
                 frame.assumptions = {**before_assumptions, flag: position == 0}
-            self.exec_block(arm, frame)
-            if switched is not None:
+            if switched is None:
+                self.exec_block(arm, frame)
+            else:
+                self.start_arm_writes()
+                try:
+                    self.exec_block(arm, frame)
+                finally:
+                    self.stamp_arm_writes(frame.conditions)
                 # What a callee compiled and returned into this arm exists on this arm only.
                 stamp_arm(frame.env, before_env, switched[position])
                 frame.conditions = before_conditions

@@ -30,6 +30,7 @@ from ..frames import Context, Frame
 from ..stores import flag_key
 from ..values import (
     ClassVal,
+    Collection,
     Compiled,
     ConstVal,
     Data,
@@ -434,6 +435,8 @@ def stamped(values: Values, *conditions: Condition) -> Values:
 
 
 def _unstamped(value: object, condition: Condition) -> bool:
+    if isinstance(value, Collection):  # ``model.layers[i] = torch.compile(block)`` in a callee
+        return any(_unstamped(item, condition) for item in value.items.union(*value.positions))
     if isinstance(value, Compiled):
         return condition not in value.conditions
     if isinstance(value, External):
@@ -444,6 +447,9 @@ def _unstamped(value: object, condition: Condition) -> bool:
 
 
 def _stamped(value: object, condition: Condition) -> object:
+    if isinstance(value, Collection):
+        positions = tuple(stamped(p, condition) for p in value.positions)
+        return replace(value, items=stamped(value.items, condition), positions=positions)
     if isinstance(value, Compiled):
         return replace(value, conditions=with_condition(value.conditions, condition))
     if isinstance(value, External):

@@ -25,6 +25,7 @@ from ..incremental import (
     SideEffectsCell,
     SideEffectsRun,
     StoreGlobal,
+    StoreInHolders,
     StoreRule,
 )
 from ..module_facts import ModuleFacts
@@ -110,7 +111,10 @@ class ContainerStores(ModuleFacts):
         if isinstance(container, ir.Ref):
             name = container.name
             if name in frame.env:
-                frame.env[name] = merged_store(frame.env[name], added)
+                held = frame.env[name]
+                frame.env[name] = merged_store(held, added)
+                if name not in frame.aliases and any(isinstance(v, (Compiled, Wrapper)) for v in values):
+                    self.store_in_holders(frozenset(v for v in held if isinstance(v, Collection) and v.by_name), added)
             elif name in frame.closure:
                 frame.closure[name] = merged_store(frame.closure[name], added)
             else:
@@ -125,6 +129,21 @@ class ContainerStores(ModuleFacts):
         elif isinstance(container, ir.Item):
             # ``model.transformer["h"]``: the container holding this one now holds what it holds.
             self.store_element(container.base, added, frame, span)
+
+    def store_in_holders(self, collections: Values, added: Values) -> None:
+        """``blocks = get_blocks(model)`` then ``blocks.register_module(name, torch.compile(block))``
+        (fla-org/flame, torchtitan's shape): the model's attribute holding the ``nn.ModuleDict`` the
+        helper returned holds the compiled blocks too. Only an ``nn.ModuleDict`` (no builtin copies
+        one: ``list(model.layers)`` is a collection equal to a ``nn.ModuleList`` it copies, and
+        what is stored in the copy stays there) and only compiled or wrapped modules (a scan of the
+        instance attributes; a name bound to the attribute itself is followed without one)."""
+        if not collections:
+            return
+        interp = self.interp
+        interp.log_effect(StoreInHolders(collections, added))
+        holders = [key for key, held in interp.instance_attrs.items() if not collections.isdisjoint(held)]
+        for cls, attr in holders:
+            self.merge_attribute(cls, attr, added)
 
     def container_store(self, call: ir.Call, frame: Frame) -> Values | None:
         """``residuals.append(h)`` / ``outs.extend(hs)`` on a list (a display or a collection): the
@@ -492,7 +511,8 @@ class ContainerStores(ModuleFacts):
                 if (path, index) not in interp.globals_run:
                     interp.globals_run.add((path, index))
                     interp.index.note(path)  # its module-level code runs: all of it counts
-                    interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
+                    with interp.off_the_arms():
+                        interp.exec_block(view.block(index).body, Frame(path, env, Context(), record=False))
 
     def keyword_fields(self, cls: ClassVal) -> bool:
         interp = self.interp

@@ -49,7 +49,9 @@ from .records import (
     ResultKeys,
     ResultSize,
     SideEffectsRun,
+    StampAttribute,
     StoreGlobal,
+    StoreInHolders,
     WalkEffect,
 )
 from .walks import Call, Closure, Recording, WalkMemory, WalkSummary
@@ -84,7 +86,9 @@ __all__ = [
     "SideEffectsCell",
     "SideEffectsRun",
     "Store",
+    "StampAttribute",
     "StoreGlobal",
+    "StoreInHolders",
     "StoreRule",
     "Versions",
     "WalkEffect",

@@ -37,7 +37,9 @@ from .records import (
     ResultKeys,
     ResultSize,
     SideEffectsRun,
+    StampAttribute,
     StoreGlobal,
+    StoreInHolders,
     WalkEffect,
 )
 from .walks import (
@@ -478,6 +480,10 @@ class Memo(Names):
                 self.reach.merge_attribute(cls, name, values)
             case ReplaceEverywhere(base, values):
                 self.reach.replace_everywhere(base, values)
+            case StoreInHolders(collections, added):
+                self.reach.store_in_holders(collections, added)
+            case StampAttribute(cls, name, fresh, conditions):
+                self.stamp_attribute(cls, name, fresh, conditions)
             case StoreGlobal(path, name, added):
                 self.reach.store_global(path, name, added)
             case RecordEvent(event):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from ...core.findings import Condition
 from ...core.locations import Location
 from ..arguments import Values
 from ..events import Event
@@ -53,6 +54,26 @@ class ReplaceEverywhere:
 
     base: Instance
     values: Values
+
+
+@dataclass(frozen=True)
+class StampAttribute:
+    """What a switch's arm stored in an instance attribute, through a callee, marked as made on that
+    arm (``Heap.stamp_attribute``): ``fresh`` are the values the arm added, ``conditions`` its."""
+
+    cls: ClassVal
+    name: str
+    fresh: Values
+    conditions: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class StoreInHolders:
+    """Modules stored into a collection held by a local name, added where instance attributes hold
+    that collection (``Reach.store_in_holders``): looked up again when replayed."""
+
+    collections: Values
+    added: Values
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,8 @@ WalkEffect = (
     JoinAttribute
     | MergeAttribute
     | ReplaceEverywhere
+    | StampAttribute
+    | StoreInHolders
     | StoreGlobal
     | RecordEvent
     | EmitEvent
