@@ -51,6 +51,11 @@ NAMES = (
     "fix_return_only_used",
     "module_aux_head",
     "module_logits_and_loss",
+    "double_backward_inside_compiled_function",
+    "backward_create_graph_inside_compiled_function",
+    "grad_twice_inside_compiled_function",
+    "backward_then_grad_inside_compiled_function",
+    "penalty_with_critic_losses_inside_compiled_function",
 )
 
 
@@ -316,6 +321,108 @@ def run(case: str) -> str:
         zero = any(p.grad is not None and bool((p.grad == 0).all()) for p in net.parameters())
         none = any(p.grad is None for p in net.parameters())
         return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager; {'some' if none else 'none'} None, {'some' if zero else 'none'} all-zero"
+    if case in (
+        "backward_create_graph_inside_compiled_function",
+        "grad_twice_inside_compiled_function",
+        "backward_then_grad_inside_compiled_function",
+    ):
+        # The same penalty with ``backward(create_graph=True)`` then a backward of the input's
+        # gradient; or a second ``autograd.grad`` (a Hessian-vector product) in the same body.
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        reference = __import__("copy").deepcopy(net)
+        batch = torch.randn(3, 4)
+
+        def step_of(model):
+            def step(x):
+                x = x.requires_grad_(True)
+                out = model(x).sum()
+                if case.startswith("backward_create_graph"):
+                    out.backward(create_graph=True)
+                    x.grad.square().sum().backward()
+                    return out.detach()
+                if case.startswith("backward_then_grad"):
+                    out.backward(create_graph=True)
+                    (hg,) = torch.autograd.grad(x.grad.square().sum(), x)
+                    return hg
+                (g,) = torch.autograd.grad(out, x, create_graph=True)
+                (hg,) = torch.autograd.grad(g.square().sum(), x)
+                return hg
+
+            return step
+
+        eager = step_of(reference)(batch.clone())
+        try:
+            got = compiled(step_of(net))(batch.clone())
+        except Exception as error:
+            return _raised(error)
+        if case.startswith("backward_create_graph"):
+            same = all(_close(a.grad, b.grad) for a, b in zip(net.parameters(), reference.parameters()))
+        else:
+            same = _close(got, eager)
+        return "equal to eager" if same else "DIFFERENT from eager"
+    if case == "penalty_with_critic_losses_inside_compiled_function":
+        # A WGAN-GP/GAIL critic update: the penalty's gradient and the critic's own losses in one
+        # backward, a critic module of its own class, mode="reduce-overhead"
+        # (fixtures/cal004_compiled_update.py).
+        class Critic(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+
+            def forward(self, x):
+                return self.net(x)
+
+        torch.manual_seed(0)
+        critic = Critic()
+        reference = __import__("copy").deepcopy(critic)
+        expert, policy = torch.randn(5, 16), torch.randn(5, 16)
+
+        def update_of(model):
+            def update(e, p):
+                mix = (0.5 * e + 0.5 * p).requires_grad_(True)
+                (grads,) = torch.autograd.grad(model(mix).sum(), mix, create_graph=True)
+                loss = -model(e).mean() + model(p).mean() + 10 * ((grads.norm(2, dim=1) - 1) ** 2).mean()
+                loss.backward()
+                return loss.detach()
+
+            return update
+
+        update_of(reference)(expert, policy)
+        try:
+            compiled(update_of(critic), mode="reduce-overhead")(expert, policy)
+        except Exception as error:
+            return _raised(error)
+        same = all(_close(a.grad, b.grad) for a, b in zip(critic.parameters(), reference.parameters()))
+        return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager"
+    if case == "double_backward_inside_compiled_function":
+        # A gradient penalty computed and backpropagated inside the compiled function itself
+        # (pytorch/rl's gail update under ``compile.compile``): grad(create_graph=True), then backward.
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        reference = __import__("copy").deepcopy(net)
+        batch = torch.randn(3, 4)
+
+        def update_of(model):
+            def update(x):
+                x = x.requires_grad_(True)
+                out = model(x).sum()
+                (g,) = torch.autograd.grad(out, x, create_graph=True)
+                loss = out + (g.norm(2, dim=1) - 1).pow(2).mean()
+                loss.backward()
+                return loss
+
+            return update
+
+        update_of(reference)(batch.clone())
+        try:
+            compiled(update_of(net))(batch.clone())
+        except Exception as error:
+            return _raised(error)
+        same = all(
+            a.grad is not None and _close(a.grad, b.grad) for a, b in zip(net.parameters(), reference.parameters())
+        )
+        return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager"
     raise SystemExit(f"unknown case {case!r}; known: {', '.join(NAMES)}")
 
 

@@ -37,6 +37,7 @@ from .linking.events import (
     ModuleFailure,
     OutputsEscape,
     ResultElement,
+    SecondOrderInCompiled,
     UnusedSuppression,
 )
 from .linking.values import Compiled, CompiledOutput, ExternalInstance, Instance, OutputElement, describe_backend
@@ -68,6 +69,7 @@ __all__ = [
     "OutputFacts",
     "OutputsEscape",
     "ResultElement",
+    "SecondOrderInCompiled",
     "Symbol",
     "UnusedSuppression",
     "config_value",

@@ -178,6 +178,7 @@ def test_events_round_trip_through_the_cache_codec(tmp_path):
         FIXTURES / name
         for name in (
             "cal004_second_order.py",
+            "cal004_compiled_update.py",
             "cal005_aux_heads.py",
             "cal005_grad_reset.py",
             "cal005_functional_and_fixes.py",
@@ -194,6 +195,7 @@ def test_events_round_trip_through_the_cache_codec(tmp_path):
         "LeafRead",
         "GradReset",
         "BackwardThroughCompiled",
+        "SecondOrderInCompiled",
     } <= kinds
 
 
@@ -250,6 +252,18 @@ def test_cal004_later_backward_through_created_gradients_confirms():
         eager, _load({}), {"status": "ok", "records": [grad, penalty]}, _load({}), site, "cpu"
     )
     assert result.verdict is Verdict.CONFIRMED and "m.py:14" in result.detail
+
+
+def test_cal004_inside_a_compiled_function_confirms_on_the_compiled_runs_error_only():
+    """Both backwards run inside the compiled function: the compiled run's double-backward error is
+    the verdict; eager raising it too, or another error, is not."""
+    ok = {"status": "ok", "records": []}
+    failed = {"status": "exception", "exception": DOUBLE, "records": []}
+    other = {"status": "exception", "exception": {"type": "ValueError", "message": "bad shape", "frames": []}}
+    assert compare.verdict_cal004_inside(ok, failed).verdict is Verdict.CONFIRMED
+    assert compare.verdict_cal004_inside(failed, failed).verdict is Verdict.NOT_REPRODUCED
+    assert compare.verdict_cal004_inside(ok, ok).verdict is Verdict.NOT_REPRODUCED
+    assert compare.verdict_cal004_inside(ok, other).verdict is Verdict.ERROR
 
 
 def test_cal004_another_create_graph_call_in_between_owns_the_error():

@@ -33,7 +33,7 @@ from typing import Any, TextIO
 from ..core.findings import ConfirmResult, Finding, Verdict
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
-from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence
+from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence, Cal004InsideEvidence
 from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import live_verdicts, verdicts
 from .runner import MARKER, end_processes
@@ -81,7 +81,7 @@ class _Site:
 def site_of(number: int, finding: Finding) -> _Site | None:
     """What the instrumented run watches for ``finding`` (None: not a site confirm can run)."""
     evidence = finding.evidence
-    if finding.code not in CONFIRMABLE or evidence is None:
+    if finding.code not in CONFIRMABLE or evidence is None or isinstance(evidence, Cal004InsideEvidence):
         return None
     flagged = evidence.flagged_site
     line = finding.location.line
@@ -248,12 +248,19 @@ def _attach(
     for number, finding in enumerate(findings):
         site = by_number.get(number)
         if site is None:
-            skipped = verdicts.plain(Verdict.SKIPPED, f"confirm mode runs code for {', '.join(CONFIRMABLE)} only")
+            skipped = verdicts.plain(Verdict.SKIPPED, _not_watched(finding))
             result.append(finding.with_confirm({"run": skipped}))
             continue
         device, verdict = _verdict(site, merged.get(str(number)), torch_version, gpu, ended, seconds)
         result.append(finding.with_confirm({device: verdict}))
     return result
+
+
+def _not_watched(finding: Finding) -> str:
+    """Why the run does not watch ``finding``."""
+    if isinstance(finding.evidence, Cal004InsideEvidence):
+        return "confirm mode does not watch the backwards a compiled function runs inside itself"
+    return f"confirm mode runs code for {', '.join(CONFIRMABLE)} only"
 
 
 def _verdict(

@@ -542,6 +542,34 @@ def verdict_cal004(
     )
 
 
+def verdict_cal004_inside(eager: dict, compiled: dict) -> ConfirmResult:
+    """A compiled function that differentiates twice in its own body: confirmed when the compiled
+    run raises the double-backward error and the eager run does not (both backwards run inside the
+    compiled frame, so no flagged call is recorded on its own)."""
+
+    def raised(result: dict) -> dict | None:
+        if is_double_backward(result.get("exception")):
+            return result["exception"]
+        return next((r["raised"] for r in result.get("records", []) if is_double_backward(r.get("raised"))), None)
+
+    in_eager, in_compiled = raised(eager), raised(compiled)
+    if in_compiled is not None and in_eager is None:
+        return ConfirmResult(
+            Verdict.CONFIRMED,
+            f"the compiled function raises {exception_text(in_compiled)} in the compiled run; eager runs it",
+        )
+    if in_eager is not None:
+        return ConfirmResult(Verdict.NOT_REPRODUCED, "eager raises the double-backward error too")
+    if compiled.get("status") == "exception":
+        return ConfirmResult(
+            Verdict.ERROR,
+            f"the compiled run raised {exception_text(compiled['exception'])}, not the double-backward error",
+        )
+    return ConfirmResult(
+        Verdict.NOT_REPRODUCED, "the compiled function differentiated twice without the double-backward error"
+    )
+
+
 # -- CAL005 -------------------------------------------------------------------------------------
 
 

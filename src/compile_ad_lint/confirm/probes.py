@@ -14,7 +14,7 @@ from ..core.findings import Evidence
 from ..facts import AutocastState
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
-from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence
+from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004FunctionalEvidence, Cal004InsideEvidence
 from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from ..summary.model import LiteralValue
 
@@ -119,6 +119,8 @@ def describe(evidence: Evidence, device: str) -> str:
     """What a probe for ``evidence`` ran, for the verdict's detail."""
     if isinstance(evidence, Cal001Evidence):
         return f"backend={_backend(evidence)!r}, {'compiled nn.Linear' if evidence.expected == 'raises' else 'compiled function'}"
+    if isinstance(evidence, Cal004InsideEvidence):
+        return f"grad(create_graph=True), then a second backward, inside a function compiled with backend={_backend(evidence)!r}"
     if isinstance(evidence, Cal004Evidence):
         name = _function_name(evidence)
         how = (
@@ -193,6 +195,24 @@ def cal004_probe(evidence: Cal004Evidence) -> str:
     """A second-order use of a compiled callable: the finding's ``torch.autograd.functional`` call, or a
     ``create_graph=True`` gradient differentiated again (a gradient penalty)."""
     name = _function_name(evidence)
+    if isinstance(evidence, Cal004InsideEvidence):  # both backwards inside the compiled function
+        return _program(
+            "import torch\n",
+            evidence,
+            """    x = torch.randn(4)
+    update(x)
+""",
+            """def update(a):
+    a = a.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad((a * a * a).sin().sum(), a, create_graph=True)  # SITE
+    g.square().sum().backward()
+
+
+update = torch.compile(update, backend=BACKEND)
+
+
+""",
+        )
     if name in _FUNCTIONAL_CALLS:
         body = f"    {_FUNCTIONAL_CALLS[name]}  # SITE"
     else:

@@ -35,7 +35,7 @@ from ..core.findings import ConfirmResult, Finding, Verdict
 from ..project import module_identity
 from ..rules.backward_autocast_mismatch import Cal002Evidence
 from ..rules.compiled_callable_in_dual_level import Cal001Evidence
-from ..rules.double_backward_through_compiled import Cal004Evidence
+from ..rules.double_backward_through_compiled import Cal004Evidence, Cal004InsideEvidence
 from ..rules.unused_compiled_output_zero_grad import Cal005Evidence
 from . import compare, probes, verdicts
 from .entries import Entry, candidates, parse_problem
@@ -506,6 +506,8 @@ def _compare(
     evidence = finding.evidence
     if finding.code == "CAL001":
         return compare.verdict_cal001(eager_result, eager.tensor, compiled_result, compiled.tensor, site, device), False
+    if isinstance(evidence, Cal004InsideEvidence):
+        return compare.verdict_cal004_inside(eager_result, compiled_result), False
     if finding.code == "CAL004":
         return compare.verdict_cal004(eager_result, eager.tensor, compiled_result, compiled.tensor, site, device), False
     if finding.code == "CAL005":

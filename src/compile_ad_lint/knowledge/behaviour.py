@@ -471,6 +471,14 @@ _DONATED = (
 )
 _NOT_USED = "raises RuntimeError: The differentiated Tensor at index 0 appears to not have been used in the graph"
 _KEEPING = "tangent correct"
+#: The facts cases of a compiled function that differentiates twice in its own body.
+_INSIDE_COMPILED = (
+    "double_backward_inside_compiled_function",
+    "backward_create_graph_inside_compiled_function",
+    "grad_twice_inside_compiled_function",
+    "backward_then_grad_inside_compiled_function",
+    "penalty_with_critic_losses_inside_compiled_function",
+)
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
@@ -691,6 +699,25 @@ CLAIMS: tuple[Claim, ...] = (
                 "correct",
                 ("func_grad", "func_jacrev", "func_jacfwd", "func_hessian", "func_jvp", "func_vjp"),
                 EVERY_VERSION,
+            ),
+            (
+                "a compiled function that differentiates twice in its own body raises",
+                _RAISES_DOUBLE,
+                _INSIDE_COMPILED,
+                Versions(before=Series(2, 15)),
+            ),
+            (
+                "a compiled function that differentiates twice in its own body raises in most recorded shapes",
+                _RAISES_DOUBLE,
+                tuple(case for case in _INSIDE_COMPILED if case != "double_backward_inside_compiled_function"),
+                Versions(since=Series(2, 15)),
+            ),
+            (
+                "a gradient penalty over a plain nn.Sequential, differentiated twice inside the compiled function, "
+                "runs and matches eager",
+                "every parameter's grad equal to eager",
+                ("double_backward_inside_compiled_function",),
+                Versions(since=Series(2, 15)),
             ),
             (
                 "after a torch.func transform ran it, autograd.functional.hessian is right (call order)",

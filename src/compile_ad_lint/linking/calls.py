@@ -234,6 +234,8 @@ class Calls(ExternalCalls):
             if frame.ctx.harvest:
                 return positional(args, 0) or UNKNOWN_VALUES
             compiled = frozenset(compiled_by(callee, compile_target(v), frame.conditions) for v in positional(args, 0))
+            for made in compiled:
+                self.second_orders.note(made)
             return compiled_classes(self.engine, compiled)  # ``torch.compile(backend=...)(Net)``
         if isinstance(callee, Settings):
             return frozenset([callee])  # ``cfg.get("compile")``, ``args.model.lower()``
@@ -325,6 +327,7 @@ class Calls(ExternalCalls):
                     frame.conditions,
                 )
             )
+        self.second_orders.note(compiled)  # a compiled function made where the analysis did not see it
         inputs = argument_data(args)
         self._units += len(inputs.elements) + len(inputs.origins)
         output = compiled_output(

@@ -110,6 +110,21 @@ class FunctionalThroughCompiled:
     create_graph_text: str = ""
 
 
+@dataclass(frozen=True)
+class SecondOrderInCompiled:
+    """A compiled function whose own body differentiates twice: a ``grad``/``backward`` with
+    ``create_graph=True``, then a later backward in the same body (a gradient penalty computed and
+    backpropagated inside ``torch.compile(update)``) (CAL004). Recorded where it is compiled: every
+    call of it does this."""
+
+    #: The ``create_graph=True`` call inside the compiled function.
+    location: Location
+    #: The later backward in the same body.
+    second: Location
+    spelling: str
+    compiled: Compiled
+
+
 @hashed_once
 @dataclass(frozen=True)
 class Leaf:
@@ -202,6 +217,7 @@ Event = (
     | ConfigWrite
     | ModuleFailure
     | FunctionalThroughCompiled
+    | SecondOrderInCompiled
     | CompiledResult
     | OutputsEscape
     | LeafRead

@@ -19,6 +19,7 @@ from ..summary import model as ir
 from .analyses.dual_params import DualParameters
 from .analyses.islands import IslandScan
 from .analyses.results import ResultAnalysis
+from .analyses.second_order import SecondOrders
 from .analyses.switches import Switches
 from .arguments import Values
 from .call_order import with_plain_first
@@ -55,6 +56,7 @@ class Interpreter(Statements):
         #: Issue 11: wrappers, in-place and element changes, registries, frameworks.
         self.reach = Reach(self)
         self.islands = IslandScan(self)
+        self.second_orders = SecondOrders(self)
         self.switches = Switches(self)
         self.dual_params = DualParameters(self)
 

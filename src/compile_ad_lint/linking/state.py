@@ -22,6 +22,7 @@ from ..summary import model as ir
 from .analyses.dual_params import DualParameters
 from .analyses.islands import IslandScan
 from .analyses.results import ResultAnalysis
+from .analyses.second_order import SecondOrders
 from .analyses.switches import Switches
 from .arguments import Args, Values, argument_data
 from .contexts import ConfigState, config_value
@@ -65,6 +66,7 @@ class EngineState:
     results: ResultAnalysis
     reach: Reach
     islands: IslandScan
+    second_orders: SecondOrders
     switches: Switches
     dual_params: DualParameters
     #: The engine whose lower classes these are: what they call further up its stack.

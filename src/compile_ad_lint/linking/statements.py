@@ -294,6 +294,9 @@ class Statements(Calls):
                 result |= {v for v in returned if isinstance(v, Instance)} or set(wrapped)
             else:
                 result |= set(wrapped)
+        for made in result:
+            if isinstance(made, Compiled):
+                self.second_orders.note(made)
         return frozenset(result)
 
     def chosen(self, expr: ir.Choice, frame: Frame) -> Values:

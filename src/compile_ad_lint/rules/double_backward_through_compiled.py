@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..core.findings import Condition, Evidence, Finding, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
 from ..core.torch_versions import Series
-from ..facts import BackwardThroughCompiled, Facts, FunctionalThroughCompiled, OutputFacts
+from ..facts import BackwardThroughCompiled, Facts, FunctionalThroughCompiled, OutputFacts, SecondOrderInCompiled
 from ..knowledge import torch_api as api
 from .base import Case, Rule, contradicts, on_path, path_conditions
 
@@ -48,6 +48,18 @@ class Cal004BackwardEvidence(Cal004Evidence):
 
 
 @dataclass(frozen=True)
+class Cal004InsideEvidence(Cal004Evidence):
+    """A compiled function whose own body runs ``spelling`` with ``create_graph=True`` and then the
+    second backward at line ``second_line`` (``compiled_call`` is the compile site)."""
+
+    spelling: str
+    second_line: int
+
+    def _own_facts(self) -> dict[str, str]:
+        return {"spelling": self.spelling, "second_backward_line": str(self.second_line), "inside": "compiled function"}
+
+
+@dataclass(frozen=True)
 class Cal004FunctionalEvidence(Cal004Evidence):
     """A ``torch.autograd.functional`` call (qualified name) that differentiates twice: True, or None
     when that depends on a ``create_graph`` that is not a constant."""
@@ -83,7 +95,11 @@ default, `"aot_eager"`, `"cudagraphs"`, or a backend that cannot be determined s
   call, reported at that backward call;
 - `torch.autograd.functional.jvp`, `hvp`, `vhp`, `hessian`, and `vjp` / `jacobian` with
   `create_graph=True`, applied to a compiled callable or to a function that calls one, reported at
-  that call.
+  that call;
+- a compiled function whose own body runs `grad`/`backward` with `create_graph=True` and then a
+  second backward (a gradient penalty computed and backpropagated inside `torch.compile(update)`),
+  reported at the `create_graph=True` call: the second backward raises on torch 2.13 and 2.14, and
+  can raise on 2.15 (it did in four of the five recorded shapes).
 
 A `create_graph` value that is not a constant (`create_graph=second_order`, true only when a
 second-order optimizer is chosen) is a run-time switch: the finding is a warning, names it in its
@@ -115,6 +131,7 @@ backward`, typically hours into a run. Seen on torch 2.13.0, 2.14.1 and 2.15.0 C
 | `torch.func.grad`, `jacrev`, `jacfwd`, `hessian`, `jvp`, `vjp` | correct |
 | `backend="eager"`, `torch.compiler.disable(f)` instead of compiling | correct |
 | `torch.compiler.disable(lambda x: compiled(x))` | the second backward still raises |
+| a compiled function running `grad`/`backward(create_graph=True)` and then a second backward or `grad` in its own body | torch 2.13 and 2.14: the second backward raises (five shapes); 2.15: it raises in four of them, and a penalty over a plain `nn.Sequential` runs and matches eager |
 
 Once a `torch.func` transform has run a compiled function, later calls of it in the same process run
 eagerly (`autograd.functional.hessian` is then correct): the failure can depend on call order.
@@ -222,6 +239,18 @@ y = f(x)
 """,
             note="the differentiated tensor does not come from the compiled call",
         ),
+        Case(
+            """
+import torch
+
+@torch.compile
+def input_gradient(net, x):
+    x = x.requires_grad_(True)
+    (g,) = torch.autograd.grad(net(x).sum(), x, create_graph=True)
+    return g.detach()
+""",
+            note="create_graph=True inside a compiled function with no second backward there",
+        ),
     )
     INVALID = (
         Case(
@@ -283,6 +312,22 @@ f = torch.compile(torch.sin, backend=inspecting_backend)
 """,
             note="a backend of the checked code that may hand the graph to AOTAutograd",
         ),
+        Case(
+            """
+import torch
+
+def update(critic, real, optimizer):
+    real = real.requires_grad_(True)
+    score = critic(real).sum()
+    (grads,) = torch.autograd.grad(score, real, create_graph=True)  # expect: CAL004
+    loss = score + ((grads.norm(2, dim=1) - 1) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+
+update = torch.compile(update)
+""",
+            note="a gradient penalty computed and backpropagated inside the compiled function",
+        ),
     )
 
     def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
@@ -293,6 +338,10 @@ f = torch.compile(torch.sin, backend=inspecting_backend)
                 origins = _feasible(facts.outputs(event.origins), safe, own)
                 if origins:
                     yield self.backward_finding(event, origins)
+            elif isinstance(event, SecondOrderInCompiled):
+                finding = self.inside_finding(facts, event)
+                if finding is not None:
+                    yield finding
             elif isinstance(event, FunctionalThroughCompiled) and event.second_order is not False:
                 own = (*event.conditions, *_switch(event.second_order, event.create_graph_text))
                 origins = _feasible(facts.outputs(event.origins), safe, own)
@@ -328,6 +377,51 @@ f = torch.compile(torch.sin, backend=inspecting_backend)
         conditions = path_conditions(own, _alternatives(origins))
         certain = event.create_graph is not None
         return self._finding(event.location, message, details, origins, evidence, conditions, certain)
+
+    def inside_finding(self, facts: Facts, event: SecondOrderInCompiled) -> Finding | None:
+        """A compiled function differentiating twice in its own body, at its ``create_graph=True`` call."""
+        compiled = facts.compiled(event.compiled)
+        if compiled.backend in facts.safe.eager_backward:
+            return None
+        outcomes = {api.second_order_inside_compiled_on(s) for s in self.target.series}
+        raises = "raises" if all(text.startswith("raises") for text in outcomes) else "can raise"
+        message = headline(
+            f"{event.spelling} with create_graph=True and a second backward inside one compiled function: "
+            f"the second backward {raises}",
+            f"A compiled function differentiates twice in its own body: the second backward {raises}",
+        )
+        by_version = {s: api.second_order_inside_compiled_on(s) for s in self.target.series}
+        if len(set(by_version.values())) == 1:
+            outcome = f"It {next(iter(by_version.values()))}."
+        else:
+            outcome = " ".join(
+                f"On {self.target.versions_text([s for s in by_version if by_version[s] == text])} it {text}."
+                for text in dict.fromkeys(by_version.values())
+            )
+        details = (
+            f"The second backward (line {event.second.line}) differentiates the compiled backward of this "
+            f"create_graph=True call. {outcome}",
+            f"{_FIX}.",
+            *self.only_on_details([compiled]),
+        )
+        evidence = Cal004InsideEvidence(
+            event.compiled.site, event.compiled.site, compiled.backend, event.spelling, event.second.line
+        )
+        related = [
+            RelatedLocation(event.second, "the second backward"),
+            RelatedLocation(event.compiled.site, f"compiled here ({compiled.spelling}, {compiled.backend_text})"),
+        ]
+        finding = Finding(
+            code=self.code,
+            message=message,
+            details=details,
+            severity=self.severity,
+            location=event.location,
+            related=unique_related(related),
+            evidence=evidence,
+        )
+        conditions = path_conditions(compiled.conditions, [])
+        return on_path(finding, conditions, ("the second backward differentiates a compiled backward, which raises",))
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[OutputFacts]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]

@@ -121,7 +121,7 @@ class IslandScan:
             closure=dict(function.closure),
         )
         found: list[_Found | None] = []
-        for node in _nodes(summary.body):
+        for node in nodes_in(summary.body):
             if isinstance(node, ir.With):
                 if any(_disables_autocast(item.context) for item in node.items):
                     found.append(
@@ -162,17 +162,17 @@ def _best(candidates: Iterable[_Found | None]) -> _Found | None:
     return min(present, key=lambda c: (c[0], c[1] is None, c[1] or (), c[2]))
 
 
-def _nodes(statements: Iterable[ir.Stmt]) -> Iterator[object]:
+def nodes_in(statements: Iterable[ir.Stmt]) -> Iterator[object]:
     """Every ``With`` statement and every call in ``statements``, in order (nested defs excluded)."""
     for statement in statements:
         if isinstance(statement, ir.With):
             yield statement
             for item in statement.items:
                 yield from _expr_nodes(item.context)
-            yield from _nodes(statement.body)
+            yield from nodes_in(statement.body)
         elif isinstance(statement, ir.Branch):
             for arm in statement.arms:
-                yield from _nodes(arm)
+                yield from nodes_in(arm)
         elif isinstance(statement, ir.Assign):
             yield from _expr_nodes(statement.value)
         elif isinstance(statement, ir.Evaluate):

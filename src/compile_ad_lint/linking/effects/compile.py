@@ -83,15 +83,13 @@ def compile_call(engine: EngineContext, row: object, name: str, args: Args, site
     how = CompileHow.CALL if name in api.COMPILE else CompileHow.WRAPPER
     edit = api.BACKEND_EDITS.get(how)
     if targets:
-        return compiled_classes(
-            engine,
-            frozenset(
-                Compiled(
-                    compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit
-                )
-                for t in targets
-            ),
+        made = frozenset(
+            Compiled(compile_target(t), backend, site, name, fullgraph, conditions=frame.conditions, how=how, edit=edit)
+            for t in targets
         )
+        for compiled in made:
+            engine.second_orders.note(compiled)
+        return compiled_classes(engine, made)
     return frozenset([Compiler(backend, site, name, fullgraph, how, edit)])
 
 
