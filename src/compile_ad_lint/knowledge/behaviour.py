@@ -20,6 +20,7 @@ from ..core.torch_versions import EVERY_VERSION, Series, Versions
 
 _BEFORE_2_14 = Versions(before=Series(2, 14))
 _SINCE_2_14 = Versions(since=Series(2, 14))
+_BEFORE_2_15, _SINCE_2_15 = Versions(before=Series(2, 15)), Versions(since=Series(2, 15))
 #: pytorch/pytorch#187284 (closed for 2.14): Dynamo graph-breaks when it would wrap a dual tensor
 #: input ("Attempted to wrap a dual tensor input", GB0375), so a frame whose first call is dual runs eagerly.
 _GRAPH_BREAK = "torch/_dynamo/variables/builder.py (2.14): wrapping a dual tensor input is a graph break (GB0375)"
@@ -472,12 +473,15 @@ _DONATED = (
 _NOT_USED = "raises RuntimeError: The differentiated Tensor at index 0 appears to not have been used in the graph"
 _KEEPING = "tangent correct"
 #: The facts cases of a compiled function that differentiates twice in its own body.
-_INSIDE_COMPILED = (
-    "double_backward_inside_compiled_function",
-    "backward_create_graph_inside_compiled_function",
-    "grad_twice_inside_compiled_function",
-    "backward_then_grad_inside_compiled_function",
-    "penalty_with_critic_losses_inside_compiled_function",
+_INSIDE = tuple(
+    f"{shape}_inside_compiled_function"
+    for shape in (
+        "double_backward",
+        "backward_create_graph",
+        "grad_twice",
+        "backward_then_grad",
+        "penalty_with_critic_losses",
+    )
 )
 
 CLAIMS: tuple[Claim, ...] = (
@@ -700,24 +704,13 @@ CLAIMS: tuple[Claim, ...] = (
                 ("func_grad", "func_jacrev", "func_jacfwd", "func_hessian", "func_jvp", "func_vjp"),
                 EVERY_VERSION,
             ),
+            ("a compiled function differentiating twice in its own body raises", _RAISES_DOUBLE, _INSIDE, _BEFORE_2_15),
+            ("the same raises in four of the five recorded shapes", _RAISES_DOUBLE, _INSIDE[1:], _SINCE_2_15),
             (
-                "a compiled function that differentiates twice in its own body raises",
-                _RAISES_DOUBLE,
-                _INSIDE_COMPILED,
-                Versions(before=Series(2, 15)),
-            ),
-            (
-                "a compiled function that differentiates twice in its own body raises in most recorded shapes",
-                _RAISES_DOUBLE,
-                tuple(case for case in _INSIDE_COMPILED if case != "double_backward_inside_compiled_function"),
-                Versions(since=Series(2, 15)),
-            ),
-            (
-                "a gradient penalty over a plain nn.Sequential, differentiated twice inside the compiled function, "
-                "runs and matches eager",
+                "a penalty over a plain nn.Sequential, differentiated twice inside a compiled function, matches eager",
                 "every parameter's grad equal to eager",
-                ("double_backward_inside_compiled_function",),
-                Versions(since=Series(2, 15)),
+                _INSIDE[:1],
+                _SINCE_2_15,
             ),
             (
                 "after a torch.func transform ran it, autograd.functional.hessian is right (call order)",

@@ -9,6 +9,7 @@ from ..core.plans import BackendEdit
 from ..core.torch_versions import EVERY_VERSION, Series, Versions
 from .effects import Effect
 from .frameworks import FRAMEWORK_PACKAGES
+from .second_order import DOUBLE_BACKWARD
 from .spelling import Anchor, Preceded
 
 #: Packages that are always treated as external, even when their sources are part of the checked
@@ -514,7 +515,7 @@ class FunctionalSpec:
         return next(text for versions, text in self.outcomes if versions.holds_for(series))
 
 
-_DOUBLE_BACKWARD = "raises RuntimeError: torch.compile with aot_autograd does not currently support double backward"
+_DOUBLE_BACKWARD = DOUBLE_BACKWARD
 _GRAPH_THROUGH_COMPILED = (
     "its result's graph goes through the compiled backward, so a backward through it raises RuntimeError "
     "(torch.compile with aot_autograd does not currently support double backward)"
@@ -537,24 +538,6 @@ AUTOGRAD_FUNCTIONAL = {
     "torch.autograd.functional.vjp": FunctionalSpec(False, 3, ((EVERY_VERSION, _GRAPH_THROUGH_COMPILED),)),
     "torch.autograd.functional.jacobian": FunctionalSpec(False, 2, ((EVERY_VERSION, _GRAPH_THROUGH_COMPILED),)),
 }
-#: A compiled function whose own body runs ``grad``/``backward`` with ``create_graph=True`` and then
-#: a backward through the result: what it does, by series
-#: (facts/double_backward_and_unused_outputs.py, the ``*_inside_compiled_function`` cases).
-SECOND_ORDER_INSIDE_COMPILED: tuple[tuple[Versions, str], ...] = (
-    (Versions(before=Series(2, 15)), _DOUBLE_BACKWARD),
-    (
-        Versions(since=Series(2, 15)),
-        "can raise RuntimeError: torch.compile with aot_autograd does not currently support double backward "
-        "(it did in four of the five recorded shapes; a penalty over a plain nn.Sequential ran and matched eager)",
-    ),
-)
-
-
-def second_order_inside_compiled_on(series: Series) -> str:
-    """``SECOND_ORDER_INSIDE_COMPILED`` on ``series``."""
-    return next(text for versions, text in SECOND_ORDER_INSIDE_COMPILED if versions.holds_for(series))
-
-
 #: ``torch.nn`` classes that hold parameters (requires_grad by default): a leaf CAL005 can name.
 PARAMETERIZED_MODULES = frozenset(
     f"torch.nn.{name}"

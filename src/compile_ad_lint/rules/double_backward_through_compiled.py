@@ -9,6 +9,7 @@ from ..core.findings import Condition, Evidence, Finding, Severity, headline
 from ..core.locations import Location, RelatedLocation, StatementSite, unique_related
 from ..core.torch_versions import Series
 from ..facts import BackwardThroughCompiled, Facts, FunctionalThroughCompiled, OutputFacts, SecondOrderInCompiled
+from ..knowledge import second_order as twice
 from ..knowledge import torch_api as api
 from .base import Case, Rule, contradicts, on_path, path_conditions
 
@@ -383,14 +384,14 @@ update = torch.compile(update)
         compiled = facts.compiled(event.compiled)
         if compiled.backend in facts.safe.eager_backward:
             return None
-        outcomes = {api.second_order_inside_compiled_on(s) for s in self.target.series}
+        outcomes = {twice.inside_compiled_on(s) for s in self.target.series}
         raises = "raises" if all(text.startswith("raises") for text in outcomes) else "can raise"
         message = headline(
             f"{event.spelling} with create_graph=True and a second backward inside one compiled function: "
             f"the second backward {raises}",
             f"A compiled function differentiates twice in its own body: the second backward {raises}",
         )
-        by_version = {s: api.second_order_inside_compiled_on(s) for s in self.target.series}
+        by_version = {s: twice.inside_compiled_on(s) for s in self.target.series}
         if len(set(by_version.values())) == 1:
             outcome = f"It {next(iter(by_version.values()))}."
         else:
