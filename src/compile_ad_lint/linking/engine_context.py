@@ -25,7 +25,7 @@ from .events import Event, Hop
 from .frames import Context, Frame, PendingCall
 from .incremental import Cell, StoreRule, Versions, WalkEffect
 from .index import ModuleIndex
-from .values import ClassVal, FunctionVal, Instance
+from .values import ClassVal, Compiled, FunctionVal, Instance
 
 
 class ModuleReach(Protocol):
@@ -38,6 +38,13 @@ class ModuleReach(Protocol):
     def submodules(self, value: object) -> frozenset: ...
 
     def set_attribute(self, bases: Values, names: Values | None, values: Values) -> None: ...
+
+
+class CompiledFunctionNotes(Protocol):
+    """Where a compiled callable is noted as it is made (``SecondOrders``: a function that
+    differentiates twice in its own body)."""
+
+    def note(self, compiled: Compiled) -> None: ...
 
 
 class DualParameterLog(Protocol):
@@ -68,6 +75,9 @@ class EngineContext(Protocol):
 
     @property
     def dual_params(self) -> DualParameterLog: ...
+
+    @property
+    def second_orders(self) -> CompiledFunctionNotes: ...
 
     @property
     def summarizing(self) -> bool: ...
