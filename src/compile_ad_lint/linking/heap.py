@@ -270,8 +270,10 @@ class Heap(EngineState):
         writes = self._arm_writes.pop()
         for (cls, name), held in writes.items():
             now = self.instance_attrs.get((cls, name), frozenset())
-            fresh = frozenset(v for v in now if v not in held) if now is not held else frozenset()
-            if fresh and stamped(fresh, *conditions) != fresh:
+            if now is held:
+                continue
+            fresh = now - held
+            if fresh and self._stamped(fresh, conditions) != fresh:
                 self.stamp_attribute(cls, name, fresh, conditions)
 
     def stamp_attribute(self, cls: ClassVal, name: str, fresh: Values, conditions: tuple[Condition, ...]) -> None:
@@ -282,9 +284,19 @@ class Heap(EngineState):
             return
         self.note_write(AttrCell(cls, name))  # compared as found: the stamp depends on what is there
         self.log_effect(StampAttribute(cls, name, fresh, conditions))
-        updated = normalize(known.difference(present) | stamped(present, *conditions))
+        updated = normalize(known.difference(present) | self._stamped(present, conditions))
         if updated != known:
             self.store_attribute(cls, name, updated)
+
+    def _stamped(self, values: Values, conditions: tuple[Condition, ...]) -> Values:
+        """``stamped(values, *conditions)``, once per analysis: an arm run again (a loop, another
+        entry point's walk, a replay) stamps the same blocks (the generated framework's per-block
+        compiles: each model's ``layers`` 150 times in one check)."""
+        key = (values, conditions)
+        found = self._stamps.get(key)
+        if found is None:
+            found = self._stamps[key] = stamped(values, *conditions)
+        return found
 
     def changed_attribute(self, cls: ClassVal, name: str) -> None:
         """``cls``'s instances may hold more values in attribute ``name``."""

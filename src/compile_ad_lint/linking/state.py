@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
 from ..core.settings import Config
 from ..core.torch_versions import Series, TorchTarget
@@ -141,6 +142,8 @@ class EngineState:
         #: Per switch's arm running (innermost last), the instance attributes stored while it ran,
         #: with what each held before its first store there (``Heap.stamp_arm_writes``).
         self._arm_writes: list[dict[tuple[ClassVal, str], Values]] = []
+        #: What ``stamped`` made of each set of values under each arm's conditions (``Heap._stamped``).
+        self._stamps: dict[tuple[Values, tuple[Condition, ...]], Values] = {}
         #: The same attributes by class, in the order they were first stored (``Reach.submodules``).
         self.attributes_by_class: dict[ClassVal, dict[str, Values]] = {}
         self._harvested: set[tuple[ClassVal, ClassVal]] = set()
