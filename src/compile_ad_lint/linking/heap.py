@@ -273,18 +273,23 @@ class Heap(EngineState):
             if now is held:
                 continue
             fresh = now - held
-            if fresh and self._stamped(fresh, conditions) != fresh:
-                self.stamp_attribute(cls, name, fresh, conditions)
+            marked = self._stamped(fresh, conditions) if fresh else fresh
+            if marked != fresh:
+                self.stamp_attribute(cls, name, fresh, conditions, marked)
 
-    def stamp_attribute(self, cls: ClassVal, name: str, fresh: Values, conditions: tuple[Condition, ...]) -> None:
-        """``fresh``, where ``cls``'s instances hold them in ``name``, made under ``conditions``."""
+    def stamp_attribute(
+        self, cls: ClassVal, name: str, fresh: Values, conditions: tuple[Condition, ...], marked: Values
+    ) -> None:
+        """``fresh``, where ``cls``'s instances hold them in ``name``, made under ``conditions``
+        (``marked``: all of ``fresh`` so made, kept in the walk's log for its replays)."""
         known = self.instance_attrs.get((cls, name), frozenset())
         present = known & fresh
         if not present:
             return
         self.note_write(AttrCell(cls, name))  # compared as found: the stamp depends on what is there
-        self.log_effect(StampAttribute(cls, name, fresh, conditions))
-        updated = normalize(known.difference(present) | self._stamped(present, conditions))
+        self.log_effect(StampAttribute(cls, name, fresh, conditions, marked))
+        made = marked if len(present) == len(fresh) else self._stamped(present, conditions)
+        updated = normalize(known.difference(present) | made)
         if updated != known:
             self.store_attribute(cls, name, updated)
 

@@ -482,8 +482,8 @@ class Memo(Names):
                 self.reach.replace_everywhere(base, values)
             case StoreInHolders(collections, added):
                 self.reach.store_in_holders(collections, added)
-            case StampAttribute(cls, name, fresh, conditions):
-                self.stamp_attribute(cls, name, fresh, conditions)
+            case StampAttribute(cls, name, fresh, conditions, marked):
+                self.stamp_attribute(cls, name, fresh, conditions, marked)
             case StoreGlobal(path, name, added):
                 self.reach.store_global(path, name, added)
             case RecordEvent(event):

@@ -65,6 +65,8 @@ class StampAttribute:
     name: str
     fresh: Values
     conditions: tuple[Condition, ...]
+    #: ``fresh`` marked with ``conditions``, as the walk made it (a replay reuses it).
+    marked: Values = frozenset()
 
 
 @dataclass(frozen=True)
