@@ -141,6 +141,28 @@ def _heads():
     return TwoHeads
 
 
+def _eager_then_compiled(model, step_of, inputs, **options):
+    """``step_of(copy)`` run eagerly, then ``step_of(model)`` compiled, each on clones of ``inputs``:
+    (the compiled run's error as an outcome or None, the eager result, the compiled result, the copy)."""
+    import copy
+
+    import torch
+
+    reference = copy.deepcopy(model)
+    eager = step_of(reference)(*(x.clone() for x in inputs))
+    try:
+        got = torch.compile(step_of(model), **options)(*(x.clone() for x in inputs))
+    except Exception as error:
+        return _raised(error), eager, None, reference
+    return None, eager, got, reference
+
+
+def _same_grads(model, reference) -> bool:
+    return all(
+        a.grad is not None and _close(a.grad, b.grad) for a, b in zip(model.parameters(), reference.parameters())
+    )
+
+
 def run(case: str) -> str:
     import torch
 
@@ -330,8 +352,6 @@ def run(case: str) -> str:
         # gradient; or a second ``autograd.grad`` (a Hessian-vector product) in the same body.
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
-        reference = __import__("copy").deepcopy(net)
-        batch = torch.randn(3, 4)
 
         def step_of(model):
             def step(x):
@@ -351,15 +371,10 @@ def run(case: str) -> str:
 
             return step
 
-        eager = step_of(reference)(batch.clone())
-        try:
-            got = compiled(step_of(net))(batch.clone())
-        except Exception as error:
-            return _raised(error)
-        if case.startswith("backward_create_graph"):
-            same = all(_close(a.grad, b.grad) for a, b in zip(net.parameters(), reference.parameters()))
-        else:
-            same = _close(got, eager)
+        error, eager, got, reference = _eager_then_compiled(net, step_of, (torch.randn(3, 4),))
+        if error:
+            return error
+        same = _same_grads(net, reference) if case.startswith("backward_create_graph") else _close(got, eager)
         return "equal to eager" if same else "DIFFERENT from eager"
     if case == "penalty_with_critic_losses_inside_compiled_function":
         # A WGAN-GP/GAIL critic update: the penalty's gradient and the critic's own losses in one
@@ -375,7 +390,6 @@ def run(case: str) -> str:
 
         torch.manual_seed(0)
         critic = Critic()
-        reference = __import__("copy").deepcopy(critic)
         expert, policy = torch.randn(5, 16), torch.randn(5, 16)
 
         def update_of(model):
@@ -388,20 +402,16 @@ def run(case: str) -> str:
 
             return update
 
-        update_of(reference)(expert, policy)
-        try:
-            compiled(update_of(critic), mode="reduce-overhead")(expert, policy)
-        except Exception as error:
-            return _raised(error)
-        same = all(_close(a.grad, b.grad) for a, b in zip(critic.parameters(), reference.parameters()))
-        return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager"
+        error, _, _, reference = _eager_then_compiled(critic, update_of, (expert, policy), mode="reduce-overhead")
+        return (
+            error
+            or f"every parameter's grad {'equal to' if _same_grads(critic, reference) else 'DIFFERENT from'} eager"
+        )
     if case == "double_backward_inside_compiled_function":
         # A gradient penalty computed and backpropagated inside the compiled function itself
         # (pytorch/rl's gail update under ``compile.compile``): grad(create_graph=True), then backward.
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
-        reference = __import__("copy").deepcopy(net)
-        batch = torch.randn(3, 4)
 
         def update_of(model):
             def update(x):
@@ -414,15 +424,10 @@ def run(case: str) -> str:
 
             return update
 
-        update_of(reference)(batch.clone())
-        try:
-            compiled(update_of(net))(batch.clone())
-        except Exception as error:
-            return _raised(error)
-        same = all(
-            a.grad is not None and _close(a.grad, b.grad) for a, b in zip(net.parameters(), reference.parameters())
+        error, _, _, reference = _eager_then_compiled(net, update_of, (torch.randn(3, 4),))
+        return (
+            error or f"every parameter's grad {'equal to' if _same_grads(net, reference) else 'DIFFERENT from'} eager"
         )
-        return f"every parameter's grad {'equal to' if same else 'DIFFERENT from'} eager"
     raise SystemExit(f"unknown case {case!r}; known: {', '.join(NAMES)}")
 
 

@@ -460,6 +460,13 @@ def is_double_backward(exception: dict | None) -> bool:
     return exception is not None and any(text in exception.get("message", "") for text in DOUBLE_BACKWARD_ERRORS)
 
 
+def double_backward_raised(result: dict) -> dict | None:
+    """The double-backward error a run ended with or a backward of it raised (and the code caught)."""
+    if is_double_backward(result.get("exception")):
+        return result["exception"]
+    return next((r["raised"] for r in result.get("records", []) if is_double_backward(r.get("raised"))), None)
+
+
 def _line(record: dict) -> str:
     stack = record.get("stack") or []
     return _short(stack[0]) if stack else "?"
@@ -478,9 +485,7 @@ def verdict_cal004(
         for i, r in enumerate(records)
         if r.get("kind") in ("backward", "grad", "functional", "backward-error") and site.on_stack(r.get("stack", []))
     ]
-    eager_raises = any(is_double_backward(r.get("raised")) for r in eager.get("records", [])) or is_double_backward(
-        eager.get("exception")
-    )
+    eager_raises = double_backward_raised(eager) is not None
     if at_site and not eager_raises:
         for index in at_site:
             record = records[index]
@@ -546,13 +551,7 @@ def verdict_cal004_inside(eager: dict, compiled: dict) -> ConfirmResult:
     """A compiled function that differentiates twice in its own body: confirmed when the compiled
     run raises the double-backward error and the eager run does not (both backwards run inside the
     compiled frame, so no flagged call is recorded on its own)."""
-
-    def raised(result: dict) -> dict | None:
-        if is_double_backward(result.get("exception")):
-            return result["exception"]
-        return next((r["raised"] for r in result.get("records", []) if is_double_backward(r.get("raised"))), None)
-
-    in_eager, in_compiled = raised(eager), raised(compiled)
+    in_eager, in_compiled = double_backward_raised(eager), double_backward_raised(compiled)
     if in_compiled is not None and in_eager is None:
         return ConfirmResult(
             Verdict.CONFIRMED,

@@ -327,7 +327,6 @@ class Calls(ExternalCalls):
                     frame.conditions,
                 )
             )
-        self.second_orders.note(compiled)  # a compiled function made where the analysis did not see it
         inputs = argument_data(args)
         self._units += len(inputs.elements) + len(inputs.origins)
         output = compiled_output(

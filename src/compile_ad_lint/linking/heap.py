@@ -348,14 +348,13 @@ class Heap(EngineState):
         if isolated:
             self._push_recording(Recording(None, -1))  # what the method walks read and did stays theirs
         try:
-            for name, qualname in summary.methods:
-                function = FunctionVal(klass.path, qualname)
-                if self.takes_instance(function):  # static and class methods store nothing on ``self``
-                    frame = built if name in _CONSTRUCTORS else root
-                    with self.off_the_arms():  # run where the attributes are first read
-                        self.engine.call_function(
-                            replace(function, bound_self=Instance(instance_cls)), (), frame, hop=None
-                        )
+            with self.off_the_arms():  # run where the attributes are first read: not an arm's doing
+                for name, qualname in summary.methods:
+                    function = FunctionVal(klass.path, qualname)
+                    if self.takes_instance(function):  # static and class methods store nothing on ``self``
+                        frame = built if name in _CONSTRUCTORS else root
+                        bound = replace(function, bound_self=Instance(instance_cls))
+                        self.engine.call_function(bound, (), frame, hop=None)
         finally:
             if isolated:
                 self._pop_recording()

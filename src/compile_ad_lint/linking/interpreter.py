@@ -10,14 +10,13 @@ name resolves into them. What it learns is reported as events (``events.py``) fo
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..core.settings import Config
 from ..summary import model as ir
 from .analyses.dual_params import DualParameters
-from .analyses.islands import IslandScan
+from .analyses.islands import IslandScan, nodes_in
 from .analyses.results import ResultAnalysis
 from .analyses.second_order import SecondOrders
 from .analyses.switches import Switches
@@ -85,7 +84,7 @@ class Interpreter(Statements):
                 if index in walked:
                     continue
                 walked.add(index)
-                for function in entry_functions(view.block(index).functions, view.lines):
+                for function in entry_functions(view.block(index).functions):
                     owner = ClassVal(path, function.owner_class) if function.owner_class else None
                     bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
                     root = Frame(path, {}, module_ctx, record=True)
@@ -129,10 +128,7 @@ class Interpreter(Statements):
             pending.extend(self.call_function(value, (), frame, hop=None))
 
 
-_SELF_CALL = re.compile(r"\bself\.([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-def entry_functions(functions: Sequence[ir.FunctionSummary], lines: Sequence[str]) -> list[ir.FunctionSummary]:
+def entry_functions(functions: Sequence[ir.FunctionSummary]) -> list[ir.FunctionSummary]:
     """The functions of an anchored block that are walked as entry points. A method that another
     method of its class calls on ``self`` is walked from there, where it runs, and not as an entry
     of its own: walked as if anyone called it, ``if cfg.compile: self.compile_model()`` in the
@@ -140,19 +136,11 @@ def entry_functions(functions: Sequence[ir.FunctionSummary], lines: Sequence[str
     cycle stay entries."""
     by_class: dict[str, dict[str, ir.FunctionSummary]] = {}
     for function in functions:
-        if function.owner_class and function.lines is not None and "<locals>" not in function.qualname:
+        if function.owner_class and function.params and not (function.is_staticmethod or function.is_classmethod):
             by_class.setdefault(function.owner_class, {})[function.name] = function
     skipped: set[str] = set()
     for methods in by_class.values():
-        calls = {
-            name: {
-                called
-                for line in lines[method.lines[0] - 1 : method.lines[1]]  # type: ignore[index]
-                for called in _SELF_CALL.findall(line)
-                if called in methods and called != name
-            }
-            for name, method in methods.items()
-        }
+        calls = {name: _called_on_self(method, methods) for name, method in methods.items()}
         inner = set().union(*calls.values())
         reached = [name for name in methods if name not in inner]
         pending = list(reached)
@@ -163,3 +151,18 @@ def entry_functions(functions: Sequence[ir.FunctionSummary], lines: Sequence[str
                     pending.append(called)
         skipped |= {methods[name].qualname for name in inner if name in reached}
     return [function for function in functions if function.qualname not in skipped]
+
+
+def _called_on_self(method: ir.FunctionSummary, methods: Mapping[str, ir.FunctionSummary]) -> set[str]:
+    """The other ``methods`` that ``method``'s own body calls on its first parameter."""
+    receiver = method.params[0]
+    return {
+        node.func.attr
+        for node in nodes_in(method.body)
+        if isinstance(node, ir.Call)
+        and isinstance(node.func, ir.Attr)
+        and isinstance(node.func.base, ir.Ref)
+        and node.func.base.name == receiver
+        and node.func.attr in methods
+        and node.func.attr != method.name
+    }

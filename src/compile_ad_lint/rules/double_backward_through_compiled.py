@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from ..core.findings import Condition, Evidence, Finding, Severity, headline
@@ -377,28 +377,26 @@ update = torch.compile(update)
         own = (*event.conditions, *_switch(event.create_graph, event.create_graph_text))
         conditions = path_conditions(own, _alternatives(origins))
         certain = event.create_graph is not None
-        return self._finding(event.location, message, details, origins, evidence, conditions, certain)
+        return self._finding(
+            event.location, message, details, _related(event.location, origins), evidence, conditions, certain
+        )
 
     def inside_finding(self, facts: Facts, event: SecondOrderInCompiled) -> Finding | None:
         """A compiled function differentiating twice in its own body, at its ``create_graph=True`` call."""
         compiled = facts.compiled(event.compiled)
         if compiled.backend in facts.safe.eager_backward:
             return None
-        outcomes = {twice.inside_compiled_on(s) for s in self.target.series}
-        raises = "raises" if all(text.startswith("raises") for text in outcomes) else "can raise"
+        groups = self._by_series(twice.inside_compiled_on)
+        raises = "raises" if all(text.startswith("raises") for _, text in groups) else "can raise"
         message = headline(
             f"{event.spelling} with create_graph=True and a second backward inside one compiled function: "
             f"the second backward {raises}",
             f"A compiled function differentiates twice in its own body: the second backward {raises}",
         )
-        by_version = {s: twice.inside_compiled_on(s) for s in self.target.series}
-        if len(set(by_version.values())) == 1:
-            outcome = f"It {next(iter(by_version.values()))}."
+        if len(groups) == 1:
+            outcome = f"It {groups[0][1]}."
         else:
-            outcome = " ".join(
-                f"On {self.target.versions_text([s for s in by_version if by_version[s] == text])} it {text}."
-                for text in dict.fromkeys(by_version.values())
-            )
+            outcome = " ".join(f"On {self.target.versions_text(series)} it {text}." for series, text in groups)
         details = (
             f"The second backward (line {event.second.line}) differentiates the compiled backward of this "
             f"create_graph=True call. {outcome}",
@@ -412,17 +410,9 @@ update = torch.compile(update)
             RelatedLocation(event.second, "the second backward"),
             RelatedLocation(event.compiled.site, f"compiled here ({compiled.spelling}, {compiled.backend_text})"),
         ]
-        finding = Finding(
-            code=self.code,
-            message=message,
-            details=details,
-            severity=self.severity,
-            location=event.location,
-            related=unique_related(related),
-            evidence=evidence,
+        return self._finding(
+            event.location, message, details, related, evidence, path_conditions(compiled.conditions, [])
         )
-        conditions = path_conditions(compiled.conditions, [])
-        return on_path(finding, conditions, ("the second backward differentiates a compiled backward, which raises",))
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[OutputFacts]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
@@ -456,40 +446,38 @@ update = torch.compile(update)
         own = (*event.conditions, *_switch(event.second_order, event.create_graph_text))
         conditions = path_conditions(own, _alternatives(origins))
         certain = event.second_order is not None
-        return self._finding(event.location, message, details, origins, evidence, conditions, certain)
+        return self._finding(
+            event.location, message, details, _related(event.location, origins), evidence, conditions, certain
+        )
 
     def _outcome(self, spec: api.FunctionalSpec) -> str:
         """What the function does over a compiled callable on the target, by version when that differs."""
+        groups = self._by_series(spec.outcome_on)
+        if len(groups) == 1:
+            return groups[0][1]
+        return "; ".join(f"on {self.target.versions_text(series)} {text}" for series, text in groups)
+
+    def _by_series(self, outcome_on: Callable[[Series], str]) -> list[tuple[list[Series], str]]:
+        """The target's series in runs that ``outcome_on`` gives the same text, in order."""
         groups: list[tuple[list[Series], str]] = []
         for series in self.target.series:
-            text = spec.outcome_on(series)
+            text = outcome_on(series)
             if groups and groups[-1][1] == text:
                 groups[-1][0].append(series)
             else:
                 groups.append(([series], text))
-        if len(groups) == 1:
-            return groups[0][1]
-        return "; ".join(f"on {self.target.versions_text(series)} {text}" for series, text in groups)
+        return groups
 
     def _finding(
         self,
         location: Location,
         message: str,
         details: tuple[str, ...],
-        origins: list[OutputFacts],
+        related: list[RelatedLocation],
         evidence: Cal004Evidence,
         conditions: tuple[Condition, ...] = (),
         certain: bool = True,
     ) -> Finding:
-        related: list[RelatedLocation] = []
-        for origin in origins:
-            if origin.call_site != location:
-                related.append(
-                    RelatedLocation(origin.call_site, "compiled call whose backward is differentiated again")
-                )
-            related.append(
-                RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})")
-            )
         # An error only when create_graph is certain: a switch (``create_graph=second_order``) may never be on.
         finding = Finding(
             code=self.code,
@@ -502,6 +490,18 @@ update = torch.compile(update)
         )
         shorter = ("the second backward differentiates a compiled backward, which raises",)
         return on_path(finding, conditions, shorter)
+
+
+def _related(location: Location, origins: list[OutputFacts]) -> list[RelatedLocation]:
+    """The compiled calls whose backward is differentiated again, and where each was compiled."""
+    related: list[RelatedLocation] = []
+    for origin in origins:
+        if origin.call_site != location:
+            related.append(RelatedLocation(origin.call_site, "compiled call whose backward is differentiated again"))
+        related.append(
+            RelatedLocation(origin.compiled.site, f"compiled here ({origin.compiled.spelling}, {_backend(origin)})")
+        )
+    return related
 
 
 def _written(text: str) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ...knowledge import torch_api as api
 from ...summary import model as ir
+from ..arguments import written_argument
 from ..events import SecondOrderInCompiled
 from ..frames import Context, Frame
 from ..values import Compiled, External, FunctionVal
@@ -87,11 +88,5 @@ class SecondOrders:
 
 def _create_graph_true(call: ir.Call, position: int) -> bool:
     """``create_graph=True`` written as a constant, by keyword or at its position."""
-    positional = [arg for arg in call.args if arg.keyword is None]
-    for arg in call.args:
-        if arg.keyword == api.CREATE_GRAPH.name:
-            return isinstance(arg.value, ir.Const) and arg.value.value is True
-    if position >= len(positional):
-        return False
-    value = positional[position].value
-    return isinstance(value, ir.Const) and value.value is True
+    written = written_argument(call.args, api.CREATE_GRAPH.name, position)
+    return isinstance(written, ir.Const) and written.value is True

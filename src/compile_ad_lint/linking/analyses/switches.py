@@ -417,11 +417,10 @@ def stamp_arm(env: dict[str, Values], before: dict[str, Values], condition: Cond
         known = before.get(name)
         if values is known:
             continue
-        fresh = [v for v in values if _unstamped(v, condition)]
-        if known is not None:
-            fresh = [v for v in fresh if v not in known]
-        if fresh:
-            env[name] = values.difference(fresh).union(_stamped(v, condition) for v in fresh)
+        fresh = values if known is None else values - known
+        marked = stamped(fresh, condition)
+        if marked != fresh:
+            env[name] = (values - fresh) | marked
 
 
 def stamped(values: Values, *conditions: Condition) -> Values:
