@@ -56,6 +56,7 @@ NAMES = (
     "grad_twice_inside_compiled_function",
     "backward_then_grad_inside_compiled_function",
     "penalty_with_critic_losses_inside_compiled_function",
+    "penalty_in_loss_module_inside_compiled_function",
 )
 
 
@@ -403,6 +404,46 @@ def run(case: str) -> str:
             return update
 
         error, _, _, reference = _eager_then_compiled(critic, update_of, (expert, policy), mode="reduce-overhead")
+        return (
+            error
+            or f"every parameter's grad {'equal to' if _same_grads(critic, reference) else 'DIFFERENT from'} eager"
+        )
+    if case == "penalty_in_loss_module_inside_compiled_function":
+        # The penalty's ``grad(create_graph=True)`` in a loss module's ``forward`` that the compiled
+        # update calls, the backward in the update (pytorch/rl's gail: ``GAILLoss.forward``).
+        class Critic(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+
+            def forward(self, x):
+                return self.net(x)
+
+        class PenaltyLoss(torch.nn.Module):
+            def __init__(self, critic) -> None:
+                super().__init__()
+                self.critic = critic
+
+            def forward(self, e, p):
+                mix = (0.5 * e + 0.5 * p).requires_grad_(True)
+                (grads,) = torch.autograd.grad(self.critic(mix).sum(), mix, create_graph=True)
+                return -self.critic(e).mean() + self.critic(p).mean() + 10 * ((grads.norm(2, dim=1) - 1) ** 2).mean()
+
+        torch.manual_seed(0)
+        critic = Critic()
+        expert, policy = torch.randn(5, 16), torch.randn(5, 16)
+
+        def loss_update_of(model):
+            loss_module = PenaltyLoss(model)
+
+            def update(e, p):
+                loss = loss_module(e, p)
+                loss.backward()
+                return loss.detach()
+
+            return update
+
+        error, _, _, reference = _eager_then_compiled(critic, loss_update_of, (expert, policy))
         return (
             error
             or f"every parameter's grad {'equal to' if _same_grads(critic, reference) else 'DIFFERENT from'} eager"

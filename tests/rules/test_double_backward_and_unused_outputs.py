@@ -84,6 +84,53 @@ CASES = {
         "(g,) = torch.autograd.grad(wrapped(x).sum(), x, create_graph=True)  # expect: CAL004\n",
         note="torch 2.13: a compiled callable inside a disable'd function still compiles",
     ),
+    "cal004-penalty-in-a-helper-function": Case(
+        "import torch\n\ndef penalty(critic, x):\n    x = x.requires_grad_(True)\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)\n    return g.square().mean()\n\n"
+        "@torch.compile\ndef update(critic, x):\n    loss = critic(x).mean() + penalty(critic, x)  # expect: CAL004\n"
+        "    loss.backward()\n\ndef train(critic, loader):\n    for x in loader:\n        update(critic, x)\n",
+    ),
+    "cal004-penalty-in-a-method-of-the-trainer": Case(
+        "import torch\n\nclass Trainer:\n    def __init__(self, critic):\n        self.critic = critic\n"
+        "        self.step = torch.compile(self.update)\n\n"
+        "    def penalty(self, x):\n        x = x.requires_grad_(True)\n"
+        "        (g,) = torch.autograd.grad(self.critic(x).sum(), x, create_graph=True)\n        return g.square().mean()\n\n"
+        "    def update(self, x):\n        loss = self.critic(x).mean() + self.penalty(x)  # expect: CAL004\n"
+        "        loss.backward()\n",
+        note="a bound method compiled in the constructor, calling another method on self",
+    ),
+    "cal004-a-callee-differentiating-twice-itself": Case(
+        "import torch\n\ndef critic_step(critic, x):\n    x = x.requires_grad_(True)\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)\n    g.square().mean().backward()\n\n"
+        "@torch.compile\ndef update(critic, x):\n    critic_step(critic, x)  # expect: CAL004\n\n"
+        "def train(critic, loader):\n    for x in loader:\n        update(critic, x)\n",
+    ),
+    "cal004-callee-near-misses": Case(
+        "import torch\n\nUSE_PENALTY = False\n\n"
+        "def penalty(critic, x):\n    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)\n    return g.square().mean()\n\n"
+        "def deeper(critic, x):\n    return deepest(critic, x)\n\n"
+        "def deepest(critic, x):\n    return middle(critic, x)\n\n"
+        "def middle(critic, x):\n    return penalty(critic, x)\n\n"
+        "def recursive(critic, x, n):\n    return recursive(critic, x, n - 1) if n else critic(x).sum()\n\n"
+        "@torch.compile\ndef after_only(critic, x):\n    critic(x).sum().backward()\n    return penalty(critic, x)\n\n"
+        "@torch.compile\ndef too_deep(critic, x):\n    loss = deeper(critic, x)\n    loss.backward()\n\n"
+        "@torch.compile\ndef loops(critic, x):\n    recursive(critic, x, 3).backward()\n\n"
+        "@torch.compile\ndef switched_off(critic, x):\n    loss = critic(x).mean()\n    if USE_PENALTY:\n"
+        "        loss = loss + penalty(critic, x)\n    loss.backward()\n\n"
+        "def train(critic, loader):\n    for x in loader:\n        after_only(critic, x)\n        too_deep(critic, x)\n"
+        "        loops(critic, x)\n        switched_off(critic, x)\n",
+        note="the backward before the penalty; a penalty three calls deep; recursion; a constant flag off",
+    ),
+    "cal004-switch-in-the-loss-module-named": Case(
+        "import torch\nfrom torch import nn\n\nclass Loss(nn.Module):\n    def __init__(self, critic, gp):\n"
+        "        super().__init__()\n        self.critic = critic\n        self.gp = gp\n\n"
+        "    def forward(self, x):\n        loss = self.critic(x).mean()\n        if self.gp:\n"
+        "            (g,) = torch.autograd.grad(loss, x, create_graph=True)\n            loss = loss + g.square().mean()\n"
+        "        return loss\n\n"
+        "def main(args, critic, x):\n    loss_module = Loss(critic, args.gp)\n\n"
+        "    def update(x):\n        loss = loss_module(x)  # expect: CAL004\n        loss.backward()\n\n"
+        "    torch.compile(update)(x)\n",
+    ),
     # -- CAL005 -------------------------------------------------------------------------------
     "cal005-positive": Case(HEADS + "main, aux = model(x)\nmain.sum().backward()  # expect: CAL005\n"),
     "cal005-stored-on-self": Case(

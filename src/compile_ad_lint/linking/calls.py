@@ -313,6 +313,8 @@ class Calls(ExternalCalls):
         self, compiled: Compiled, args: Args, site: Location, frame: Frame, func: ir.Expr | None
     ) -> Values:
         dual = argument_data(args).dual
+        if frame.record:
+            self.second_orders.note(compiled, called=True)
         if frame.ctx.region is None or not dual:  # torch >= 2.14: a later dual call reuses the graph traced here
             self.record(CompiledCallPlain(compiled, site, runs_once(frame)), frame)
         if frame.ctx.region is not None:

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core.findings import Condition
 from ..core.locations import Location, StatementSite
 from ..summary import model as ir
 from .arguments import Args, Values
@@ -44,7 +45,7 @@ class CompiledFunctionNotes(Protocol):
     """Where a compiled callable is noted as it is made (``SecondOrders``: a function that
     differentiates twice in its own body)."""
 
-    def note(self, compiled: Compiled) -> None: ...
+    def note(self, compiled: Compiled, called: bool = False) -> None: ...
 
 
 class DualParameterLog(Protocol):
@@ -95,6 +96,10 @@ class EngineContext(Protocol):
     def config_state(self, values: Values, site: Location, how: str) -> ConfigState: ...
 
     def exec_block(self, statements: Sequence[ir.Stmt], frame: Frame) -> None: ...
+
+    def decided_arms(
+        self, statement: ir.Branch, frame: Frame
+    ) -> tuple[tuple[tuple[ir.Stmt, ...], ...], tuple[Condition, Condition] | None]: ...
 
     def finish_region(self, frame: Frame, region: Location, start: int) -> None: ...
 

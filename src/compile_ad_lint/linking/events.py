@@ -112,17 +112,25 @@ class FunctionalThroughCompiled:
 
 @dataclass(frozen=True)
 class SecondOrderInCompiled:
-    """A compiled function whose own body differentiates twice: a ``grad``/``backward`` with
-    ``create_graph=True``, then a later backward in the same body (a gradient penalty computed and
-    backpropagated inside ``torch.compile(update)``) (CAL004). Recorded where it is compiled: every
-    call of it does this."""
+    """A compiled function that differentiates twice: a ``grad``/``backward`` with
+    ``create_graph=True`` in its body or in what the body calls, then a later backward (a gradient
+    penalty computed and backpropagated inside ``torch.compile(update)``) (CAL004). Recorded where it
+    is compiled: every call of it does this."""
 
-    #: The ``create_graph=True`` call inside the compiled function.
+    #: The ``create_graph=True`` call inside the compiled function, or its body's call reaching it.
     location: Location
-    #: The later backward in the same body.
+    #: The later backward, in the compiled body or in the callee that made the first.
     second: Location
     spelling: str
     compiled: Compiled
+    #: The ``create_graph=True`` call when it is in a function or module the compiled body calls;
+    #: ``location`` is then that call in the compiled body (None: ``location`` is the call itself).
+    reached: Location | None = None
+    #: Recorded where the compiled function is called (its switches as the call sees them: a helper
+    #: that compiles under ``if cfg.compile:``), not where it is compiled.
+    called: bool = False
+    #: The run-time switches inside the compiled function on the way (``if self.use_grad_penalty:``).
+    conditions: tuple[Condition, ...] = ()
 
 
 @hashed_once

@@ -358,7 +358,11 @@ class Statements(Calls):
         decorator of methods, is left as the function it wraps)."""
         return self.find_member(cls, "__call__") is not None and self.find_member(cls, "__get__") is None
 
-    def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
+    def decided_arms(
+        self, statement: ir.Branch, frame: Frame
+    ) -> tuple[tuple[tuple[ir.Stmt, ...], ...], tuple[Condition, Condition] | None]:
+        """The arms ``statement`` may run (a known flag picks one), and the condition each of the
+        two arms of ``if <switch>:`` runs under (None when the test reads no switch)."""
         arms = statement.arms
         switched: tuple[Condition, Condition] | None = None
         if statement.condition is not None:
@@ -371,6 +375,10 @@ class Statements(Calls):
                 arms = (arms[0] if truth else arms[1],)  # a known flag picks its arm
         elif len(arms) == 2 and not arms[1] and arms[0] and self.reach.always_iterates(arms[0][0]):
             arms = (arms[0],)  # ``for p in model.parameters():`` runs its body
+        return arms, switched
+
+    def exec_branch(self, statement: ir.Branch, frame: Frame) -> None:
+        arms, switched = self.decided_arms(statement, frame)
         before_env, before_ctx, before_conditions = dict(frame.env), frame.ctx, frame.conditions
         if statement.loop:
             _carried_over(before_env, arms)

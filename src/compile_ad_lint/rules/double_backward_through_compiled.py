@@ -99,8 +99,11 @@ default, `"aot_eager"`, `"cudagraphs"`, or a backend that cannot be determined s
   that call;
 - a compiled function whose own body runs `grad`/`backward` with `create_graph=True` and then a
   second backward (a gradient penalty computed and backpropagated inside `torch.compile(update)`),
-  reported at the `create_graph=True` call: the second backward raises on torch 2.13 and 2.14, and
-  can raise on 2.15 (it did in four of the five recorded shapes).
+  reported at the `create_graph=True` call; or whose body calls a function or module (a loss
+  module's `forward`, two calls deep at most) that takes the `create_graph=True` gradients, then runs
+  the second backward itself, reported at that call (pytorch/rl's gail). Switches on the way
+  (`if self.use_grad_penalty:`) and those the compile ran under are named. The second backward
+  raises on torch 2.13 and 2.14, and can raise on 2.15 (it did in five of the six recorded shapes).
 
 A `create_graph` value that is not a constant (`create_graph=second_order`, true only when a
 second-order optimizer is chosen) is a run-time switch: the finding is a warning, names it in its
@@ -133,6 +136,7 @@ backward`, typically hours into a run. Seen on torch 2.13.0, 2.14.1 and 2.15.0 C
 | `backend="eager"`, `torch.compiler.disable(f)` instead of compiling | correct |
 | `torch.compiler.disable(lambda x: compiled(x))` | the second backward still raises |
 | a compiled function running `grad`/`backward(create_graph=True)` and then a second backward or `grad` in its own body | torch 2.13 and 2.14: the second backward raises (five shapes); 2.15: it raises in four of them, and a penalty over a plain `nn.Sequential` runs and matches eager |
+| a compiled update calling a loss module whose `forward` takes `grad(create_graph=True)`, then running `backward` | the second backward raises on 2.13, 2.14 and 2.15 |
 
 Once a `torch.func` transform has run a compiled function, later calls of it in the same process run
 eagerly (`autograd.functional.hessian` is then correct): the failure can depend on call order.
@@ -252,6 +256,40 @@ def input_gradient(net, x):
 """,
             note="create_graph=True inside a compiled function with no second backward there",
         ),
+        Case(
+            """
+import torch
+from losses import PlainLoss
+
+loss_module = PlainLoss(critic)
+
+def update(expert, policy):
+    loss = loss_module(expert, policy)
+    loss.backward()
+
+update = torch.compile(update)
+""",
+            files=(
+                (
+                    "losses.py",
+                    """
+import torch
+from torch import nn
+
+class PlainLoss(nn.Module):
+    def __init__(self, critic):
+        super().__init__()
+        self.critic = critic
+
+    def forward(self, expert, policy):
+        mix = (0.5 * expert + 0.5 * policy).requires_grad_(True)
+        (grads,) = torch.autograd.grad(self.critic(mix).sum(), mix)
+        return self.critic(expert).mean() + grads.abs().mean().detach()
+""",
+                ),
+            ),
+            note="a loss module called by the compiled update takes first-order gradients only",
+        ),
     )
     INVALID = (
         Case(
@@ -329,20 +367,55 @@ update = torch.compile(update)
 """,
             note="a gradient penalty computed and backpropagated inside the compiled function",
         ),
+        Case(
+            """
+import torch
+from losses import PenaltyLoss
+
+def main(cfg, critic, loader):
+    discriminator_loss = PenaltyLoss(critic)
+
+    def update(expert, policy):
+        d_loss = discriminator_loss(expert, policy)  # expect: CAL004
+        d_loss.backward()
+
+    if cfg.compile:
+        update = torch.compile(update)
+    for expert, policy in loader:
+        update(expert, policy)
+""",
+            files=(
+                (
+                    "losses.py",
+                    """
+import torch
+from torch import autograd, nn
+
+class PenaltyLoss(nn.Module):
+    def __init__(self, critic):
+        super().__init__()
+        self.critic = critic
+
+    def forward(self, expert, policy):
+        mix = (0.5 * expert + 0.5 * policy).requires_grad_(True)
+        grads = autograd.grad(self.critic(mix).sum(), mix, create_graph=True)[0]
+        return -self.critic(expert).mean() + ((grads.norm(2, dim=1) - 1) ** 2).mean()
+""",
+                ),
+            ),
+            note="the penalty in a loss module's forward that the compiled update calls (pytorch/rl's gail)",
+        ),
     )
 
     def findings(self, facts: Facts, reported_in: Container[str] | None = None) -> Iterator[Finding]:
         safe = facts.safe.eager_backward
+        yield from self.inside_findings(facts)
         for event in facts.events:
             if isinstance(event, BackwardThroughCompiled) and event.create_graph is not False:
                 own = (*event.conditions, *_switch(event.create_graph, event.create_graph_text))
                 origins = _feasible(facts.outputs(event.origins), safe, own)
                 if origins:
                     yield self.backward_finding(event, origins)
-            elif isinstance(event, SecondOrderInCompiled):
-                finding = self.inside_finding(facts, event)
-                if finding is not None:
-                    yield finding
             elif isinstance(event, FunctionalThroughCompiled) and event.second_order is not False:
                 own = (*event.conditions, *_switch(event.second_order, event.create_graph_text))
                 origins = _feasible(facts.outputs(event.origins), safe, own)
@@ -381,25 +454,61 @@ update = torch.compile(update)
             event.location, message, details, _related(event.location, origins), evidence, conditions, certain
         )
 
-    def inside_finding(self, facts: Facts, event: SecondOrderInCompiled) -> Finding | None:
-        """A compiled function differentiating twice in its own body, at its ``create_graph=True`` call."""
+    def inside_findings(self, facts: Facts) -> Iterator[Finding]:
+        """One finding per compiled function differentiating twice (per compile site and place):
+        under the switches its calls found it compiled under, or, when no call was seen, those of
+        its compile."""
+        groups: dict[tuple[Location, Location, Location | None, Location], list[SecondOrderInCompiled]] = {}
+        for event in facts.events:
+            if isinstance(event, SecondOrderInCompiled):
+                key = (event.location, event.second, event.reached, event.compiled.site)
+                groups.setdefault(key, []).append(event)
+        for events in groups.values():
+            called = [event for event in events if event.called]
+            chosen = called or events
+            conditions = path_conditions(
+                chosen[0].conditions, [facts.compiled(event.compiled).conditions for event in chosen]
+            )
+            finding = self.inside_finding(facts, chosen[0], conditions)
+            if finding is not None:
+                yield finding
+
+    def inside_finding(
+        self, facts: Facts, event: SecondOrderInCompiled, conditions: tuple[Condition, ...]
+    ) -> Finding | None:
+        """A compiled function differentiating twice, at its ``create_graph=True`` call, or at its body's
+        call that reaches one in a function or module it calls."""
         compiled = facts.compiled(event.compiled)
         if compiled.backend in facts.safe.eager_backward:
             return None
         groups = self._by_series(twice.inside_compiled_on)
         raises = "raises" if all(text.startswith("raises") for _, text in groups) else "can raise"
-        message = headline(
-            f"{event.spelling} with create_graph=True and a second backward inside one compiled function: "
-            f"the second backward {raises}",
-            f"A compiled function differentiates twice in its own body: the second backward {raises}",
-        )
+        if event.reached is None:
+            message = headline(
+                f"{event.spelling} with create_graph=True and a second backward inside one compiled function: "
+                f"the second backward {raises}",
+                f"A compiled function differentiates twice in its own body: the second backward {raises}",
+            )
+        else:
+            message = headline(
+                f"This call runs {event.spelling} with create_graph=True, and a second backward follows, inside "
+                f"one compiled function: the second backward {raises}",
+                f"A compiled function differentiates twice through what it calls: the second backward {raises}",
+            )
         if len(groups) == 1:
             outcome = f"It {groups[0][1]}."
         else:
             outcome = " ".join(f"On {self.target.versions_text(series)} it {text}." for series, text in groups)
+        if event.reached is None:
+            where = f"The second backward (line {event.second.line}) differentiates the compiled backward of this create_graph=True call."
+        else:
+            where = (
+                f"This call reaches {event.spelling} with create_graph=True ({event.reached.path}:{event.reached.line}), "
+                f"which Dynamo traces into the same compiled function; the second backward ({event.second.path}:"
+                f"{event.second.line}) differentiates its compiled backward."
+            )
         details = (
-            f"The second backward (line {event.second.line}) differentiates the compiled backward of this "
-            f"create_graph=True call. {outcome}",
+            f"{where} {outcome}",
             f"{_FIX}.",
             *self.only_on_details([compiled]),
         )
@@ -410,9 +519,10 @@ update = torch.compile(update)
             RelatedLocation(event.second, "the second backward"),
             RelatedLocation(event.compiled.site, f"compiled here ({compiled.spelling}, {compiled.backend_text})"),
         ]
-        return self._finding(
-            event.location, message, details, related, evidence, path_conditions(compiled.conditions, [])
-        )
+        if event.reached is not None:
+            related.insert(0, RelatedLocation(event.reached, f"{event.spelling} with create_graph=True"))
+        shorter = f"the second backward differentiates a compiled backward, which {raises}"
+        return self._finding(event.location, message, details, related, evidence, conditions, shorter=shorter)
 
     def functional_finding(self, event: FunctionalThroughCompiled, origins: list[OutputFacts]) -> Finding:
         spec = api.AUTOGRAD_FUNCTIONAL[event.function]
@@ -477,6 +587,7 @@ update = torch.compile(update)
         evidence: Cal004Evidence,
         conditions: tuple[Condition, ...] = (),
         certain: bool = True,
+        shorter: str = "the second backward differentiates a compiled backward, which raises",
     ) -> Finding:
         # An error only when create_graph is certain: a switch (``create_graph=second_order``) may never be on.
         finding = Finding(
@@ -488,8 +599,7 @@ update = torch.compile(update)
             related=unique_related(related),
             evidence=evidence,
         )
-        shorter = ("the second backward differentiates a compiled backward, which raises",)
-        return on_path(finding, conditions, shorter)
+        return on_path(finding, conditions, (shorter,))
 
 
 def _related(location: Location, origins: list[OutputFacts]) -> list[RelatedLocation]:
