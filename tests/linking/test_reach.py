@@ -839,3 +839,65 @@ def test_a_comprehension_variable_is_written_as_the_code_writes_it(tmp_path):
     report = Analyzer(Config(), use_cache=False, jobs=1).check([str(path)])
     assert reported(report.findings) == expected_in(path)
     assert "block@" not in repr(report.findings)
+
+
+# -- arguments: keyword-only parameters and ``*args`` ---------------------------------------------------
+
+_PENALTY = (
+    "def update(critic, x):\n    x = x.requires_grad_(True)\n"
+    "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # expect: CAL004\n"
+    "    g.square().mean().backward()\n\n"
+    "def step(critic, x):\n    x = x.requires_grad_(True)\n"
+    "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # ok: compiled with the eager backend\n"
+    "    g.square().mean().backward()\n\n"
+)
+
+
+def test_a_positional_argument_does_not_bind_a_keyword_only_parameter(tmp_path):
+    """``compile_with_warmup(update, warmup=2)`` over ``def compile_with_warmup(*args, warmup=1,
+    **kw)`` (torchrl): the function goes to ``*args``, not ``warmup``, and is what is compiled;
+    ``def wrap(fn, *, backend)`` likewise binds its backend by keyword only."""
+    case = Case(
+        "import torch\n\n"
+        "def compile_with_warmup(*args, warmup: int = 1, **kwargs):\n"
+        "    if len(args):\n        model = args[0]\n        args = ()\n    else:\n        model = kwargs.pop('model', None)\n"
+        "    return torch.compile(model, *args, **kwargs)\n\n"
+        "def wrap(fn, *, backend='inductor'):\n    return torch.compile(fn, backend=backend)\n\n"
+        + _PENALTY
+        + "def train(critic, loader):\n    compiled = compile_with_warmup(update, warmup=2)\n"
+        "    eager = wrap(step, backend='eager')\n    for x in loader:\n        compiled(critic, x)\n        eager(critic, x)\n"
+        "        critic(x).sum().backward()\n"
+    )
+    _check(case, tmp_path)
+
+
+def test_an_item_of_star_args_is_one_of_the_extra_positional_arguments(tmp_path):
+    """``args[0]`` of ``*args`` holds what the caller passed; ``args`` rebound to a tuple is indexed
+    as that tuple."""
+    case = Case(
+        "import torch\n\n"
+        "def first_compiled(*args):\n    return torch.compile(args[0])\n\n"
+        "def rebound(*args):\n    args = (torch.nn.Identity(),)\n    return torch.compile(args[0])\n\n"
+        + _PENALTY.replace("compiled with the eager backend", "the tuple's item is compiled, not this")
+        + "def train(critic, loader):\n    compiled = first_compiled(update)\n    other = rebound(step)\n"
+        "    for x in loader:\n        compiled(critic, x)\n        other(critic, x)\n        critic(x).sum().backward()\n"
+    )
+    _check(case, tmp_path)
+
+
+def test_items_of_star_args_are_taken_by_position_and_spread_arguments_unpacked(tmp_path):
+    """``TransformedEnv(*args)``-style constructors read ``args[0]`` and ``args[1]`` as different
+    arguments (torchrl's ``TransformedEnv.__init__``); ``f(*pair)`` passes the pair's elements."""
+    case = Case(
+        "import torch\n\n"
+        "def pick(*args):\n    first = args[0]\n    second = args[1] if len(args) > 1 else None\n"
+        "    return torch.compile(second, backend='eager'), first\n\n"
+        "def forward_all(*args):\n    return use(*args)\n\n"
+        "def use(model, x):\n    return model(x)\n\n"
+        "def train(net, x, loader):\n"
+        "    eager, plain = pick(net, torch.nn.Identity())\n"
+        "    (g,) = torch.autograd.grad(plain(x).sum(), x, create_graph=True)  # ok: args[0] is not compiled\n"
+        "    pair = (torch.compile(net), x)\n"
+        "    (h,) = torch.autograd.grad(forward_all(*pair).sum(), x, create_graph=True)  # expect: CAL004\n"
+    )
+    _check(case, tmp_path)

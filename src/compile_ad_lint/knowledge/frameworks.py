@@ -523,6 +523,11 @@ MODULE_BASES: dict[str, str] = {
             ("diffusers.ModelMixin", "diffusers.models.ModelMixin", "diffusers.models.modeling_utils.ModelMixin"),
             "diffusers src/diffusers/models/modeling_utils.py: `class ModelMixin(torch.nn.Module, PushToHubMixin)`",
         ),
+        (
+            ("tensordict.nn.TensorDictModuleBase", "tensordict.nn.common.TensorDictModuleBase"),
+            "pytorch/tensordict tensordict/nn/common.py: `class TensorDictModuleBase(nn.Module)`; pytorch/rl's "
+            "losses (`class LossModule(TensorDictModuleBase, ...)`) and modules build on it",
+        ),
     )
     for name in names
 }

@@ -29,6 +29,7 @@ from .frames import Context, Decorated, Frame, PendingCall, runs_once
 from .incremental import ResultKeys, ResultSize, each_version
 from .stores import compile_target
 from .values import (
+    MAX_POSITIONS,
     PARAMETER,
     PLAIN,
     UNKNOWN_VALUES,
@@ -411,6 +412,7 @@ class Calls(ExternalCalls):
             stack=(*caller.stack, (function.path, function.qualname)),
             closure=dict(function.closure),
             function_lines=summary.lines,
+            star=next((p[1:] for p in summary.params if p.startswith("*") and not p.startswith("**")), None),
         )
         if self.context_manager(function, summary):
             frame.entry_ctx = ctx
@@ -465,25 +467,40 @@ class Calls(ExternalCalls):
         env: dict[str, set] = {}
         if function.bound_self is not None and params and not params[0].startswith("*"):
             env[params.pop(0)] = {function.bound_self}
-        positional_params = [p for p in params if not p.startswith("*")]
+        positional_params = [p for p in params if not p.startswith("*") and p not in summary.keyword_only]
+        keyword_params = [p for p in params if not p.startswith("*")]
         star = next((p[1:] for p in params if p.startswith("*") and not p.startswith("**")), None)
         double_star = next((p[2:] for p in params if p.startswith("**")), None)
         index = 0
+        extra: list[Values] = []  # the positional arguments ``*args`` holds, in order
+        spread: set = set()  # the tuples spread into ``*args`` whole
         for keyword, values in args:
             if keyword is None:
                 if index < len(positional_params):
                     env.setdefault(positional_params[index], set()).update(values)
                 elif star:
-                    env.setdefault(star, set()).update(values)
+                    extra.append(values)
                 index += 1
             elif keyword in ("*", "**"):
-                for name in positional_params[index:] if keyword == "*" else positional_params:
+                if keyword == "*":  # ``f(*args)``: the elements of a tuple or list (not the container)
+                    if star and index >= len(positional_params) and all(isinstance(v, Collection) for v in values):
+                        spread.update(values)  # ``args`` is that tuple (``forward(*args)`` into ``*args``)
+                    values = frozenset(e for v in values for e in (v.items if isinstance(v, Collection) else (v,)))
+                for name in positional_params[index:] if keyword == "*" else keyword_params:
                     env.setdefault(name, set()).update(values)
-            elif keyword in positional_params:
+            elif keyword in keyword_params:
                 env.setdefault(keyword, set()).update(values)
             elif double_star:
                 env.setdefault(double_star, set()).update(values)
-        unbound = positional_params + [n for n in (star, double_star) if n]
+        if star and extra and not spread:  # a tuple whose items are known by position (``args[0]``)
+            positions = tuple(extra) if len(extra) <= MAX_POSITIONS else ()
+            env[star] = {Collection(normalize(frozenset().union(*extra)), positions=positions)}
+        elif star and spread and not extra:
+            env[star] = spread
+        elif star and spread:  # ``f(x, *rest)``: a tuple of both, positions not known
+            items = frozenset().union(*extra, *(v.items for v in spread))
+            env[star] = {Collection(normalize(items))}
+        unbound = keyword_params + [n for n in (star, double_star) if n]
         if any(name not in env for name in unbound):
             # ``@hydra.main``/``@click.command``: what no caller binds comes from the command line.
             settings = self.switches.parameter_settings(function)

@@ -87,6 +87,9 @@ class Frame:
     function_lines: tuple[int, int] | None = None
     #: How many loop bodies around the statement being executed, in this frame.
     loops: int = 0
+    #: The function's ``*args`` parameter: it holds every extra positional argument's values, so
+    #: ``args[0]`` is one of them (torchrl's ``compile_with_warmup(*args, ...)``: ``model = args[0]``).
+    star: str | None = None
     #: What each callee gave while one call is made (``call_values``), by arguments and context,
     #: then callee: wrappers and modules reach the same callees again inside it.
     callee_results: dict[tuple, dict[object, Values]] | None = None

@@ -14,7 +14,7 @@ from ..knowledge.effects import Effect
 from ..knowledge.torch_api import CompileHow
 from ..summary import model as ir
 from .analyses.results import indexed_outputs
-from .analyses.switches import stamp_arm, stamped, with_condition
+from .analyses.switches import Switched, stamp_arm, stamped, with_condition
 from .arguments import Values, fullgraph_of
 from .calls import Calls
 from .constants import decided
@@ -40,6 +40,7 @@ from .frames import Context, Frame, runs_once
 from .stores import compile_target, flag_key
 from .values import (
     DEFAULT_BACKEND,
+    MAX_POSITIONS,
     UNKNOWN_VALUES,
     ClassVal,
     Collection,
@@ -61,9 +62,6 @@ from .values import (
     derived_from_sets,
     normalize,
 )
-
-#: Longest tuple/list display whose elements are kept position by position.
-_MAX_POSITIONS = 8
 
 
 def _carried_over(env: dict[str, Values], arms: Sequence[Sequence[ir.Stmt]]) -> None:
@@ -358,13 +356,10 @@ class Statements(Calls):
         decorator of methods, is left as the function it wraps)."""
         return self.find_member(cls, "__call__") is not None and self.find_member(cls, "__get__") is None
 
-    def decided_arms(
-        self, statement: ir.Branch, frame: Frame
-    ) -> tuple[tuple[tuple[ir.Stmt, ...], ...], tuple[Condition, Condition] | None]:
+    def decided_arms(self, statement: ir.Branch, frame: Frame) -> tuple[tuple[tuple[ir.Stmt, ...], ...], Switched]:
         """The arms ``statement`` may run (a known flag picks one), and the condition each of the
         two arms of ``if <switch>:`` runs under (None when the test reads no switch)."""
-        arms = statement.arms
-        switched: tuple[Condition, Condition] | None = None
+        arms, switched = statement.arms, None
         if statement.condition is not None:
             tests = self.eval(statement.condition, frame)
             # A test the user sets at launch may go either way: each arm runs under its condition.
@@ -770,7 +765,7 @@ class Statements(Calls):
             parts = tuple(self.eval(p, frame) for p in expr.parts)
             # Positions for flat, short displays only (``return model, optimizer``): nested ones
             # would hold every element twice per level.
-            flat = len(parts) <= _MAX_POSITIONS and not any(
+            flat = len(parts) <= MAX_POSITIONS and not any(
                 isinstance(v, Collection) and v.positions for part in parts for v in part
             )
             return frozenset([Collection(normalize(frozenset().union(*parts)), positions=parts if flat else ())])
@@ -780,7 +775,7 @@ class Statements(Calls):
                 indexed = indexed_outputs(bases, expr.index, self._result_sizes, self._result_keys)
                 if indexed is not None:
                     return indexed
-            return self.reach.container_elements(expr.base, bases, frame)
+            return self.reach.container_elements(expr.base, bases, frame, expr.index)
         if isinstance(expr, ir.Combine):
             operands = [self.eval(part, frame) for part in expr.parts]
             if expr.op:  # ``optimizer_idx == 0`` with a literal bound: known

@@ -110,6 +110,10 @@ class Instance:
     cls: ClassVal
 
 
+#: Longest tuple/list (a display, or what ``*args`` holds) whose elements are kept position by position.
+MAX_POSITIONS = 8
+
+
 @hashed_once
 @dataclass(frozen=True)
 class Collection:

@@ -353,6 +353,7 @@ class _Summarizer:
                 is_property=owner_class is not None and any(_names_property(d) for d in decorators),
                 is_property_accessor=accessor,
                 defaults=_literal_defaults(node.args),
+                keyword_only=tuple(p.arg for p in node.args.kwonlyargs),
             )
         )
         return Define(node.name, qualname, is_class=False)
@@ -535,6 +536,7 @@ class _Summarizer:
                 body=(Return(self.expr(node.body, f"{qualname}.<locals>.")),),
                 span=span,
                 lines=(span.line, span.end_line),
+                keyword_only=tuple(p.arg for p in node.args.kwonlyargs),
             )
         )
         return FunctionRef(qualname)

@@ -319,6 +319,8 @@ class FunctionSummary:
     is_property_accessor: bool = False
     #: Parameters' literal defaults (``enabled=False``, ``mask=None``): what a call omitting them binds.
     defaults: tuple[tuple[str, LiteralValue], ...] = ()
+    #: Parameters after ``*`` or ``*args``: only a keyword binds them.
+    keyword_only: tuple[str, ...] = ()
 
     @property
     def receiver(self) -> str | None:

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 #: The most switches a context keeps (the outermost): deeper nesting adds walks for little news.
 MAX_CONDITIONS = 4
+#: The conditions the two arms of ``if <switch>:`` run under (``arm_conditions``); None: no switch.
+Switched = tuple[Condition, Condition] | None
 
 
 class Switches:
@@ -94,9 +96,7 @@ class Switches:
 
     # -- branches ------------------------------------------------------------------------------
 
-    def arm_conditions(
-        self, test: ir.Expr, written: str, tests: Values, frame: Frame
-    ) -> tuple[Condition, Condition] | None:
+    def arm_conditions(self, test: ir.Expr, written: str, tests: Values, frame: Frame) -> Switched:
         """The condition each arm of ``if <test>:`` (or option of ``a if <test> else b``) holds under
         when the test reads a switch, None when it does not (the branch is then decided by a known
         constant, or merged when unknown). ``written``: the test as written; ``tests``: its values."""

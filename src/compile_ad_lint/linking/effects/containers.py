@@ -422,11 +422,15 @@ class ContainerStores(ModuleFacts):
             return default
         return frozenset([ConstVal(None)]) if method == "get" else None
 
-    def container_elements(self, base: ir.Expr, values: Values, frame: Frame) -> Values:
+    def container_elements(self, base: ir.Expr, values: Values, frame: Frame, index: int | str | None = None) -> Values:
         """What ``base[key]`` / ``base.get(key)`` yields. A module-level registry that the analysis
         has seen no registration into runs the import side effects first; one that is still empty
         stands for registrations made elsewhere (unknown, and worth asking the callers about)."""
         interp = self.interp
+        if isinstance(base, ir.Ref) and base.name == frame.star:
+            picked = _positional_item(values, index)  # ``args[0]`` of ``*args``: that argument
+            if picked is not None:
+                return picked
         if (
             isinstance(base, ir.Ref)
             and base.name not in frame.env
@@ -685,3 +689,15 @@ def dataclass_decorator(
     engine: EngineContext, row: object, name: str, args: Args, site: Location, frame: Frame
 ) -> Values:
     return frozenset([External(name)])
+
+
+def _positional_item(values: Values, index: object) -> Values | None:
+    """Item ``index`` of tuples known position by position (what ``*args`` holds); None otherwise."""
+    if not isinstance(index, int) or isinstance(index, bool) or not values:
+        return None
+    picked: set = set()
+    for value in values:
+        if not isinstance(value, Collection) or not -len(value.positions) <= index < len(value.positions):
+            return None
+        picked |= value.positions[index]
+    return normalize(frozenset(picked))
