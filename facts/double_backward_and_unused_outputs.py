@@ -142,6 +142,21 @@ def _heads():
     return TwoHeads
 
 
+def _critic_class():
+    """A GAN/GAIL critic: a module of its own class around a small MLP (16 -> 1)."""
+    import torch
+
+    class Critic(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+
+        def forward(self, x):
+            return self.net(x)
+
+    return Critic
+
+
 def _eager_then_compiled(model, step_of, inputs, **options):
     """``step_of(copy)`` run eagerly, then ``step_of(model)`` compiled, each on clones of ``inputs``:
     (the compiled run's error as an outcome or None, the eager result, the compiled result, the copy)."""
@@ -381,16 +396,8 @@ def run(case: str) -> str:
         # A WGAN-GP/GAIL critic update: the penalty's gradient and the critic's own losses in one
         # backward, a critic module of its own class, mode="reduce-overhead"
         # (fixtures/cal004_compiled_update.py).
-        class Critic(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
-
-            def forward(self, x):
-                return self.net(x)
-
         torch.manual_seed(0)
-        critic = Critic()
+        critic = _critic_class()()
         expert, policy = torch.randn(5, 16), torch.randn(5, 16)
 
         def update_of(model):
@@ -411,14 +418,6 @@ def run(case: str) -> str:
     if case == "penalty_in_loss_module_inside_compiled_function":
         # The penalty's ``grad(create_graph=True)`` in a loss module's ``forward`` that the compiled
         # update calls, the backward in the update (pytorch/rl's gail: ``GAILLoss.forward``).
-        class Critic(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
-
-            def forward(self, x):
-                return self.net(x)
-
         class PenaltyLoss(torch.nn.Module):
             def __init__(self, critic) -> None:
                 super().__init__()
@@ -430,7 +429,7 @@ def run(case: str) -> str:
                 return -self.critic(e).mean() + self.critic(p).mean() + 10 * ((grads.norm(2, dim=1) - 1) ** 2).mean()
 
         torch.manual_seed(0)
-        critic = Critic()
+        critic = _critic_class()()
         expert, policy = torch.randn(5, 16), torch.randn(5, 16)
 
         def loss_update_of(model):

@@ -87,23 +87,31 @@ CASES = {
     "cal004-penalty-in-a-helper-function": Case(
         "import torch\n\ndef penalty(critic, x):\n    x = x.requires_grad_(True)\n"
         "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)\n    return g.square().mean()\n\n"
+        "def saliency(critic, x):\n    x = x.requires_grad_(True)\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x)\n    return g.abs().mean().detach()\n\n"
         "@torch.compile\ndef update(critic, x):\n    loss = critic(x).mean() + penalty(critic, x)  # expect: CAL004\n"
-        "    loss.backward()\n\ndef train(critic, loader):\n    for x in loader:\n        update(critic, x)\n",
+        "    loss.backward()\n\n"
+        "@torch.compile\ndef inspect(critic, x):\n    loss = critic(x).mean() + saliency(critic, x)  # ok: first-order only\n"
+        "    loss.backward()\n\n"
+        "def train(critic, loader):\n    for x in loader:\n        update(critic, x)\n        inspect(critic, x)\n",
     ),
     "cal004-penalty-in-a-method-of-the-trainer": Case(
         "import torch\n\nclass Trainer:\n    def __init__(self, critic):\n        self.critic = critic\n"
-        "        self.step = torch.compile(self.update)\n\n"
+        "        self.step = torch.compile(self.update)\n        self.score = torch.compile(self.evaluate)\n\n"
         "    def penalty(self, x):\n        x = x.requires_grad_(True)\n"
         "        (g,) = torch.autograd.grad(self.critic(x).sum(), x, create_graph=True)\n        return g.square().mean()\n\n"
         "    def update(self, x):\n        loss = self.critic(x).mean() + self.penalty(x)  # expect: CAL004\n"
-        "        loss.backward()\n",
-        note="a bound method compiled in the constructor, calling another method on self",
+        "        loss.backward()\n\n"
+        "    def evaluate(self, x):\n        return self.critic(x).mean() + self.penalty(x)  # ok: no backward here\n",
+        note="a bound method compiled in the constructor, calling another method on self; a compiled one that "
+        "takes the penalty without a backward",
     ),
     "cal004-a-callee-differentiating-twice-itself": Case(
         "import torch\n\ndef critic_step(critic, x):\n    x = x.requires_grad_(True)\n"
         "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)\n    g.square().mean().backward()\n\n"
         "@torch.compile\ndef update(critic, x):\n    critic_step(critic, x)  # expect: CAL004\n\n"
-        "def train(critic, loader):\n    for x in loader:\n        update(critic, x)\n",
+        "@torch.compile(backend='eager')\ndef eager_update(critic, x):\n    critic_step(critic, x)  # ok: the eager backend\n\n"
+        "def train(critic, loader):\n    for x in loader:\n        update(critic, x)\n        eager_update(critic, x)\n",
     ),
     "cal004-callee-near-misses": Case(
         "import torch\n\nUSE_PENALTY = False\n\n"
@@ -112,14 +120,16 @@ CASES = {
         "def deepest(critic, x):\n    return middle(critic, x)\n\n"
         "def middle(critic, x):\n    return penalty(critic, x)\n\n"
         "def recursive(critic, x, n):\n    return recursive(critic, x, n - 1) if n else critic(x).sum()\n\n"
-        "@torch.compile\ndef after_only(critic, x):\n    critic(x).sum().backward()\n    return penalty(critic, x)\n\n"
-        "@torch.compile\ndef too_deep(critic, x):\n    loss = deeper(critic, x)\n    loss.backward()\n\n"
-        "@torch.compile\ndef loops(critic, x):\n    recursive(critic, x, 3).backward()\n\n"
+        "@torch.compile\ndef after_only(critic, x):\n    critic(x).sum().backward()\n"
+        "    return penalty(critic, x)  # ok: the backward came before it\n\n"
+        "@torch.compile\ndef too_deep(critic, x):\n    loss = deeper(critic, x)  # ok: the penalty is four calls down\n"
+        "    loss.backward()\n\n"
+        "@torch.compile\ndef loops(critic, x):\n    recursive(critic, x, 3).backward()  # ok: recursion, no penalty\n\n"
         "@torch.compile\ndef switched_off(critic, x):\n    loss = critic(x).mean()\n    if USE_PENALTY:\n"
-        "        loss = loss + penalty(critic, x)\n    loss.backward()\n\n"
+        "        loss = loss + penalty(critic, x)  # ok: a constant flag rules the arm out\n    loss.backward()\n\n"
         "def train(critic, loader):\n    for x in loader:\n        after_only(critic, x)\n        too_deep(critic, x)\n"
         "        loops(critic, x)\n        switched_off(critic, x)\n",
-        note="the backward before the penalty; a penalty three calls deep; recursion; a constant flag off",
+        note="the backward before the penalty; a penalty four calls down; recursion; a constant flag off",
     ),
     "cal004-switch-in-the-loss-module-named": Case(
         "import torch\nfrom torch import nn\n\nclass Loss(nn.Module):\n    def __init__(self, critic, gp):\n"

@@ -548,7 +548,7 @@ def verdict_cal004(
 
 
 def verdict_cal004_inside(eager: dict, compiled: dict) -> ConfirmResult:
-    """A compiled function that differentiates twice in its own body: confirmed when the compiled
+    """A compiled function that differentiates twice (in its body or in what it calls): confirmed when the compiled
     run raises the double-backward error and the eager run does not (both backwards run inside the
     compiled frame, so no flagged call is recorded on its own)."""
     in_eager, in_compiled = double_backward_raised(eager), double_backward_raised(compiled)

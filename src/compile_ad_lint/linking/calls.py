@@ -412,7 +412,7 @@ class Calls(ExternalCalls):
             stack=(*caller.stack, (function.path, function.qualname)),
             closure=dict(function.closure),
             function_lines=summary.lines,
-            star=next((p[1:] for p in summary.params if p.startswith("*") and not p.startswith("**")), None),
+            star=summary.star,
         )
         if self.context_manager(function, summary):
             frame.entry_ctx = ctx
@@ -469,7 +469,7 @@ class Calls(ExternalCalls):
             env[params.pop(0)] = {function.bound_self}
         positional_params = [p for p in params if not p.startswith("*") and p not in summary.keyword_only]
         keyword_params = [p for p in params if not p.startswith("*")]
-        star = next((p[1:] for p in params if p.startswith("*") and not p.startswith("**")), None)
+        star = summary.star
         double_star = next((p[2:] for p in params if p.startswith("**")), None)
         index = 0
         extra: list[Values] = []  # the positional arguments ``*args`` holds, in order

@@ -42,8 +42,8 @@ class ModuleReach(Protocol):
 
 
 class CompiledFunctionNotes(Protocol):
-    """Where a compiled callable is noted as it is made (``SecondOrders``: a function that
-    differentiates twice in its own body)."""
+    """Where a compiled callable is noted as it is made and where it is called (``SecondOrders``: a
+    function that differentiates twice, in its body or in what it calls)."""
 
     def note(self, compiled: Compiled, called: bool = False) -> None: ...
 

@@ -322,6 +322,11 @@ class FunctionSummary:
     #: Parameters after ``*`` or ``*args``: only a keyword binds them.
     keyword_only: tuple[str, ...] = ()
 
+    @cached_property
+    def star(self) -> str | None:
+        """The ``*args`` parameter's name, if any (a bare ``*`` has none)."""
+        return next((p[1:] for p in self.params if p.startswith("*") and not p.startswith("**")), None)
+
     @property
     def receiver(self) -> str | None:
         """A method's first parameter (``self``, ``cls``), through which it reaches its instance."""

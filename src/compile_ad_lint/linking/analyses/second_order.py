@@ -76,7 +76,8 @@ class SecondOrders:
     def __init__(self, interpreter: EngineContext) -> None:
         self.interp = interpreter
         #: By function (closure and bound instance included) and depth left: the summary read (kept,
-        #: so that its id is not reused) and what its body does.
+        #: so that its id is not reused) and what its body does. The recursion guard is not part of
+        #: the key: a cycle only cuts a scan short.
         self._scanned: dict[tuple[FunctionVal, int], tuple[ir.FunctionSummary, _Scan]] = {}
 
     def note(self, compiled: Compiled, called: bool = False) -> None:
@@ -170,14 +171,12 @@ class SecondOrders:
                     own = conditions if switched is None else with_condition(conditions, switched[position])
                     yield from self._calls_in(arm, frame, own)
             elif isinstance(statement, ir.With):
-                for node in nodes_in((replace(statement, body=()),)):
-                    if isinstance(node, ir.Call):
-                        yield node, conditions
+                for node in _in_order(replace(statement, body=())):
+                    yield node, conditions
                 yield from self._calls_in(statement.body, frame, conditions)
             else:
-                for node in nodes_in((statement,)):
-                    if isinstance(node, ir.Call):
-                        yield node, conditions
+                for node in _in_order(statement):
+                    yield node, conditions
 
     def _callees(self, call: ir.Call, frame: Frame) -> list[FunctionVal]:
         """The project functions ``call`` runs: a function, a bound method, or an instance's
@@ -225,8 +224,19 @@ def _pure(test: ir.Expr) -> bool:
     return isinstance(test, (ir.Ref, ir.Import))
 
 
+def _in_order(statement: ir.Stmt) -> list[ir.Call]:
+    """The calls of one statement in the order they run: a call ends after its receiver and its
+    arguments (``(loss + penalty(x)).backward()`` runs the penalty first)."""
+    return sorted((node for node in nodes_in((statement,)) if isinstance(node, ir.Call)), key=_end)
+
+
+def _end(call: ir.Call) -> tuple[int, int]:
+    return call.span.end_line, call.span.end_column
+
+
 def _after(node: ir.Call, earlier: ir.Call) -> bool:
-    return (node.span.line, node.span.column) > (earlier.span.line, earlier.span.column)
+    """``node`` runs after ``earlier`` has returned (both in one body)."""
+    return _end(node) > _end(earlier)
 
 
 def _create_graph_true(call: ir.Call, position: int) -> bool:
