@@ -719,3 +719,93 @@ def test_cache_load_never_raises_for_bad_data(tmp_path):
     assert cache.load("ab" + "0" * 62, Span) == Span(1, 1, 1, 2)
     assert cache.load("ab" + "0" * 62, BlockSummary) is None  # another type under that key
     assert cache.load("cd" + "0" * 62, Span) is None
+
+
+def test_every_entry_a_check_writes_decodes_to_what_was_written(tmp_path):
+    # Entries are decoded as their type's annotations say (each field's decoder checks as it
+    # decodes): every entry of a check, a --format json run and a --diff over a project with
+    # findings across modules must decode, as the type its reader asks for, to a value that
+    # writes the same bytes again.
+    from compile_ad_lint.fixes import ResolvedPlan
+    from compile_ad_lint.fixes.rounds import RoundRecord
+    from compile_ad_lint.pipeline.results import CheckRecord
+    from compile_ad_lint.pipeline.root_results import ResultReads
+    from compile_ad_lint.summary.outline import ModuleOutline
+
+    project = tmp_path / "project"
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "projects" / "frameworks", project)
+    for arguments in ([], ["--format", "json"], ["--diff"]):
+        subprocess.run(
+            [sys.executable, "-m", "compile_ad_lint", "check", ".", *arguments],
+            cwd=project,
+            capture_output=True,
+            check=False,
+        )
+    cache = SummaryCache.open(project, create=False)
+    assert cache is not None
+    kinds = (ModuleOutline, RootResult, ResultReads, CheckRecord, RoundRecord, ResolvedPlan, dict[str, bytes])
+    decoded: dict[str, int] = {}
+    entries = sorted((project / CACHE_DIRECTORY).glob("[0-9a-f][0-9a-f]/*.json"))
+    assert len(entries) > 10
+    for entry in entries:
+        payload = entry.read_bytes().split(b"\n", 1)[1]
+        found = [(kind, value) for kind in kinds if (value := cache.load(entry.stem, kind)) is not None]
+        assert found, f"{entry.name} decodes as none of the stored kinds"
+        for kind, value in found:
+            # A set's members are written in the writing process's hash order.
+            assert _unordered(codec.dumps(value)) == _unordered(payload), f"{entry.name} as {kind}"
+            decoded[getattr(kind, "__name__", "dict")] = decoded.get(getattr(kind, "__name__", "dict"), 0) + 1
+    assert {"ModuleOutline", "RootResult", "ResultReads", "CheckRecord", "RoundRecord"} <= decoded.keys()
+
+
+def _unordered(data: bytes) -> object:
+    def each(document: object) -> object:
+        if isinstance(document, list):
+            return [each(item) for item in document]
+        if isinstance(document, dict):
+            if set(document) == {"#set"}:
+                return {"#set": sorted((each(item) for item in document["#set"]), key=json.dumps)}
+            return {key: each(value) for key, value in document.items()}
+        return document
+
+    return each(json.loads(data))
+
+
+@dataclass(frozen=True)
+class _Shapes:
+    numbers: tuple[int, ...]
+    kept: frozenset[str]
+    table: dict[str, float]
+    either: Span | Const | None
+    pair: tuple[str, bool]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'{"_Shapes": [{"#set": [1]}, {"#set": []}, {"#map": []}, null, ["a", true]]}',  # a set for a tuple
+        b'{"_Shapes": [[1], ["a"], {"#map": []}, null, ["a", true]]}',  # a list for a frozenset
+        b'{"_Shapes": [[1], {"#set": []}, [["k", 1.0]], null, ["a", true]]}',  # a list for a dict
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": [["k", "1"]]}, null, ["a", true]]}',  # a str for a float
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": [["k"]]}, null, ["a", true]]}',  # a pair short of its value
+        # a class the schema knows (a literal's Symbol) that the union does not admit
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, {"Symbol": ["torch.float16"]}, ["a", true]]}',
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, {"_Renamed": [1]}, ["a", true]]}',  # not in the union
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, 3, ["a", true]]}',
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, null, ["a", 1]]}',  # an int for a bool
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, null, ["a", true, 1]]}',  # a longer tuple
+        b'{"_Shapes": [[true], {"#set": []}, {"#map": []}, null, ["a", true]]}',  # a bool for an int
+        b'{"_Shapes": [[1], {"#set": []}, {"#map": []}, null, ["a", true], 1]}',  # an extra field
+        b'{"Span": [1, 2, 3, 4]}',  # another class than the one asked for
+    ],
+)
+def test_codec_checks_each_field_as_its_annotation_says(document):
+    with pytest.raises(codec.SchemaError):
+        codec.loads(document, _Shapes)
+
+
+def test_codec_decodes_each_shape_an_annotation_admits():
+    span = Span(1, 2, 3, 4)
+    for either in (None, span, Const(2.5, span)):
+        value = _Shapes((1, 2), frozenset({"a", "b"}), {"k": 1, "m": 0.5}, either, ("a", False))
+        assert codec.loads(codec.dumps(value), _Shapes) == value

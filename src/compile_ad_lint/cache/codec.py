@@ -6,6 +6,11 @@ does not expect. Entries are JSON; a dataclass is written as ``{"ClassName": [fi
 decoded only into classes reachable from the type the caller asks for, each field checked against
 its annotation. Anything else raises ``SchemaError``, and the caller rebuilds the entry.
 
+Decoding follows the type asked for: each field is decoded by a decoder built once per annotation,
+which checks as it decodes (a class's tag must name a class the annotation admits, a ``str`` field
+must hold a string), so a document is walked once; a field annotated ``Any`` or a union of
+containers is decoded by its tags and then checked.
+
 An enum member is ``{"EnumName": value}``. Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
 ``{"#path": "..."}``, ``{"#bytes": "hex"}``, ``{"#complex": [re, im]}``; JSON lists are tuples,
 because every container in the summaries is a tuple.
@@ -53,6 +58,9 @@ class _Schema:
     deferred: tuple[str, ...] = ()
     #: Per class, the positions of the fields left undecoded (``loads``'s ``omit``): None instead.
     omitted: dict[type, frozenset[int]] = dataclasses.field(default_factory=dict)
+    #: The decoders built so far, by type hint and by class (``_typed``, ``_record``).
+    decoders: dict[Any, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
+    records: dict[type, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
 
 
 #: Fields a caller does not need, as (class, field name): decoded as None, and the classes only they
@@ -74,14 +82,15 @@ def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
         with collector_paused():
             document = json.loads(data)
             try:
-                value = _decode(document, schema)
+                value = _typed(expected, schema)(document)
             except _UnknownClass:
                 if not schema.deferred:
                     raise
                 for module in schema.deferred:
                     importlib.import_module(module)
                 _schema_for.cache_clear()
-                value = _decode(document, _schema_for(expected, omit))
+                schema = _schema_for(expected, omit)
+                value = _typed(expected, schema)(document)
     except SchemaError:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
@@ -159,6 +168,8 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _decode(document: object, schema: _Schema) -> object:
+    """``document`` decoded without a type to follow (a field annotated ``Any``, a union of
+    containers): its tags say what each part is, and the caller checks the value."""
     if isinstance(document, _PRIMITIVES):
         return document
     if isinstance(document, list):
@@ -169,10 +180,7 @@ def _decode(document: object, schema: _Schema) -> object:
     if tag == "#set":
         return frozenset(_decode(item, schema) for item in _list(payload))
     if tag == "#map":
-        pairs = [_list(pair) for pair in _list(payload)]
-        if any(len(pair) != 2 for pair in pairs):
-            raise SchemaError("malformed mapping")
-        return {_decode(k, schema): _decode(v, schema) for k, v in pairs}
+        return {_decode(k, schema): _decode(v, schema) for k, v in _pairs(payload)}
     if tag == "#path":
         return Path(_str(payload))
     if tag == "#bytes":
@@ -182,26 +190,171 @@ def _decode(document: object, schema: _Schema) -> object:
         if not all(isinstance(part, (int, float)) and not isinstance(part, bool) for part in (real, imaginary)):
             raise SchemaError("malformed complex number")
         return complex(real, imaginary)
+    return _record(_class_named(tag, schema), schema)(payload)
+
+
+def _class_named(tag: str, schema: _Schema) -> type:
     cls = schema.classes.get(tag)
     if cls is None:
         raise _UnknownClass(f"unexpected type {tag!r}")
+    return cls
+
+
+def _record(cls: Any, schema: _Schema) -> Callable[[Any], Any]:
+    """The decoder of a class's payload (an enum's value, a dataclass's fields in order), each
+    field decoded as its annotation says (``_typed``)."""
+    found = schema.records.get(cls)
+    if found is not None:
+        return found
     if issubclass(cls, enum.Enum):
-        try:
-            return cls(payload)
-        except ValueError as error:
-            raise SchemaError(f"{tag}: {error}") from error
-    omitted = schema.omitted.get(cls)
-    if omitted is None:
-        values = [_decode(item, schema) for item in _list(payload)]
-    else:
-        values = [None if i in omitted else _decode(item, schema) for i, item in enumerate(_list(payload))]
-    checks = schema.checks[cls]
-    if len(values) != len(checks):
-        raise SchemaError(f"{tag}: expected {len(checks)} fields, got {len(values)}")
-    for name, value, check in zip(schema.fields[cls], values, checks):
-        if not check(value):
-            raise SchemaError(f"{tag}.{name}: unexpected {type(value).__name__}")
-    return cls(*values)
+
+        def member(payload: Any) -> Any:
+            try:
+                return cls(payload)
+            except ValueError as error:
+                raise SchemaError(f"{cls.__name__}: {error}") from error
+
+        schema.records[cls] = member
+        return member
+    names = schema.fields[cls]
+    hints = _hints(cls)
+    omitted = schema.omitted.get(cls, frozenset())
+    count = len(names)
+    tag = cls.__name__
+    decoders: list[Callable[[Any], Any]] = []
+
+    def record(payload: Any) -> Any:
+        if type(payload) is not list or len(payload) != count:
+            raise SchemaError(f"{tag}: expected {count} fields")
+        return cls(*[decode(item) for decode, item in zip(decoders, payload)])
+
+    schema.records[cls] = record  # before the fields' decoders: a class may contain itself
+    decoders.extend(_omitted if i in omitted else _typed(hints[name], schema) for i, name in enumerate(names))
+    return record
+
+
+def _omitted(document: Any) -> None:
+    return None
+
+
+def _typed(hint: Any, schema: _Schema) -> Callable[[Any], Any]:
+    """The decoder of a document that must be a ``hint``: it decodes and checks in one pass, as
+    decoding without the type (``_decode``) and then checking the value (``_checker``) does."""
+    found = schema.decoders.get(hint)
+    if found is not None:
+        return found
+    built: list[Callable[[Any], Any]] = []
+    schema.decoders[hint] = lambda document: built[0](document)  # a hint met again while building its own
+    decoder = _build_typed(hint, schema)
+    built.append(decoder)
+    schema.decoders[hint] = decoder
+    return decoder
+
+
+def _build_typed(hint: Any, schema: _Schema) -> Callable[[Any], Any]:
+    check = _checker(hint)
+    if hint is Any or hint is object:
+        return lambda document: _decode(document, schema)
+    if hint in (str, int, float, bool) or hint is None or hint is type(None):
+        # JSON gives exactly these types (a bool is no int here, as ``_checker`` says).
+        kinds = {float: (int, float), None: (type(None),)}.get(hint, (hint,))
+
+        def primitive(document: Any) -> Any:
+            if type(document) not in kinds:
+                raise SchemaError(f"unexpected {type(document).__name__}")
+            return document
+
+        return primitive
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
+        item = _typed(arguments[0], schema)
+        return lambda document: tuple([item(each) for each in _list(document)])
+    if origin is tuple and arguments and Ellipsis not in arguments:
+        positions = [_typed(argument, schema) for argument in arguments]
+
+        def fixed(document: Any) -> Any:
+            if len(_list(document)) != len(positions):
+                raise SchemaError(f"expected {len(positions)} items")
+            return tuple([decode(each) for decode, each in zip(positions, document)])
+
+        return fixed
+    if origin in (frozenset, set):
+        item = _typed(arguments[0] if arguments else Any, schema)
+        return lambda document: frozenset([item(each) for each in _list(_tagged(document, "#set"))])
+    if origin is dict:
+        key, value = (_typed(a, schema) for a in arguments) if arguments else (_typed(Any, schema),) * 2
+        return lambda document: {key(k): value(v) for k, v in _pairs(_tagged(document, "#map"))}
+    if origin is typing.Union or origin is types.UnionType:
+        return _union(hint, arguments, check, schema)
+    if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum)):
+        by_tag: dict[str, Callable[[Any], Any]] = {}
+
+        def instance(document: Any) -> Any:
+            if type(document) is not dict or len(document) != 1:
+                raise SchemaError("malformed value")
+            for tag, payload in document.items():
+                decode = by_tag.get(tag)
+                if decode is None:
+                    cls = _class_named(tag, schema)
+                    if not issubclass(cls, hint):
+                        raise SchemaError(f"{tag}: not a {hint.__name__}")
+                    decode = by_tag[tag] = _record(cls, schema)
+                return decode(payload)
+
+        return instance
+    return lambda document: _checked(_decode(document, schema), check)
+
+
+def _union(hint: Any, arguments: tuple, check: Callable[[Any], bool], schema: _Schema) -> Callable[[Any], Any]:
+    """A union: ``None`` or a class's tag decide at once (``Value | None``, the abstract values'
+    union); anything else is decoded untyped and checked."""
+    options = [argument for argument in arguments if argument is not type(None)]
+    admits_none = len(options) < len(arguments)
+    if len(options) == 1:
+        only = _typed(options[0], schema)
+        return lambda document: None if document is None and admits_none else only(document)
+    classes = tuple(option for option in options if isinstance(option, type) and dataclasses.is_dataclass(option))
+
+    def either(document: Any) -> Any:
+        if document is None and admits_none:
+            return None
+        if type(document) is dict and len(document) == 1:
+            ((tag, payload),) = document.items()
+            if not tag.startswith("#"):
+                cls = _class_named(tag, schema)
+                if classes and issubclass(cls, classes):
+                    return _record(cls, schema)(payload)
+        return _checked(_decode(document, schema), check)
+
+    return either
+
+
+def _checked(value: Any, check: Callable[[Any], bool]) -> Any:
+    if not check(value):
+        raise SchemaError(f"unexpected {type(value).__name__}")
+    return value
+
+
+def _tag(document: Any) -> tuple[str, Any]:
+    if type(document) is not dict or len(document) != 1:
+        raise SchemaError("malformed value")
+    ((tag, payload),) = document.items()
+    return tag, payload
+
+
+def _tagged(document: Any, tag: str) -> Any:
+    found, payload = _tag(document)
+    if found != tag:
+        raise SchemaError(f"expected {tag}, got {found!r}")
+    return payload
+
+
+def _pairs(payload: Any) -> list:
+    pairs = [_list(pair) for pair in _list(payload)]
+    if any(len(pair) != 2 for pair in pairs):
+        raise SchemaError("malformed mapping")
+    return pairs
 
 
 def _list(payload: object) -> list:
