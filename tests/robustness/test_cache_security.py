@@ -201,7 +201,7 @@ def test_directory_without_marker_is_not_used(tmp_path):
     repository) are not ours: the directory is neither read nor written. (An empty one is what a
     run killed while creating the cache leaves: it is made again, see below.)"""
     project = _project(tmp_path)
-    write(project / CACHE_DIRECTORY, {"ab/ab" + "0" * 62 + ".json": "CAL3 forged"})
+    write(project / CACHE_DIRECTORY, {"ab/ab" + "0" * 62 + ".json": "CAL4 forged"})
     before = tree_digest(project, skip_cache=False)
     result = run_cli(["check", ".", "--format", "json"], project)
     assert_contract(result, (1,))
@@ -245,7 +245,7 @@ def test_entries_it_did_not_write_are_rejected(tmp_path):
     entries = [p for p in (project / CACHE_DIRECTORY).glob("??/*.json")]
     assert entries
     for entry in entries:
-        entry.write_bytes(b"CAL3 " + b"0" * 64 + b"\n" + silenced)
+        entry.write_bytes(entry.read_bytes()[:5] + b"0" * 64 + b"\n" + silenced)  # its magic, a forged MAC
     forged = run_cli(["check", ".", "--format", "json", "--jobs", "1"], project)
     assert_contract(forged, (1,))
     assert _findings(forged) == {HAZARD_FINDING}
@@ -622,7 +622,13 @@ def test_codec_writes_a_shared_value_as_it_writes_copies():
     together = (shared, shared, (shared, frozenset({shared})), {"k": shared})
     apart = (copies, Const(copies.value, copies.span), (copies, frozenset({copies})), {"k": copies})
     assert codec.dumps(together) == codec.dumps(apart)
-    assert json.loads(codec.dumps(together))[1] == json.loads(codec.dumps(copies))
+    # Equal values are one node, written once: the copies' document is no longer than the shared one's.
+    nodes = json.loads(codec.dumps(together))["#graph"]
+    assert len(nodes) == len(json.loads(codec.dumps(copies))["#graph"]) + 4  # the list, set, map and tuple
+    assert (
+        codec.loads(codec.dumps(together), tuple[Const, Const, tuple[Const, frozenset[Const]], dict[str, Const]])
+        == apart
+    )
 
 
 @dataclass(frozen=True)
@@ -809,3 +815,37 @@ def test_codec_decodes_each_shape_an_annotation_admits():
     for either in (None, span, Const(2.5, span)):
         value = _Shapes((1, 2), frozenset({"a", "b"}), {"k": 1, "m": 0.5}, either, ("a", False))
         assert codec.loads(codec.dumps(value), _Shapes) == value
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        b'{"#graph": ["#0"]}',  # the value refers to itself (no node 0)
+        b'{"#graph": [{"Span": [1, 2, 3, 4]}, "#1"]}',  # a reference past the nodes
+        b'{"#graph": [{"Span": [1, 2, 3, 4]}, "#-1"]}',
+        b'{"#graph": [{"Span": [1, 2, 3, 4]}, "#x"]}',
+        b'{"#graph": []}',
+        b'{"#graph": {"Span": [1, 2, 3, 4]}}',
+        # nodes that contain each other
+        b'{"#graph": [{"_Shapes": [[1], {"#set": []}, {"#map": []}, "#1", ["a", true]]},'
+        b' {"Const": ["#0", null]}, "#0"]}',
+        b'{"#graph": [["#0"], {"_Shapes": ["#0", {"#set": []}, {"#map": []}, null, ["a", true]]}, "#1"]}',
+        # one node read as two types: numbers, then strings; numbers, then a (str, bool) pair
+        b'{"#graph": [[1], {"_Shapes": ["#0", "#0", {"#map": []}, null, ["a", true]]}, "#1"]}',
+        b'{"#graph": [[1, 1], {"_Shapes": ["#0", {"#set": []}, {"#map": []}, null, "#0"]}, "#1"]}',
+        # a reference where a string must be
+        b'{"#graph": [["a"], {"_Shapes": [[1], {"#set": []}, {"#map": []}, null, ["#0", true]]}, "#1"]}',
+    ],
+)
+def test_codec_rejects_a_graph_the_schema_does_not_allow(document):
+    with pytest.raises(codec.SchemaError):
+        codec.loads(document, _Shapes)
+
+
+def test_codec_writes_each_equal_value_once_and_keeps_strings_that_start_with_a_hash():
+    span = Span(1, 2, 3, 4)
+    value = _Shapes((1, 1), frozenset({"#0", "##", "#", "a"}), {"#1": 1.0}, Const("#2", Span(1, 2, 3, 4)), ("#0", True))
+    data = codec.dumps((value, value, _Shapes((1, 1), value.kept, {"#1": 1.0}, Const("#2", span), ("#0", True))))
+    assert codec.loads(data, tuple[_Shapes, _Shapes, _Shapes]) == (value, value, value)
+    nodes = json.loads(data)["#graph"]
+    assert len(nodes) == len(set(map(json.dumps, nodes))) == 9  # 8 nodes and the value

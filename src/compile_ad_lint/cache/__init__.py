@@ -52,7 +52,7 @@ NO_CACHE_VARIABLE = "COMPILE_AD_LINT_NO_CACHE"
 #: The marker file that makes a directory a cache of ours (see the module docstring).
 MARKER = "compile-ad-lint-cache.json"
 _FORMAT = 3
-_ENTRY_MAGIC = b"CAL3 "
+_ENTRY_MAGIC = b"CAL4 "
 _GITIGNORE = "# Created by compile-ad-lint: this directory is a cache, never commit it.\n*\n"
 #: https://bford.info/cachedir/ : backup tools skip directories carrying this tag.
 _CACHEDIR_TAG = (

@@ -6,14 +6,23 @@ does not expect. Entries are JSON; a dataclass is written as ``{"ClassName": [fi
 decoded only into classes reachable from the type the caller asks for, each field checked against
 its annotation. Anything else raises ``SchemaError``, and the caller rebuilds the entry.
 
+An enum member is ``{"EnumName": value}``. Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
+``{"#path": "..."}``, ``{"#bytes": "hex"}``, ``{"#complex": [re, im]}``; JSON lists are tuples,
+because every container in the summaries is a tuple.
+
+A document is a graph, ``{"#graph": [node, ..., value]}``: each tuple, set, dict or record is a
+node written once, and where it occurs stands ``"#N"`` (a string that starts with ``#`` gets
+another in front). A root's events share their locations and values; written out whole at each
+occurrence, a framework root's result decoded four times the values it holds
+(docs/performance.md, "the cache's entries as graphs"). The writer refers only to earlier nodes;
+the reader refuses a node that contains itself. A node is decoded the first time something refers
+to it, so a field left out (``omit``) decodes nothing below it, and a node referred to again as
+another type is checked against that type.
+
 Decoding follows the type asked for: each field is decoded by a decoder built once per annotation,
 which checks as it decodes (a class's tag must name a class the annotation admits, a ``str`` field
 must hold a string), so a document is walked once; a field annotated ``Any`` or a union of
 containers is decoded by its tags and then checked.
-
-An enum member is ``{"EnumName": value}``. Other tagged forms: ``{"#set": [...]}`` (frozenset), ``{"#map": [[k, v], ...]}`` (dict),
-``{"#path": "..."}``, ``{"#bytes": "hex"}``, ``{"#complex": [re, im]}``; JSON lists are tuples,
-because every container in the summaries is a tuple.
 """
 
 from __future__ import annotations
@@ -59,8 +68,8 @@ class _Schema:
     #: Per class, the positions of the fields left undecoded (``loads``'s ``omit``): None instead.
     omitted: dict[type, frozenset[int]] = dataclasses.field(default_factory=dict)
     #: The decoders built so far, by type hint and by class (``_typed``, ``_record``).
-    decoders: dict[Any, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
-    records: dict[type, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
+    decoders: dict[Any, Callable[[Any, Any], Any]] = dataclasses.field(default_factory=dict)
+    records: dict[type, Callable[[Any, Any], Any]] = dataclasses.field(default_factory=dict)
 
 
 #: Fields a caller does not need, as (class, field name): decoded as None, and the classes only they
@@ -71,7 +80,7 @@ Omitted = frozenset[tuple[type, str]]
 def dumps(value: object) -> bytes:
     """``value`` as compact JSON (raises ``TypeError`` for anything that is not plain data)."""
     with collector_paused():  # acyclic documents: after an analysis, collections here walked the whole heap
-        return json.dumps(_encoded(value), separators=(",", ":"), allow_nan=True).encode("utf-8")
+        return _encoded(value)
 
 
 def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
@@ -81,8 +90,15 @@ def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
     try:
         with collector_paused():
             document = json.loads(data)
+            if type(document) is dict and len(document) == 1 and "#graph" in document:
+                payload = _list(document["#graph"])
+                if not payload:
+                    raise SchemaError("an empty graph")
+                nodes, root = payload[:-1], payload[-1]
+            else:  # one value written out whole (no references)
+                nodes, root = [], document
             try:
-                value = _typed(expected, schema)(document)
+                value = _typed(expected, schema)(root, _Graph(nodes, schema))
             except _UnknownClass:
                 if not schema.deferred:
                     raise
@@ -90,7 +106,7 @@ def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
                     importlib.import_module(module)
                 _schema_for.cache_clear()
                 schema = _schema_for(expected, omit)
-                value = _typed(expected, schema)(document)
+                value = _typed(expected, schema)(root, _Graph(nodes, schema))
     except SchemaError:
         raise
     except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as error:
@@ -102,16 +118,24 @@ def loads(data: bytes, expected: Any, omit: Omitted = frozenset()) -> Any:
 
 # -- encoding ---------------------------------------------------------------------------------
 
+_WRITE = json.JSONEncoder(separators=(",", ":"), allow_nan=True).encode
 
-def _encoded(value: object) -> object:
-    """``value`` as JSON-ready lists and dicts. An object met again (the same instance: a root's
-    events share their locations and values) reuses its first encoding, which is the same
-    document since every value written is immutable; ``json`` writes a shared list each time."""
-    memo: dict[int, object] = {}
+
+def _encoded(value: object) -> bytes:
+    """``value`` as a graph: ``{"#graph": [node, ..., value]}``. Each value that is not a bool,
+    number, string or None is a node, written once however often it occurs (equal values are
+    one node, whether or not they are one object): where it occurs stands ``"#N"``, the node's
+    position. A node's parts come before it, so a document has no cycle. A string that starts
+    with ``#`` is written with another ``#`` in front."""
+    memo: dict[int, str] = {}
     kept: list[object] = []  # what the memo names, so that no id in it is reused meanwhile
+    numbers: dict[str, int] = {}
+    table: list[str] = []
 
     def encode(item: object) -> object:
         kind = type(item)
+        if kind is str:
+            return "#" + item if item[:1] == "#" else item  # type: ignore[index, operator]
         if kind in _PRIMITIVE_TYPES:  # exactly: a str enum or an int subclass is tagged
             return item
         found = memo.get(id(item))
@@ -120,11 +144,17 @@ def _encoded(value: object) -> object:
         encoder = _ENCODERS.get(kind)
         if encoder is None:
             encoder = _ENCODERS[kind] = _encoder_for(kind)
-        memo[id(item)] = document = encoder(item, encode)
+        text = _WRITE(encoder(item, encode))
+        number = numbers.get(text)
+        if number is None:
+            number = numbers[text] = len(table)
+            table.append(text)
+        memo[id(item)] = reference = f"#{number}"
         kept.append(item)
-        return document
+        return reference
 
-    return encode(value)
+    root = _WRITE(encode(value))
+    return ('{"#graph":[' + ",".join([*table, root]) + "]}").encode("utf-8")
 
 
 _PRIMITIVE_TYPES = frozenset(_PRIMITIVES)
@@ -166,21 +196,77 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 # -- decoding ---------------------------------------------------------------------------------
 
+#: A form: where a value occurs in a document (a bool, number, string or None as itself; another
+#: value as ``"#N"``, or written out whole); a node: what a graph's position holds.
+_Decoder = Callable[[Any, "_Graph"], Any]
+_UNSET, _BUSY, _UNTYPED = object(), object(), object()
 
-def _decode(document: object, schema: _Schema) -> object:
-    """``document`` decoded without a type to follow (a field annotated ``Any``, a union of
+
+class _Graph:
+    """A document's nodes, each decoded when first referred to (a field left out never decodes
+    what it refers to), and what each gave."""
+
+    __slots__ = ("nodes", "values", "hints", "schema")
+
+    def __init__(self, nodes: list, schema: _Schema) -> None:
+        self.nodes = nodes
+        self.values: list[Any] = [_UNSET] * len(nodes)
+        self.hints: list[Any] = [None] * len(nodes)
+        self.schema = schema
+
+    def resolve(self, reference: str, hint: Any, node: _Decoder, check: Callable[[Any], bool]) -> Any:
+        """The value of the node ``reference`` names, decoded as ``hint`` the first time; one
+        decoded before is checked against ``hint`` unless it was decoded as it."""
+        number = int(reference[1:])
+        if not 0 <= number < len(self.nodes):
+            raise SchemaError(f"a reference to no node: {reference[:20]!r}")
+        value = self.values[number]
+        if value is _UNSET:
+            self.values[number] = _BUSY
+            value = self.values[number] = node(self.nodes[number], self)
+            self.hints[number] = hint
+            return value
+        if value is _BUSY:
+            raise SchemaError("a node that contains itself")
+        if self.hints[number] is not hint and not check(value):
+            raise SchemaError(f"unexpected {type(value).__name__}")
+        return value
+
+
+def _is_reference(form: Any) -> bool:
+    return type(form) is str and form[:1] == "#" and form[1:2] != "#"
+
+
+def _decode(form: Any, graph: _Graph) -> Any:
+    """``form`` decoded without a type to follow (a field annotated ``Any``, a union of
     containers): its tags say what each part is, and the caller checks the value."""
-    if isinstance(document, _PRIMITIVES):
-        return document
-    if isinstance(document, list):
-        return tuple(_decode(item, schema) for item in document)
-    if not isinstance(document, dict) or len(document) != 1:
+    if type(form) is str:
+        if form[:1] != "#":
+            return form
+        if form[1:2] == "#":
+            return form[1:]
+        return graph.resolve(form, _UNTYPED, _decode_node, _anything)
+    if isinstance(form, _PRIMITIVES):
+        return form
+    return _decode_node(form, graph)
+
+
+def _anything(value: Any) -> bool:
+    return True
+
+
+def _decode_node(node: Any, graph: _Graph) -> Any:
+    if isinstance(node, list):
+        return tuple([_decode(item, graph) for item in node])
+    if isinstance(node, _PRIMITIVES):  # a node is no primitive in what ``dumps`` writes
+        return _decode(node, graph)
+    if not isinstance(node, dict) or len(node) != 1:
         raise SchemaError("malformed value")
-    ((tag, payload),) = document.items()
+    ((tag, payload),) = node.items()
     if tag == "#set":
-        return frozenset(_decode(item, schema) for item in _list(payload))
+        return frozenset([_decode(item, graph) for item in _list(payload)])
     if tag == "#map":
-        return {_decode(k, schema): _decode(v, schema) for k, v in _pairs(payload)}
+        return {_decode(k, graph): _decode(v, graph) for k, v in _pairs(payload)}
     if tag == "#path":
         return Path(_str(payload))
     if tag == "#bytes":
@@ -190,7 +276,7 @@ def _decode(document: object, schema: _Schema) -> object:
         if not all(isinstance(part, (int, float)) and not isinstance(part, bool) for part in (real, imaginary)):
             raise SchemaError("malformed complex number")
         return complex(real, imaginary)
-    return _record(_class_named(tag, schema), schema)(payload)
+    return _record(_class_named(tag, graph.schema), graph.schema)(payload, graph)
 
 
 def _class_named(tag: str, schema: _Schema) -> type:
@@ -200,7 +286,7 @@ def _class_named(tag: str, schema: _Schema) -> type:
     return cls
 
 
-def _record(cls: Any, schema: _Schema) -> Callable[[Any], Any]:
+def _record(cls: Any, schema: _Schema) -> _Decoder:
     """The decoder of a class's payload (an enum's value, a dataclass's fields in order), each
     field decoded as its annotation says (``_typed``)."""
     found = schema.records.get(cls)
@@ -208,7 +294,7 @@ def _record(cls: Any, schema: _Schema) -> Callable[[Any], Any]:
         return found
     if issubclass(cls, enum.Enum):
 
-        def member(payload: Any) -> Any:
+        def member(payload: Any, graph: _Graph) -> Any:
             try:
                 return cls(payload)
             except ValueError as error:
@@ -221,111 +307,147 @@ def _record(cls: Any, schema: _Schema) -> Callable[[Any], Any]:
     omitted = schema.omitted.get(cls, frozenset())
     count = len(names)
     tag = cls.__name__
-    decoders: list[Callable[[Any], Any]] = []
+    decoders: list[_Decoder] = []
 
-    def record(payload: Any) -> Any:
+    def record(payload: Any, graph: _Graph) -> Any:
         if type(payload) is not list or len(payload) != count:
             raise SchemaError(f"{tag}: expected {count} fields")
-        return cls(*[decode(item) for decode, item in zip(decoders, payload)])
+        return cls(*[decode(item, graph) for decode, item in zip(decoders, payload)])
 
     schema.records[cls] = record  # before the fields' decoders: a class may contain itself
     decoders.extend(_omitted if i in omitted else _typed(hints[name], schema) for i, name in enumerate(names))
     return record
 
 
-def _omitted(document: Any) -> None:
+def _omitted(form: Any, graph: _Graph) -> None:
     return None
 
 
-def _typed(hint: Any, schema: _Schema) -> Callable[[Any], Any]:
-    """The decoder of a document that must be a ``hint``: it decodes and checks in one pass, as
+def _typed(hint: Any, schema: _Schema) -> _Decoder:
+    """The decoder of a form that must be a ``hint``: it decodes and checks in one pass, as
     decoding without the type (``_decode``) and then checking the value (``_checker``) does."""
     found = schema.decoders.get(hint)
     if found is not None:
         return found
-    built: list[Callable[[Any], Any]] = []
-    schema.decoders[hint] = lambda document: built[0](document)  # a hint met again while building its own
+    built: list[_Decoder] = []
+    schema.decoders[hint] = lambda form, graph: built[0](form, graph)  # a hint met again while building its own
     decoder = _build_typed(hint, schema)
     built.append(decoder)
     schema.decoders[hint] = decoder
     return decoder
 
 
-def _build_typed(hint: Any, schema: _Schema) -> Callable[[Any], Any]:
+def _build_typed(hint: Any, schema: _Schema) -> _Decoder:
     check = _checker(hint)
     if hint is Any or hint is object:
-        return lambda document: _decode(document, schema)
-    if hint in (str, int, float, bool) or hint is None or hint is type(None):
+        return _decode
+    if hint is str:
+
+        def text(form: Any, graph: _Graph) -> Any:
+            if type(form) is not str:
+                raise SchemaError(f"unexpected {type(form).__name__}")
+            if form[:1] == "#":
+                if form[1:2] != "#":
+                    raise SchemaError("a reference where a string is expected")
+                return form[1:]
+            return form
+
+        return text
+    if hint in (int, float, bool) or hint is None or hint is type(None):
         # JSON gives exactly these types (a bool is no int here, as ``_checker`` says).
         kinds = {float: (int, float), None: (type(None),)}.get(hint, (hint,))
 
-        def primitive(document: Any) -> Any:
-            if type(document) not in kinds:
-                raise SchemaError(f"unexpected {type(document).__name__}")
-            return document
+        def primitive(form: Any, graph: _Graph) -> Any:
+            if type(form) not in kinds:
+                raise SchemaError(f"unexpected {type(form).__name__}")
+            return form
 
         return primitive
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return _union(hint, arguments, check, schema)
+    node = _node_decoder(hint, origin, arguments, schema)
+    if node is None:
+        return lambda form, graph: _checked(_decode(form, graph), check)
+
+    def value(form: Any, graph: _Graph) -> Any:
+        if type(form) is str:
+            if form[:1] == "#" and form[1:2] != "#":
+                return graph.resolve(form, hint, node, check)
+            raise SchemaError("unexpected str")
+        return node(form, graph)  # written out whole
+
+    return value
+
+
+def _node_decoder(hint: Any, origin: Any, arguments: tuple, schema: _Schema) -> _Decoder | None:
+    """The decoder of a node that must be a ``hint`` (a tuple, set, dict or class); None for
+    another annotation, decoded untyped and checked."""
     if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
         item = _typed(arguments[0], schema)
-        return lambda document: tuple([item(each) for each in _list(document)])
+        return lambda node, graph: tuple([item(each, graph) for each in _list(node)])
     if origin is tuple and arguments and Ellipsis not in arguments:
         positions = [_typed(argument, schema) for argument in arguments]
 
-        def fixed(document: Any) -> Any:
-            if len(_list(document)) != len(positions):
+        def fixed(node: Any, graph: _Graph) -> Any:
+            if len(_list(node)) != len(positions):
                 raise SchemaError(f"expected {len(positions)} items")
-            return tuple([decode(each) for decode, each in zip(positions, document)])
+            return tuple([decode(each, graph) for decode, each in zip(positions, node)])
 
         return fixed
     if origin in (frozenset, set):
-        item = _typed(arguments[0] if arguments else Any, schema)
-        return lambda document: frozenset([item(each) for each in _list(_tagged(document, "#set"))])
+        member = _typed(arguments[0] if arguments else Any, schema)
+        return lambda node, graph: frozenset([member(each, graph) for each in _list(_tagged(node, "#set"))])
     if origin is dict:
-        key, value = (_typed(a, schema) for a in arguments) if arguments else (_typed(Any, schema),) * 2
-        return lambda document: {key(k): value(v) for k, v in _pairs(_tagged(document, "#map"))}
-    if origin is typing.Union or origin is types.UnionType:
-        return _union(hint, arguments, check, schema)
+        key, entry = (_typed(a, schema) for a in arguments) if arguments else (_decode, _decode)
+        return lambda node, graph: {key(k, graph): entry(v, graph) for k, v in _pairs(_tagged(node, "#map"))}
     if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum)):
-        by_tag: dict[str, Callable[[Any], Any]] = {}
+        by_tag: dict[str, _Decoder] = {}
 
-        def instance(document: Any) -> Any:
-            if type(document) is not dict or len(document) != 1:
+        def instance(node: Any, graph: _Graph) -> Any:
+            if type(node) is not dict or len(node) != 1:
                 raise SchemaError("malformed value")
-            for tag, payload in document.items():
+            for tag, payload in node.items():
                 decode = by_tag.get(tag)
                 if decode is None:
                     cls = _class_named(tag, schema)
                     if not issubclass(cls, hint):
                         raise SchemaError(f"{tag}: not a {hint.__name__}")
                     decode = by_tag[tag] = _record(cls, schema)
-                return decode(payload)
+                return decode(payload, graph)
 
         return instance
-    return lambda document: _checked(_decode(document, schema), check)
+    return None
 
 
-def _union(hint: Any, arguments: tuple, check: Callable[[Any], bool], schema: _Schema) -> Callable[[Any], Any]:
+def _union(hint: Any, arguments: tuple, check: Callable[[Any], bool], schema: _Schema) -> _Decoder:
     """A union: ``None`` or a class's tag decide at once (``Value | None``, the abstract values'
     union); anything else is decoded untyped and checked."""
     options = [argument for argument in arguments if argument is not type(None)]
     admits_none = len(options) < len(arguments)
     if len(options) == 1:
         only = _typed(options[0], schema)
-        return lambda document: None if document is None and admits_none else only(document)
+        return lambda form, graph: None if form is None and admits_none else only(form, graph)
     classes = tuple(option for option in options if isinstance(option, type) and dataclasses.is_dataclass(option))
 
-    def either(document: Any) -> Any:
-        if document is None and admits_none:
-            return None
-        if type(document) is dict and len(document) == 1:
-            ((tag, payload),) = document.items()
+    def node(raw: Any, graph: _Graph) -> Any:
+        if type(raw) is dict and len(raw) == 1:
+            ((tag, payload),) = raw.items()
             if not tag.startswith("#"):
                 cls = _class_named(tag, schema)
                 if classes and issubclass(cls, classes):
-                    return _record(cls, schema)(payload)
-        return _checked(_decode(document, schema), check)
+                    return _record(cls, schema)(payload, graph)
+        return _checked(_decode_node(raw, graph), check)
+
+    def either(form: Any, graph: _Graph) -> Any:
+        if form is None and admits_none:
+            return None
+        if _is_reference(form):
+            return graph.resolve(form, hint, node, check)
+        if type(form) in (list, dict):
+            return node(form, graph)
+        return _checked(_decode(form, graph), check)
 
     return either
 
@@ -336,15 +458,10 @@ def _checked(value: Any, check: Callable[[Any], bool]) -> Any:
     return value
 
 
-def _tag(document: Any) -> tuple[str, Any]:
-    if type(document) is not dict or len(document) != 1:
+def _tagged(node: Any, tag: str) -> Any:
+    if type(node) is not dict or len(node) != 1:
         raise SchemaError("malformed value")
-    ((tag, payload),) = document.items()
-    return tag, payload
-
-
-def _tagged(document: Any, tag: str) -> Any:
-    found, payload = _tag(document)
+    ((found, payload),) = node.items()
     if found != tag:
         raise SchemaError(f"expected {tag}, got {found!r}")
     return payload
