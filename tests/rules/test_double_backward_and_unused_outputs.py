@@ -141,6 +141,28 @@ CASES = {
         "    def update(x):\n        loss = loss_module(x)  # expect: CAL004\n        loss.backward()\n\n"
         "    torch.compile(update)(x)\n",
     ),
+    "cal004-compiled-function-nothing-here-calls": Case(
+        "import torch\n\n@torch.compile\ndef critic_step(critic, x):\n    x = x.requires_grad_(True)\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # expect: CAL004\n"
+        "    (critic(x).mean() + g.square().mean()).backward()\n\n"
+        "@torch.no_grad()\ndef probe(critic, x):\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # ok: a decorator that compiles nothing\n"
+        "    g.square().mean().backward()\n\n"
+        "@torch.compile(backend='eager')\ndef eager_step(critic, x):\n"
+        "    (g,) = torch.autograd.grad(critic(x).sum(), x, create_graph=True)  # ok: the eager backend\n"
+        "    g.square().mean().backward()\n",
+        note="a module of compiled steps that the scripts importing it call: the double backward is in the "
+        "compiled body, whoever calls it",
+    ),
+    "cal004-compiled-method-nothing-here-calls": Case(
+        "import torch\n\nclass Trainer:\n    def __init__(self, critic):\n        self.critic = critic\n\n"
+        "    @torch.compile\n    def step(self, x):\n        x = x.requires_grad_(True)\n"
+        "        (g,) = torch.autograd.grad(self.critic(x).sum(), x, create_graph=True)  # expect: CAL004\n"
+        "        g.square().mean().backward()\n\n"
+        "    @torch.compiler.disable\n    def eager_step(self, x):\n"
+        "        (g,) = torch.autograd.grad(self.critic(x).sum(), x, create_graph=True)  # ok: not compiled\n"
+        "        g.square().mean().backward()\n",
+    ),
     # -- CAL005 -------------------------------------------------------------------------------
     "cal005-positive": Case(HEADS + "main, aux = model(x)\nmain.sum().backward()  # expect: CAL005\n"),
     "cal005-stored-on-self": Case(

@@ -86,6 +86,13 @@ class Interpreter(Statements):
                 walked.add(index)
                 for function in entry_functions(view.block(index).functions):
                     owner = ClassVal(path, function.owner_class) if function.owner_class else None
+                    if function.decorators and "<" not in function.qualname:
+                        # What its decorators make of it (``@torch.compile``: a compiled function whose
+                        # own body may differentiate twice), though nothing here reads its name.
+                        if owner is None:
+                            self.module_global(path, function.name)
+                        else:
+                            self.find_member(owner, function.name)
                     bound = Instance(owner) if owner is not None and not function.is_staticmethod else None
                     root = Frame(path, {}, module_ctx, record=True)
                     returned = self.call_function(
