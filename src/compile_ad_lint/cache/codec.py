@@ -199,38 +199,50 @@ def _field_names(cls: type) -> tuple[str, ...]:
 #: A form: where a value occurs in a document (a bool, number, string or None as itself; another
 #: value as ``"#N"``, or written out whole); a node: what a graph's position holds.
 _Decoder = Callable[[Any, "_Graph"], Any]
-_UNSET, _BUSY, _UNTYPED = object(), object(), object()
+_BUSY, _UNTYPED, _RECORD = object(), object(), object()
 
 
 class _Graph:
     """A document's nodes, each decoded when first referred to (a field left out never decodes
-    what it refers to), and what each gave."""
+    what it refers to), and what each gave: a record once, whatever type reads it (the reader
+    checks its class); a tuple, set or dict once per type it is read as, so that no node is walked
+    again to check it and the work stays within the document's size times its types."""
 
-    __slots__ = ("nodes", "values", "hints", "schema")
+    __slots__ = ("nodes", "values", "schema")
 
     def __init__(self, nodes: list, schema: _Schema) -> None:
         self.nodes = nodes
-        self.values: list[Any] = [_UNSET] * len(nodes)
-        self.hints: list[Any] = [None] * len(nodes)
+        self.values: dict[tuple[int, Any], Any] = {}
         self.schema = schema
 
-    def resolve(self, reference: str, hint: Any, node: _Decoder, check: Callable[[Any], bool]) -> Any:
-        """The value of the node ``reference`` names, decoded as ``hint`` the first time; one
-        decoded before is checked against ``hint`` unless it was decoded as it."""
+    def number(self, reference: str) -> int:
         number = int(reference[1:])
         if not 0 <= number < len(self.nodes):
             raise SchemaError(f"a reference to no node: {reference[:20]!r}")
-        value = self.values[number]
-        if value is _UNSET:
-            self.values[number] = _BUSY
-            value = self.values[number] = node(self.nodes[number], self)
-            self.hints[number] = hint
-            return value
+        return number
+
+    def is_record(self, number: int) -> bool:
+        node = self.nodes[number]
+        return type(node) is dict and len(node) == 1 and not next(iter(node)).startswith("#")
+
+    def resolve(self, number: int, reading: Any, node: _Decoder) -> Any:
+        """The value of node ``number`` read as ``reading`` (a type, ``_RECORD`` or ``_UNTYPED``),
+        decoded by ``node`` the first time."""
+        key = (number, reading)
+        value = self.values.get(key, _BUSY)
         if value is _BUSY:
-            raise SchemaError("a node that contains itself")
-        if self.hints[number] is not hint and not check(value):
-            raise SchemaError(f"unexpected {type(value).__name__}")
+            if key in self.values:
+                raise SchemaError("a node that contains itself")
+            self.values[key] = _BUSY
+            value = self.values[key] = node(self.nodes[number], self)
         return value
+
+    def record(self, reference: str, check: Callable[[Any], bool]) -> Any:
+        """The record ``reference`` names, which ``check`` must admit (a class test: shallow)."""
+        number = self.number(reference)
+        if not self.is_record(number):
+            raise SchemaError("a reference to no record where one is expected")
+        return _checked(self.resolve(number, _RECORD, _any_record), check)
 
 
 def _is_reference(form: Any) -> bool:
@@ -245,14 +257,18 @@ def _decode(form: Any, graph: _Graph) -> Any:
             return form
         if form[1:2] == "#":
             return form[1:]
-        return graph.resolve(form, _UNTYPED, _decode_node, _anything)
+        number = graph.number(form)
+        if graph.is_record(number):
+            return graph.resolve(number, _RECORD, _any_record)
+        return graph.resolve(number, _UNTYPED, _decode_node)
     if isinstance(form, _PRIMITIVES):
         return form
     return _decode_node(form, graph)
 
 
-def _anything(value: Any) -> bool:
-    return True
+def _any_record(node: Any, graph: _Graph) -> Any:
+    ((tag, payload),) = node.items()
+    return _record(_class_named(tag, graph.schema), graph.schema)(payload, graph)
 
 
 def _decode_node(node: Any, graph: _Graph) -> Any:
@@ -371,10 +387,14 @@ def _build_typed(hint: Any, schema: _Schema) -> _Decoder:
     if node is None:
         return lambda form, graph: _checked(_decode(form, graph), check)
 
+    is_class = isinstance(hint, type) and (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum))
+
     def value(form: Any, graph: _Graph) -> Any:
         if type(form) is str:
             if form[:1] == "#" and form[1:2] != "#":
-                return graph.resolve(form, hint, node, check)
+                if is_class:
+                    return graph.record(form, check)
+                return graph.resolve(graph.number(form), hint, node)
             raise SchemaError("unexpected str")
         return node(form, graph)  # written out whole
 
@@ -444,7 +464,10 @@ def _union(hint: Any, arguments: tuple, check: Callable[[Any], bool], schema: _S
         if form is None and admits_none:
             return None
         if _is_reference(form):
-            return graph.resolve(form, hint, node, check)
+            number = graph.number(form)
+            if graph.is_record(number):
+                return graph.record(form, check)
+            return graph.resolve(number, hint, node)
         if type(form) in (list, dict):
             return node(form, graph)
         return _checked(_decode(form, graph), check)
