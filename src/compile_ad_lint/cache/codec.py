@@ -16,8 +16,9 @@ another in front). A root's events share their locations and values; written out
 occurrence, a framework root's result decoded four times the values it holds
 (docs/performance.md, "the cache's entries as graphs"). The writer refers only to earlier nodes;
 the reader refuses a node that contains itself. A node is decoded the first time something refers
-to it, so a field left out (``omit``) decodes nothing below it, and a node referred to again as
-another type is checked against that type.
+to it, so a field left out (``omit``) decodes nothing below it. A record is decoded once and its
+class checked by each reader; a tuple, set or dict is decoded once per type it is read as (checking
+a shared value again through its containers could cost the document's size to a power).
 
 Decoding follows the type asked for: each field is decoded by a decoder built once per annotation,
 which checks as it decodes (a class's tag must name a class the annotation admits, a ``str`` field
