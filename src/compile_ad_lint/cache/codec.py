@@ -200,7 +200,7 @@ def _field_names(cls: type) -> tuple[str, ...]:
 #: A form: where a value occurs in a document (a bool, number, string or None as itself; another
 #: value as ``"#N"``, or written out whole); a node: what a graph's position holds.
 _Decoder = Callable[[Any, "_Graph"], Any]
-_BUSY, _UNTYPED, _RECORD = object(), object(), object()
+_UNSET, _BUSY, _UNTYPED = object(), object(), object()
 
 
 class _Graph:
@@ -209,10 +209,13 @@ class _Graph:
     checks its class); a tuple, set or dict once per type it is read as, so that no node is walked
     again to check it and the work stays within the document's size times its types."""
 
-    __slots__ = ("nodes", "values", "schema")
+    __slots__ = ("nodes", "records", "values", "schema")
 
     def __init__(self, nodes: list, schema: _Schema) -> None:
         self.nodes = nodes
+        #: The records decoded so far, by node (``_UNSET`` before, ``_BUSY`` while decoded).
+        self.records: list[Any] = [_UNSET] * len(nodes)
+        #: The other nodes decoded so far, by node and type.
         self.values: dict[tuple[int, Any], Any] = {}
         self.schema = schema
 
@@ -223,11 +226,13 @@ class _Graph:
         return number
 
     def is_record(self, number: int) -> bool:
+        if self.records[number] is not _UNSET:
+            return True
         node = self.nodes[number]
         return type(node) is dict and len(node) == 1 and not next(iter(node)).startswith("#")
 
     def resolve(self, number: int, reading: Any, node: _Decoder) -> Any:
-        """The value of node ``number`` read as ``reading`` (a type, ``_RECORD`` or ``_UNTYPED``),
+        """The value of node ``number`` (no record) read as ``reading`` (a type or ``_UNTYPED``),
         decoded by ``node`` the first time."""
         key = (number, reading)
         value = self.values.get(key, _BUSY)
@@ -240,10 +245,21 @@ class _Graph:
 
     def record(self, reference: str, check: Callable[[Any], bool]) -> Any:
         """The record ``reference`` names, which ``check`` must admit (a class test: shallow)."""
-        number = self.number(reference)
-        if not self.is_record(number):
-            raise SchemaError("a reference to no record where one is expected")
-        return _checked(self.resolve(number, _RECORD, _any_record), check)
+        try:
+            number = int(reference[1:])
+            value = self.records[number] if number >= 0 else _BUSY
+        except (ValueError, IndexError):
+            raise SchemaError(f"a reference to no node: {reference[:20]!r}") from None
+        if value is _UNSET:
+            if not self.is_record(number):
+                raise SchemaError("a reference to no record where one is expected")
+            self.records[number] = _BUSY
+            value = self.records[number] = _any_record(self.nodes[number], self)
+        elif value is _BUSY:
+            raise SchemaError("a node that contains itself, or a reference to no node")
+        if not check(value):
+            raise SchemaError(f"unexpected {type(value).__name__}")
+        return value
 
 
 def _is_reference(form: Any) -> bool:
@@ -260,11 +276,15 @@ def _decode(form: Any, graph: _Graph) -> Any:
             return form[1:]
         number = graph.number(form)
         if graph.is_record(number):
-            return graph.resolve(number, _RECORD, _any_record)
+            return graph.record(form, _anything)
         return graph.resolve(number, _UNTYPED, _decode_node)
     if isinstance(form, _PRIMITIVES):
         return form
     return _decode_node(form, graph)
+
+
+def _anything(value: Any) -> bool:
+    return True
 
 
 def _any_record(node: Any, graph: _Graph) -> Any:
