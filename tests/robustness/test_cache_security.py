@@ -624,7 +624,10 @@ def test_codec_writes_a_shared_value_as_it_writes_copies():
     assert codec.dumps(together) == codec.dumps(apart)
     # Equal values are one node, written once: the copies' document is no longer than the shared one's.
     nodes = json.loads(codec.dumps(together))["#graph"]
-    assert len(nodes) == len(json.loads(codec.dumps(copies))["#graph"]) + 4  # the list, set, map and tuple
+    alone = json.loads(codec.dumps(copies))["#graph"]
+    assert len(nodes) == len(alone) + 4  # the list, set, map and tuple
+    # The shared value is written as its copy is: the same nodes, and the same reference to it.
+    assert nodes[: len(alone) - 1] == alone[:-1] and nodes[int(nodes[-1][1:])][0] == alone[-1]
     assert (
         codec.loads(codec.dumps(together), tuple[Const, Const, tuple[Const, frozenset[Const]], dict[str, Const]])
         == apart

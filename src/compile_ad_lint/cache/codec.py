@@ -243,20 +243,27 @@ class _Graph:
             value = self.values[key] = node(self.nodes[number], self)
         return value
 
+    def either(self, reference: str, reading: Any, node: _Decoder, check: Callable[[Any], bool]) -> Any:
+        """The node ``reference`` names, when a record or another node may stand there (a union, an
+        untyped field): a record as ``record`` gives it, another node read as ``reading``."""
+        number = self.number(reference)
+        if self.is_record(number):
+            return self.record(reference, check)
+        return self.resolve(number, reading, node)
+
     def record(self, reference: str, check: Callable[[Any], bool]) -> Any:
         """The record ``reference`` names, which ``check`` must admit (a class test: shallow)."""
-        try:
-            number = int(reference[1:])
-            value = self.records[number] if number >= 0 else _BUSY
-        except (ValueError, IndexError):
-            raise SchemaError(f"a reference to no node: {reference[:20]!r}") from None
+        number = int(reference[1:])
+        if not 0 <= number < len(self.nodes):
+            raise SchemaError(f"a reference to no node: {reference[:20]!r}")
+        value = self.records[number]
         if value is _UNSET:
             if not self.is_record(number):
                 raise SchemaError("a reference to no record where one is expected")
             self.records[number] = _BUSY
             value = self.records[number] = _any_record(self.nodes[number], self)
         elif value is _BUSY:
-            raise SchemaError("a node that contains itself, or a reference to no node")
+            raise SchemaError("a node that contains itself")
         if not check(value):
             raise SchemaError(f"unexpected {type(value).__name__}")
         return value
@@ -274,10 +281,7 @@ def _decode(form: Any, graph: _Graph) -> Any:
             return form
         if form[1:2] == "#":
             return form[1:]
-        number = graph.number(form)
-        if graph.is_record(number):
-            return graph.record(form, _anything)
-        return graph.resolve(number, _UNTYPED, _decode_node)
+        return graph.either(form, _UNTYPED, _decode_node, _anything)
     if isinstance(form, _PRIMITIVES):
         return form
     return _decode_node(form, graph)
@@ -485,10 +489,7 @@ def _union(hint: Any, arguments: tuple, check: Callable[[Any], bool], schema: _S
         if form is None and admits_none:
             return None
         if _is_reference(form):
-            number = graph.number(form)
-            if graph.is_record(number):
-                return graph.record(form, check)
-            return graph.resolve(number, hint, node)
+            return graph.either(form, hint, node, check)
         if type(form) in (list, dict):
             return node(form, graph)
         return _checked(_decode(form, graph), check)

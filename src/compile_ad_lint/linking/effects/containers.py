@@ -691,7 +691,7 @@ def dataclass_decorator(
     return frozenset([External(name)])
 
 
-def _positional_item(values: Values, index: object) -> Values | None:
+def _positional_item(values: Values, index: int | str | None) -> Values | None:
     """Item ``index`` of tuples known position by position (what ``*args`` holds); None otherwise."""
     if not isinstance(index, int) or isinstance(index, bool) or not values:
         return None
