@@ -458,6 +458,30 @@ def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     assert prefilter.called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}
 
 
+
+@pytest.mark.parametrize(
+    ("source", "aliases"),
+    [
+        (b"from util.misc import NativeScalerWithGradNormCount as NativeScaler\n", {"NativeScalerWithGradNormCount": {"NativeScaler"}}),
+        (b"import pkg.train as t\nimport os\n", {"train": {"t"}}),
+        (b"from importlib import import_module as load\n", {"import_module": {"load"}}),
+        (b"from m import (\n    a as b,\n    c,\n    d\n    as e,\n)\n", {"a": {"b"}, "d": {"e"}}),
+        (b"    import a as b; import c as d\n", {"a": {"b"}, "c": {"d"}}),
+        (b"from m import (a as b); import c as d\n", {"a": {"b"}}),  # not a statement's start: not read
+        (b"x = 'import y as z'\nprint(x as_, 1)\n", {}),
+        (b"#import a as b\nimport_a as b\nreimport a as b\n", {}),
+        (b"import a\n\tas_b = 1\nfrom m import c as d\r\nimport e as f", {"c": {"d"}, "e": {"f"}}),
+        (b"from m import (\n    imported as x)\nimport y as z\n", {"imported": {"x"}, "y": {"z"}}),
+        (b"import a as b\n" * 3, {"a": {"b"}}),
+    ],
+)
+def test_the_names_imports_bind_under_another_name(source, aliases):
+    """Each import statement at the start of a line (a parenthesized name list over several lines
+    included) gives the names it binds under another, by the last part of the name imported; text
+    that only spells ``import`` or ``as`` gives none."""
+    assert prefilter.import_aliases(source) == aliases
+
+
 BACKWARD_HELPER = """
 import torch
 
