@@ -66,6 +66,18 @@ DEFINING = Path("/project/pkg/train.py")
         (b't = __import__("train")\nt.main(model)\n', "main", True),
         (b'print("train")\nlabel = "train: done"\nmain(model)\n', "main", False),
         (b"# later: import the train loop\nmain(model)\n", "main", False),
+        # A dotted path reaches pkg/train.py through pkg (or what an import binds pkg to), a relative
+        # path or a computed one; forge.train is another module named train.
+        (b"from forge.train.trainer import Trainer\nmain(model)\n", "main", False),
+        (b"import forge.train\nforge.train.main(model)\n", "main", False),
+        (b"import project.pkg.train\nproject.pkg.train.main(model)\n", "main", True),
+        (b"import project.pkg as p\np.train.main(model)\n", "main", True),
+        (b"from project import pkg as p\np.train.main(model)\n", "main", True),
+        (b"from ..train import main as run\nrun(model)\n", "main", True),
+        (b"task = importlib.import_module(f'{name}.train')\ntask.main(model)\n", "main", True),
+        (b"task = importlib.import_module('other.train')\ntask.main(model)\n", "main", False),
+        (b'"""Module experiments/contrastive/train.py."""\nmain(model)\n', "main", False),
+        (b"import train\ntrain.pyramid(model)\n", "main", True),
     ],
 )
 def test_what_a_caller_spells(source, qualname, seen):

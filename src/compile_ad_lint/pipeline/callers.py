@@ -107,13 +107,13 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
     if any(part.startswith("<") for part in parts):
         return False
     if len(parts) == 1:
-        module, packages = _module_and_packages(defining)
+        module, folder, packages = _module_and_packages(defining)
         if imported_from(source, parts[0], packages):
             return True
         # Both need the module's name as a word, which most files asked about do not spell: the set
         # of a file's words answers that (docs/performance.md, "the callers round's questions").
         return spelled(source, module) and (
-            module_referenced(source, module)
+            module_referenced(source, module, folder)
             # The module imported by name in a list over several lines, aliased (``run as r``).
             or imported_from(source, module, packages)
         )
@@ -121,11 +121,14 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
 
 
 @lru_cache(maxsize=4096)
-def _module_and_packages(defining: Path) -> tuple[str, frozenset[str]]:
-    """The name a module is imported by, and the folders above it (asked once per defining file:
-    ``may_see`` runs for every file and function of a callers round)."""
-    module = defining.parent.name if defining.stem == "__init__" else defining.stem
-    return module, frozenset(defining.parent.parts)
+def _module_and_packages(defining: Path) -> tuple[str, str, frozenset[str]]:
+    """The name a module is imported by, the folder holding it (its package's name) and the folders
+    above it (asked once per defining file: ``may_see`` runs for every file and function of a
+    callers round)."""
+    package = defining.parent
+    if defining.stem == "__init__":
+        return package.name, package.parent.name, frozenset(package.parts)
+    return defining.stem, package.name, frozenset(package.parts)
 
 
 #: ``class Name(bases)`` (bases up to the first closing parenthesis), or with type parameters on
@@ -186,19 +189,31 @@ def spelled(source: bytes, word: str) -> bool:
     return next(matches_starting(_word_pattern(word), source, at_word_boundary), None) is not None
 
 
-def module_referenced(source: bytes, module: str) -> bool:
+def module_referenced(source: bytes, module: str, folder: str | None = None) -> bool:
     """A module's name where code can reach the module: in an import statement (``import run``,
     ``try: import run``, ``x = 1; import run``), as a dotted path's part (``pkg.run``, ``from .run
     import``, ``run.train(...)``), as the string an import call is given (``import_module("run")``,
     ``__import__("run")``); not as the name of a call (``model.train()``) nor as a word of prose:
     huggingface/peft's tests were analyzed as callers of ``run.py``'s ``train`` because their
-    comments say "they run really fast". (``may_see`` finds it imported by name in a list.)"""
+    comments say "they run really fast". (``may_see`` finds it imported by name in a list.)
+
+    With the ``folder`` holding the module, a dotted path reaches it only through that folder's
+    name (``pkg.run``, or a name the file imports that package as) or a relative or computed one
+    (``.run``, ``f"{task}.run"``): every ``experiments/<task>/train.py`` of a framework spells
+    ``forge.train.trainer``, which is another module named ``train``. ``train.py`` is the file's
+    name, no attribute of the module."""
     for match in matches_starting(_word_pattern(module), source, at_word_boundary):
         start, end = match.start(), match.end()
         if _CALL_AFTER.match(source, end) is not None:
             continue
-        if source[end : end + 1] == b"." or (start > 0 and source[start - 1 : start] == b"."):
-            return True
+        if start > 0 and source[start - 1 : start] == b".":
+            if folder is None or _through_folder(source, start - 1, folder):
+                return True
+            continue
+        if source[end : end + 1] == b".":
+            if _FILE_SUFFIX.match(source, end) is None:
+                return True
+            continue
         line = source[source.rfind(b"\n", 0, start) + 1 : start]
         if b"#" in line:
             continue  # in a comment (or after a string holding ``#``: not worth telling apart)
@@ -207,7 +222,25 @@ def module_referenced(source: bytes, module: str) -> bool:
     return False
 
 
+#: The name that ends right before a position (a dotted path's previous part).
+_NAME_BEFORE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _through_folder(source: bytes, dot: int, folder: str) -> bool:
+    """Whether the dotted path part before ``source[dot]`` may be ``folder``, the package holding
+    the module named after the dot: that name, a name an import binds it to (``import pkg.sub as
+    s``), or no plain name (a relative path's dot, a string's computed part, a name past ASCII)."""
+    before = source[max(0, dot - 256) : dot]
+    found = _NAME_BEFORE.search(before)
+    if found is None or found.start() > 0 and before[found.start() - 1] >= 0x80:
+        return True
+    name = found.group().decode()
+    return name == folder or name in import_aliases(source).get(folder, ())
+
+
 _CALL_AFTER = re.compile(rb"[ \t]*\(")
+#: The file's name rather than an attribute (``see experiments/dino/train.py``: prose in a docstring).
+_FILE_SUFFIX = re.compile(rb"\.pyi?\b")
 #: An import statement begun earlier on the line: at its start or after ``;`` or a compound
 #: statement's ``:``.
 _IMPORT_BEFORE = re.compile(rb"(?:^|[;:])[ \t]*(?:import|from)[ \t]")
