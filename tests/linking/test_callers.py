@@ -470,11 +470,13 @@ def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     assert prefilter.called_names_of(source) == {b"fit", b"step", b"model_2", b"step_fn", b"_private"}
 
 
-
 @pytest.mark.parametrize(
     ("source", "aliases"),
     [
-        (b"from util.misc import NativeScalerWithGradNormCount as NativeScaler\n", {"NativeScalerWithGradNormCount": {"NativeScaler"}}),
+        (
+            b"from util.misc import NativeScalerWithGradNormCount as NativeScaler\n",
+            {"NativeScalerWithGradNormCount": {"NativeScaler"}},
+        ),
         (b"import pkg.train as t\nimport os\n", {"train": {"t"}}),
         (b"from importlib import import_module as load\n", {"import_module": {"load"}}),
         (b"from m import (\n    a as b,\n    c,\n    d\n    as e,\n)\n", {"a": {"b"}, "d": {"e"}}),
