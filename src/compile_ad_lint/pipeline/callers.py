@@ -235,7 +235,12 @@ def _through_folder(source: bytes, dot: int, folder: str) -> bool:
     if found is None or found.start() > 0 and before[found.start() - 1] >= 0x80:
         return True
     name = found.group().decode()
-    return name == folder or name in import_aliases(source).get(folder, ())
+    if name == folder:
+        return True
+    words = _words_of(source)
+    if words.aliases is None:
+        words.aliases = import_aliases(source)
+    return name in words.aliases.get(folder, ())
 
 
 _CALL_AFTER = re.compile(rb"[ \t]*\(")
@@ -257,14 +262,16 @@ _WORD_TEXT = re.compile(r"[A-Za-z0-9_]+")
 
 class _Words:
     """How often a file was searched for a word, the set of its words once that is worth it, and
-    the modules it imports each name from (``imported_from``)."""
+    the modules it imports each name from (``imported_from``), and its import aliases once a
+    dotted path asks (``_through_folder``)."""
 
-    __slots__ = ("asked", "found", "imports")
+    __slots__ = ("aliases", "asked", "found", "imports")
 
     def __init__(self) -> None:
         self.asked = 0
         self.found: frozenset[bytes] | None = None
         self.imports: dict[str, tuple[str, ...]] = {}
+        self.aliases: dict[str, frozenset[str]] | None = None
 
 
 @lru_cache(maxsize=1024)  # the files of one check's caller search (a server keeps no more than these)
