@@ -140,9 +140,7 @@ class Analyzer:
         remembered = self._remembered(run, files, started, evidence)
         if remembered is not None:
             return remembered
-        from .pipeline.callers import entry_points
-
-        tasks = [(f, frozenset[str]()) for f in entry_points(files, contents)]
+        tasks = [(f, frozenset[str]()) for f in run.entry_points(files, contents)]
         asked: frozenset[tuple[str, str]] = frozenset()
         #: The names each file was analyzed as a caller of (a later round asks it about new ones only).
         mentioned: dict[Path, frozenset[str]] = {}
@@ -215,10 +213,8 @@ class Analyzer:
         before = memory.misses
         files, _, _, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled  # asked before the first root, after reading every file
-        from .pipeline.callers import entry_points
-
         try:
-            run.walk_again(entry_points(files, contents))
+            run.walk_again(run.entry_points(files, contents))
         finally:
             run.close()
         return memory.misses - before

@@ -462,6 +462,33 @@ def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypat
     assert again.findings == first.findings
 
 
+def test_which_files_can_hold_an_anchor_is_kept_in_the_cache(tmp_path, monkeypatch):
+    """Each file's answer to "can it hold an anchor" comes back from the cache by its contents: a
+    later check searches only the file that changed, and a file that gains an anchor is analyzed."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.py").write_text(RUN)
+    (tmp_path / "empty.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    searched: list[str] = []
+    original = prefilter.has_anchor
+
+    def searching(source: bytes) -> bool:
+        searched.append(source.decode())
+        return original(source)
+
+    monkeypatch.setattr(prefilter, "has_anchor", searching)
+    first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
+    assert sorted(searched) == sorted([TRAIN, RUN, "X = 1\n"])
+    assert [(f.code, f.location.path, f.location.line) for f in first.findings] == [("CAL002", "train.py", 7)]
+    searched.clear()
+    seen = count_analyses(monkeypatch)
+    (tmp_path / "empty.py").write_text("import torch\n\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n")
+    again = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
+    assert searched == [(tmp_path / "empty.py").read_text()]
+    assert ("empty.py", frozenset()) in seen
+    assert again.findings == first.findings
+
+
 def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     """A name counts once it is whole (not the tail of a longer word or of a number) and a ``(``
     follows it, after any whitespace; the pattern matches each name once and never a shorter

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..cache import content_digest
 from ..core.text import decode, nfkc
 from ..knowledge.anchors import ANCHOR_WORDS
-from ..project import SourceFile, at_word_boundary, matches_starting, read_source
+from ..project import at_word_boundary, matches_starting, read_source
 from ..summary.outline import ANCHOR_PATTERN, ANCHOR_SPELLINGS, Before
 
 #: The outline's anchor spellings in byte form, to pick candidate files without decoding them:
@@ -359,11 +359,6 @@ def _stands_after(source: bytes, position: int, before: Before) -> bool | None:
     if source[at] == ord("."):
         return True
     return None if source[at] in b"\r\n" else False
-
-
-def entry_points(files: list[SourceFile], contents: Mapping[Path, bytes]) -> list[SourceFile]:
-    """The checked files that can hold an anchor: the roots a check analyzes first."""
-    return [f for f in files if f.path in contents and has_anchor(contents[f.path])]
 
 
 def names_of(joined: bytes) -> frozenset[bytes]:

@@ -87,3 +87,8 @@ def check_key(scope: str, checked_contents: str) -> str:
 def called_names_key(scope: str) -> str:
     """The key of the called names of a check's files (``Run.callers``)."""
     return hashlib.sha256(f"called-names\0{scope}".encode()).hexdigest()
+
+
+def anchored_key(scope: str) -> str:
+    """The key of which of a check's files can hold an anchor, by digest (``Run.entry_points``)."""
+    return hashlib.sha256(f"anchored\0{scope}".encode()).hexdigest()
