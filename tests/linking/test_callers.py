@@ -482,7 +482,9 @@ def test_which_files_can_hold_an_anchor_is_kept_in_the_cache(tmp_path, monkeypat
     assert [(f.code, f.location.path, f.location.line) for f in first.findings] == [("CAL002", "train.py", 7)]
     searched.clear()
     seen = count_analyses(monkeypatch)
-    (tmp_path / "empty.py").write_text("import torch\n\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n")
+    (tmp_path / "empty.py").write_text(
+        "import torch\n\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n"
+    )
     again = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
     assert searched == [(tmp_path / "empty.py").read_text()]
     assert ("empty.py", frozenset()) in seen
