@@ -752,7 +752,18 @@ def test_every_entry_a_check_writes_decodes_to_what_was_written(tmp_path):
         )
     cache = SummaryCache.open(project, create=False)
     assert cache is not None
-    kinds = (ModuleOutline, RootResult, ResultReads, CheckRecord, RoundRecord, ResolvedPlan, dict[str, bytes])
+    # dict[str, bytes]: the called names of each file (the callers round); dict[str, bool]: which
+    # files can hold an anchor (the entry points), both by digest.
+    kinds = (
+        ModuleOutline,
+        RootResult,
+        ResultReads,
+        CheckRecord,
+        RoundRecord,
+        ResolvedPlan,
+        dict[str, bytes],
+        dict[str, bool],
+    )
     decoded: dict[str, int] = {}
     entries = sorted((project / CACHE_DIRECTORY).glob("[0-9a-f][0-9a-f]/*.json"))
     assert len(entries) > 10
@@ -763,8 +774,16 @@ def test_every_entry_a_check_writes_decodes_to_what_was_written(tmp_path):
         for kind, value in found:
             # A set's members are written in the writing process's hash order.
             assert _unordered(codec.dumps(value)) == _unordered(payload), f"{entry.name} as {kind}"
-            decoded[getattr(kind, "__name__", "dict")] = decoded.get(getattr(kind, "__name__", "dict"), 0) + 1
-    assert {"ModuleOutline", "RootResult", "ResultReads", "CheckRecord", "RoundRecord"} <= decoded.keys()
+            label = kind.__name__ if isinstance(kind, type) else str(kind)
+            decoded[label] = decoded.get(label, 0) + 1
+    assert {
+        "ModuleOutline",
+        "RootResult",
+        "ResultReads",
+        "CheckRecord",
+        "RoundRecord",
+        "dict[str, bool]",
+    } <= decoded.keys()
 
 
 def _unordered(data: bytes) -> object:
