@@ -213,7 +213,12 @@ class Memo(Names):
             if self._recordings:
                 found = self._derivations.get((id(store), key))
                 if found is not None:
-                    self._recordings[-1].absorb(found, walked_here=False)
+                    recording = self._recordings[-1]
+                    # Taken in once per walk: again, it adds nothing but its calls, repeated (the
+                    # value is not computed again there, so the walk does not depend on them).
+                    if id(found) not in recording.derived:
+                        recording.derived.add(id(found))
+                        recording.absorb(found, walked_here=False)
                     if not found.storable:
                         self._depends_on_walk(None)
             return known
