@@ -214,7 +214,7 @@ class Analyzer:
         files, _, _, contents, run = self._prepare(paths, sources)
         run.cancelled = cancelled  # asked before the first root, after reading every file
         try:
-            run.walk_again(run.entry_points(files, contents))
+            run.walk_again(run.entry_points(files, contents, keep=False))
         finally:
             run.close()
         return memory.misses - before

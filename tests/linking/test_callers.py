@@ -491,6 +491,33 @@ def test_which_files_can_hold_an_anchor_is_kept_in_the_cache(tmp_path, monkeypat
     assert again.findings == first.findings
 
 
+def test_the_table_of_files_holding_anchors_is_written_by_checks_of_saved_files_only(tmp_path, monkeypatch):
+    """A check of an unsaved buffer (the language server's at each keystroke) and the server's
+    rehearsal read the table but leave it as a check of the files on disk wrote it."""
+    from compile_ad_lint.api import WalkMemory
+    from compile_ad_lint.cache import SummaryCache
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.py").write_text(RUN)
+    monkeypatch.chdir(tmp_path)
+    Analyzer(Config(root=tmp_path), jobs=1).check(["."])
+    cache = SummaryCache.open(tmp_path, create=False)
+    assert cache is not None
+
+    def tables() -> dict[str, bytes]:
+        entries = (tmp_path / ".compile_ad_lint_cache").glob("[0-9a-f][0-9a-f]/*.json")
+        return {e.name: e.read_bytes() for e in entries if cache.load(e.stem, dict[str, bool]) is not None}
+
+    written = tables()
+    assert len(written) == 1
+    train = (tmp_path / "train.py").resolve()
+    unsaved = {train: (TRAIN + "\nprint('unsaved')\n").encode()}
+    analyzer = Analyzer(Config(root=tmp_path), jobs=1, walk_memory=WalkMemory())
+    assert [f.code for f in analyzer.check(["."], sources=unsaved).findings] == ["CAL002"]
+    analyzer.rehearse(["."], sources=unsaved)
+    assert tables() == written
+
+
 def test_the_called_names_are_whole_names_followed_by_a_parenthesis():
     """A name counts once it is whole (not the tail of a longer word or of a number) and a ``(``
     follows it, after any whitespace; the pattern matches each name once and never a shorter

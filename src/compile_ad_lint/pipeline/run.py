@@ -363,10 +363,14 @@ class Run:
                 found.append((source_file, frozenset(names)))
         return found
 
-    def entry_points(self, files: list[SourceFile], contents: Mapping[Path, bytes]) -> list[SourceFile]:
+    def entry_points(
+        self, files: list[SourceFile], contents: Mapping[Path, bytes], *, keep: bool = True
+    ) -> list[SourceFile]:
         """The checked files that can hold an anchor (``callers.has_anchor``): the roots a check
         analyzes first. Each file's answer is kept in the cache by digest: after one file changed,
-        the others are not searched again (the torch tree's 2,285 files took 0.2 s)."""
+        the others are not searched again (the torch tree's 2,285 files took 0.2 s). The answers
+        are stored when ``keep`` and no unsaved buffer is checked (an editor's change would write
+        the table again at each keystroke); the language server's rehearsal stores nothing."""
         from .callers import has_anchor
 
         stored = self.cache.load(anchored_key(self.scope), dict[str, bool]) if self.cache is not None else None
@@ -379,7 +383,7 @@ class Run:
             if digest not in anchored:
                 found = known.get(digest)
                 anchored[digest] = has_anchor(contents[source_file.path]) if found is None else found
-        if self.cache is not None and anchored != known:
+        if keep and self.cache is not None and (not self.overrides or self.derived) and anchored != known:
             self.cache.store(anchored_key(self.scope), anchored)
         return [f for f in files if f.path in contents and anchored[self.digests[f.path]]]
 
