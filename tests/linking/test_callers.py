@@ -435,22 +435,29 @@ def test_callers_in_the_same_file_are_entry_points_of_its_one_analysis(tmp_path,
     assert (str(train), "train_one_epoch") in result.caller_requests
 
 
-def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypatch):
-    """The index of called names comes back from the cache for unchanged files (including one that
-    calls nothing): a later check scans only the file that changed, and finds the same callers
-    (the caller's names are the cached ones)."""
+def _three_files_recording(tmp_path: Path, monkeypatch, prefilter_function: str) -> list[bytes]:
+    """A project of TRAIN, RUN and a file calling nothing, the working directory there, and the
+    sources ``prefilter.<prefilter_function>`` is asked about from now on."""
     (tmp_path / "train.py").write_text(TRAIN)
     (tmp_path / "run.py").write_text(RUN)
     (tmp_path / "empty.py").write_text("X = 1\n")
     monkeypatch.chdir(tmp_path)
-    scanned: list[bytes] = []
-    original = prefilter.called_names_of
+    asked: list[bytes] = []
+    original = getattr(prefilter, prefilter_function)
 
-    def scanning(source: bytes) -> frozenset[bytes]:
-        scanned.append(source)
+    def recording(source: bytes):  # type: ignore[no-untyped-def]
+        asked.append(source)
         return original(source)
 
-    monkeypatch.setattr(prefilter, "called_names_of", scanning)
+    monkeypatch.setattr(prefilter, prefilter_function, recording)
+    return asked
+
+
+def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypatch):
+    """The index of called names comes back from the cache for unchanged files (including one that
+    calls nothing): a later check scans only the file that changed, and finds the same callers
+    (the caller's names are the cached ones)."""
+    scanned = _three_files_recording(tmp_path, monkeypatch, "called_names_of")
     first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
     assert len(scanned) == 3
     assert prefilter.called_names_of(b"X = 1\n") == frozenset()
@@ -465,20 +472,9 @@ def test_the_called_names_of_each_file_are_kept_in_the_cache(tmp_path, monkeypat
 def test_which_files_can_hold_an_anchor_is_kept_in_the_cache(tmp_path, monkeypatch):
     """Each file's answer to "can it hold an anchor" comes back from the cache by its contents: a
     later check searches only the file that changed, and a file that gains an anchor is analyzed."""
-    (tmp_path / "train.py").write_text(TRAIN)
-    (tmp_path / "run.py").write_text(RUN)
-    (tmp_path / "empty.py").write_text("X = 1\n")
-    monkeypatch.chdir(tmp_path)
-    searched: list[str] = []
-    original = prefilter.has_anchor
-
-    def searching(source: bytes) -> bool:
-        searched.append(source.decode())
-        return original(source)
-
-    monkeypatch.setattr(prefilter, "has_anchor", searching)
+    searched = _three_files_recording(tmp_path, monkeypatch, "has_anchor")
     first = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
-    assert sorted(searched) == sorted([TRAIN, RUN, "X = 1\n"])
+    assert sorted(searched) == sorted([TRAIN.encode(), RUN.encode(), b"X = 1\n"])
     assert [(f.code, f.location.path, f.location.line) for f in first.findings] == [("CAL002", "train.py", 7)]
     searched.clear()
     seen = count_analyses(monkeypatch)
@@ -486,7 +482,7 @@ def test_which_files_can_hold_an_anchor_is_kept_in_the_cache(tmp_path, monkeypat
         "import torch\n\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n"
     )
     again = Analyzer(Config(root=tmp_path), jobs=1).check(["."])
-    assert searched == [(tmp_path / "empty.py").read_text()]
+    assert searched == [(tmp_path / "empty.py").read_bytes()]
     assert ("empty.py", frozenset()) in seen
     assert again.findings == first.findings
 

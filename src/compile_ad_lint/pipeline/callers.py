@@ -86,7 +86,15 @@ def called_names_of(source: bytes) -> frozenset[bytes]:
     return frozenset(_CALLED_NAME.findall(source))
 
 
-def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses: Iterable[str] = ()) -> bool:
+def may_see(
+    source: bytes,
+    path: Path,
+    defining: Path,
+    qualname: str,
+    subclasses: Iterable[str] = (),
+    *,
+    aliases: Mapping[str, frozenset[str]] | None = None,
+) -> bool:
     """Whether a file that calls the name of ``qualname`` (defined in ``defining``) can be calling
     that function, by what its text spells.
 
@@ -99,7 +107,7 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
     other file can only reach it as a value, under another name). Without this, every script
     calling its own ``main()`` and every ``dict.update(...)`` or ``model.eval()`` made its file a
     caller: 262 of the 287 analyses of an 807-file robotics repository, 84 of its 95 seconds, for
-    no finding.
+    no finding. ``aliases``: the file's ``import_aliases``, when the caller has them already.
     """
     if path == defining:
         return True
@@ -113,7 +121,7 @@ def may_see(source: bytes, path: Path, defining: Path, qualname: str, subclasses
         # Both need the module's name as a word, which most files asked about do not spell: the set
         # of a file's words answers that (docs/performance.md, "the callers round's questions").
         return spelled(source, module) and (
-            module_referenced(source, module, folder)
+            module_referenced(source, module, folder, aliases)
             # The module imported by name in a list over several lines, aliased (``run as r``).
             or imported_from(source, module, packages)
         )
@@ -189,7 +197,9 @@ def spelled(source: bytes, word: str) -> bool:
     return next(matches_starting(_word_pattern(word), source, at_word_boundary), None) is not None
 
 
-def module_referenced(source: bytes, module: str, folder: str | None = None) -> bool:
+def module_referenced(
+    source: bytes, module: str, folder: str | None = None, aliases: Mapping[str, frozenset[str]] | None = None
+) -> bool:
     """A module's name where code can reach the module: in an import statement (``import run``,
     ``try: import run``, ``x = 1; import run``), as a dotted path's part (``pkg.run``, ``from .run
     import``, ``run.train(...)``), as the string an import call is given (``import_module("run")``,
@@ -207,7 +217,7 @@ def module_referenced(source: bytes, module: str, folder: str | None = None) -> 
         if _CALL_AFTER.match(source, end) is not None:
             continue
         if start > 0 and source[start - 1 : start] == b".":
-            if folder is None or _through_folder(source, start - 1, folder):
+            if folder is None or _through_folder(source, start - 1, folder, aliases):
                 return True
             continue
         if source[end : end + 1] == b".":
@@ -226,10 +236,11 @@ def module_referenced(source: bytes, module: str, folder: str | None = None) -> 
 _NAME_BEFORE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _through_folder(source: bytes, dot: int, folder: str) -> bool:
+def _through_folder(source: bytes, dot: int, folder: str, aliases: Mapping[str, frozenset[str]] | None) -> bool:
     """Whether the dotted path part before ``source[dot]`` may be ``folder``, the package holding
     the module named after the dot: that name, a name an import binds it to (``import pkg.sub as
-    s``), or no plain name (a relative path's dot, a string's computed part, a name past ASCII)."""
+    s``; ``aliases``, the file's ``import_aliases``, read here when not given), or no plain name (a
+    relative path's dot, a string's computed part, a name past ASCII)."""
     before = source[max(0, dot - 256) : dot]
     found = _NAME_BEFORE.search(before)
     if found is None or found.start() > 0 and before[found.start() - 1] >= 0x80:
@@ -237,10 +248,7 @@ def _through_folder(source: bytes, dot: int, folder: str) -> bool:
     name = found.group().decode()
     if name == folder:
         return True
-    words = _words_of(source)
-    if words.aliases is None:
-        words.aliases = import_aliases(source)
-    return name in words.aliases.get(folder, ())
+    return name in (import_aliases(source) if aliases is None else aliases).get(folder, ())
 
 
 _CALL_AFTER = re.compile(rb"[ \t]*\(")
@@ -262,16 +270,14 @@ _WORD_TEXT = re.compile(r"[A-Za-z0-9_]+")
 
 class _Words:
     """How often a file was searched for a word, the set of its words once that is worth it, and
-    the modules it imports each name from (``imported_from``), and its import aliases once a
-    dotted path asks (``_through_folder``)."""
+    the modules it imports each name from (``imported_from``)."""
 
-    __slots__ = ("aliases", "asked", "found", "imports")
+    __slots__ = ("asked", "found", "imports")
 
     def __init__(self) -> None:
         self.asked = 0
         self.found: frozenset[bytes] | None = None
         self.imports: dict[str, tuple[str, ...]] = {}
-        self.aliases: dict[str, frozenset[str]] | None = None
 
 
 @lru_cache(maxsize=1024)  # the files of one check's caller search (a server keeps no more than these)

@@ -330,22 +330,22 @@ class Run:
             if called is None:
                 continue
             source = contents[source_file.path]
+            aliases = self._aliases.get(source_file.path)
+            if aliases is None:
+                aliases = self._aliases[source_file.path] = import_aliases(source)
             names = {
                 name
                 for name, functions in by_name.items()
                 if name.encode() in called
-                and any(may_see(source, source_file.path, *function) for function in functions)
+                and any(may_see(source, source_file.path, *function, aliases=aliases) for function in functions)
             }
-            aliases = self._aliases.get(source_file.path)
-            if aliases is None:
-                aliases = self._aliases[source_file.path] = import_aliases(source)
             # Imported under another name (``from util.misc import main as run_main``): called by it.
             names |= {
                 alias
                 for name, functions in by_name.items()
                 for alias in aliases.get(name, ())
                 if alias.encode() in called
-                and any(may_see(source, source_file.path, *function) for function in functions)
+                and any(may_see(source, source_file.path, *function, aliases=aliases) for function in functions)
             }
             # A file this check analyzed already ran its module code and anchored functions, where
             # scripts build and call their instances (pytorch-image-models' train.py and its
@@ -357,7 +357,7 @@ class Run:
                 constructed = {name for name in classes if name.encode() in called} | {
                     alias for name in classes for alias in aliases.get(name, ()) if alias.encode() in called
                 }
-                if constructed and may_see(source, source_file.path, defining, qualname, subclasses):
+                if constructed and may_see(source, source_file.path, defining, qualname, subclasses, aliases=aliases):
                     names |= constructed
             if names:
                 found.append((source_file, frozenset(names)))

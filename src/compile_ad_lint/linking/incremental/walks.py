@@ -253,7 +253,7 @@ class Recording:
     accessed: dict[Cell, int] = field(default_factory=dict)
     #: The effects in ``log`` (each is logged once).
     effects: set[WalkEffect] = field(default_factory=set)
-    #: The lazy values' recordings taken in (``Interpreter.cached``), by id: each once.
+    #: The lazy values' recordings taken in (``Memo.cached``), by id: each once.
     derived: set[int] = field(default_factory=set)
     walks: int = 0
     #: False once its outcome is known to depend on the call stack above it.
